@@ -1,0 +1,21 @@
+//===- KilnDialect.td - the kiln dialect -------------------*- tablegen -*-===//
+#ifndef KILN_DIALECT_TD
+#define KILN_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Kiln_Dialect : Dialect {
+  let name = "kiln";
+  let summary = "Tensor programs handed to the kiln kernel engine";
+  let description = [{
+    Ops on builtin ranked tensors with NumPy/PyTorch semantics. Programs are
+    `func.func`s of kiln ops; lowering forms fused kernels from them.
+  }];
+  let cppNamespace = "::kiln";
+  let hasConstantMaterializer = 0;
+}
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+#endif // KILN_DIALECT_TD

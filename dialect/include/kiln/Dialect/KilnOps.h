@@ -1,0 +1,80 @@
+//===- KilnOps.h - ops of the kiln dialect ----------------------*- C++ -*-===//
+#ifndef KILN_DIALECT_KILNOPS_H
+#define KILN_DIALECT_KILNOPS_H
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// Classes of element types, as a bit set: what an op accepts.
+namespace ElementKind {
+enum : unsigned {
+  Float = 1,    // f64 f32 f16 bf16 f8E4M3FN f8E5M2
+  Signed = 2,   // signless i8 i16 i32 i64 (kiln's signed integers)
+  Unsigned = 4, // ui8 ui16 ui32 ui64
+  Bool = 8,     // i1
+  Any = 15,
+};
+} // namespace ElementKind
+
+/// The kind of `type` if it is one of kiln's element types.
+std::optional<unsigned> elementKindOf(mlir::Type type);
+/// "float", "signed integer or float", ...: for diagnostics.
+std::string describeElementKinds(unsigned kinds);
+
+/// NumPy broadcasting of two or more shapes; nullopt if incompatible, with the
+/// offending dimension (counted from the right) in `badDimFromRight`.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                int64_t *badDimFromRight = nullptr);
+
+/// Checks that every operand and result of `op` has a kiln element type.
+mlir::LogicalResult verifyKilnElementTypes(mlir::Operation *op);
+/// Checks that `value`'s element type is in `kinds`; names it `what`.
+mlir::LogicalResult verifyElementKind(mlir::Operation *op, mlir::Value value,
+                                      unsigned kinds, llvm::StringRef what);
+
+namespace OpTrait {
+template <typename ConcreteType>
+class ElementwiseUnary
+    : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseUnary> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    if (mlir::failed(verifyKilnElementTypes(op)))
+      return mlir::failure();
+    return verifyElementKind(op, op->getOperand(0), ConcreteType::kElementKinds,
+                             "operand");
+  }
+};
+
+mlir::LogicalResult verifyBroadcastBinary(mlir::Operation *op, unsigned kinds,
+                                          bool isCompare);
+
+template <typename ConcreteType>
+class BroadcastBinary
+    : public mlir::OpTrait::TraitBase<ConcreteType, BroadcastBinary> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyBroadcastBinary(op, ConcreteType::kElementKinds,
+                                 ConcreteType::kIsCompare);
+  }
+};
+} // namespace OpTrait
+} // namespace kiln
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnOps.h.inc"
+
+namespace kiln {
+/// Registers the kiln dialect (and what its programs use) in `registry`.
+void registerKilnDialect(mlir::DialectRegistry &registry);
+} // namespace kiln
+
+#endif

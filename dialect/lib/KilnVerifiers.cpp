@@ -1,0 +1,670 @@
+//===- KilnVerifiers.cpp - verification rules of the kiln ops ------------===//
+//
+// Every rule names the problem: which operand or attribute, and what was
+// expected. Nothing malformed may reach lowering.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/KilnOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
+LogicalResult verifyShapeIs(Operation *op, Value value, ArrayRef<int64_t> want,
+                            StringRef what) {
+  ArrayRef<int64_t> got = tensorType(value).getShape();
+  if (got.size() == want.size() &&
+      llvm::all_of(llvm::zip(got, want), [](auto p) {
+        auto [g, w] = p;
+        return g == w || ShapedType::isDynamic(g) || ShapedType::isDynamic(w);
+      }))
+    return success();
+  return op->emitOpError() << what << " has shape " << shapeString(got)
+                           << ", expected " << shapeString(want);
+}
+
+LogicalResult verifyDim(Operation *op, int64_t dim, int64_t rank,
+                        StringRef attr) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << "attribute '" << attr << "' = " << dim
+                             << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult verifyDimList(Operation *op, ArrayRef<int64_t> dims, int64_t rank,
+                            StringRef attr) {
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t d : dims) {
+    if (failed(verifyDim(op, d, rank, attr)))
+      return failure();
+    if (!seen.insert(d).second)
+      return op->emitOpError() << "attribute '" << attr << "' repeats dim "
+                               << d;
+  }
+  return success();
+}
+
+LogicalResult verifySameElementType(Operation *op, Value a, Value b,
+                                    StringRef whatA, StringRef whatB) {
+  Type ea = tensorType(a).getElementType(), eb = tensorType(b).getElementType();
+  if (ea != eb)
+    return op->emitOpError() << whatA << " element type " << ea
+                             << " differs from " << whatB << " element type "
+                             << eb << " (kiln does no implicit promotion)";
+  return success();
+}
+
+bool isFloat(Type t) { return elementKindOf(t) == ElementKind::Float; }
+} // namespace
+
+std::optional<unsigned> kiln::elementKindOf(Type type) {
+  if (type.isF64() || type.isF32() || type.isF16() || type.isBF16() ||
+      isa<Float8E4M3FNType, Float8E5M2Type>(type))
+    return ElementKind::Float;
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType)
+    return std::nullopt;
+  unsigned width = intType.getWidth();
+  if (width == 1 && intType.isSignless())
+    return ElementKind::Bool;
+  if (width != 8 && width != 16 && width != 32 && width != 64)
+    return std::nullopt;
+  if (intType.isSignless())
+    return ElementKind::Signed;
+  if (intType.isUnsigned())
+    return ElementKind::Unsigned;
+  return std::nullopt;
+}
+
+std::string kiln::describeElementKinds(unsigned kinds) {
+  SmallVector<StringRef> names;
+  if (kinds & ElementKind::Float)
+    names.push_back("float");
+  if (kinds & ElementKind::Signed)
+    names.push_back("signed integer");
+  if (kinds & ElementKind::Unsigned)
+    names.push_back("unsigned integer");
+  if (kinds & ElementKind::Bool)
+    names.push_back("i1");
+  return llvm::join(names, " or ");
+}
+
+std::optional<SmallVector<int64_t>>
+kiln::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes,
+                      int64_t *badDimFromRight) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &r = result[rank - 1 - i];
+      int64_t d = s[s.size() - 1 - i];
+      if (d == 1 || d == r)
+        continue;
+      if (r == 1 || ShapedType::isDynamic(r)) {
+        r = d;
+        continue;
+      }
+      if (ShapedType::isDynamic(d))
+        continue;
+      if (badDimFromRight)
+        *badDimFromRight = static_cast<int64_t>(i);
+      return std::nullopt;
+    }
+  }
+  return result;
+}
+
+LogicalResult kiln::verifyKilnElementTypes(Operation *op) {
+  auto check = [&](Value v, StringRef what, unsigned index) -> LogicalResult {
+    Type elem = tensorType(v).getElementType();
+    if (elementKindOf(elem))
+      return success();
+    return op->emitOpError() << what << " #" << index << " has element type "
+                             << elem
+                             << ", which kiln does not support (use f64 f32 "
+                                "f16 bf16 f8E4M3FN f8E5M2, i8-i64, ui8-ui64 "
+                                "or i1)";
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(check(v, "operand", i)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(check(v, "result", i)))
+      return failure();
+  return success();
+}
+
+LogicalResult kiln::verifyElementKind(Operation *op, Value value,
+                                      unsigned kinds, StringRef what) {
+  Type elem = tensorType(value).getElementType();
+  std::optional<unsigned> kind = elementKindOf(elem);
+  if (kind && (*kind & kinds))
+    return success();
+  return op->emitOpError() << what << " element type " << elem
+                           << " is not supported: expected "
+                           << describeElementKinds(kinds);
+}
+
+LogicalResult kiln::OpTrait::verifyBroadcastBinary(Operation *op,
+                                                   unsigned kinds,
+                                                   bool isCompare) {
+  if (failed(verifyKilnElementTypes(op)))
+    return failure();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (failed(verifySameElementType(op, lhs, rhs, "lhs", "rhs")) ||
+      failed(verifyElementKind(op, lhs, kinds, "operand")))
+    return failure();
+  int64_t badDim = 0;
+  auto shape = broadcastShapes(
+      {tensorType(lhs).getShape(), tensorType(rhs).getShape()}, &badDim);
+  if (!shape)
+    return op->emitOpError()
+           << "operands are not broadcast-compatible: lhs "
+           << shapeString(tensorType(lhs).getShape()) << " vs rhs "
+           << shapeString(tensorType(rhs).getShape()) << " (dim "
+           << badDim << " from the right)";
+  Type resultElem = tensorType(op->getResult(0)).getElementType();
+  Type wantElem = isCompare ? IntegerType::get(op->getContext(), 1)
+                            : tensorType(lhs).getElementType();
+  if (resultElem != wantElem)
+    return op->emitOpError() << "result element type " << resultElem
+                             << " should be " << wantElem;
+  return verifyShapeIs(op, op->getResult(0), *shape, "result");
+}
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError() << "attribute 'approximate' must be \"none\" or "
+                            "\"tanh\", got \""
+                         << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  if (!getMin() && !getMax())
+    return emitOpError() << "needs at least one of 'min' and 'max'";
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
+    return emitOpError() << "attribute 'min' = " << getMin()->convertToDouble()
+                         << " exceeds 'max' = " << getMax()->convertToDouble();
+  return success();
+}
+
+LogicalResult IsnanOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyElementKind(*this, getX(), ElementKind::Float, "operand")))
+    return failure();
+  if (!getType().getElementType().isInteger(1))
+    return emitOpError() << "result element type must be i1";
+  return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
+                       "result");
+}
+
+LogicalResult CastOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)))
+    return failure();
+  return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
+                       "result");
+}
+
+LogicalResult SelectOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)))
+    return failure();
+  if (!getCond().getType().getElementType().isInteger(1))
+    return emitOpError() << "condition element type must be i1, got "
+                         << getCond().getType().getElementType();
+  if (failed(verifySameElementType(*this, getA(), getB(), "a", "b")) ||
+      failed(verifySameElementType(*this, getA(), getResult(), "a", "result")))
+    return failure();
+  int64_t badDim = 0;
+  auto shape = broadcastShapes({getCond().getType().getShape(),
+                                getA().getType().getShape(),
+                                getB().getType().getShape()},
+                               &badDim);
+  if (!shape)
+    return emitOpError() << "operands are not broadcast-compatible (dim "
+                         << badDim << " from the right)";
+  return verifyShapeIs(*this, getResult(), *shape, "result");
+}
+
+LogicalResult FillOp::verify() { return verifyKilnElementTypes(*this); }
+
+LogicalResult IotaOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyElementKind(*this, getResult(),
+                               ElementKind::Float | ElementKind::Signed |
+                                   ElementKind::Unsigned,
+                               "result")))
+    return failure();
+  return verifyDim(*this, getDim(), getType().getRank(), "dim");
+}
+
+namespace {
+LogicalResult verifyRandom(Operation *op, Value seed, Value result) {
+  if (failed(verifyKilnElementTypes(op)))
+    return failure();
+  auto seedType = tensorType(seed);
+  if (seedType.getRank() != 0 || !seedType.getElementType().isSignlessInteger(64))
+    return op->emitOpError() << "seed must be tensor<i64>, got " << seedType;
+  return verifyElementKind(op, result, ElementKind::Float, "result");
+}
+} // namespace
+
+LogicalResult RandomUniformOp::verify() {
+  if (failed(verifyRandom(*this, getSeed(), getResult())))
+    return failure();
+  if (getLow().convertToDouble() > getHigh().convertToDouble())
+    return emitOpError() << "attribute 'low' exceeds 'high'";
+  return success();
+}
+
+LogicalResult RandomNormalOp::verify() {
+  if (failed(verifyRandom(*this, getSeed(), getResult())))
+    return failure();
+  if (getStd().convertToDouble() < 0)
+    return emitOpError() << "attribute 'std' must be non-negative";
+  return success();
+}
+
+namespace {
+LogicalResult verifyMoveElementType(Operation *op, Value x, Value result) {
+  if (failed(verifyKilnElementTypes(op)))
+    return failure();
+  return verifySameElementType(op, x, result, "operand", "result");
+}
+} // namespace
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())))
+    return failure();
+  auto in = getX().getType();
+  if (in.hasStaticShape() && getType().hasStaticShape() &&
+      in.getNumElements() != getType().getNumElements())
+    return emitOpError() << "cannot reshape " << in.getNumElements()
+                         << " elements " << shapeString(in.getShape())
+                         << " into " << getType().getNumElements()
+                         << " elements " << shapeString(getType().getShape());
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())))
+    return failure();
+  ArrayRef<int64_t> in = getX().getType().getShape(),
+                    out = getType().getShape();
+  if (in.size() > out.size())
+    return emitOpError() << "cannot broadcast rank " << in.size()
+                         << " to lower rank " << out.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t d = in[in.size() - 1 - i], r = out[out.size() - 1 - i];
+    if (d != 1 && d != r)
+      return emitOpError() << "cannot broadcast " << shapeString(in) << " to "
+                           << shapeString(out) << ": dim "
+                           << in.size() - 1 - i << " is " << d;
+  }
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())))
+    return failure();
+  int64_t rank = getX().getType().getRank();
+  ArrayRef<int64_t> perm = getPerm();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return emitOpError() << "attribute 'perm' has " << perm.size()
+                         << " entries for rank " << rank;
+  if (failed(verifyDimList(*this, perm, rank, "perm")))
+    return failure();
+  SmallVector<int64_t> want;
+  for (int64_t p : perm)
+    want.push_back(getX().getType().getDimSize(p));
+  return verifyShapeIs(*this, getResult(), want, "result");
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())))
+    return failure();
+  auto in = getX().getType();
+  size_t rank = in.getRank();
+  ArrayRef<int64_t> start = getStart(), stop = getStop();
+  SmallVector<int64_t> step(rank, 1);
+  if (getStep())
+    step.assign(getStep()->begin(), getStep()->end());
+  if (start.size() != rank || stop.size() != rank || step.size() != rank)
+    return emitOpError() << "attributes 'start', 'stop' and 'step' need one "
+                            "entry per dim (rank "
+                         << rank << ")";
+  SmallVector<int64_t> want;
+  for (size_t d = 0; d < rank; ++d) {
+    if (step[d] <= 0)
+      return emitOpError() << "step of dim " << d << " is " << step[d]
+                           << ", must be positive";
+    int64_t size = in.getDimSize(d);
+    if (start[d] < 0 || start[d] > stop[d] ||
+        (!ShapedType::isDynamic(size) && stop[d] > size))
+      return emitOpError() << "slice [" << start[d] << ", " << stop[d]
+                           << ") of dim " << d << " is outside [0, " << size
+                           << "]";
+    want.push_back((stop[d] - start[d] + step[d] - 1) / step[d]);
+  }
+  return verifyShapeIs(*this, getResult(), want, "result");
+}
+
+LogicalResult PadOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())))
+    return failure();
+  auto in = getX().getType();
+  size_t rank = in.getRank();
+  if (getLow().size() != rank || getHigh().size() != rank)
+    return emitOpError() << "attributes 'low' and 'high' need one entry per "
+                            "dim (rank "
+                         << rank << ")";
+  SmallVector<int64_t> want;
+  for (size_t d = 0; d < rank; ++d) {
+    if (getLow()[d] < 0 || getHigh()[d] < 0)
+      return emitOpError() << "padding of dim " << d << " is negative";
+    int64_t size = in.getDimSize(d);
+    want.push_back(ShapedType::isDynamic(size)
+                       ? size
+                       : size + getLow()[d] + getHigh()[d]);
+  }
+  return verifyShapeIs(*this, getResult(), want, "result");
+}
+
+LogicalResult FlipOp::verify() {
+  if (failed(verifyMoveElementType(*this, getX(), getResult())) ||
+      failed(verifyDimList(*this, getDims(), getX().getType().getRank(),
+                           "dims")))
+    return failure();
+  return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
+                       "result");
+}
+
+LogicalResult ConcatOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)))
+    return failure();
+  if (getXs().empty())
+    return emitOpError() << "needs at least one operand";
+  auto first = cast<RankedTensorType>(getXs().front().getType());
+  int64_t rank = first.getRank();
+  if (failed(verifyDim(*this, getDim(), rank, "dim")))
+    return failure();
+  SmallVector<int64_t> want(first.getShape());
+  want[getDim()] = 0;
+  for (auto [i, x] : llvm::enumerate(getXs())) {
+    auto type = tensorType(x);
+    if (failed(verifySameElementType(*this, getXs().front(), x, "operand #0",
+                                     "operand #" + std::to_string(i))))
+      return failure();
+    if (type.getRank() != rank)
+      return emitOpError() << "operand #" << i << " has rank "
+                           << type.getRank() << ", expected " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != getDim() && type.getDimSize(d) != first.getDimSize(d))
+        return emitOpError() << "operand #" << i << " has size "
+                             << type.getDimSize(d) << " in dim " << d
+                             << ", expected " << first.getDimSize(d);
+    want[getDim()] += type.getDimSize(getDim());
+  }
+  if (failed(verifySameElementType(*this, getXs().front(), getResult(),
+                                   "operand", "result")))
+    return failure();
+  return verifyShapeIs(*this, getResult(), want, "result");
+}
+
+namespace {
+LogicalResult verifyIndexTensor(Operation *op, Value idx) {
+  Type elem = tensorType(idx).getElementType();
+  if (!elem.isSignlessInteger(32) && !elem.isSignlessInteger(64))
+    return op->emitOpError() << "index element type must be i32 or i64, got "
+                             << elem;
+  return success();
+}
+} // namespace
+
+LogicalResult GatherOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyIndexTensor(*this, getIdx())) ||
+      failed(verifySameElementType(*this, getX(), getResult(), "operand",
+                                   "result")))
+    return failure();
+  int64_t rank = getX().getType().getRank();
+  if (failed(verifyDim(*this, getDim(), rank, "dim")))
+    return failure();
+  if (getIdx().getType().getRank() != rank)
+    return emitOpError() << "index rank " << getIdx().getType().getRank()
+                         << " differs from operand rank " << rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != getDim() &&
+        getIdx().getType().getDimSize(d) > getX().getType().getDimSize(d))
+      return emitOpError() << "index size " << getIdx().getType().getDimSize(d)
+                           << " exceeds operand size "
+                           << getX().getType().getDimSize(d) << " in dim "
+                           << d;
+  return verifyShapeIs(*this, getResult(), getIdx().getType().getShape(),
+                       "result");
+}
+
+LogicalResult IndexSelectOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyIndexTensor(*this, getIdx())) ||
+      failed(verifySameElementType(*this, getX(), getResult(), "operand",
+                                   "result")))
+    return failure();
+  int64_t rank = getX().getType().getRank();
+  if (failed(verifyDim(*this, getDim(), rank, "dim")))
+    return failure();
+  if (getIdx().getType().getRank() != 1)
+    return emitOpError() << "index must be 1-D, got rank "
+                         << getIdx().getType().getRank();
+  SmallVector<int64_t> want(getX().getType().getShape());
+  want[getDim()] = getIdx().getType().getDimSize(0);
+  return verifyShapeIs(*this, getResult(), want, "result");
+}
+
+LogicalResult ScatterAddOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyIndexTensor(*this, getIdx())) ||
+      failed(verifyElementKind(*this, getX(),
+                               ElementKind::Float | ElementKind::Signed |
+                                   ElementKind::Unsigned,
+                               "operand")) ||
+      failed(verifySameElementType(*this, getX(), getSrc(), "operand",
+                                   "source")) ||
+      failed(verifySameElementType(*this, getX(), getResult(), "operand",
+                                   "result")))
+    return failure();
+  int64_t rank = getX().getType().getRank();
+  if (failed(verifyDim(*this, getDim(), rank, "dim")))
+    return failure();
+  if (getIdx().getType().getRank() != rank || getSrc().getType().getRank() != rank)
+    return emitOpError() << "index and source must have the operand's rank "
+                         << rank;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t n = getIdx().getType().getDimSize(d);
+    if (n > getSrc().getType().getDimSize(d) ||
+        (d != getDim() && n > getX().getType().getDimSize(d)))
+      return emitOpError() << "index size " << n << " in dim " << d
+                           << " exceeds the source or operand size";
+  }
+  return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
+                       "result");
+}
+
+namespace {
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> dims, bool keepDims) {
+  SmallVector<int64_t> out;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    bool reduced = llvm::is_contained(dims, static_cast<int64_t>(d));
+    if (!reduced)
+      out.push_back(size);
+    else if (keepDims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+template <typename OpT>
+LogicalResult verifyReduce(OpT op, unsigned kinds, bool boolResult) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyElementKind(op, op.getX(), kinds, "operand")))
+    return failure();
+  auto in = op.getX().getType();
+  if (failed(verifyDimList(op, op.getDims(), in.getRank(), "dims")))
+    return failure();
+  Type want = boolResult ? IntegerType::get(op.getContext(), 1)
+                         : in.getElementType();
+  if (op.getType().getElementType() != want)
+    return op.emitOpError() << "result element type "
+                            << op.getType().getElementType() << " should be "
+                            << want;
+  return verifyShapeIs(op, op.getResult(),
+                       reducedShape(in.getShape(), op.getDims(),
+                                    op.getKeepDims()),
+                       "result");
+}
+} // namespace
+
+#define KILN_REDUCE_VERIFIER(OP, BOOL)                                         \
+  LogicalResult OP::verify() { return verifyReduce(*this, kElementKinds, BOOL); }
+KILN_REDUCE_VERIFIER(ReduceSumOp, false)
+KILN_REDUCE_VERIFIER(ReduceProdOp, false)
+KILN_REDUCE_VERIFIER(ReduceMeanOp, false)
+KILN_REDUCE_VERIFIER(ReduceMaxOp, false)
+KILN_REDUCE_VERIFIER(ReduceMinOp, false)
+KILN_REDUCE_VERIFIER(ReduceAnyOp, true)
+KILN_REDUCE_VERIFIER(ReduceAllOp, true)
+#undef KILN_REDUCE_VERIFIER
+
+namespace {
+template <typename OpT> LogicalResult verifyArg(OpT op) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyElementKind(op, op.getX(),
+                               ElementKind::Float | ElementKind::Signed |
+                                   ElementKind::Unsigned,
+                               "operand")))
+    return failure();
+  auto in = op.getX().getType();
+  if (failed(verifyDim(op, op.getDim(), in.getRank(), "dim")))
+    return failure();
+  if (!op.getType().getElementType().isSignlessInteger(64))
+    return op.emitOpError() << "result element type must be i64";
+  if (in.getRank() > 0 && in.getDimSize(op.getDim()) == 0)
+    return op.emitOpError() << "cannot take the arg of an empty dim "
+                            << op.getDim();
+  return verifyShapeIs(op, op.getResult(),
+                       reducedShape(in.getShape(), {op.getDim()},
+                                    op.getKeepDims()),
+                       "result");
+}
+
+template <typename OpT> LogicalResult verifyRow(OpT op, unsigned kinds) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyElementKind(op, op.getX(), kinds, "operand")))
+    return failure();
+  return verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim");
+}
+} // namespace
+
+LogicalResult ArgmaxOp::verify() { return verifyArg(*this); }
+LogicalResult ArgminOp::verify() { return verifyArg(*this); }
+LogicalResult CumsumOp::verify() {
+  return verifyRow(*this, ElementKind::Float | ElementKind::Signed |
+                              ElementKind::Unsigned);
+}
+LogicalResult SoftmaxOp::verify() {
+  return verifyRow(*this, ElementKind::Float);
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyRow(*this, ElementKind::Float);
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifySameElementType(*this, getA(), getB(), "a", "b")) ||
+      failed(verifyElementKind(*this, getA(),
+                               ElementKind::Float | ElementKind::Signed |
+                                   ElementKind::Unsigned,
+                               "operand")))
+    return failure();
+  auto a = getA().getType(), b = getB().getType();
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return emitOpError() << "operands need rank >= 2, got " << a.getRank()
+                         << " and " << b.getRank();
+  int64_t k = a.getDimSize(a.getRank() - 1), kb = b.getDimSize(b.getRank() - 2);
+  if (k != kb && !ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb))
+    return emitOpError() << "contraction sizes differ: a has " << k
+                         << " columns, b has " << kb << " rows";
+  auto batch = broadcastShapes({a.getShape().drop_back(2),
+                                b.getShape().drop_back(2)});
+  if (!batch)
+    return emitOpError() << "batch dims " << shapeString(a.getShape().drop_back(2))
+                         << " and " << shapeString(b.getShape().drop_back(2))
+                         << " are not broadcast-compatible";
+  batch->push_back(a.getDimSize(a.getRank() - 2));
+  batch->push_back(b.getDimSize(b.getRank() - 1));
+  Type in = a.getElementType(), out = getType().getElementType();
+  bool widened = (isFloat(in) && isFloat(out) &&
+                  out.getIntOrFloatBitWidth() >= in.getIntOrFloatBitWidth()) ||
+                 (elementKindOf(in) == elementKindOf(out) && !isFloat(in) &&
+                  out.getIntOrFloatBitWidth() >= in.getIntOrFloatBitWidth());
+  if (!widened)
+    return emitOpError() << "result element type " << out
+                         << " must be the input type " << in
+                         << " or a wider type of the same kind";
+  return verifyShapeIs(*this, getResult(), *batch, "result");
+}
+
+namespace {
+LogicalResult verifyNorm(Operation *op, Value x, ValueRange params,
+                         Value result, double eps) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyElementKind(op, x, ElementKind::Float, "operand")))
+    return failure();
+  auto type = tensorType(x);
+  if (type.getRank() < 1)
+    return op->emitOpError() << "operand needs rank >= 1";
+  if (eps < 0)
+    return op->emitOpError() << "attribute 'eps' must be non-negative";
+  int64_t last = type.getDimSize(type.getRank() - 1);
+  for (Value p : params)
+    if (failed(verifySameElementType(op, x, p, "operand", "parameter")) ||
+        failed(verifyShapeIs(op, p, {last}, "parameter")))
+      return failure();
+  if (result.getType() != x.getType())
+    return op->emitOpError() << "result type " << result.getType()
+                             << " should be " << x.getType();
+  return success();
+}
+} // namespace
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getX(), {getWeight(), getBias()}, getResult(),
+                    getEps().convertToDouble());
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getX(), {getWeight()}, getResult(),
+                    getEps().convertToDouble());
+}

@@ -1,0 +1,14 @@
+# lit configuration for kiln's dialect, pass and tool tests.
+import os
+import lit.formats
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_bin_dir, "..", "tests", "lit-out")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
