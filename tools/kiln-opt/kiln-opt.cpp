@@ -1,5 +1,6 @@
 //===- kiln-opt.cpp - mlir-opt with the kiln dialect and passes ----------===//
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -12,6 +13,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
   kiln::registerKilnDialect(registry);
+  kiln::registerKilnLoweringPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
 }

@@ -1,0 +1,40 @@
+//===- Passes.h - kiln lowering passes and pipelines ------------*- C++ -*-===//
+#ifndef KILN_LOWERING_PASSES_H
+#define KILN_LOWERING_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Lowering/Passes.h.inc"
+
+/// Options of the CPU pipeline.
+struct CpuPipelineOptions {
+  std::string entry = "main";
+  unsigned numThreads = 0; // 0: the machine's hardware threads
+};
+
+/// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
+void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
+/// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
+void buildKilnToCpuLLVMPipeline(mlir::OpPassManager &pm,
+                                const CpuPipelineOptions &options);
+/// Registers kiln's passes and named pipelines (for kiln-opt).
+void registerKilnLoweringPasses();
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,60 @@
+//===- Passes.td - kiln lowering passes --------------------*- tablegen -*-===//
+#ifndef KILN_LOWERING_PASSES_TD
+#define KILN_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower kiln ops to linalg, tensor and scf on signless tensors";
+  let description = [{
+    Elementwise ops become broadcasting linalg.generic ops with kiln's scalar
+    semantics, reductions linalg reductions, movement ops index maps or tensor
+    slices. Unsigned element types become signless; function signatures follow.
+    Fails with a diagnostic on what the CPU kernels cannot express (dynamic
+    shapes, f8 arithmetic).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def KilnFormKernels : Pass<"kiln-form-kernels", "mlir::ModuleOp"> {
+  let summary = "Fuse linalg ops into kernels and outline each kernel";
+  let description = [{
+    Fuses elementwise producers into their consumers (chains of elementwise
+    and movement ops become one generic; reductions take their elementwise
+    producers as prologue), then outlines every remaining compute op into a
+    private `func.func` tagged `kiln.kernel`, called from the entry function.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def KilnExpandMath : Pass<"kiln-expand-math", "mlir::ModuleOp"> {
+  let summary = "Replace f32 transcendental math ops with vectorisable polynomials";
+  let description = [{
+    f16/bf16 math runs in f32; f32 exp, log, tanh, erf, sin, cos, ... become
+    polynomial approximations in arith ops that the vectoriser can widen. f64
+    keeps libm calls for full precision.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
+  let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
+  let description = [{
+    After lowering to the LLVM dialect with bare-pointer memrefs, adds
+    `void _kiln_entry(ptr args)` that loads one buffer pointer per argument of
+    the entry function (inputs, then outputs) and calls it. The runtime calls
+    every CPU program through this one signature.
+  }];
+  let options = [Option<"entry", "entry", "std::string", "\"main\"",
+                        "the entry function">];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif

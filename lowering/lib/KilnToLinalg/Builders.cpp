@@ -1,0 +1,158 @@
+//===- Builders.cpp - linalg building blocks for kiln's kernels ----------===//
+#include "Patterns.h"
+#include "kiln/Lowering/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+using namespace mlir;
+
+namespace kiln::to_linalg {
+
+RankedTensorType signlessTensorType(Type kilnTensorType) {
+  auto t = cast<RankedTensorType>(kilnTensorType);
+  return RankedTensorType::get(t.getShape(), signlessType(t.getElementType()));
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+AffineMap broadcastMap(ArrayRef<int64_t> operandShape,
+                       ArrayRef<int64_t> resultShape, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  size_t offset = resultShape.size() - operandShape.size();
+  for (auto [i, size] : llvm::enumerate(operandShape)) {
+    size_t resultDim = offset + i;
+    if (size == 1 && resultShape[resultDim] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(resultDim, ctx));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, ctx);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type resultElementType, ValueRange inputs,
+                       const BodyFn &body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(
+        broadcastMap(cast<ShapedType>(in.getType()).getShape(), shape, ctx));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  Value init = emptyTensor(b, loc, shape, resultElementType);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+Value buildReduction(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> dims, Value init,
+    const std::function<Value(OpBuilder &, Location, Value, Value)> &combine) {
+  MLIRContext *ctx = b.getContext();
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inType.getRank();
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(dims, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced) {
+      outShape.push_back(inType.getDimSize(d));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+  }
+  Value empty = emptyTensor(b, loc, outShape, init.getType());
+  Value filled = linalg::FillOp::create(b, loc, init, empty).getResult(0);
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  auto generic = linalg::GenericOp::create(
+      b, loc, filled.getType(), input, filled, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, combine(nb, nloc, args[0], args[1]));
+      });
+  return generic.getResult(0);
+}
+
+Value buildRowwise(OpBuilder &b, Location loc, ValueRange full,
+                   ValueRange rowValues, int64_t dim, Type resultElementType,
+                   const BodyFn &body) {
+  MLIRContext *ctx = b.getContext();
+  auto shape = cast<RankedTensorType>(full.front().getType()).getShape();
+  int64_t rank = shape.size();
+  SmallVector<AffineExpr> rowExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      rowExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<Value> inputs(full.begin(), full.end());
+  SmallVector<AffineMap> maps(full.size(),
+                              AffineMap::getMultiDimIdentityMap(rank, ctx));
+  for (Value r : rowValues) {
+    inputs.push_back(r);
+    maps.push_back(AffineMap::get(rank, 0, rowExprs, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = emptyTensor(b, loc, shape, resultElementType);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  Type elem = type.getElementType();
+  int64_t count = type.getNumElements();
+  auto flatType = RankedTensorType::get({count}, elem);
+  // Rank 0 has no dims to group; rank 1 already is flat.
+  auto groupsOf = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    if (rank == 0)
+      return groups;
+    groups.emplace_back();
+    for (int64_t d = 0; d < rank; ++d)
+      groups.back().push_back(d);
+    return groups;
+  };
+  Value flat = value;
+  if (type.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value, groupsOf(0));
+  else if (type.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(b, loc, value,
+                                           groupsOf(type.getRank()));
+  auto outType = RankedTensorType::get(shape, elem);
+  if (shape.size() == 1)
+    return flat;
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(b, loc, outType, flat, groupsOf(0));
+  return tensor::ExpandShapeOp::create(b, loc, outType, flat,
+                                       groupsOf(shape.size()));
+}
+
+Value expandKeptDims(OpBuilder &b, Location loc, Value value,
+                     ArrayRef<int64_t> dims, ArrayRef<int64_t> fullShape) {
+  SmallVector<int64_t> kept;
+  for (auto [d, size] : llvm::enumerate(fullShape))
+    kept.push_back(llvm::is_contained(dims, static_cast<int64_t>(d)) ? 1 : size);
+  return reshapeTo(b, loc, value, kept);
+}
+
+} // namespace kiln::to_linalg

@@ -1,0 +1,296 @@
+//===- DataMovement.cpp - kiln data-movement ops -> linalg/tensor --------===//
+//
+// Movement ops become index maps of linalg.generic where they can (so they
+// fuse with their neighbours), tensor slices and inserts otherwise.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln::to_linalg {
+namespace {
+
+/// A generic over the result with one input read through `inputMap`.
+Value mapped(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
+             RankedTensorType resultType) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  Value init = emptyTensor(b, loc, resultType.getShape(),
+                           resultType.getElementType());
+  SmallVector<AffineMap> maps = {inputMap,
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, resultType, input, init, maps, iterators,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, args[0]);
+             })
+      .getResult(0);
+}
+
+struct ReshapeToTensor : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), adaptor.getX(),
+                                     op.getType().getShape()));
+    return success();
+  }
+};
+
+struct BroadcastToGeneric : OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = signlessTensorType(op.getType());
+    AffineMap map = broadcastMap(op.getX().getType().getShape(),
+                                 type.getShape(), getContext());
+    rewriter.replaceOp(op, mapped(rewriter, op.getLoc(), adaptor.getX(), map,
+                                  type));
+    return success();
+  }
+};
+
+struct TransposeToGeneric : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // Result dim j is input dim perm[j]: input dim perm[j] reads index d_j.
+    ArrayRef<int64_t> perm = op.getPerm();
+    SmallVector<AffineExpr> exprs(perm.size());
+    for (auto [j, p] : llvm::enumerate(perm))
+      exprs[p] = getAffineDimExpr(j, getContext());
+    AffineMap map = AffineMap::get(perm.size(), 0, exprs, getContext());
+    rewriter.replaceOp(op, mapped(rewriter, op.getLoc(), adaptor.getX(), map,
+                                  signlessTensorType(op.getType())));
+    return success();
+  }
+};
+
+struct FlipToGeneric : OpConversionPattern<FlipOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FlipOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = signlessTensorType(op.getType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      AffineExpr e = getAffineDimExpr(d, getContext());
+      if (llvm::is_contained(op.getDims(), d))
+        e = type.getDimSize(d) - 1 - e;
+      exprs.push_back(e);
+    }
+    AffineMap map = AffineMap::get(type.getRank(), 0, exprs, getContext());
+    rewriter.replaceOp(op,
+                       mapped(rewriter, op.getLoc(), adaptor.getX(), map, type));
+    return success();
+  }
+};
+
+struct SliceToExtract : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = signlessTensorType(op.getType());
+    SmallVector<int64_t> step(type.getRank(), 1);
+    if (op.getStep())
+      step.assign(op.getStep()->begin(), op.getStep()->end());
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, type, adaptor.getX(), ValueRange{}, ValueRange{}, ValueRange{},
+        op.getStart(), type.getShape(), step);
+    return success();
+  }
+};
+
+Value insertAt(OpBuilder &b, Location loc, Value source, Value dest,
+               ArrayRef<int64_t> offsets) {
+  auto shape = cast<RankedTensorType>(source.getType()).getShape();
+  SmallVector<int64_t> strides(shape.size(), 1);
+  return tensor::InsertSliceOp::create(b, loc, source, dest, ValueRange{},
+                                       ValueRange{}, ValueRange{}, offsets,
+                                       shape, strides);
+}
+
+struct PadToFillAndInsert : OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = signlessTensorType(op.getType());
+    Value value = scalarConstant(rewriter, loc, op.getType().getElementType(),
+                                 op.getValue().convertToDouble());
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, value,
+                               emptyTensor(rewriter, loc, type.getShape(),
+                                           type.getElementType()))
+            .getResult(0);
+    rewriter.replaceOp(
+        op, insertAt(rewriter, loc, adaptor.getX(), filled, op.getLow()));
+    return success();
+  }
+};
+
+struct ConcatToInserts : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = signlessTensorType(op.getType());
+    Value result =
+        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    for (Value x : adaptor.getXs()) {
+      result = insertAt(rewriter, loc, x, result, offsets);
+      offsets[op.getDim()] +=
+          cast<RankedTensorType>(x.getType()).getDimSize(op.getDim());
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// An index read from an index tensor, clamped into [0, size): out-of-range
+/// indices must not read or write outside the tensor.
+Value clampedIndex(OpBuilder &b, Location loc, Value idx, int64_t size) {
+  Type t = idx.getType();
+  Value zero = arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, 0));
+  Value last = arith::ConstantOp::create(
+      b, loc, t, b.getIntegerAttr(t, std::max<int64_t>(size - 1, 0)));
+  Value c = arith::MinSIOp::create(b, loc,
+                                   arith::MaxSIOp::create(b, loc, idx, zero),
+                                   last);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), c);
+}
+
+/// Elementwise over the result of gather/index_select: each element reads x at
+/// the result's own indices, with dim `dim` replaced by a looked-up index.
+Value lookup(OpBuilder &b, Location loc, Value x, Value idx, AffineMap idxMap,
+             int64_t dim, RankedTensorType resultType) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  int64_t size = cast<RankedTensorType>(x.getType()).getDimSize(dim);
+  Value init = emptyTensor(b, loc, resultType.getShape(),
+                           resultType.getElementType());
+  SmallVector<AffineMap> maps = {idxMap,
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, resultType, idx, init, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               SmallVector<Value> indices;
+               for (int64_t d = 0; d < rank; ++d)
+                 indices.push_back(d == dim
+                                       ? clampedIndex(nb, nloc, args[0], size)
+                                       : Value(linalg::IndexOp::create(nb, nloc, d)));
+               Value v = tensor::ExtractOp::create(nb, nloc, x, indices);
+               linalg::YieldOp::create(nb, nloc, v);
+             })
+      .getResult(0);
+}
+
+struct GatherToGeneric : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = signlessTensorType(op.getType());
+    AffineMap idxMap =
+        AffineMap::getMultiDimIdentityMap(type.getRank(), getContext());
+    rewriter.replaceOp(op, lookup(rewriter, op.getLoc(), adaptor.getX(),
+                                  adaptor.getIdx(), idxMap, op.getDim(), type));
+    return success();
+  }
+};
+
+struct IndexSelectToGeneric : OpConversionPattern<IndexSelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IndexSelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = signlessTensorType(op.getType());
+    AffineMap idxMap = AffineMap::get(
+        type.getRank(), 0, getAffineDimExpr(op.getDim(), getContext()));
+    rewriter.replaceOp(op, lookup(rewriter, op.getLoc(), adaptor.getX(),
+                                  adaptor.getIdx(), idxMap, op.getDim(), type));
+    return success();
+  }
+};
+
+/// scatter_add accumulates in index order, so it runs as a serial loop nest
+/// over the index tensor, updating the result in place.
+struct ScatterAddToLoops : OpConversionPattern<ScatterAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto idxShape = op.getIdx().getType().getShape();
+    int64_t dim = op.getDim();
+    int64_t size = op.getX().getType().getDimSize(dim);
+    Type elem = cast<RankedTensorType>(adaptor.getX().getType()).getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    // Start from a copy of x so the input is not clobbered.
+    auto type = cast<RankedTensorType>(adaptor.getX().getType());
+    Value acc = linalg::CopyOp::create(
+                    rewriter, loc, adaptor.getX(),
+                    emptyTensor(rewriter, loc, type.getShape(), elem))
+                    .getResult(0);
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t n : idxShape) {
+      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, n));
+      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
+    }
+    Value idx = adaptor.getIdx(), src = adaptor.getSrc();
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{acc},
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) {
+          Value j = clampedIndex(
+              b, l, tensor::ExtractOp::create(b, l, idx, ivs), size);
+          SmallVector<Value> at(ivs.begin(), ivs.end());
+          at[dim] = j;
+          Value cur = tensor::ExtractOp::create(b, l, iters[0], at);
+          Value add = tensor::ExtractOp::create(b, l, src, ivs);
+          Value sum = isFloat ? Value(arith::AddFOp::create(
+                                    b, l,
+                                    castScalar(b, l, cur, elem,
+                                               computeFloatType(elem)),
+                                    castScalar(b, l, add, elem,
+                                               computeFloatType(elem))))
+                              : Value(arith::AddIOp::create(b, l, cur, add));
+          if (isFloat)
+            sum = castScalar(b, l, sum, sum.getType(), elem);
+          return SmallVector<Value>{
+              tensor::InsertOp::create(b, l, sum, iters[0], at)};
+        });
+    rewriter.replaceOp(op, nest.results.empty() ? acc : nest.results[0]);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateDataMovementPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns) {
+  patterns.add<ReshapeToTensor, BroadcastToGeneric, TransposeToGeneric,
+               FlipToGeneric, SliceToExtract, PadToFillAndInsert,
+               ConcatToInserts, GatherToGeneric, IndexSelectToGeneric,
+               ScatterAddToLoops>(converter, patterns.getContext());
+}
+
+} // namespace kiln::to_linalg

@@ -1,0 +1,100 @@
+//===- Matmul.cpp - kiln.matmul -> linalg.matmul / batch_matmul ----------===//
+#include "Patterns.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln::to_linalg {
+namespace {
+
+/// NumPy matmul: batch dims broadcast, then collapse into one batch dim of a
+/// linalg.batch_matmul (or a plain linalg.matmul without batch dims).
+/// f16/bf16 inputs accumulate in f32; the result is rounded to its type.
+struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = op.getType();
+    Type kilnIn = op.getA().getType().getElementType();
+    Type kilnOut = resultType.getElementType();
+    Type acc = isa<FloatType>(kilnOut) ? computeFloatType(kilnOut)
+                                       : signlessType(kilnOut);
+    ArrayRef<int64_t> outShape = resultType.getShape();
+    int64_t rank = outShape.size();
+    int64_t m = outShape[rank - 2], n = outShape[rank - 1];
+    int64_t k = op.getA().getType().getShape().back();
+    ArrayRef<int64_t> batchShape = outShape.drop_back(2);
+    int64_t batch = 1;
+    for (int64_t d : batchShape)
+      batch *= d;
+
+    // Brings an operand to [batch..., r, c], then to [batch, r, c] or [r, c].
+    auto prepare = [&](Value v, int64_t r, int64_t c) {
+      SmallVector<int64_t> full(batchShape);
+      full.push_back(r);
+      full.push_back(c);
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getShape() != ArrayRef<int64_t>(full)) {
+        AffineMap map = broadcastMap(type.getShape(), full, getContext());
+        Value init = emptyTensor(rewriter, loc, full, type.getElementType());
+        SmallVector<AffineMap> maps = {
+            map, AffineMap::getMultiDimIdentityMap(full.size(), getContext())};
+        SmallVector<utils::IteratorType> its(full.size(),
+                                             utils::IteratorType::parallel);
+        v = linalg::GenericOp::create(
+                rewriter, loc, init.getType(), v, init, maps, its,
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  linalg::YieldOp::create(b, l, a[0]);
+                })
+                .getResult(0);
+      }
+      return batchShape.empty() ? v : reshapeTo(rewriter, loc, v, {batch, r, c});
+    };
+    Value a = prepare(adaptor.getA(), m, k);
+    Value b = prepare(adaptor.getB(), k, n);
+    SmallVector<int64_t> accShape = {m, n};
+    if (!batchShape.empty())
+      accShape.insert(accShape.begin(), batch);
+    Value zero = scalarConstant(rewriter, loc, acc, 0.0);
+    Value init = linalg::FillOp::create(rewriter, loc, zero,
+                                        emptyTensor(rewriter, loc, accShape, acc))
+                     .getResult(0);
+    auto castKind = linalg::TypeFnAttr::get(
+        getContext(), isUnsignedKilnType(kilnIn) ? linalg::TypeFn::cast_unsigned
+                                                 : linalg::TypeFn::cast_signed);
+    // The region reads the cast kind when it is built, so pass it up front.
+    NamedAttribute castAttr(rewriter.getStringAttr("cast"), castKind);
+    Value product =
+        batchShape.empty()
+            ? linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                       ValueRange{init}, castAttr)
+                  .getResult(0)
+            : linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                            ValueRange{init}, castAttr)
+                  .getResult(0);
+    if (acc != signlessType(kilnOut)) {
+      product = buildElementwise(
+          rewriter, loc, accShape, signlessType(kilnOut), product,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            return castScalar(nb, l, v[0], acc, kilnOut);
+          });
+    }
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, product, outShape));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateMatmulPatterns(TypeConverter &converter,
+                            RewritePatternSet &patterns) {
+  patterns.add<MatmulToLinalg>(converter, patterns.getContext());
+}
+
+} // namespace kiln::to_linalg

@@ -1,0 +1,88 @@
+//===- Pipelines.cpp - kiln's named lowering pipelines -------------------===//
+#include "kiln/Lowering/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Async/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <thread>
+
+using namespace mlir;
+
+namespace kiln {
+
+void buildKilnToKernelsPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertKilnToLinalg());
+  pm.addPass(createKilnFormKernels());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildKilnToCpuLLVMPipeline(OpPassManager &pm,
+                                const CpuPipelineOptions &options) {
+  buildKilnToKernelsPipeline(pm);
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // On the CPU the kernels run inside one native function; their buffers are
+  // then freed by the deallocation pipeline of that function.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  unsigned threads = options.numThreads ? options.numThreads
+                                        : std::thread::hardware_concurrency();
+  AsyncParallelForPassOptions parallel;
+  parallel.asyncDispatch = false;
+  parallel.numWorkerThreads = static_cast<int32_t>(std::max(threads, 1u));
+  parallel.minTaskSize = 1024;
+  pm.addPass(createAsyncParallelForPass(parallel));
+  pm.addPass(createKilnExpandMath());
+  pm.addPass(createAsyncToAsyncRuntimePass());
+  pm.addPass(createAsyncRuntimeRefCountingPass());
+  pm.addPass(createAsyncRuntimeRefCountingOptPass());
+  pm.addPass(createConvertAsyncToLLVMPass());
+
+  KilnCpuEntryOptions entry;
+  entry.entry = options.entry;
+  pm.addPass(createKilnCpuEntry(entry));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void registerKilnLoweringPasses() {
+  registerKilnPasses();
+  PassPipelineRegistration<>("kiln-to-kernels",
+                             "kiln -> fused kernels on linalg tensors",
+                             buildKilnToKernelsPipeline);
+  PassPipelineRegistration<>(
+      "kiln-to-cpu-llvm", "kiln -> LLVM dialect for the host CPU",
+      [](OpPassManager &pm) { buildKilnToCpuLLVMPipeline(pm, {}); });
+}
+
+} // namespace kiln
