@@ -27,7 +27,11 @@ void buildKilnToKernelsPipeline(OpPassManager &pm) {
 void buildKilnToCpuLLVMPipeline(OpPassManager &pm,
                                 const CpuPipelineOptions &options) {
   buildKilnToKernelsPipeline(pm);
+  buildKernelsToCpuLLVMPipeline(pm, options);
+}
 
+void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
+                                   const CpuPipelineOptions &options) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

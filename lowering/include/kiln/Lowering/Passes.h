@@ -32,6 +32,9 @@ void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
 /// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
 void buildKilnToCpuLLVMPipeline(mlir::OpPassManager &pm,
                                 const CpuPipelineOptions &options);
+/// The second half of the above: fused kernels -> LLVM dialect.
+void buildKernelsToCpuLLVMPipeline(mlir::OpPassManager &pm,
+                                   const CpuPipelineOptions &options);
 /// Registers kiln's passes and named pipelines (for kiln-opt).
 void registerKilnLoweringPasses();
 

@@ -1,0 +1,74 @@
+//===- Engine.h - compile kiln programs and run them on a device -*- C++ -*-===//
+#ifndef KILN_BACKEND_ENGINE_H
+#define KILN_BACKEND_ENGINE_H
+
+#include "kiln/Lowering/CpuCompiler.h"
+#include "kiln/runtime/CpuDevice.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace kiln {
+
+enum class DeviceType { Cpu, Cuda, Vulkan };
+
+struct DeviceId {
+  DeviceType type = DeviceType::Cpu;
+  int index = 0;
+  /// Parses "cpu", "cuda", "cuda:1", "vulkan:0".
+  static Expected<DeviceId> parse(std::string_view text);
+  std::string toString() const;
+};
+
+/// A compiled program, ready to run on its device.
+class Program {
+public:
+  Program(CompiledCpuProgram compiled, std::shared_ptr<CpuExecutable> executable)
+      : compiled(std::move(compiled)), executable(std::move(executable)) {}
+  const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
+  const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
+  size_t kernelCount() const { return compiled.kernelCount; }
+  const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
+  /// Checks `inputs` against the signature (count, dtype, shape), then runs.
+  Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
+  /// Runs without checks on buffers already laid out as the signature says.
+  void runUnchecked(void **buffers) const { executable->run(buffers); }
+
+private:
+  CompiledCpuProgram compiled;
+  std::shared_ptr<CpuExecutable> executable;
+};
+
+struct CompileOptions {
+  std::string entry = "main";
+  std::string dumpDir;
+};
+
+/// One device's engine: compiler, in-memory kernel cache, device.
+class Engine {
+public:
+  static Expected<std::unique_ptr<Engine>> create(DeviceId device);
+  /// The program for `source`, compiled at most once per engine: the cache
+  /// key hashes the program text, entry, target fingerprint and kiln version.
+  Expected<std::shared_ptr<Program>> compile(std::string_view source,
+                                             const CompileOptions &options = {});
+  /// How many programs this engine has compiled (cache misses).
+  size_t compileCount() const { return compiles; }
+  size_t cacheHits() const { return hits; }
+  const DeviceId &device() const { return deviceId; }
+
+private:
+  Engine(DeviceId id, std::unique_ptr<CpuDevice> cpu);
+  DeviceId deviceId;
+  std::unique_ptr<CpuDevice> cpu;
+  CpuCompiler compiler;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<Program>> cache;
+  size_t compiles = 0, hits = 0;
+};
+
+} // namespace kiln
+
+#endif

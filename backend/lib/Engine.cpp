@@ -1,0 +1,112 @@
+//===- Engine.cpp - compile kiln programs and run them on a device -------===//
+#include "kiln/backend/Engine.h"
+
+#include <charconv>
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "dev"
+#endif
+
+namespace kiln {
+
+Expected<DeviceId> DeviceId::parse(std::string_view text) {
+  DeviceId id;
+  std::string_view kind = text.substr(0, text.find(':'));
+  if (kind == "cpu")
+    id.type = DeviceType::Cpu;
+  else if (kind == "cuda")
+    id.type = DeviceType::Cuda;
+  else if (kind == "vulkan")
+    id.type = DeviceType::Vulkan;
+  else
+    return makeError(ErrorKind::InvalidArgument,
+                     "unknown device '" + std::string(text) +
+                         "' (expected cpu, cuda[:N] or vulkan[:N])");
+  if (kind.size() < text.size()) {
+    std::string_view n = text.substr(kind.size() + 1);
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), id.index);
+    if (ec != std::errc() || end != n.data() + n.size() || id.index < 0)
+      return makeError(ErrorKind::InvalidArgument,
+                       "bad device index in '" + std::string(text) + "'");
+  }
+  return id;
+}
+
+std::string DeviceId::toString() const {
+  const char *names[] = {"cpu", "cuda", "vulkan"};
+  return std::string(names[static_cast<int>(type)]) + ":" + std::to_string(index);
+}
+
+Expected<std::vector<HostTensor>>
+Program::run(const std::vector<HostTensor> &inputs) const {
+  const auto &want = compiled.inputs;
+  if (inputs.size() != want.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     "program takes " + std::to_string(want.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  std::vector<void *> buffers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype != want[i].dtype || inputs[i].shape != want[i].shape)
+      return makeError(ErrorKind::InvalidArgument,
+                       "input #" + std::to_string(i) + " is " +
+                           describeTensorType(inputs[i].dtype, inputs[i].shape) +
+                           ", the program expects " +
+                           describeTensorType(want[i].dtype, want[i].shape));
+    buffers.push_back(const_cast<std::byte *>(inputs[i].data.data()));
+  }
+  std::vector<HostTensor> outputs;
+  outputs.reserve(compiled.outputs.size());
+  for (const TensorSignature &s : compiled.outputs) {
+    outputs.emplace_back(s.dtype, s.shape);
+    buffers.push_back(outputs.back().data.data());
+  }
+  executable->run(buffers.data());
+  return outputs;
+}
+
+Engine::Engine(DeviceId id, std::unique_ptr<CpuDevice> cpu)
+    : deviceId(id), cpu(std::move(cpu)) {}
+
+Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
+  if (device.type != DeviceType::Cpu)
+    return makeError(ErrorKind::Unsupported,
+                     "device " + device.toString() +
+                         ": this build of kiln runs programs on the CPU only");
+  if (device.index != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "device " + device.toString() + " does not exist (one CPU device: cpu:0)");
+  auto cpu = CpuDevice::create();
+  if (!cpu)
+    return std::unexpected(cpu.error());
+  return std::unique_ptr<Engine>(new Engine(device, std::move(*cpu)));
+}
+
+Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
+                                                   const CompileOptions &options) {
+  std::lock_guard lock(mutex);
+  std::string key = std::to_string(std::hash<std::string_view>{}(source)) + "|" +
+                    options.entry + "|" + compiler.targetFingerprint() + "|" +
+                    KILN_VERSION;
+  // A dump request always compiles, so that every stage is written.
+  if (options.dumpDir.empty()) {
+    if (auto it = cache.find(key); it != cache.end()) {
+      ++hits;
+      return it->second;
+    }
+  }
+  CpuCompileOptions cpuOptions;
+  cpuOptions.entry = options.entry;
+  cpuOptions.dumpDir = options.dumpDir;
+  auto compiled = compiler.compile(source, cpuOptions);
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  ++compiles;
+  auto executable = cpu->load(compiled->object);
+  if (!executable)
+    return std::unexpected(executable.error());
+  auto program = std::make_shared<Program>(std::move(*compiled), std::move(*executable));
+  cache[key] = program;
+  return program;
+}
+
+} // namespace kiln

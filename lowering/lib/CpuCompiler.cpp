@@ -1,0 +1,263 @@
+//===- CpuCompiler.cpp - kiln programs -> native object code -------------===//
+#include "kiln/Lowering/CpuCompiler.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/Passes.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::optional<DType> dtypeOf(Type t) {
+  if (t.isF64()) return DType::F64;
+  if (t.isF32()) return DType::F32;
+  if (t.isF16()) return DType::F16;
+  if (t.isBF16()) return DType::BF16;
+  auto i = dyn_cast<IntegerType>(t);
+  if (!i)
+    return std::nullopt;
+  if (i.getWidth() == 1 && i.isSignless())
+    return DType::Bool;
+  bool u = i.isUnsigned();
+  if (!u && !i.isSignless())
+    return std::nullopt;
+  switch (i.getWidth()) {
+  case 8: return u ? DType::U8 : DType::I8;
+  case 16: return u ? DType::U16 : DType::I16;
+  case 32: return u ? DType::U32 : DType::I32;
+  case 64: return u ? DType::U64 : DType::I64;
+  default: return std::nullopt;
+  }
+}
+
+Expected<std::vector<TensorSignature>> signatureOf(TypeRange types,
+                                                   StringRef what) {
+  std::vector<TensorSignature> out;
+  for (auto [i, t] : llvm::enumerate(types)) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    std::optional<DType> dtype =
+        tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
+    if (!tensor || !tensor.hasStaticShape() || !dtype) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << what << " #" << i << " has type " << t
+         << "; kiln programs take and return statically shaped tensors of "
+            "kiln element types";
+      return makeError(ErrorKind::Unsupported, s);
+    }
+    out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                                                tensor.getShape().end())});
+  }
+  return out;
+}
+
+void writeFile(const std::string &dir, const std::string &name,
+               std::string_view text) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(std::filesystem::path(dir) / name, std::ios::binary)
+      << text;
+}
+
+std::string print(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+} // namespace
+
+struct CpuCompiler::Impl {
+  MLIRContext context;
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
+  std::string features;
+
+  Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+    context.loadAllAvailableDialects();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    std::string triple = llvm::sys::getProcessTriple();
+    std::string error;
+    llvm::Triple t(triple);
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, error);
+    llvm::SubtargetFeatures subtarget;
+    for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+      subtarget.AddFeature(name, enabled);
+    features = subtarget.getString();
+    if (target) {
+      llvm::TargetOptions options;
+      targetMachine.reset(target->createTargetMachine(
+          t, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
+          std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+    }
+  }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerKilnDialect(registry);
+    return registry;
+  }
+};
+
+CpuCompiler::CpuCompiler() : impl(std::make_unique<Impl>()) {}
+CpuCompiler::~CpuCompiler() = default;
+
+std::string CpuCompiler::targetFingerprint() const {
+  return "cpu-" + llvm::sys::getProcessTriple() + "-" +
+         llvm::sys::getHostCPUName().str() + "+" +
+         std::to_string(std::hash<std::string>{}(impl->features));
+}
+
+Expected<CompiledCpuProgram>
+CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) {
+  MLIRContext &ctx = impl->context;
+  if (!impl->targetMachine)
+    return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
+                                                 llvm::sys::getProcessTriple());
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    llvm::raw_string_ostream os(diagnostics);
+    if (!diagnostics.empty())
+      os << "\n";
+    os << diag.getLocation() << ": error: " << diag;
+    for (Diagnostic &note : diag.getNotes())
+      os << "\n  note: " << note;
+    return success();
+  });
+  CompiledCpuProgram result;
+  auto stage = [&](const char *name, Clock::time_point start) {
+    result.stageTimes.push_back({name, msSince(start)});
+  };
+
+  auto start = Clock::now();
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      llvm::StringRef(source.data(), source.size()), config, "program");
+  if (!module)
+    return makeError(ErrorKind::InvalidArgument, diagnostics);
+  stage("parse", start);
+  auto entry = module->lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry || entry.isExternal())
+    return makeError(ErrorKind::InvalidArgument,
+                     "program has no entry function '@" + options.entry + "'");
+  auto inputs = signatureOf(entry.getArgumentTypes(), "argument");
+  if (!inputs)
+    return std::unexpected(inputs.error());
+  auto outputs = signatureOf(entry.getResultTypes(), "result");
+  if (!outputs)
+    return std::unexpected(outputs.error());
+  result.inputs = std::move(*inputs);
+  result.outputs = std::move(*outputs);
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "0-kiln.mlir", print(*module));
+
+  auto fail = [&](const char *what) {
+    ErrorKind kind = diagnostics.find("not supported") != std::string::npos
+                         ? ErrorKind::Unsupported
+                         : ErrorKind::Compile;
+    return makeError(kind, std::string(what) + ":\n" + diagnostics);
+  };
+  start = Clock::now();
+  PassManager kernels(&ctx);
+  buildKilnToKernelsPipeline(kernels);
+  if (failed(kernels.run(*module)))
+    return fail("kernel formation failed");
+  stage("kernels", start);
+  module->walk([&](func::FuncOp f) {
+    if (f->hasAttr("kiln.kernel"))
+      ++result.kernelCount;
+  });
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "1-kernels.mlir", print(*module));
+
+  start = Clock::now();
+  PassManager lower(&ctx);
+  CpuPipelineOptions pipeline;
+  pipeline.entry = options.entry;
+  pipeline.numThreads = options.numThreads;
+  buildKernelsToCpuLLVMPipeline(lower, pipeline);
+  if (failed(lower.run(*module)))
+    return fail("lowering to the LLVM dialect failed");
+  stage("llvm-dialect", start);
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "2-llvm.mlir", print(*module));
+
+  start = Clock::now();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "kiln");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvm::TargetMachine &tm = *impl->targetMachine;
+  llvmModule->setDataLayout(tm.createDataLayout());
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  stage("llvm-ir", start);
+  start = Clock::now();
+  if (auto err = makeOptimizingTransformer(3, 0, &tm)(llvmModule.get()))
+    return makeError(ErrorKind::Compile,
+                     "LLVM optimisation failed: " + llvm::toString(std::move(err)));
+  stage("llvm-opt", start);
+  if (!options.dumpDir.empty()) {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    llvmModule->print(os, nullptr);
+    writeFile(options.dumpDir, "3-llvm.ll", ir);
+  }
+
+  start = Clock::now();
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (tm.addPassesToEmitFile(codegen, os, nullptr,
+                               llvm::CodeGenFileType::ObjectFile))
+      return makeError(ErrorKind::Compile, "cpu: cannot emit object code");
+    codegen.run(*llvmModule);
+  }
+  result.object.assign(object.begin(), object.end());
+  stage("codegen", start);
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "4-kernel.o", result.object);
+  return result;
+}
+
+} // namespace kiln

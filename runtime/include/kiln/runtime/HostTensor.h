@@ -1,0 +1,52 @@
+//===- HostTensor.h - element types and tensors in host memory --*- C++ -*-===//
+#ifndef KILN_RUNTIME_HOSTTENSOR_H
+#define KILN_RUNTIME_HOSTTENSOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+/// Element types a tensor can hold in memory. Bool is stored as one byte.
+enum class DType { F64, F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
+
+size_t dtypeSize(DType type);
+/// kiln's spelling of the type, as in MLIR ("f32", "ui8", "i1").
+std::string_view dtypeName(DType type);
+std::optional<DType> dtypeFromName(std::string_view name);
+bool isFloatDType(DType type);
+
+/// A dense, row-major tensor in host memory.
+struct HostTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> data;
+
+  HostTensor() = default;
+  HostTensor(DType dtype, std::vector<int64_t> shape);
+  int64_t numElements() const;
+  template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
+  template <typename T> const T *as() const {
+    return reinterpret_cast<const T *>(data.data());
+  }
+  /// Element `i` converted to double (for printing and checking).
+  double elementAsDouble(int64_t i) const;
+};
+
+std::string shapeToString(const std::vector<int64_t> &shape);
+/// "tensor<4x3xf32>" for diagnostics.
+std::string describeTensorType(DType type, const std::vector<int64_t> &shape);
+
+/// IEEE half and bfloat16 conversions (round to nearest even).
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+float bf16ToFloat(uint16_t bits);
+uint16_t floatToBf16(float value);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,247 @@
+//===- kiln-run.cpp - run a kiln program on a device ---------------------===//
+//
+// kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
+//   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
+//   [--dump-dir DIR] [--compile-only [--chip sm_XX]]
+// Exit 0 on success, 2 for bad usage or bad input, 1 for a runtime failure.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/backend/Engine.h"
+#include "kiln/runtime/Npy.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+using namespace kiln;
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]\n"
+    "                [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print]\n"
+    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]]\n";
+
+struct Options {
+  std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
+  std::vector<std::string> inputs;
+  uint64_t seed = 0;
+  int bench = 0;
+  bool print = false, compileOnly = false;
+};
+
+struct UsageError {
+  std::string message;
+};
+
+template <typename T> T parseNumber(const std::string &flag, const std::string &text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw UsageError{flag + " expects a number, got '" + text + "'"};
+  return value;
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw UsageError{arg + " needs a value"};
+      return argv[++i];
+    };
+    if (arg == "--entry") o.entry = value();
+    else if (arg == "--device") o.device = value();
+    else if (arg == "--input") o.inputs.push_back(value());
+    else if (arg == "--seed") o.seed = parseNumber<uint64_t>(arg, value());
+    else if (arg == "--output-dir") o.outputDir = value();
+    else if (arg == "--print") o.print = true;
+    else if (arg == "--bench") {
+      o.bench = parseNumber<int>(arg, value());
+      if (o.bench < 1)
+        throw UsageError{"--bench expects a positive count"};
+    } else if (arg == "--dump-dir") o.dumpDir = value();
+    else if (arg == "--compile-only") o.compileOnly = true;
+    else if (arg == "--chip") o.chip = value();
+    else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg.starts_with("-")) throw UsageError{"unknown option " + arg};
+    else if (o.program.empty()) o.program = arg;
+    else throw UsageError{"more than one program given ('" + o.program + "', '" + arg + "')"};
+  }
+  if (o.program.empty())
+    throw UsageError{"no program given"};
+  if (!o.chip.empty() && !o.compileOnly)
+    throw UsageError{"--chip only goes with --compile-only"};
+  return o;
+}
+
+/// Random inputs: floats uniform in [-1, 1), ints in [0, 10), bools 0/1.
+HostTensor randomTensor(const TensorSignature &s, std::mt19937_64 &rng) {
+  HostTensor t(s.dtype, s.shape);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    switch (s.dtype) {
+    case DType::F64: t.as<double>()[i] = real(rng); break;
+    case DType::F32: t.as<float>()[i] = static_cast<float>(real(rng)); break;
+    case DType::F16: t.as<uint16_t>()[i] = floatToHalf(static_cast<float>(real(rng))); break;
+    case DType::BF16: t.as<uint16_t>()[i] = floatToBf16(static_cast<float>(real(rng))); break;
+    case DType::Bool: t.as<uint8_t>()[i] = small(rng) & 1; break;
+    default: {
+      int v = small(rng);
+      std::memcpy(t.data.data() + i * dtypeSize(s.dtype), &v, dtypeSize(s.dtype));
+    }
+    }
+  }
+  return t;
+}
+
+/// NumPy has no bf16: bf16 goes in and out of .npy files as f32.
+HostTensor bf16FromF32(const HostTensor &f) {
+  HostTensor t(DType::BF16, f.shape);
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    t.as<uint16_t>()[i] = floatToBf16(f.as<float>()[i]);
+  return t;
+}
+HostTensor f32FromBf16(const HostTensor &b) {
+  HostTensor t(DType::F32, b.shape);
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    t.as<float>()[i] = bf16ToFloat(b.as<uint16_t>()[i]);
+  return t;
+}
+
+void printTensor(size_t index, const HostTensor &t) {
+  std::printf("result%zu: %s\n", index, describeTensorType(t.dtype, t.shape).c_str());
+  int64_t n = t.numElements(), shown = std::min<int64_t>(n, 64);
+  std::ostringstream os;
+  os << "  [";
+  for (int64_t i = 0; i < shown; ++i)
+    os << (i ? ", " : "") << t.elementAsDouble(i);
+  os << (shown < n ? ", ...]" : "]");
+  std::printf("%s\n", os.str().c_str());
+}
+
+int fail(const Error &e) {
+  std::fprintf(stderr, "kiln-run: %s error: %s\n", errorKindName(e.kind),
+               e.message.c_str());
+  return e.kind == ErrorKind::InvalidArgument ? 2 : 1;
+}
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+int runMain(const Options &o) {
+  std::ifstream file(o.program);
+  if (!file)
+    return fail({ErrorKind::InvalidArgument, o.program + ": cannot open file"});
+  std::stringstream source;
+  source << file.rdbuf();
+
+  auto device = DeviceId::parse(o.device);
+  if (!device)
+    return fail(device.error());
+  auto engine = Engine::create(*device);
+  if (!engine)
+    return fail(engine.error());
+  auto start = Clock::now();
+  auto program = (*engine)->compile(source.str(), {o.entry, o.dumpDir});
+  if (!program) {
+    Error e = program.error();
+    e.message = o.program + ": " + e.message;
+    return fail(e);
+  }
+  double compileMs = msSince(start);
+  std::printf("compiled %s for %s: %zu kernel(s) in %.1f ms (", o.program.c_str(),
+              device->toString().c_str(), (*program)->kernelCount(), compileMs);
+  for (size_t i = 0; i < (*program)->stageTimes().size(); ++i) {
+    const StageTime &s = (*program)->stageTimes()[i];
+    std::printf("%s%s %.1f", i ? ", " : "", s.stage.c_str(), s.milliseconds);
+  }
+  std::printf(")\n");
+  if (o.compileOnly)
+    return 0;
+
+  const auto &want = (*program)->inputs();
+  std::vector<HostTensor> inputs;
+  if (o.inputs.empty()) {
+    std::mt19937_64 rng(o.seed);
+    for (const TensorSignature &s : want)
+      inputs.push_back(randomTensor(s, rng));
+  } else {
+    if (o.inputs.size() != want.size())
+      return fail({ErrorKind::InvalidArgument,
+                   "the program takes " + std::to_string(want.size()) +
+                       " input(s), " + std::to_string(o.inputs.size()) + " given"});
+    for (size_t i = 0; i < o.inputs.size(); ++i) {
+      auto t = readNpy(o.inputs[i]);
+      if (!t)
+        return fail(t.error());
+      if (want[i].dtype == DType::BF16 && t->dtype == DType::F32)
+        *t = bf16FromF32(*t);
+      if (t->dtype != want[i].dtype || t->shape != want[i].shape)
+        return fail({ErrorKind::InvalidArgument,
+                     o.inputs[i] + ": input #" + std::to_string(i) + " is " +
+                         describeTensorType(t->dtype, t->shape) +
+                         ", the program expects " +
+                         describeTensorType(want[i].dtype, want[i].shape)});
+      inputs.push_back(std::move(*t));
+    }
+  }
+
+  start = Clock::now();
+  auto outputs = (*program)->run(inputs);
+  if (!outputs)
+    return fail(outputs.error());
+  std::printf("ran in %.3f ms\n", msSince(start));
+  if (o.bench > 0) {
+    std::vector<double> times;
+    for (int i = 0; i < o.bench; ++i) {
+      auto t = Clock::now();
+      auto r = (*program)->run(inputs);
+      times.push_back(msSince(t));
+      if (!r)
+        return fail(r.error());
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("bench: %d runs, median %.4f ms, min %.4f ms\n", o.bench,
+                times[times.size() / 2], times.front());
+  }
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    HostTensor &t = (*outputs)[i];
+    if (o.print)
+      printTensor(i, t);
+    if (!o.outputDir.empty()) {
+      std::filesystem::create_directories(o.outputDir);
+      std::string path = o.outputDir + "/result" + std::to_string(i) + ".npy";
+      auto written = writeNpy(path, t.dtype == DType::BF16 ? f32FromBf16(t) : t);
+      if (!written)
+        return fail(written.error());
+    }
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runMain(parseArgs(argc, argv));
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "kiln-run: %s\n%s", e.message.c_str(), kUsage);
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "kiln-run: internal error: %s\n", e.what());
+    return 1;
+  }
+}
