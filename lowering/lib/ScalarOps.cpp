@@ -147,7 +147,11 @@ Value emitFloatUnary(OpBuilder &b, Location loc, Operation *op, Value x) {
       .Case([&](LogOp) { return math::LogOp::create(b, loc, x); })
       .Case([&](Log1pOp) { return math::Log1pOp::create(b, loc, x); })
       .Case([&](SqrtOp) { return math::SqrtOp::create(b, loc, x); })
-      .Case([&](RsqrtOp) { return math::RsqrtOp::create(b, loc, x); })
+      .Case([&](RsqrtOp) {
+        // Not math.rsqrt: libm has no rsqrt for the f64 path to call.
+        return arith::DivFOp::create(b, loc, c(1.0),
+                                     math::SqrtOp::create(b, loc, x));
+      })
       .Case([&](RecipOp) { return arith::DivFOp::create(b, loc, c(1.0), x); })
       .Case([&](SinOp) { return math::SinOp::create(b, loc, x); })
       .Case([&](CosOp) { return math::CosOp::create(b, loc, x); })
@@ -211,7 +215,12 @@ Value emitIntUnary(OpBuilder &b, Location loc, Operation *op, Value x,
   auto c = [&](int64_t v) { return intConst(b, loc, t, v); };
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](NegOp) { return arith::SubIOp::create(b, loc, c(0), x); })
-      .Case([&](AbsOp) { return math::AbsIOp::create(b, loc, x); })
+      .Case([&](AbsOp) {
+        Value neg =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, c(0));
+        return arith::SelectOp::create(b, loc, neg,
+                                       arith::SubIOp::create(b, loc, c(0), x), x);
+      })
       .Case([&](ReluOp) { return arith::MaxSIOp::create(b, loc, x, c(0)); })
       .Case([&](SignOp) {
         Value pos = arith::ExtUIOp::create(

@@ -371,8 +371,9 @@ struct NormToGenerics : OpConversionPattern<OpT> {
         rewriter, loc, cast<RankedTensorType>(sumSq.getType()).getShape(), acc,
         sumSq, [&](OpBuilder &b, Location l, ValueRange a) {
           Value var = arith::DivFOp::create(b, l, a[0], fconst(b, l, acc, count));
-          return math::RsqrtOp::create(
+          Value std = math::SqrtOp::create(
               b, l, arith::AddFOp::create(b, l, var, fconst(b, l, acc, eps)));
+          return arith::DivFOp::create(b, l, fconst(b, l, acc, 1.0), std);
         });
     Value normed = buildRowwise(rewriter, loc, centered, invStd, dim, acc,
                                 [](OpBuilder &b, Location l, ValueRange a) {

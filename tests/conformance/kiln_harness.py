@@ -1,0 +1,57 @@
+"""Runs kiln programs through kiln-run and loads the results, for tests."""
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+KILN_RUN = os.environ.get("KILN_RUN", os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "bin", "kiln-run"))
+
+MLIR_TYPES = {
+    np.dtype("float64"): "f64", np.dtype("float32"): "f32", np.dtype("float16"): "f16",
+    np.dtype("int8"): "i8", np.dtype("int16"): "i16", np.dtype("int32"): "i32",
+    np.dtype("int64"): "i64", np.dtype("uint8"): "ui8", np.dtype("uint16"): "ui16",
+    np.dtype("uint32"): "ui32", np.dtype("uint64"): "ui64", np.dtype("bool"): "i1",
+}
+
+
+def tensor_type(shape, dtype):
+    elem = dtype if isinstance(dtype, str) else MLIR_TYPES[np.dtype(dtype)]
+    return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
+
+
+def run_kiln(program, inputs, extra_args=(), check=True):
+    """Runs `program` (MLIR text) on `inputs`; returns (results, process)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "program.mlir")
+        with open(path, "w") as f:
+            f.write(program)
+        args = [KILN_RUN, path, "--output-dir", os.path.join(tmp, "out")]
+        for i, x in enumerate(inputs):
+            p = os.path.join(tmp, f"in{i}.npy")
+            np.save(p, x)
+            args += ["--input", p]
+        proc = subprocess.run(args + list(extra_args), capture_output=True,
+                              text=True, timeout=120)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kiln-run failed ({proc.returncode}):\n"
+                                 f"{proc.stderr}\nprogram:\n{program}")
+        results = []
+        i = 0
+        while os.path.exists(os.path.join(tmp, "out", f"result{i}.npy")):
+            results.append(np.load(os.path.join(tmp, "out", f"result{i}.npy")))
+            i += 1
+        return results, proc
+
+
+def single_op_program(inputs, op_text, result_type):
+    """A @main taking `inputs` (arrays or (shape, mlir-type)) and returning
+    one op's result; `op_text` uses %a0, %a1, ... for the arguments."""
+    args = []
+    for i, x in enumerate(inputs):
+        t = tensor_type(x.shape, x.dtype) if isinstance(x, np.ndarray) else x
+        args.append(f"%a{i}: {t}")
+    return (f"func.func @main({', '.join(args)}) -> {result_type} {{\n"
+            f"  %r = {op_text}\n"
+            f"  return %r : {result_type}\n}}\n")

@@ -1,0 +1,461 @@
+"""End-to-end conformance of every kiln op on the CPU against float64
+references computed by NumPy on the host."""
+import math
+
+import numpy as np
+import pytest
+
+from kiln_harness import run_kiln, single_op_program, tensor_type
+
+RNG = np.random.default_rng(1234)
+TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6), np.float16: (4e-3, 4e-3)}
+erf = np.vectorize(math.erf)
+
+
+def rand(shape, dtype, low=-2.0, high=2.0):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else -50
+        return RNG.integers(lo, 50, shape).astype(dtype)
+    return RNG.uniform(low, high, shape).astype(dtype)
+
+
+def check(actual, expected, dtype):
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        rtol, atol = TOL[dtype.type]
+        np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=rtol,
+                                   atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+def run_op(inputs, op_text, result_type):
+    results, _ = run_kiln(single_op_program(inputs, op_text, result_type), inputs)
+    return results[0]
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+UNARY_FLOAT = {
+    "exp": np.exp, "log": np.log, "log1p": np.log1p, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x, "sin": np.sin,
+    "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "erf": erf, "relu": lambda x: np.maximum(x, 0), "silu": lambda x: x / (1 + np.exp(-x)),
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "sign": np.sign,
+    "neg": np.negative, "abs": np.abs,
+    "gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+}
+POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "recip"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("op", sorted(UNARY_FLOAT))
+def test_unary_float(op, dtype):
+    x = rand((7, 33), dtype, 0.1 if op in POSITIVE else -3.0, 3.0)
+    if op == "round":
+        x[0, :4] = np.array([0.5, 1.5, 2.5, -0.5], dtype)
+    t = tensor_type(x.shape, dtype)
+    got = run_op([x], f"kiln.{op} %a0 : {t}", t)
+    check(got, UNARY_FLOAT[op](x.astype(np.float64)), dtype)
+
+
+def test_gelu_tanh():
+    x = rand((5, 17), np.float32, -4, 4)
+    t = tensor_type(x.shape, np.float32)
+    got = run_op([x], f'kiln.gelu %a0 {{approximate = "tanh"}} : {t}', t)
+    check(got, gelu_tanh(x.astype(np.float64)), np.float32)
+
+
+def test_unary_nan_and_inf():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -1.0], np.float32)
+    t = tensor_type(x.shape, np.float32)
+    check(run_op([x], f"kiln.relu %a0 : {t}", t), np.array([np.nan, np.inf, 0, 0, 0]), np.float32)
+    check(run_op([x], f"kiln.exp %a0 : {t}", t), np.exp(x.astype(np.float64)), np.float32)
+    check(run_op([x], f"kiln.isnan %a0 : {t} -> {tensor_type(x.shape, 'i1')}",
+                 tensor_type(x.shape, "i1")), np.isnan(x), np.bool_)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+@pytest.mark.parametrize("op,ref", [("neg", np.negative), ("abs", np.abs),
+                                    ("sign", np.sign), ("relu", lambda x: np.maximum(x, 0))])
+def test_unary_int(op, ref, dtype):
+    x = rand((9, 5), dtype)
+    t = tensor_type(x.shape, dtype)
+    check(run_op([x], f"kiln.{op} %a0 : {t}", t), ref(x), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8])
+def test_not(dtype):
+    x = rand((4, 6), dtype)
+    t = tensor_type(x.shape, dtype)
+    check(run_op([x], f"kiln.not %a0 : {t}", t), np.invert(x), dtype)
+
+
+def binary(op, a, b, result_dtype=None):
+    rt = tensor_type(np.broadcast_shapes(a.shape, b.shape), result_dtype or a.dtype)
+    ta, tb = tensor_type(a.shape, a.dtype), tensor_type(b.shape, b.dtype)
+    return run_op([a, b], f"kiln.{op} %a0, %a1 : ({ta}, {tb}) -> {rt}", rt)
+
+
+BINARY_FLOAT = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                "div": np.divide, "rem": np.fmod, "pow": np.power,
+                "max": np.maximum, "min": np.minimum}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("op", sorted(BINARY_FLOAT))
+def test_binary_float_broadcast(op, dtype):
+    lo = 0.5 if op == "pow" else -3.0
+    a, b = rand((3, 1, 5), dtype, lo, 3.0), rand((4, 5), dtype, 0.5, 3.0)
+    check(binary(op, a, b), BINARY_FLOAT[op](a.astype(np.float64), b.astype(np.float64)), dtype)
+
+
+def test_max_min_propagate_nan():
+    a = np.array([np.nan, 1.0, 2.0, np.nan], np.float32)
+    b = np.array([1.0, np.nan, 3.0, np.nan], np.float32)
+    check(binary("max", a, b), np.maximum(a, b).astype(np.float64), np.float32)
+    check(binary("min", a, b), np.minimum(a, b).astype(np.float64), np.float32)
+
+
+def int_div(a, b):
+    q = np.where(b == 0, 0, np.trunc(a.astype(np.float64) / np.where(b == 0, 1, b)))
+    return q.astype(a.dtype)
+
+
+def int_rem(a, b):
+    return np.where(b == 0, 0, np.fmod(a, np.where(b == 0, 1, b))).astype(a.dtype)
+
+
+INT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": int_div,
+              "rem": int_rem, "max": np.maximum, "min": np.minimum}
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16])
+@pytest.mark.parametrize("op", sorted(INT_BINARY))
+def test_binary_int(op, dtype):
+    a, b = rand((6, 7), dtype), rand((7,), dtype)
+    b[0] = 0  # division by zero gives 0 instead of trapping
+    with np.errstate(all="ignore"):
+        check(binary(op, a, b), INT_BINARY[op](a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8])
+@pytest.mark.parametrize("op,ref", [("and", np.bitwise_and), ("or", np.bitwise_or),
+                                    ("xor", np.bitwise_xor)])
+def test_bitwise(op, ref, dtype):
+    a, b = rand((5, 8), dtype), rand((5, 8), dtype)
+    check(binary(op, a, b), ref(a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16])
+def test_shifts(dtype):
+    a = rand((40,), dtype)
+    a[:5] = -7 if dtype == np.int32 else 7
+    s = np.arange(40).astype(dtype)  # includes shifts past the width
+    w = np.dtype(dtype).itemsize * 8
+    shl = np.where(s >= w, 0, np.left_shift(a, np.minimum(s, w - 1))).astype(dtype)
+    if dtype == np.int32:
+        shr = np.right_shift(a, np.minimum(s, w - 1)).astype(dtype)
+    else:
+        shr = np.where(s >= w, 0, np.right_shift(a, np.minimum(s, w - 1))).astype(dtype)
+    check(binary("shl", a, s), shl, dtype)
+    check(binary("shr", a, s), shr, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+@pytest.mark.parametrize("op,ref", [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                                    ("le", np.less_equal), ("gt", np.greater),
+                                    ("ge", np.greater_equal)])
+def test_compare(op, ref, dtype):
+    a, b = rand((4, 9), dtype, -2, 2), rand((9,), dtype, -2, 2)
+    a[0] = b
+    if dtype == np.float32:
+        a[1, 0] = np.nan
+    check(binary(op, a, b, "i1"), ref(a, b), np.bool_)
+
+
+def test_select_broadcast():
+    c, a, b = rand((4, 1), np.bool_), rand((4, 6), np.float32), rand((6,), np.float32)
+    ts = [tensor_type(x.shape, x.dtype) for x in (c, a, b)]
+    rt = tensor_type((4, 6), np.float32)
+    got = run_op([c, a, b], f"kiln.select %a0, %a1, %a2 : ({', '.join(ts)}) -> {rt}", rt)
+    check(got, np.where(c, a, b).astype(np.float64), np.float32)
+
+
+def test_clamp():
+    x = rand((30,), np.float32, -10, 10)
+    x[0] = np.nan
+    t = tensor_type(x.shape, np.float32)
+    got = run_op([x], f"kiln.clamp %a0 {{min = -1.5 : f64, max = 2.0 : f64}} : {t}", t)
+    check(got, np.clip(x.astype(np.float64), -1.5, 2.0), np.float32)
+    xi = rand((30,), np.int32)
+    ti = tensor_type(xi.shape, np.int32)
+    check(run_op([xi], f"kiln.clamp %a0 {{min = -3.0 : f64}} : {ti}", ti), np.maximum(xi, -3), np.int32)
+
+
+CAST_CASES = [
+    (np.float32, np.int32, [np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, 0.0]),
+    (np.float32, np.uint8, [np.nan, -5.0, 300.0, 255.4, 7.9, 0.0]),
+    (np.float64, np.float16, [1.0 / 3, 70000.0, 1e-8, -2.5]),
+    (np.int32, np.float32, [1, -7, 16777217, 0]),
+    (np.int64, np.int8, [300, -129, 5, 127]),
+    (np.uint8, np.int32, [255, 0, 128, 1]),
+    (np.bool_, np.float32, [True, False]),
+    (np.float32, np.bool_, [0.0, -0.0, 2.0, np.nan]),
+]
+
+
+def saturating_cast(x, to):
+    to = np.dtype(to)
+    if to == np.bool_:
+        return x != 0
+    if to.kind in "iu" and x.dtype.kind == "f":
+        info = np.iinfo(to)
+        y = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
+        return np.trunc(y).astype(to)
+    with np.errstate(all="ignore"):
+        return x.astype(to)
+
+
+@pytest.mark.parametrize("src,dst,values", CAST_CASES)
+def test_cast(src, dst, values):
+    x = np.array(values, dtype=src)
+    got = run_op([x], f"kiln.cast %a0 : {tensor_type(x.shape, src)} -> "
+                      f"{tensor_type(x.shape, dst)}", tensor_type(x.shape, dst))
+    want = saturating_cast(x, dst)
+    if np.dtype(dst).kind == "f":
+        check(got, want.astype(np.float64), dst)
+    else:
+        check(got, want, dst)
+
+
+def test_fill_and_iota():
+    t = tensor_type((3, 4), np.int32)
+    check(run_kiln(f"func.func @main() -> {t} {{\n  %r = \"kiln.fill\"() {{value = 3.0 : f64}} : () -> {t}\n"
+                   f"  return %r : {t}\n}}\n", [])[0][0], np.full((3, 4), 3, np.int32), np.int32)
+    t = tensor_type((3, 4), np.float32)
+    got = run_kiln(f"func.func @main() -> {t} {{\n  %r = kiln.iota {{dim = 1}} : {t}\n"
+                   f"  return %r : {t}\n}}\n", [])[0][0]
+    check(got, np.broadcast_to(np.arange(4.0), (3, 4)), np.float32)
+
+
+def random_program(op, attrs, dtype, shape):
+    t = tensor_type(shape, dtype)
+    return (f"func.func @main(%s: tensor<i64>) -> {t} {{\n"
+            f"  %r = kiln.{op} %s {{{attrs}}} : tensor<i64> -> {t}\n  return %r : {t}\n}}\n")
+
+
+def test_random_uniform_statistics_and_determinism():
+    prog = random_program("random_uniform", "low = -1.0 : f64, high = 3.0 : f64", "f32", (256, 256))
+    a = run_kiln(prog, [np.array(7, np.int64)])[0][0]
+    b = run_kiln(prog, [np.array(7, np.int64)])[0][0]
+    c = run_kiln(prog, [np.array(8, np.int64)])[0][0]
+    assert np.array_equal(a, b), "same seed must give identical bits"
+    assert not np.array_equal(a, c)
+    assert a.min() >= -1.0 and a.max() < 3.0
+    assert abs(a.mean() - 1.0) < 0.02 and abs(a.std() - 4 / math.sqrt(12)) < 0.02
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_random_normal_statistics(dtype):
+    prog = random_program("random_normal", "mean = 2.0 : f64, std = 0.5 : f64", dtype, (512, 256))
+    a = run_kiln(prog, [np.array(3, np.int64)])[0][0]
+    assert abs(a.mean() - 2.0) < 0.01 and abs(a.std() - 0.5) < 0.01
+    assert np.isfinite(a).all()
+
+
+def movement(x, op_text, result_shape, dtype=None):
+    rt = tensor_type(result_shape, dtype or x.dtype)
+    return run_op([x], op_text.format(t=tensor_type(x.shape, x.dtype), rt=rt), rt)
+
+
+def test_reshape_broadcast_transpose_flip():
+    x = rand((2, 3, 4), np.float32)
+    check(movement(x, "kiln.reshape %a0 : {t} -> {rt}", (4, 6)), x.reshape(4, 6), np.float32)
+    check(movement(x, "kiln.broadcast %a0 : {t} -> {rt}", (5, 2, 3, 4)),
+          np.broadcast_to(x, (5, 2, 3, 4)), np.float32)
+    check(movement(x, "kiln.transpose %a0 {{perm = array<i64: 2, 0, 1>}} : {t} -> {rt}", (4, 2, 3)),
+          x.transpose(2, 0, 1), np.float32)
+    check(movement(x, "kiln.flip %a0 {{dims = array<i64: 0, 2>}} : {t} -> {rt}", (2, 3, 4)),
+          np.flip(x, (0, 2)), np.float32)
+
+
+def test_slice_with_steps_and_pad():
+    x = rand((5, 7), np.int32)
+    got = movement(x, "kiln.slice %a0 {{start = array<i64: 1, 0>, stop = array<i64: 5, 7>, "
+                      "step = array<i64: 2, 3>}} : {t} -> {rt}", (2, 3))
+    check(got, x[1:5:2, 0:7:3], np.int32)
+    got = movement(x, "kiln.pad %a0 {{low = array<i64: 1, 0>, high = array<i64: 2, 3>, "
+                      "value = 9.0 : f64}} : {t} -> {rt}", (8, 10))
+    check(got, np.pad(x, ((1, 2), (0, 3)), constant_values=9), np.int32)
+
+
+def test_concat():
+    a, b = rand((2, 3), np.float16), rand((2, 5), np.float16)
+    rt = tensor_type((2, 8), np.float16)
+    got = run_op([a, b], f"kiln.concat %a0, %a1 {{dim = 1}} : ({tensor_type(a.shape, a.dtype)}, "
+                         f"{tensor_type(b.shape, b.dtype)}) -> {rt}", rt)
+    check(got, np.concatenate([a, b], 1).astype(np.float64), np.float16)
+
+
+def test_gather_index_select_scatter_add():
+    x = rand((4, 6), np.float32)
+    idx = RNG.integers(0, 6, (4, 3)).astype(np.int64)
+    rt = tensor_type((4, 3), np.float32)
+    got = run_op([x, idx], f"kiln.gather %a0, %a1 {{dim = 1}} : ({tensor_type(x.shape, x.dtype)}, "
+                           f"{tensor_type(idx.shape, idx.dtype)}) -> {rt}", rt)
+    check(got, np.take_along_axis(x, idx, 1).astype(np.float64), np.float32)
+    sel = np.array([3, 0, 3], np.int32)
+    rt = tensor_type((3, 6), np.float32)
+    got = run_op([x, sel], f"kiln.index_select %a0, %a1 {{dim = 0}} : ({tensor_type(x.shape, x.dtype)}, "
+                           f"{tensor_type(sel.shape, sel.dtype)}) -> {rt}", rt)
+    check(got, x[sel].astype(np.float64), np.float32)
+    src = rand((4, 3), np.float32)
+    rt = tensor_type(x.shape, np.float32)
+    got = run_op([x, idx, src], f"kiln.scatter_add %a0, %a1, %a2 {{dim = 1}} : ("
+                 f"{tensor_type(x.shape, x.dtype)}, {tensor_type(idx.shape, idx.dtype)}, "
+                 f"{tensor_type(src.shape, src.dtype)}) -> {rt}", rt)
+    want = x.astype(np.float64).copy()
+    for i in range(4):
+        for j in range(3):
+            want[i, idx[i, j]] += src[i, j]
+    check(got, want, np.float32)
+
+
+REDUCE = {"reduce_sum": np.sum, "reduce_prod": np.prod, "reduce_mean": np.mean,
+          "reduce_max": np.max, "reduce_min": np.min}
+
+
+# reduce_mean is float-only (a verifier rule), so it has no int cases.
+@pytest.mark.parametrize("op,dtype", [(op, dt) for op in sorted(REDUCE)
+                                      for dt in (np.float32, np.float16, np.int32, np.uint8)
+                                      if op != "reduce_mean" or dt in (np.float32, np.float16)])
+@pytest.mark.parametrize("dims,keep", [((1,), False), ((0, 2), True), ((2,), False)])
+def test_reductions(op, dtype, dims, keep):
+    x = rand((3, 5, 6), dtype, 0.5, 1.5) if op == "reduce_prod" else rand((3, 5, 6), dtype)
+    if op == "reduce_prod" and np.dtype(dtype).kind in "iu":
+        x = rand((3, 5, 6), dtype) % 3
+    want = REDUCE[op](x.astype(np.float64) if np.dtype(dtype).kind == "f" else x,
+                      axis=dims, keepdims=keep)
+    if np.dtype(dtype).kind in "iu":
+        want = want.astype(dtype)
+    shape = want.shape
+    dims_text = ", ".join(str(d) for d in dims)
+    keep_text = ", keep_dims = true" if keep else ""
+    got = movement(x, f"kiln.{op} %a0 {{{{dims = array<i64: {dims_text}>{keep_text}}}}} : {{t}} -> {{rt}}", shape)
+    check(got, want, dtype)
+
+
+def test_reduce_any_all_and_nan_and_empty():
+    b = rand((4, 7), np.bool_)
+    check(movement(b, "kiln.reduce_any %a0 {{dims = array<i64: 1>}} : {t} -> {rt}", (4,)), b.any(1), np.bool_)
+    check(movement(b, "kiln.reduce_all %a0 {{dims = array<i64: 0>}} : {t} -> {rt}", (7,)), b.all(0), np.bool_)
+    x = rand((3, 4), np.float32)
+    x[1, 2] = np.nan
+    check(movement(x, "kiln.reduce_max %a0 {{dims = array<i64: 1>}} : {t} -> {rt}", (3,)),
+          np.max(x.astype(np.float64), 1), np.float32)
+    e = np.zeros((3, 0), np.float32)
+    check(movement(e, "kiln.reduce_sum %a0 {{dims = array<i64: 1>}} : {t} -> {rt}", (3,)),
+          np.zeros(3), np.float32)
+
+
+@pytest.mark.parametrize("op,ref", [("argmax", np.argmax), ("argmin", np.argmin)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_arg_reductions(op, ref, dtype):
+    x = rand((6, 9), dtype)
+    x[0, 3] = x[0, 7] = x.max() + 1 if op == "argmax" else x.min() - 1  # ties: first wins
+    if dtype == np.float32:
+        x[2, 4] = np.nan
+    want = ref(x, axis=1)
+    check(movement(x, f"kiln.{op} %a0 {{{{dim = 1}}}} : {{t}} -> {{rt}}", (6,), "i64"), want, np.int64)
+    check(movement(x, f"kiln.{op} %a0 {{{{dim = 0, keep_dims = true}}}} : {{t}} -> {{rt}}", (1, 9), "i64"),
+          ref(x, axis=0, keepdims=True), np.int64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.float16])
+def test_cumsum(dtype):
+    x = rand((4, 9), dtype)
+    for dim in (0, 1):
+        got = movement(x, f"kiln.cumsum %a0 {{{{dim = {dim}}}}} : {{t}}", x.shape)
+        want = np.cumsum(x.astype(np.float64) if np.dtype(dtype).kind == "f" else x, axis=dim)
+        check(got, want, dtype)
+
+
+def softmax(x, dim):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_softmax_and_log_softmax(dtype):
+    x = rand((5, 37), dtype, -5, 5)
+    for dim in (0, 1):
+        check(movement(x, f"kiln.softmax %a0 {{{{dim = {dim}}}}} : {{t}}", x.shape),
+              softmax(x.astype(np.float64), dim), dtype)
+        check(movement(x, f"kiln.log_softmax %a0 {{{{dim = {dim}}}}} : {{t}}", x.shape),
+              np.log(softmax(x.astype(np.float64), dim)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_layer_norm_and_rms_norm(dtype):
+    x, w, b = rand((6, 50), dtype), rand((50,), dtype), rand((50,), dtype)
+    ts = [tensor_type(v.shape, v.dtype) for v in (x, w, b)]
+    xd, wd, bd = (v.astype(np.float64) for v in (x, w, b))
+    mean, var = xd.mean(-1, keepdims=True), xd.var(-1, keepdims=True)
+    got = run_op([x, w, b], f"kiln.layer_norm %a0, %a1, %a2 {{eps = 1.0e-5 : f64}} : "
+                            f"({', '.join(ts)}) -> {ts[0]}", ts[0])
+    check(got, (xd - mean) / np.sqrt(var + 1e-5) * wd + bd, dtype)
+    got = run_op([x, w], f"kiln.rms_norm %a0, %a1 {{eps = 1.0e-6 : f64}} : "
+                         f"({ts[0]}, {ts[1]}) -> {ts[0]}", ts[0])
+    check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, dtype)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((17, 33), (33, 9)), ((2, 1, 5, 8), (3, 8, 4)),
+                                             ((1, 1), (1, 1)), ((64, 128), (128, 96))])
+def test_matmul_f32(a_shape, b_shape):
+    a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = binary_matmul(a, b, want.shape, "f32")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def binary_matmul(a, b, shape, out):
+    rt = tensor_type(shape, out)
+    return run_op([a, b], f"kiln.matmul %a0, %a1 : ({tensor_type(a.shape, a.dtype)}, "
+                          f"{tensor_type(b.shape, b.dtype)}) -> {rt}", rt)
+
+
+def test_matmul_f16_accumulates_in_f32_and_ints():
+    a, b = rand((8, 300), np.float16), rand((300, 5), np.float16)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(binary_matmul(a, b, want.shape, "f32"), want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(binary_matmul(a, b, want.shape, "f16").astype(np.float64), want,
+                               rtol=2e-3, atol=2e-2)
+    ai, bi = rand((4, 6), np.int8), rand((6, 3), np.int8)
+    check(binary_matmul(ai, bi, (4, 3), "i32"), ai.astype(np.int32) @ bi.astype(np.int32), np.int32)
+
+
+def test_size_zero_and_size_one_dims():
+    a, b = rand((0, 3), np.float32), rand((1, 3), np.float32)
+    check(binary("add", a, b), np.zeros((0, 3)), np.float32)
+    s = rand((), np.float32)
+    check(binary("mul", s, rand((2, 2), np.float32)) * 0, np.zeros((2, 2)), np.float32)
+
+
+def test_fused_chain_matches_reference():
+    x, w, b = rand((64, 32), np.float32), rand((32,), np.float32), rand((32,), np.float32)
+    t, tv = tensor_type(x.shape, x.dtype), tensor_type(w.shape, w.dtype)
+    prog = (f"func.func @main(%x: {t}, %w: {tv}, %b: {tv}) -> {t} {{\n"
+            f"  %0 = kiln.mul %x, %w : ({t}, {tv}) -> {t}\n"
+            f"  %1 = kiln.add %0, %b : ({t}, {tv}) -> {t}\n"
+            f"  %2 = kiln.gelu %1 : {t}\n  return %2 : {t}\n}}\n")
+    results, proc = run_kiln(prog, [x, w, b])
+    assert "1 kernel(s)" in proc.stdout, proc.stdout  # the whole chain is one kernel
+    xd = x.astype(np.float64) * w + b
+    check(results[0], 0.5 * xd * (1 + erf(xd / math.sqrt(2))), np.float32)
