@@ -152,7 +152,12 @@ CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) 
     llvm::raw_string_ostream os(diagnostics);
     if (!diagnostics.empty())
       os << "\n";
-    os << diag.getLocation() << ": error: " << diag;
+    if (auto file = diag.getLocation()->findInstanceOf<FileLineColLoc>())
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      os << diag.getLocation();
+    os << ": error: " << diag;
     for (Diagnostic &note : diag.getNotes())
       os << "\n  note: " << note;
     return success();

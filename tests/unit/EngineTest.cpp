@@ -1,0 +1,91 @@
+//===- EngineTest.cpp - engine, kernel cache and device ids --------------===//
+#include "kiln/backend/Engine.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+
+namespace {
+constexpr const char *kAddProgram = R"(
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+})";
+
+HostTensor vector(std::vector<float> values) {
+  HostTensor t(DType::F32, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.as<float>());
+  return t;
+}
+
+std::unique_ptr<Engine> cpuEngine() {
+  auto engine = Engine::create({DeviceType::Cpu, 0});
+  EXPECT_TRUE(engine.has_value());
+  return std::move(*engine);
+}
+} // namespace
+
+TEST(KernelCache, SameProgramCompilesOnce) {
+  auto engine = cpuEngine();
+  auto first = engine->compile(kAddProgram);
+  auto second = engine->compile(kAddProgram);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(engine->compileCount(), 1u);
+  EXPECT_EQ(engine->cacheHits(), 1u);
+  EXPECT_EQ(first->get(), second->get());
+  auto out = (*second)->run({vector({1, 2, 3, 4}), vector({10, 20, 30, 40})});
+  ASSERT_TRUE(out);
+  EXPECT_FLOAT_EQ((*out)[0].as<float>()[3], 44.0f);
+}
+
+TEST(KernelCache, OtherEntryOrProgramCompilesAgain) {
+  auto engine = cpuEngine();
+  ASSERT_TRUE(engine->compile(kAddProgram));
+  std::string other = std::string(kAddProgram) + "\n// a different program text\n";
+  ASSERT_TRUE(engine->compile(other));
+  EXPECT_EQ(engine->compileCount(), 2u);
+}
+
+TEST(Engine, MalformedProgramIsInvalidArgumentWithLocation) {
+  auto engine = cpuEngine();
+  auto program = engine->compile("func.func @main(%a: tensor<4xf32>) {\n  %0 = kiln.exp %a : tensor<4xi32>\n}");
+  ASSERT_FALSE(program);
+  EXPECT_EQ(program.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(program.error().message.find("program:2:"), std::string::npos)
+      << program.error().message;
+}
+
+TEST(Engine, UnknownEntryIsInvalidArgument) {
+  auto engine = cpuEngine();
+  auto program = engine->compile(kAddProgram, {"nope", ""});
+  ASSERT_FALSE(program);
+  EXPECT_EQ(program.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(program.error().message.find("@nope"), std::string::npos);
+}
+
+TEST(Engine, WrongInputShapeIsRejectedBeforeRunning) {
+  auto engine = cpuEngine();
+  auto program = engine->compile(kAddProgram);
+  ASSERT_TRUE(program);
+  auto out = (*program)->run({vector({1, 2, 3}), vector({1, 2, 3, 4})});
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(out.error().message.find("input #0 is tensor<3xf32>"), std::string::npos)
+      << out.error().message;
+}
+
+TEST(Engine, NonCpuDevicesAreReportedUnsupported) {
+  auto engine = Engine::create({DeviceType::Cuda, 0});
+  ASSERT_FALSE(engine);
+  EXPECT_EQ(engine.error().kind, ErrorKind::Unsupported);
+}
+
+TEST(DeviceId, Parses) {
+  auto cuda = DeviceId::parse("cuda:3");
+  ASSERT_TRUE(cuda);
+  EXPECT_EQ(cuda->type, DeviceType::Cuda);
+  EXPECT_EQ(cuda->index, 3);
+  EXPECT_FALSE(DeviceId::parse("tpu"));
+  EXPECT_FALSE(DeviceId::parse("cuda:x"));
+  EXPECT_FALSE(DeviceId::parse("cpu:-1"));
+}

@@ -1,0 +1,90 @@
+//===- NpyTest.cpp - .npy reading and writing ----------------------------===//
+#include "kiln/runtime/Npy.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace kiln;
+
+namespace {
+std::string tempPath(const std::string &name) {
+  return (std::filesystem::temp_directory_path() / ("kiln-npy-" + name)).string();
+}
+} // namespace
+
+TEST(Npy, RoundTripsEveryDType) {
+  for (DType t : {DType::F64, DType::F32, DType::F16, DType::I8, DType::I16,
+                  DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
+                  DType::U64, DType::Bool}) {
+    HostTensor tensor(t, {2, 3});
+    for (size_t i = 0; i < tensor.data.size(); ++i)
+      tensor.data[i] = static_cast<std::byte>(t == DType::Bool ? i % 2 : i * 7);
+    std::string path = tempPath(std::string(dtypeName(t)) + ".npy");
+    ASSERT_TRUE(writeNpy(path, tensor));
+    auto back = readNpy(path);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->dtype, t);
+    EXPECT_EQ(back->shape, tensor.shape);
+    EXPECT_EQ(back->data, tensor.data);
+  }
+}
+
+TEST(Npy, ScalarAndVectorShapes) {
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {5}, {0, 3}}) {
+    HostTensor tensor(DType::F32, shape);
+    std::string path = tempPath("shape.npy");
+    ASSERT_TRUE(writeNpy(path, tensor));
+    auto back = readNpy(path);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->shape, shape);
+  }
+}
+
+TEST(Npy, FortranOrderBecomesRowMajor) {
+  std::string header = "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string path = tempPath("fortran.npy");
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(static_cast<char>(header.size())).put(0);
+  out << header;
+  int32_t columnMajor[] = {0, 3, 1, 4, 2, 5}; // [[0 1 2] [3 4 5]]
+  out.write(reinterpret_cast<const char *>(columnMajor), sizeof columnMajor);
+  out.close();
+  auto t = readNpy(path);
+  ASSERT_TRUE(t) << t.error().message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(t->as<int32_t>()[i], i);
+}
+
+TEST(Npy, CorruptFilesGiveErrorsThatNameTheProblem) {
+  std::string path = tempPath("bad.npy");
+  std::ofstream(path) << "not numpy";
+  auto bad = readNpy(path);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("bad magic"), std::string::npos);
+
+  HostTensor tensor(DType::F32, {4, 4});
+  ASSERT_TRUE(writeNpy(path, tensor));
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 5);
+  auto truncated = readNpy(path);
+  ASSERT_FALSE(truncated);
+  EXPECT_NE(truncated.error().message.find("truncated data"), std::string::npos);
+
+  auto missing = readNpy(tempPath("does-not-exist.npy"));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("cannot open"), std::string::npos);
+}
+
+TEST(HalfFloats, ConvertWithRoundToNearestEven) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // rounds to inf
+  EXPECT_EQ(halfToFloat(floatToHalf(1e-7f)), halfToFloat(0x0002));
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+}
