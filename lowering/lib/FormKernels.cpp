@@ -139,6 +139,11 @@ struct KilnFormKernelsPass
           roots.push_back(&op);
       for (auto [i, root] : llvm::enumerate(roots))
         outlineKernel(root, f, i, symbols);
+      // Empties and constants that moved into kernels are dead here now.
+      for (Operation &op :
+           llvm::make_early_inc_range(llvm::reverse(f.getBody().front())))
+        if (isCloneable(&op) && op.use_empty())
+          op.erase();
     }
   }
 };

@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s --kiln-convert-to-linalg --split-input-file --verify-diagnostics | FileCheck %s
+
+// Broadcasting elementwise ops become generics with broadcast index maps;
+// unsigned types become signless in the signature.
+// CHECK: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @add
+// CHECK-SAME: (%{{.*}}: tensor<4x3xi8>, %{{.*}}: tensor<3xi8>) -> tensor<4x3xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.addi
+func.func @add(%a: tensor<4x3xui8>, %b: tensor<3xui8>) -> tensor<4x3xui8> {
+  %0 = kiln.add %a, %b : (tensor<4x3xui8>, tensor<3xui8>) -> tensor<4x3xui8>
+  return %0 : tensor<4x3xui8>
+}
+
+// -----
+
+// Unsigned division picks the unsigned op and guards a zero divisor.
+// CHECK-LABEL: func @udiv
+// CHECK: arith.cmpi eq
+// CHECK: arith.divui
+// CHECK-NOT: arith.divsi
+func.func @udiv(%a: tensor<8xui32>, %b: tensor<8xui32>) -> tensor<8xui32> {
+  %0 = kiln.div %a, %b : (tensor<8xui32>, tensor<8xui32>) -> tensor<8xui32>
+  return %0 : tensor<8xui32>
+}
+
+// -----
+
+// f16 reductions accumulate in f32 and round once at the end.
+// CHECK-LABEL: func @sum_f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: linalg.fill ins(%{{.*}} : f32)
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf {{.*}} fastmath<reassoc> : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @sum_f16(%x: tensor<4x8xf16>) -> tensor<4xf16> {
+  %0 = kiln.reduce_sum %x {dims = array<i64: 1>} : tensor<4x8xf16> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+// Matmul of f16 into f32 uses linalg.matmul on an f32 accumulator.
+// CHECK-LABEL: func @mm
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x16xf16>, tensor<16x4xf16>) outs(%{{.*}} : tensor<8x4xf32>)
+func.func @mm(%a: tensor<8x16xf16>, %b: tensor<16x4xf16>) -> tensor<8x4xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Transpose is an index map, so it can fuse with its neighbours.
+// CHECK: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func @transpose
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #{{.*}}]
+func.func @transpose(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
+  %0 = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<3x5xf32> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{dynamic shapes are not supported yet}}
+  %0 = kiln.exp %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @f8(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{f8 arithmetic is not supported by the CPU kernels yet}}
+  %0 = kiln.exp %x : tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
