@@ -25,10 +25,12 @@ std::unexpected<Error> bad(const std::string &path, const std::string &why) {
 }
 
 /// Row-major copy of a column-major (Fortran-order) buffer.
-std::vector<std::byte> fortranToC(const std::vector<std::byte> &src,
+using Bytes = decltype(HostTensor::data);
+
+Bytes fortranToC(const Bytes &src,
                                   const std::vector<int64_t> &shape,
                                   size_t elemSize) {
-  std::vector<std::byte> dst(src.size());
+  Bytes dst(src.size());
   int64_t n = static_cast<int64_t>(src.size() / elemSize);
   std::vector<int64_t> index(shape.size(), 0);
   for (int64_t c = 0; c < n; ++c) {

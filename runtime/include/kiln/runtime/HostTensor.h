@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,11 +21,23 @@ std::string_view dtypeName(DType type);
 std::optional<DType> dtypeFromName(std::string_view name);
 bool isFloatDType(DType type);
 
+/// Leaves new elements uninitialised: outputs are written by kernels anyway,
+/// and zeroing them first would cost a pass over memory.
+template <typename T> struct UninitializedAllocator : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U> void construct(U *p) noexcept { ::new (p) U; }
+  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+    ::new (p) U(std::forward<Args>(args)...);
+  }
+};
+
 /// A dense, row-major tensor in host memory.
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<std::byte> data;
+  std::vector<std::byte, UninitializedAllocator<std::byte>> data;
 
   HostTensor() = default;
   HostTensor(DType dtype, std::vector<int64_t> shape);
