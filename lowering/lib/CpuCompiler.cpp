@@ -98,6 +98,7 @@ struct CpuCompiler::Impl {
   MLIRContext context;
   std::unique_ptr<llvm::TargetMachine> targetMachine;
   std::string features;
+  int64_t f32Lanes = 4; // of the widest vector registers the host has
 
   Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
     context.loadAllAvailableDialects();
@@ -111,6 +112,10 @@ struct CpuCompiler::Impl {
     for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
       subtarget.AddFeature(name, enabled);
     features = subtarget.getString();
+    auto has = [&](llvm::StringRef f) {
+      return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
+    };
+    f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
     if (target) {
       llvm::TargetOptions options;
       targetMachine.reset(target->createTargetMachine(
@@ -213,6 +218,7 @@ CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) 
   CpuPipelineOptions pipeline;
   pipeline.entry = options.entry;
   pipeline.numThreads = options.numThreads;
+  pipeline.vectorWidth = impl->f32Lanes;
   buildKernelsToCpuLLVMPipeline(lower, pipeline);
   if (failed(lower.run(*module)))
     return fail("lowering to the LLVM dialect failed");

@@ -37,17 +37,21 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // On the CPU the kernels run inside one native function. Inlining before
+  // turning results into out-params lets a kernel write straight into the
+  // caller's output buffer instead of a temporary that is copied.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  // On the CPU the kernels run inside one native function; their buffers are
-  // then freed by the deallocation pipeline of that function.
-  pm.addPass(createInlinerPass());
-  pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
+  KilnCpuTileMatmulOptions tile;
+  tile.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuTileMatmul(tile));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   unsigned threads = options.numThreads ? options.numThreads
@@ -70,6 +74,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -3,6 +3,10 @@
 #include "kiln/runtime/Error.h"
 
 #include <bit>
+#include <cstdlib>
+#include <new>
+#include <sys/mman.h>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -35,6 +39,21 @@ constexpr DTypeInfo kDTypes[] = {
 };
 const DTypeInfo &info(DType t) { return kDTypes[static_cast<int>(t)]; }
 } // namespace
+
+void *allocateHostBuffer(size_t bytes) {
+  constexpr size_t kHugePage = size_t(2) << 20;
+  bool huge = bytes >= 2 * kHugePage;
+  size_t alignment = huge ? kHugePage : 64;
+  size_t rounded = (std::max<size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  void *p = std::aligned_alloc(alignment, rounded);
+  if (!p)
+    throw std::bad_alloc();
+  if (huge)
+    madvise(p, rounded, MADV_HUGEPAGE); // a hint: failure only costs speed
+  return p;
+}
+
+void freeHostBuffer(void *p) noexcept { std::free(p); }
 
 size_t dtypeSize(DType type) { return info(type).size; }
 std::string_view dtypeName(DType type) { return info(type).name; }

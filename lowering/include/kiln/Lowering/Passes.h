@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -25,6 +26,7 @@ namespace kiln {
 struct CpuPipelineOptions {
   std::string entry = "main";
   unsigned numThreads = 0; // 0: the machine's hardware threads
+  int64_t vectorWidth = 16; // f32 lanes of the host's vector registers
 };
 
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).

@@ -44,6 +44,21 @@ def KilnExpandMath : Pass<"kiln-expand-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
+  let summary = "Register-blocked, vectorised f32 matmul kernels on buffers";
+  let description = [{
+    Rewrites f32 linalg.matmul / linalg.batch_matmul on buffers into a
+    parallel loop over blocks of C, each held in vector registers across the
+    k loop (broadcast A, vector FMA with a row of B). Other element types keep
+    the generic lowering.
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t", "16",
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+  let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::math::MathDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

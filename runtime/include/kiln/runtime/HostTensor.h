@@ -21,12 +21,22 @@ std::string_view dtypeName(DType type);
 std::optional<DType> dtypeFromName(std::string_view name);
 bool isFloatDType(DType type);
 
+/// Large host buffers: 64-byte aligned (one vector register), and backed by
+/// huge pages where the OS allows, which saves most first-touch page faults.
+void *allocateHostBuffer(size_t bytes);
+void freeHostBuffer(void *p) noexcept;
+
 /// Leaves new elements uninitialised: outputs are written by kernels anyway,
 /// and zeroing them first would cost a pass over memory.
-template <typename T> struct UninitializedAllocator : std::allocator<T> {
-  template <typename U> struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
+template <typename T> struct UninitializedAllocator {
+  using value_type = T;
+  UninitializedAllocator() = default;
+  template <typename U> UninitializedAllocator(const UninitializedAllocator<U> &) {}
+  T *allocate(size_t n) { return static_cast<T *>(allocateHostBuffer(n * sizeof(T))); }
+  void deallocate(T *p, size_t) noexcept { freeHostBuffer(p); }
+  template <typename U> bool operator==(const UninitializedAllocator<U> &) const {
+    return true;
+  }
   template <typename U> void construct(U *p) noexcept { ::new (p) U; }
   template <typename U, typename... Args> void construct(U *p, Args &&...args) {
     ::new (p) U(std::forward<Args>(args)...);
