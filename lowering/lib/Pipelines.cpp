@@ -52,6 +52,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuTileMatmulOptions tile;
   tile.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnCpuTileMatmul(tile));
+  KilnCpuVectorizeOptions vectorize;
+  vectorize.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   unsigned threads = options.numThreads ? options.numThreads
@@ -73,9 +76,11 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Math with an LLVM intrinsic (fma on vectors too) goes first; only what is
+  // left (f64 erf, tanh, ...) becomes libm calls, which would scalarise.
+  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -59,6 +59,23 @@ def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::math::MathDialect"];
 }
 
+def KilnCpuVectorize : Pass<"kiln-cpu-vectorize", "mlir::ModuleOp"> {
+  let summary = "Vectorise elementwise and last-dim reduction kernels on buffers";
+  let description = [{
+    linalg.generic ops on buffers whose body is arith/math become a parallel
+    loop over vector-wide chunks of the innermost loop (vector loads, splats of
+    row values, the body on vectors, vector stores), plus a scalar tail.
+    Reductions over the innermost loop keep a vector accumulator and reduce it
+    horizontally at the end (float sums only when marked reassociable).
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t", "16",
+                        "lanes per vector">];
+  let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

@@ -1,0 +1,337 @@
+//===- CpuVectorize.cpp - the kiln-cpu-vectorize pass --------------------===//
+//
+// Vectorises kiln's elementwise and last-dim reduction kernels on buffers
+// along their innermost loop, instead of hoping LLVM's loop vectoriser sees
+// through memref descriptors and polynomial math (it often does not).
+//
+// An operand whose innermost index is the innermost loop (with unit stride)
+// is loaded as a vector; one that does not depend on that loop (a row value
+// broadcast along it) is loaded once and splatted. Anything else (a
+// transpose in the last dim, a gather) keeps the scalar lowering. The last
+// `size % width` iterations run as a scalar linalg.generic on subviews.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUVECTORIZE
+#include "kiln/Lowering/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+enum class Access { Vector, Splat };
+
+bool unitInnerStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         (strides.empty() || strides.back() == 1);
+}
+
+/// How operand `map` reads along loop `last`, or nullopt if neither way.
+std::optional<Access> classify(AffineMap map, Value memref, unsigned last) {
+  bool usesLast = false;
+  for (AffineExpr e : map.getResults())
+    usesLast |= e.isFunctionOfDim(last);
+  if (!usesLast)
+    return Access::Splat;
+  if (map.getNumResults() == 0 || map.getResults().back() != getAffineDimExpr(last, map.getContext()))
+    return std::nullopt;
+  for (AffineExpr e : map.getResults().drop_back())
+    if (e.isFunctionOfDim(last))
+      return std::nullopt;
+  if (!unitInnerStride(memref))
+    return std::nullopt;
+  return Access::Vector;
+}
+
+bool isScalarBodyOp(Operation &op) {
+  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+  return (dialect == "arith" || dialect == "math") && op.getNumRegions() == 0 &&
+         llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIntOrFloat(); });
+}
+
+SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
+                              ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr e : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
+  return indices;
+}
+
+/// Clones the generic's body ops (all but the terminator and `skip`) with
+/// `mapping` (block args already mapped); with `width`, as vector ops.
+void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
+               int64_t width, Operation *skip = nullptr) {
+  DenseMap<Value, Value> splats;
+  for (Operation &op : body.without_terminator()) {
+    if (&op == skip)
+      continue;
+    if (width == 0) {
+      b.clone(op, mapping);
+      continue;
+    }
+    // Scalars from outside the body (hoisted constants) become splats.
+    for (Value operand : op.getOperands()) {
+      if (mapping.contains(operand))
+        continue;
+      Value &splat = splats[operand];
+      if (!splat)
+        splat = vector::BroadcastOp::create(
+            b, loc, VectorType::get({width}, operand.getType()), operand);
+      mapping.map(operand, splat);
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto type = VectorType::get({width}, constant.getType());
+      mapping.map(constant.getResult(),
+                  arith::ConstantOp::create(
+                      b, loc, type,
+                      DenseElementsAttr::get(type, constant.getValue())));
+      continue;
+    }
+    Operation *copy = b.clone(op, mapping);
+    for (Value r : copy->getResults())
+      r.setType(VectorType::get({width}, r.getType()));
+  }
+}
+
+std::optional<vector::CombiningKind> combiningKind(Operation *op) {
+  using K = vector::CombiningKind;
+  auto reassoc = [](arith::FastMathFlagsAttr fm) {
+    return fm && bitEnumContainsAll(fm.getValue(), arith::FastMathFlags::reassoc);
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([&](arith::AddFOp o) -> std::optional<K> {
+        return reassoc(o.getFastmathAttr()) ? std::optional(K::ADD) : std::nullopt;
+      })
+      .Case([&](arith::MulFOp o) -> std::optional<K> {
+        return reassoc(o.getFastmathAttr()) ? std::optional(K::MUL) : std::nullopt;
+      })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Case([](arith::MaxUIOp) { return K::MAXUI; })
+      .Case([](arith::MinUIOp) { return K::MINUI; })
+      .Case([](arith::AndIOp) { return K::AND; })
+      .Case([](arith::OrIOp) { return K::OR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+class Vectorizer {
+public:
+  Vectorizer(linalg::GenericOp op, int64_t width) : op(op), width(width) {}
+
+  LogicalResult run() {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+      return failure();
+    for (Value v : op->getOperands())
+      if (!cast<MemRefType>(v.getType()).hasStaticShape())
+        return failure();
+    if (!llvm::all_of(op.getBody()->without_terminator(), isScalarBodyOp))
+      return failure();
+    ranges = op.getStaticLoopRanges();
+    if (ranges.empty())
+      return failure();
+    last = ranges.size() - 1;
+    size = ranges[last];
+    chunks = size / width;
+    if (chunks == 0)
+      return failure();
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto access = classify(op.getMatchingIndexingMap(in), in->get(), last);
+      if (!access)
+        return failure();
+      accesses.push_back(*access);
+    }
+    auto iterators = op.getIteratorTypesArray();
+    bool outerParallel = llvm::all_of(ArrayRef(iterators).drop_back(), [](auto t) {
+      return t == utils::IteratorType::parallel;
+    });
+    if (!outerParallel)
+      return failure();
+    if (iterators[last] == utils::IteratorType::parallel)
+      return vectorizeElementwise();
+    return vectorizeRowReduction();
+  }
+
+private:
+  /// Loads inputs at loop indices `ivs` (innermost one = first lane).
+  void loadInputs(OpBuilder &b, Location loc, ValueRange ivs, IRMapping &mapping,
+                  int64_t lanes) {
+    for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
+      SmallVector<Value> idx =
+          indicesFor(b, loc, op.getMatchingIndexingMap(in), ivs);
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      Value v;
+      if (lanes == 0)
+        v = memref::LoadOp::create(b, loc, in->get(), idx);
+      else if (accesses[i] == Access::Vector)
+        v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem),
+                                   in->get(), idx);
+      else
+        v = vector::BroadcastOp::create(
+            b, loc, VectorType::get({lanes}, elem),
+            memref::LoadOp::create(b, loc, in->get(), idx));
+      mapping.map(op.getBody()->getArgument(i), v);
+    }
+  }
+
+  Value yielded() {
+    return op.getBody()->getTerminator()->getOperand(0);
+  }
+
+  /// Runs the remaining iterations as a scalar generic on subviews.
+  void emitTail(OpBuilder &b, Location loc) {
+    int64_t done = chunks * width;
+    if (done == size)
+      return;
+    SmallVector<Value> operands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = cast<MemRefType>(operand.get().getType());
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        bool inner = e == getAffineDimExpr(last, b.getContext());
+        offsets.push_back(b.getIndexAttr(inner ? done : 0));
+        sizes.push_back(b.getIndexAttr(inner ? size - done : type.getDimSize(d)));
+        strides.push_back(b.getIndexAttr(1));
+      }
+      operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets,
+                                                   sizes, strides));
+    }
+    auto tail = cast<linalg::GenericOp>(b.clone(*op));
+    tail->setOperands(operands);
+  }
+
+  LogicalResult vectorizeElementwise() {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+            AffineMap::getMultiDimIdentityMap(ranges.size(), b.getContext()) ||
+        !unitInnerStride(op.getDpsInits()[0]))
+      return failure();
+    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d < last; ++d) {
+      lbs.push_back(c(0));
+      ubs.push_back(c(ranges[d]));
+      steps.push_back(c(1));
+    }
+    lbs.push_back(c(0));
+    ubs.push_back(c(chunks * width));
+    steps.push_back(c(width));
+    scf::ParallelOp::create(b, loc, lbs, ubs, steps,
+                            [&](OpBuilder &pb, Location l, ValueRange ivs) {
+                              IRMapping mapping;
+                              loadInputs(pb, l, ivs, mapping, width);
+                              cloneBody(pb, l, *op.getBody(), mapping, width);
+                              vector::StoreOp::create(pb, l, mapping.lookup(yielded()),
+                                                      op.getDpsInits()[0], ivs);
+                            });
+    emitTail(b, loc);
+    op.erase();
+    return success();
+  }
+
+  LogicalResult vectorizeRowReduction() {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Block *body = op.getBody();
+    BlockArgument acc = body->getArguments().back();
+    Operation *combiner = yielded().getDefiningOp();
+    if (!combiner || combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
+        acc.getUses().begin()->getOwner() != combiner)
+      return failure();
+    std::optional<vector::CombiningKind> kind = combiningKind(combiner);
+    if (!kind)
+      return failure();
+    Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                   : combiner->getOperand(0);
+    SmallVector<AffineExpr> outer;
+    for (int64_t d = 0; d < last; ++d)
+      outer.push_back(getAffineDimExpr(d, b.getContext()));
+    if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+        AffineMap::get(ranges.size(), 0, outer, b.getContext()))
+      return failure();
+
+    auto c = [&](OpBuilder &ob, int64_t v) {
+      return arith::ConstantIndexOp::create(ob, loc, v);
+    };
+    auto row = [&](OpBuilder &rb, Location l, ValueRange outerIvs) {
+      // The element value at innermost index `j`, `lanes` wide (0: scalar).
+      auto elementAt = [&](OpBuilder &eb, Value j, int64_t lanes) {
+        SmallVector<Value> ivs(outerIvs.begin(), outerIvs.end());
+        ivs.push_back(j);
+        IRMapping mapping;
+        loadInputs(eb, l, ivs, mapping, lanes);
+        cloneBody(eb, l, *body, mapping, lanes, combiner);
+        return mapping.lookup(element);
+      };
+      Value first = elementAt(rb, c(rb, 0), width);
+      auto chunkLoop = scf::ForOp::create(
+          rb, l, c(rb, width), c(rb, chunks * width), c(rb, width), ValueRange{first},
+          [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+            Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
+                                                    elementAt(lb, j, width));
+            scf::YieldOp::create(lb, ll, next);
+          });
+      Value total = vector::ReductionOp::create(rb, l, *kind, chunkLoop.getResult(0));
+      auto tailLoop = scf::ForOp::create(
+          rb, l, c(rb, chunks * width), c(rb, size), c(rb, 1), ValueRange{total},
+          [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+            Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
+                                                    elementAt(lb, j, 0));
+            scf::YieldOp::create(lb, ll, next);
+          });
+      Value out = op.getDpsInits()[0];
+      Value init = memref::LoadOp::create(rb, l, out, outerIvs);
+      Value result = vector::makeArithReduction(rb, l, *kind, tailLoop.getResult(0), init);
+      memref::StoreOp::create(rb, l, result, out, outerIvs);
+    };
+    if (last == 0) {
+      row(b, loc, {});
+    } else {
+      SmallVector<Value> lbs, ubs, steps;
+      for (int64_t d = 0; d < last; ++d) {
+        lbs.push_back(c(b, 0));
+        ubs.push_back(c(b, ranges[d]));
+        steps.push_back(c(b, 1));
+      }
+      scf::ParallelOp::create(b, loc, lbs, ubs, steps, row);
+    }
+    op.erase();
+    return success();
+  }
+
+  linalg::GenericOp op;
+  int64_t width;
+  SmallVector<int64_t> ranges;
+  SmallVector<Access> accesses;
+  int64_t last = 0, size = 0, chunks = 0;
+};
+
+struct KilnCpuVectorizePass
+    : kiln::impl::KilnCpuVectorizeBase<KilnCpuVectorizePass> {
+  using KilnCpuVectorizeBase::KilnCpuVectorizeBase;
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
+    for (linalg::GenericOp g : generics)
+      (void)Vectorizer(g, vectorWidth).run();
+  }
+};
+
+} // namespace
