@@ -73,6 +73,19 @@ LogicalResult verifySameElementType(Operation *op, Value a, Value b,
 }
 
 bool isFloat(Type t) { return elementKindOf(t) == ElementKind::Float; }
+
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> dims, bool keepDims) {
+  SmallVector<int64_t> out;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    bool reduced = llvm::is_contained(dims, static_cast<int64_t>(d));
+    if (!reduced)
+      out.push_back(size);
+    else if (keepDims)
+      out.push_back(1);
+  }
+  return out;
+}
 } // namespace
 
 std::optional<unsigned> kiln::elementKindOf(Type type) {
@@ -132,6 +145,26 @@ kiln::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes,
     }
   }
   return result;
+}
+
+RankedTensorType kiln::broadcastResultType(ValueRange operands,
+                                           Type elementType) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value v : operands)
+    shapes.push_back(tensorType(v).getShape());
+  auto shape = broadcastShapes(shapes);
+  assert(shape && "operands must broadcast");
+  return RankedTensorType::get(*shape, elementType);
+}
+
+RankedTensorType kiln::reducedType(Value x, ArrayRef<int64_t> dims,
+                                   bool keepDims, Type elementType) {
+  return RankedTensorType::get(
+      reducedShape(tensorType(x).getShape(), dims, keepDims), elementType);
+}
+
+RankedTensorType kiln::withShape(Value x, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, tensorType(x).getElementType());
 }
 
 LogicalResult kiln::verifyKilnElementTypes(Operation *op) {
@@ -512,19 +545,6 @@ LogicalResult ScatterAddOp::verify() {
 }
 
 namespace {
-SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
-                                  ArrayRef<int64_t> dims, bool keepDims) {
-  SmallVector<int64_t> out;
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    bool reduced = llvm::is_contained(dims, static_cast<int64_t>(d));
-    if (!reduced)
-      out.push_back(size);
-    else if (keepDims)
-      out.push_back(1);
-  }
-  return out;
-}
-
 template <typename OpT>
 LogicalResult verifyReduce(OpT op, unsigned kinds, bool boolResult) {
   if (failed(verifyKilnElementTypes(op)) ||

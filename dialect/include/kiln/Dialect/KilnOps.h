@@ -41,6 +41,14 @@ mlir::LogicalResult verifyKilnElementTypes(mlir::Operation *op);
 mlir::LogicalResult verifyElementKind(mlir::Operation *op, mlir::Value value,
                                       unsigned kinds, llvm::StringRef what);
 
+/// Result types that follow from operands and attributes, for the builders
+/// that need no result type. Operands must already be well-formed.
+mlir::RankedTensorType broadcastResultType(mlir::ValueRange operands,
+                                           mlir::Type elementType);
+mlir::RankedTensorType reducedType(mlir::Value x, llvm::ArrayRef<int64_t> dims,
+                                   bool keepDims, mlir::Type elementType);
+mlir::RankedTensorType withShape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+
 namespace OpTrait {
 template <typename ConcreteType>
 class ElementwiseUnary

@@ -81,6 +81,9 @@ def Kiln_ClampOp : Kiln_Op<"clamp", [Pure, SameOperandsAndResultType,
 def Kiln_IsnanOp : Kiln_Op<"isnan", [Pure]> {
   let arguments = (ins AnyRankedTensor:$x);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$x), [{
+    build($_builder, $_state, broadcastResultType({x}, $_builder.getI1Type()), x);
+  }]>];
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -105,6 +108,11 @@ class Kiln_BinaryOp<string mnemonic, KilnKinds kinds, bit isCompare = 0>
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = Kiln_WithKinds<kinds>.kindsDecl #
       "static constexpr bool kIsCompare = " # !if(isCompare, "true", "false") # ";";
+  let builders = [OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+    ::mlir::Type elem = kIsCompare ? $_builder.getI1Type()
+        : ::mlir::cast<::mlir::ShapedType>(lhs.getType()).getElementType();
+    build($_builder, $_state, broadcastResultType({lhs, rhs}, elem), lhs, rhs);
+  }]>];
 }
 
 foreach name = ["add", "sub", "mul", "div", "rem", "max", "min"] in
@@ -125,6 +133,13 @@ def Kiln_SelectOp : Kiln_Op<"select", [Pure]> {
   let arguments = (ins AnyRankedTensor:$cond, AnyRankedTensor:$a,
                    AnyRankedTensor:$b);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$cond, "::mlir::Value":$a,
+                                 "::mlir::Value":$b), [{
+    build($_builder, $_state,
+          broadcastResultType({cond, a, b},
+              ::mlir::cast<::mlir::ShapedType>(a.getType()).getElementType()),
+          cond, a, b);
+  }]>];
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -180,12 +195,26 @@ class Kiln_MoveOp<string mnemonic, dag attrs = (ins)>
 
 def Kiln_ReshapeOp : Kiln_MoveOp<"reshape">;
 def Kiln_BroadcastOp : Kiln_MoveOp<"broadcast">;
-def Kiln_TransposeOp : Kiln_MoveOp<"transpose", (ins DenseI64ArrayAttr:$perm)>;
+def Kiln_TransposeOp : Kiln_MoveOp<"transpose", (ins DenseI64ArrayAttr:$perm)> {
+  let builders = [OpBuilder<(ins "::mlir::Value":$x,
+                                 "::llvm::ArrayRef<int64_t>":$perm), [{
+    auto in = ::mlir::cast<::mlir::RankedTensorType>(x.getType());
+    ::llvm::SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(in.getDimSize(p));
+    build($_builder, $_state, withShape(x, shape), x, perm);
+  }]>];
+}
 def Kiln_SliceOp : Kiln_MoveOp<"slice", (ins DenseI64ArrayAttr:$start,
     DenseI64ArrayAttr:$stop, OptionalAttr<DenseI64ArrayAttr>:$step)>;
 def Kiln_PadOp : Kiln_MoveOp<"pad", (ins DenseI64ArrayAttr:$low,
     DenseI64ArrayAttr:$high, DefaultValuedAttr<F64Attr, "0.0">:$value)>;
-def Kiln_FlipOp : Kiln_MoveOp<"flip", (ins DenseI64ArrayAttr:$dims)>;
+def Kiln_FlipOp : Kiln_MoveOp<"flip", (ins DenseI64ArrayAttr:$dims)> {
+  let builders = [OpBuilder<(ins "::mlir::Value":$x,
+                                 "::llvm::ArrayRef<int64_t>":$dims), [{
+    build($_builder, $_state, x.getType(), x, dims);
+  }]>];
+}
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure]> {
   let arguments = (ins Variadic<AnyRankedTensor>:$xs, I64Attr:$dim);
@@ -203,21 +232,48 @@ class Kiln_IndexOp<string mnemonic, dag operands>
 }
 
 def Kiln_GatherOp : Kiln_IndexOp<"gather",
-    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx)>;
+    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx)> {
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$idx,
+                                 "int64_t":$dim), [{
+    build($_builder, $_state,
+          withShape(x, ::mlir::cast<::mlir::ShapedType>(idx.getType()).getShape()),
+          x, idx, dim);
+  }]>];
+}
 def Kiln_IndexSelectOp : Kiln_IndexOp<"index_select",
-    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx)>;
+    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx)> {
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$idx,
+                                 "int64_t":$dim), [{
+    ::llvm::SmallVector<int64_t> shape(
+        ::mlir::cast<::mlir::ShapedType>(x.getType()).getShape());
+    shape[dim] = ::mlir::cast<::mlir::ShapedType>(idx.getType()).getDimSize(0);
+    build($_builder, $_state, withShape(x, shape), x, idx, dim);
+  }]>];
+}
 def Kiln_ScatterAddOp : Kiln_IndexOp<"scatter_add",
-    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx, AnyRankedTensor:$src)>;
+    (ins AnyRankedTensor:$x, AnyRankedTensor:$idx, AnyRankedTensor:$src)> {
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$idx,
+                                 "::mlir::Value":$src, "int64_t":$dim), [{
+    build($_builder, $_state, x.getType(), x, idx, src, dim);
+  }]>];
+}
 
 //===----------------------------------------------------------------------===//
 // Reductions and scans.
 //===----------------------------------------------------------------------===//
 
-class Kiln_ReduceOp<string mnemonic, KilnKinds kinds>
+class Kiln_ReduceOp<string mnemonic, KilnKinds kinds, bit boolResult = 0>
     : Kiln_Op<mnemonic, [Pure]> {
   let arguments = (ins AnyRankedTensor:$x, DenseI64ArrayAttr:$dims,
                    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$x,
+      "::llvm::ArrayRef<int64_t>":$dims, CArg<"bool", "false">:$keepDims), [{
+    ::mlir::Type elem = }] # !if(boolResult, "$_builder.getI1Type()",
+        "::mlir::cast<::mlir::ShapedType>(x.getType()).getElementType()") # [{;
+    build($_builder, $_state, reducedType(x, dims, keepDims, elem), x, dims,
+          keepDims);
+  }]>];
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = Kiln_WithKinds<kinds>.kindsDecl;
@@ -228,13 +284,19 @@ def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", KindsNumeric>;
 def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", KindsFloat>;
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", KindsNumeric>;
 def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", KindsNumeric>;
-def Kiln_ReduceAnyOp : Kiln_ReduceOp<"reduce_any", KindsAll>;
-def Kiln_ReduceAllOp : Kiln_ReduceOp<"reduce_all", KindsAll>;
+def Kiln_ReduceAnyOp : Kiln_ReduceOp<"reduce_any", KindsAll, 1>;
+def Kiln_ReduceAllOp : Kiln_ReduceOp<"reduce_all", KindsAll, 1>;
 
 class Kiln_ArgOp<string mnemonic> : Kiln_Op<mnemonic, [Pure]> {
   let arguments = (ins AnyRankedTensor:$x, I64Attr:$dim,
                    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "int64_t":$dim,
+                                 CArg<"bool", "false">:$keepDims), [{
+    build($_builder, $_state,
+          reducedType(x, {dim}, keepDims, $_builder.getI64Type()), x, dim,
+          keepDims);
+  }]>];
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -268,6 +330,11 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
                    AnyRankedTensor:$bias,
                    DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$weight,
+      "::mlir::Value":$bias, CArg<"double", "1e-5">:$eps), [{
+    build($_builder, $_state, x.getType(), x, weight, bias,
+          $_builder.getF64FloatAttr(eps));
+  }]>];
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -276,6 +343,11 @@ def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$weight,
                    DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$weight,
+      CArg<"double", "1e-6">:$eps), [{
+    build($_builder, $_state, x.getType(), x, weight,
+          $_builder.getF64FloatAttr(eps));
+  }]>];
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
