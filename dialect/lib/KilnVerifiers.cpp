@@ -72,7 +72,10 @@ LogicalResult verifySameElementType(Operation *op, Value a, Value b,
   return success();
 }
 
-bool isFloat(Type t) { return elementKindOf(t) == ElementKind::Float; }
+bool isFloat(Type t) {
+  std::optional<unsigned> kind = elementKindOf(t);
+  return kind && (*kind & (ElementKind::Float | ElementKind::Float8));
+}
 
 SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
                                   ArrayRef<int64_t> dims, bool keepDims) {
@@ -89,9 +92,10 @@ SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
 } // namespace
 
 std::optional<unsigned> kiln::elementKindOf(Type type) {
-  if (type.isF64() || type.isF32() || type.isF16() || type.isBF16() ||
-      isa<Float8E4M3FNType, Float8E5M2Type>(type))
+  if (type.isF64() || type.isF32() || type.isF16() || type.isBF16())
     return ElementKind::Float;
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(type))
+    return ElementKind::Float8;
   auto intType = dyn_cast<IntegerType>(type);
   if (!intType)
     return std::nullopt;
@@ -117,6 +121,8 @@ std::string kiln::describeElementKinds(unsigned kinds) {
     names.push_back("unsigned integer");
   if (kinds & ElementKind::Bool)
     names.push_back("i1");
+  if (kinds & ElementKind::Float8)
+    names.push_back("f8");
   return llvm::join(names, " or ");
 }
 
@@ -624,8 +630,8 @@ LogicalResult MatmulOp::verify() {
   if (failed(verifyKilnElementTypes(*this)) ||
       failed(verifySameElementType(*this, getA(), getB(), "a", "b")) ||
       failed(verifyElementKind(*this, getA(),
-                               ElementKind::Float | ElementKind::Signed |
-                                   ElementKind::Unsigned,
+                               ElementKind::Float | ElementKind::Float8 |
+                                   ElementKind::Signed | ElementKind::Unsigned,
                                "operand")))
     return failure();
   auto a = getA().getType(), b = getB().getType();

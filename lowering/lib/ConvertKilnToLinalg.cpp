@@ -29,12 +29,6 @@ LogicalResult checkLowerable(ModuleOp module) {
         op->emitError() << "dynamic shapes are not supported yet: " << tensor;
         return WalkResult::interrupt();
       }
-      if (isa<Float8E4M3FNType, Float8E5M2Type>(tensor.getElementType())) {
-        op->emitError() << "f8 arithmetic is not supported by the CPU kernels "
-                           "yet (element type "
-                        << tensor.getElementType() << ")";
-        return WalkResult::interrupt();
-      }
     }
     return WalkResult::advance();
   });

@@ -18,9 +18,14 @@ bool isUnsignedKilnType(Type type) {
   return intType && intType.isUnsigned();
 }
 
+bool isFloat8(Type type) { return isa<Float8E4M3FNType, Float8E5M2Type>(type); }
+
 Type signlessType(Type type) {
   if (auto intType = dyn_cast<IntegerType>(type))
     return IntegerType::get(type.getContext(), intType.getWidth());
+  // f8 values live in kernels as their bit patterns.
+  if (isFloat8(type))
+    return IntegerType::get(type.getContext(), 8);
   return type;
 }
 
@@ -77,11 +82,107 @@ Value floatToInt(OpBuilder &b, Location loc, Value x, Type to, bool isUnsigned) 
   r = arith::SelectOp::create(b, loc, tooSmall, minC, r);
   return arith::SelectOp::create(b, loc, isNan, intConst(b, loc, to, 0), r);
 }
+// The float format of an f8 type: exponent and mantissa bits, bias, and
+// whether it has infinities (E5M2) or uses its top pattern for NaN (E4M3FN).
+struct Float8Format {
+  unsigned mantissa;
+  int bias;
+  bool hasInf;
+};
+Float8Format formatOf(Type t) {
+  return isa<Float8E5M2Type>(t) ? Float8Format{2, 15, true}
+                                : Float8Format{3, 7, false};
+}
+
+/// f8 bits (i8) -> f32, exactly.
+Value decodeFloat8(OpBuilder &b, Location loc, Value bits, Type type) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c32 = [&](int64_t v) { return intConst(b, loc, i32, v); };
+  if (isa<Float8E5M2Type>(type)) {
+    // E5M2 is the top byte of an IEEE half, subnormals, inf and NaN included.
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI16Type(), bits);
+    Value half = arith::BitcastOp::create(
+        b, loc, b.getF16Type(),
+        arith::ShLIOp::create(b, loc, wide, intConst(b, loc, b.getI16Type(), 8)));
+    return arith::ExtFOp::create(b, loc, f32, half);
+  }
+  Value u = arith::ExtUIOp::create(b, loc, i32, bits);
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, u, c32(0x80)), c32(24));
+  Value exp = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, u, c32(3)), c32(0xF));
+  Value man = arith::AndIOp::create(b, loc, u, c32(7));
+  Value normalBits = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, exp, c32(120)),
+                            c32(23)),
+      arith::ShLIOp::create(b, loc, man, c32(20)));
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f32, man),
+      floatConst(b, loc, f32, 0x1.0p-9));
+  Value magnitude = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exp, c32(0)),
+      arith::BitcastOp::create(b, loc, i32, subnormal), normalBits);
+  Value isNan = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, u, c32(0x7F)),
+      c32(0x7F));
+  magnitude = arith::SelectOp::create(b, loc, isNan, c32(0x7FC00000), magnitude);
+  return arith::BitcastOp::create(b, loc, f32,
+                                  arith::OrIOp::create(b, loc, magnitude, sign));
+}
+
+/// f32 -> f8 bits, rounding to nearest even; too large becomes inf (E5M2) or
+/// NaN (E4M3FN, which has no inf), as PyTorch converts.
+Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
+  Float8Format f = formatOf(type);
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c32 = [&](int64_t v) { return intConst(b, loc, i32, v); };
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value sign = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c32(24)), c32(0x80));
+  Value absBits = arith::AndIOp::create(b, loc, bits, c32(0x7FFFFFFF));
+  Value a = arith::BitcastOp::create(b, loc, f32, absBits);
+  // Normal range: round the f32 mantissa to `mantissa` bits in the integer
+  // domain (a carry moves into the exponent), then rebias.
+  int64_t drop = 23 - f.mantissa;
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, absBits, c32(drop)), c32(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, absBits,
+      arith::AddIOp::create(b, loc, c32((int64_t(1) << (drop - 1)) - 1), lsb));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, c32(drop)),
+      c32(int64_t(127 - f.bias) << f.mantissa));
+  // Subnormal range: an integer count of the smallest subnormal.
+  Value scaled = arith::MulFOp::create(
+      b, loc, a, floatConst(b, loc, f32, std::ldexp(1.0, f.bias - 1 + f.mantissa)));
+  Value sub = arith::FPToUIOp::create(b, loc, i32,
+                                      math::RoundEvenOp::create(b, loc, scaled));
+  Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                      floatConst(b, loc, f32, std::ldexp(1.0, 1 - f.bias)));
+  Value r = arith::SelectOp::create(b, loc, isSub, sub, normal);
+  // Overflow (inf included): inf for E5M2; E4M3FN's 0x7F is NaN.
+  double overflowAt = f.hasInf ? 65536.0 : 480.0;
+  Value overflow = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, a,
+                                         floatConst(b, loc, f32, overflowAt));
+  r = arith::SelectOp::create(b, loc, overflow, c32(f.hasInf ? 0x7C : 0x7F), r);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  r = arith::SelectOp::create(b, loc, isNan, c32(0x7F), r);
+  return arith::TruncIOp::create(b, loc, b.getI8Type(),
+                                 arith::OrIOp::create(b, loc, r, sign));
+}
 } // namespace
 
 Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   if (from == to)
     return v;
+  // f8 goes through f32, which holds every f8 value exactly.
+  Type f32 = b.getF32Type();
+  if (isFloat8(from))
+    return castScalar(b, loc, decodeFloat8(b, loc, v, from), f32, to);
+  if (isFloat8(to))
+    return encodeFloat8(b, loc, castScalar(b, loc, v, from, f32), to);
   Type sTo = signlessType(to);
   bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
   if (isBool(to)) {
@@ -115,6 +216,15 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
 }
 
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (isFloat8(type)) {
+    APFloat f(value);
+    bool lost;
+    f.convert(cast<FloatType>(type).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return arith::ConstantOp::create(
+        b, loc, b.getI8Type(),
+        b.getIntegerAttr(b.getI8Type(), f.bitcastToAPInt().getZExtValue()));
+  }
   if (isa<FloatType>(type))
     return floatConst(b, loc, type, value);
   Value f = floatConst(b, loc, b.getF64Type(), value);

@@ -463,3 +463,71 @@ def test_fused_chain_matches_reference():
     assert "1 kernel(s)" in proc.stdout, proc.stdout  # the whole chain is one kernel
     xd = x.astype(np.float64) * w + b
     check(results[0], 0.5 * xd * (1 + erf(xd / math.sqrt(2))), np.float32)
+
+
+def f8_table(kind):
+    """Every finite f8 value with its bit pattern (NaN patterns left out)."""
+    values = {}
+    for bits in range(256):
+        sign = -1.0 if bits & 0x80 else 1.0
+        if kind == "f8E5M2":
+            e, m = (bits >> 2) & 0x1F, bits & 3
+            if e == 31:
+                continue
+            v = m * 2.0**-16 if e == 0 else (1 + m / 4) * 2.0**(e - 15)
+        else:
+            e, m = (bits >> 3) & 0xF, bits & 7
+            if e == 15 and m == 7:
+                continue
+            v = m * 2.0**-9 if e == 0 else (1 + m / 8) * 2.0**(e - 7)
+        values[bits] = sign * v
+    return values
+
+
+def f8_round(x, kind):
+    """Round to nearest f8 value, ties to the even pattern; out of range gives
+    inf (E5M2) or NaN (E4M3FN)."""
+    table = f8_table(kind)
+    limit = 61440.0 if kind == "f8E5M2" else 464.0
+    out = []
+    for v in x:
+        if math.isnan(v) or (kind == "f8E4M3FN" and abs(v) > limit) or math.isinf(v) and kind == "f8E4M3FN":
+            out.append(math.nan)
+            continue
+        if kind == "f8E5M2" and abs(v) >= limit:
+            out.append(math.copysign(math.inf, v))
+            continue
+        best = min(table.items(), key=lambda kv: (abs(kv[1] - v), kv[0] & 1))
+        out.append(best[1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kind", ["f8E4M3FN", "f8E5M2"])
+def test_f8_cast_round_trip(kind):
+    x = np.concatenate([rand((200,), np.float32, -20, 20), rand((50,), np.float32, -0.02, 0.02),
+                        np.array([0.0, -0.0, 448.0, 464.0, 470.0, 500.0, 57344.0, 61440.0, 70000.0,
+                                  np.inf, -np.inf, np.nan], np.float32)]).astype(np.float32)
+    t, t8 = tensor_type(x.shape, np.float32), tensor_type(x.shape, kind)
+    prog = (f"func.func @main(%x: {t}) -> {t} {{\n"
+            f"  %0 = kiln.cast %x : {t} -> {t8}\n"
+            f"  %1 = kiln.transpose %0 {{perm = array<i64: 0>}} : {t8} -> {t8}\n"
+            f"  %2 = kiln.cast %1 : {t8} -> {t}\n  return %2 : {t}\n}}\n")
+    got = run_kiln(prog, [x])[0][0]
+    np.testing.assert_array_equal(got, f8_round(x.astype(np.float64), kind).astype(np.float32))
+
+
+def test_f8_matmul_and_fill():
+    a, b = rand((5, 24), np.float32, -2, 2), rand((24, 7), np.float32, -2, 2)
+    ta, tb, tr = tensor_type(a.shape, np.float32), tensor_type(b.shape, np.float32), tensor_type((5, 7), np.float32)
+    a8, b8 = tensor_type(a.shape, "f8E4M3FN"), tensor_type(b.shape, "f8E4M3FN")
+    prog = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+            f"  %0 = kiln.cast %a : {ta} -> {a8}\n  %1 = kiln.cast %b : {tb} -> {b8}\n"
+            f"  %2 = kiln.matmul %0, %1 : ({a8}, {b8}) -> {tr}\n  return %2 : {tr}\n}}\n")
+    got = run_kiln(prog, [a, b])[0][0]
+    want = f8_round(a.ravel().astype(np.float64), "f8E4M3FN").reshape(a.shape) @ \
+        f8_round(b.ravel().astype(np.float64), "f8E4M3FN").reshape(b.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    t8, t = tensor_type((3,), "f8E5M2"), tensor_type((3,), np.float32)
+    prog = (f"func.func @main() -> {t} {{\n  %0 = \"kiln.fill\"() {{value = 2.6 : f64}} : () -> {t8}\n"
+            f"  %1 = kiln.cast %0 : {t8} -> {t}\n  return %1 : {t}\n}}\n")
+    check(run_kiln(prog, [])[0][0], np.full(3, 2.5), np.float32)

@@ -25,6 +25,8 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     Type kilnOut = resultType.getElementType();
     Type acc = isa<FloatType>(kilnOut) ? computeFloatType(kilnOut)
                                        : signlessType(kilnOut);
+    if (isa<Float8E4M3FNType, Float8E5M2Type>(kilnIn))
+      acc = rewriter.getF32Type();
     ArrayRef<int64_t> outShape = resultType.getShape();
     int64_t rank = outShape.size();
     int64_t m = outShape[rank - 2], n = outShape[rank - 1];
@@ -56,8 +58,19 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       }
       return batchShape.empty() ? v : reshapeTo(rewriter, loc, v, {batch, r, c});
     };
-    Value a = prepare(adaptor.getA(), m, k);
-    Value b = prepare(adaptor.getB(), k, n);
+    // f8 inputs are decoded to f32 once, then multiplied as f32.
+    auto decoded = [&](Value v) {
+      if (!isa<Float8E4M3FNType, Float8E5M2Type>(kilnIn))
+        return v;
+      auto shape = cast<RankedTensorType>(v.getType()).getShape();
+      return buildElementwise(rewriter, loc, shape, rewriter.getF32Type(), v,
+                              [&](OpBuilder &nb, Location l, ValueRange x) {
+                                return castScalar(nb, l, x[0], kilnIn,
+                                                  nb.getF32Type());
+                              });
+    };
+    Value a = prepare(decoded(adaptor.getA()), m, k);
+    Value b = prepare(decoded(adaptor.getB()), k, n);
     SmallVector<int64_t> accShape = {m, n};
     if (!batchShape.empty())
       accShape.insert(accShape.begin(), batch);

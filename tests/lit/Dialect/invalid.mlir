@@ -606,3 +606,11 @@ func.func @f75(%x: tensor<4x8xi32>, %w: tensor<8xi32>) {
   %r = kiln.rms_norm %x, %w : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
   return
 }
+
+// -----
+
+func.func @f8_arith(%x: tensor<4xf8E4M3FN>) {
+  // expected-error @+1 {{operand element type 'f8E4M3FN' is not supported: expected float or signed integer}}
+  %r = kiln.neg %x : tensor<4xf8E4M3FN>
+  return
+}

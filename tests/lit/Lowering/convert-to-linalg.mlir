@@ -70,8 +70,13 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-func.func @f8(%x: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
-  // expected-error @+1 {{f8 arithmetic is not supported by the CPU kernels yet}}
-  %0 = kiln.exp %x : tensor<4xf8E4M3FN>
-  return %0 : tensor<4xf8E4M3FN>
+// f8 tensors are bit patterns in kernels: a cast decodes them to f32 exactly.
+// CHECK-LABEL: func @f8_cast
+// CHECK-SAME: (%{{.*}}: tensor<4xi8>) -> tensor<4xf32>
+// CHECK: arith.extui %{{.*}} : i8 to i16
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+func.func @f8_cast(%x: tensor<4xf8E5M2>) -> tensor<4xf32> {
+  %0 = kiln.cast %x : tensor<4xf8E5M2> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

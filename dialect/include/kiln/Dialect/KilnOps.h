@@ -14,13 +14,16 @@
 namespace kiln {
 
 /// Classes of element types, as a bit set: what an op accepts.
+/// f8 types are storage formats, as in PyTorch: they can be moved, cast and
+/// multiplied (matmul), but arithmetic ops reject them.
 namespace ElementKind {
 enum : unsigned {
-  Float = 1,    // f64 f32 f16 bf16 f8E4M3FN f8E5M2
+  Float = 1,    // f64 f32 f16 bf16
   Signed = 2,   // signless i8 i16 i32 i64 (kiln's signed integers)
   Unsigned = 4, // ui8 ui16 ui32 ui64
   Bool = 8,     // i1
-  Any = 15,
+  Any = 15,     // every type with arithmetic
+  Float8 = 16,  // f8E4M3FN f8E5M2
 };
 } // namespace ElementKind
 
