@@ -84,13 +84,32 @@ Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                                                    const CompileOptions &options) {
   std::lock_guard lock(mutex);
-  std::string key = std::to_string(std::hash<std::string_view>{}(source)) + "|" +
-                    options.entry + "|" + compiler.targetFingerprint() + "|" +
-                    KILN_VERSION;
-  // A dump request always compiles, so that every stage is written.
-  if (options.dumpDir.empty()) {
+  std::string suffix = "|" + options.entry + "|" + compiler.targetFingerprint() +
+                       "|" + KILN_VERSION;
+  auto hash = [](std::string_view text) {
+    return std::to_string(std::hash<std::string_view>{}(text));
+  };
+  // Fast path: this exact text was seen before. A dump request always
+  // compiles, so that every stage is written.
+  std::string textKey = "text:" + hash(source) + suffix;
+  bool dump = !options.dumpDir.empty();
+  if (!dump) {
+    if (auto it = cache.find(textKey); it != cache.end()) {
+      ++hits;
+      return it->second;
+    }
+  }
+  // The key proper hashes the canonical IR, so reformatted text hits too.
+  auto canonical = compiler.canonicalForm(source);
+  if (!canonical) {
+    // Let compile() report the problem with locations.
+    canonical = std::string(source);
+  }
+  std::string key = "ir:" + hash(*canonical) + suffix;
+  if (!dump) {
     if (auto it = cache.find(key); it != cache.end()) {
       ++hits;
+      cache[textKey] = it->second;
       return it->second;
     }
   }
@@ -105,7 +124,7 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
   if (!executable)
     return std::unexpected(executable.error());
   auto program = std::make_shared<Program>(std::move(*compiled), std::move(*executable));
-  cache[key] = program;
+  cache[key] = cache[textKey] = program;
   return program;
 }
 

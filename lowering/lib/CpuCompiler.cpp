@@ -144,6 +144,24 @@ std::string CpuCompiler::targetFingerprint() const {
          std::to_string(std::hash<std::string>{}(impl->features));
 }
 
+Expected<std::string> CpuCompiler::canonicalForm(std::string_view source) {
+  MLIRContext &ctx = impl->context;
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    llvm::raw_string_ostream(diagnostics) << diag << "\n";
+    return success();
+  });
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      llvm::StringRef(source.data(), source.size()), config, "program");
+  if (!module)
+    return makeError(ErrorKind::InvalidArgument, diagnostics);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().printGenericOpForm());
+  return text;
+}
+
 Expected<CompiledCpuProgram>
 CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) {
   MLIRContext &ctx = impl->context;

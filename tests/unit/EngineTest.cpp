@@ -38,12 +38,33 @@ TEST(KernelCache, SameProgramCompilesOnce) {
   EXPECT_FLOAT_EQ((*out)[0].as<float>()[3], 44.0f);
 }
 
-TEST(KernelCache, OtherEntryOrProgramCompilesAgain) {
+TEST(KernelCache, ReformattedProgramHitsTheCanonicalKey) {
   auto engine = cpuEngine();
   ASSERT_TRUE(engine->compile(kAddProgram));
-  std::string other = std::string(kAddProgram) + "\n// a different program text\n";
+  std::string reformatted = R"(// the same program, other names and layout
+func.func @main(%x: tensor<4xf32>,   %y: tensor<4xf32>) -> tensor<4xf32> {
+  %sum = "kiln.add"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+})";
+  ASSERT_TRUE(engine->compile(reformatted));
+  EXPECT_EQ(engine->compileCount(), 1u);
+}
+
+TEST(KernelCache, OtherProgramOrEntryCompilesAgain) {
+  auto engine = cpuEngine();
+  ASSERT_TRUE(engine->compile(kAddProgram));
+  std::string other = kAddProgram;
+  other.replace(other.find("kiln.add"), 8, "kiln.mul");
   ASSERT_TRUE(engine->compile(other));
   EXPECT_EQ(engine->compileCount(), 2u);
+  std::string twoEntries = std::string(kAddProgram) + R"(
+func.func @neg(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.neg %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})";
+  ASSERT_TRUE(engine->compile(twoEntries, {"main", ""}));
+  ASSERT_TRUE(engine->compile(twoEntries, {"neg", ""}));
+  EXPECT_EQ(engine->compileCount(), 4u);
 }
 
 TEST(Engine, MalformedProgramIsInvalidArgumentWithLocation) {

@@ -47,6 +47,9 @@ public:
   /// message; what the CPU cannot run yet gives Unsupported.
   Expected<CompiledCpuProgram> compile(std::string_view source,
                                        const CpuCompileOptions &options);
+  /// The program in canonical form (generic op syntax, no locations), so
+  /// that reformatted text of one program has one cache key.
+  Expected<std::string> canonicalForm(std::string_view source);
   /// "cpu-<triple>-<cpu>+<features>": what generated code depends on.
   std::string targetFingerprint() const;
 
