@@ -1,0 +1,96 @@
+//===- CudaDevice.h - NVIDIA GPUs through the CUDA driver API ---*- C++ -*-===//
+//
+// libcuda.so.1 is loaded with dlopen at first use, never linked: kiln loads
+// and runs on machines without a driver, where there are simply no CUDA
+// devices. A kernel fault poisons the device: every later call returns
+// device_poisoned at once, as the context cannot be trusted again.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_CUDADEVICE_H
+#define KILN_RUNTIME_CUDADEVICE_H
+
+#include "kiln/runtime/Error.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+struct CudaDriver;
+
+struct CudaDeviceProperties {
+  std::string name;
+  int computeMajor = 0, computeMinor = 0;
+  int multiprocessors = 0;
+  int maxThreadsPerBlock = 0;
+  int warpSize = 0;
+  int sharedMemoryPerBlock = 0;      // without opting in
+  int sharedMemoryPerBlockOptIn = 0; // the most a kernel can ask for
+  size_t totalMemory = 0;
+  /// "sm_90" for compute capability 9.0.
+  std::string chip() const;
+};
+
+/// A kernel in a loaded module.
+struct CudaKernel {
+  void *function = nullptr;
+};
+
+/// Launch shape of a kernel.
+struct LaunchShape {
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned sharedMemoryBytes = 0;
+};
+
+class CudaDevice {
+public:
+  /// How many CUDA devices this machine has: 0, not an error, where the
+  /// driver is missing or finds none.
+  static int deviceCount();
+  /// Why deviceCount() is 0, in words ("libcuda.so.1 not found: ..."); empty
+  /// when devices exist.
+  static std::string unavailableReason();
+  static Expected<std::unique_ptr<CudaDevice>> create(int index);
+  ~CudaDevice();
+
+  const CudaDeviceProperties &properties() const { return props; }
+  bool poisoned() const { return isPoisoned; }
+
+  /// Loads a module from PTX (the driver JIT-compiles it for this chip);
+  /// the driver's error log goes into the error.
+  Expected<void *> loadModule(std::string_view ptx);
+  Expected<CudaKernel> kernel(void *module, const std::string &name);
+  /// Queues a launch on the device's stream; `args` points at each argument.
+  Expected<void> launch(CudaKernel kernel, const LaunchShape &shape,
+                        std::vector<void *> &args);
+
+  Expected<uint64_t> allocate(size_t bytes);
+  Expected<void> free(uint64_t pointer);
+  Expected<void> copyToDevice(uint64_t dst, const void *src, size_t bytes);
+  Expected<void> copyToHost(void *dst, uint64_t src, size_t bytes);
+  /// Waits for queued work; a fault in it poisons the device.
+  Expected<void> sync();
+
+private:
+  CudaDevice(const CudaDriver &driver, int ordinal, void *context, void *stream,
+             CudaDeviceProperties props);
+  /// Turns a driver result into an error, poisoning on sticky faults.
+  Expected<void> check(int result, const char *what);
+
+  const CudaDriver &driver;
+  int ordinal;
+  void *context;
+  void *stream;
+  CudaDeviceProperties props;
+  bool isPoisoned = false;
+};
+
+} // namespace kiln
+
+#endif

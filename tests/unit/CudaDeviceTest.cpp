@@ -1,0 +1,151 @@
+//===- CudaDeviceTest.cpp - the CUDA runtime on hand-written PTX ---------===//
+//
+// On machines without a GPU or driver these check that kiln reports zero
+// devices and skip, visibly, what needs a device.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/runtime/CudaDevice.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+
+namespace {
+constexpr const char *kPtx = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry vadd(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n)
+{
+  .reg .pred %p;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<10>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  ld.param.u64 %rd3, [c];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p, %r5, %r1;
+  @%p bra DONE;
+  cvta.to.global.u64 %rd4, %rd1;
+  cvta.to.global.u64 %rd5, %rd2;
+  cvta.to.global.u64 %rd6, %rd3;
+  mul.wide.u32 %rd7, %r5, 4;
+  add.s64 %rd8, %rd4, %rd7;
+  ld.global.f32 %f1, [%rd8];
+  add.s64 %rd8, %rd5, %rd7;
+  ld.global.f32 %f2, [%rd8];
+  add.f32 %f3, %f1, %f2;
+  add.s64 %rd8, %rd6, %rd7;
+  st.global.f32 [%rd8], %f3;
+DONE:
+  ret;
+}
+
+.visible .entry out_of_bounds()
+{
+  .reg .b64 %rd1;
+  .reg .f32 %f1;
+  mov.u64 %rd1, 16;
+  mov.f32 %f1, 0f3F800000;
+  st.global.f32 [%rd1], %f1;
+  ret;
+}
+)";
+
+#define REQUIRE_CUDA_DEVICE()                                                  \
+  if (CudaDevice::deviceCount() == 0)                                          \
+  GTEST_SKIP() << "no CUDA device: " << CudaDevice::unavailableReason()
+} // namespace
+
+TEST(CudaDevice, CountIsZeroWithAReasonWhenThereIsNoDriver) {
+  if (CudaDevice::deviceCount() > 0)
+    GTEST_SKIP() << "this machine has CUDA devices";
+  EXPECT_FALSE(CudaDevice::unavailableReason().empty());
+  auto device = CudaDevice::create(0);
+  ASSERT_FALSE(device);
+  EXPECT_EQ(device.error().kind, ErrorKind::InvalidArgument);
+}
+
+TEST(CudaDevice, PropertiesAndVectorAddFromPtx) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device) << device.error().message;
+  const CudaDeviceProperties &p = (*device)->properties();
+  EXPECT_GT(p.multiprocessors, 0);
+  EXPECT_GT(p.totalMemory, size_t(1) << 30);
+  EXPECT_EQ(p.warpSize, 32);
+  std::printf("cuda:0 is %s (%s, %d SMs, %zu MiB)\n", p.name.c_str(),
+              p.chip().c_str(), p.multiprocessors, p.totalMemory >> 20);
+
+  auto module = (*device)->loadModule(kPtx);
+  ASSERT_TRUE(module) << module.error().message;
+  auto vadd = (*device)->kernel(*module, "vadd");
+  ASSERT_TRUE(vadd);
+  constexpr unsigned n = 1 << 20;
+  std::vector<float> a(n), b(n), c(n);
+  for (unsigned i = 0; i < n; ++i)
+    a[i] = float(i), b[i] = 0.5f * float(i);
+  uint64_t da = *(*device)->allocate(n * 4), db = *(*device)->allocate(n * 4),
+           dc = *(*device)->allocate(n * 4);
+  ASSERT_TRUE((*device)->copyToDevice(da, a.data(), n * 4));
+  ASSERT_TRUE((*device)->copyToDevice(db, b.data(), n * 4));
+  unsigned count = n;
+  std::vector<void *> args = {&da, &db, &dc, &count};
+  LaunchShape shape;
+  shape.grid[0] = n / 256;
+  shape.block[0] = 256;
+  ASSERT_TRUE((*device)->launch(*vadd, shape, args));
+  ASSERT_TRUE((*device)->sync());
+  ASSERT_TRUE((*device)->copyToHost(c.data(), dc, n * 4));
+  for (unsigned i = 0; i < n; i += 997)
+    ASSERT_EQ(c[i], 1.5f * float(i)) << i;
+  for (uint64_t p : {da, db, dc})
+    EXPECT_TRUE((*device)->free(p));
+}
+
+TEST(CudaDevice, BadPtxIsACompileErrorWithTheDriverLog) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device);
+  auto module = (*device)->loadModule(".version 7.0\n.target sm_80\nnot ptx at all\n");
+  ASSERT_FALSE(module);
+  EXPECT_EQ(module.error().kind, ErrorKind::Compile);
+}
+
+TEST(CudaDevice, OutOfMemoryIsReportedAndTheDeviceStaysUsable) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device);
+  auto huge = (*device)->allocate(size_t(1) << 50);
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().kind, ErrorKind::OutOfMemory);
+  auto small = (*device)->allocate(1024);
+  ASSERT_TRUE(small) << small.error().message;
+  EXPECT_TRUE((*device)->free(*small));
+}
+
+// Runs last in this file: it leaves the primary context unusable.
+TEST(CudaDevice, ZKernelFaultPoisonsTheDevice) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device);
+  auto module = (*device)->loadModule(kPtx);
+  ASSERT_TRUE(module);
+  auto bad = (*device)->kernel(*module, "out_of_bounds");
+  ASSERT_TRUE(bad);
+  std::vector<void *> none;
+  ASSERT_TRUE((*device)->launch(*bad, LaunchShape{}, none));
+  auto synced = (*device)->sync();
+  ASSERT_FALSE(synced);
+  EXPECT_EQ(synced.error().kind, ErrorKind::DevicePoisoned);
+  EXPECT_TRUE((*device)->poisoned());
+  auto later = (*device)->allocate(1024);
+  ASSERT_FALSE(later);
+  EXPECT_EQ(later.error().kind, ErrorKind::DevicePoisoned);
+}
