@@ -60,32 +60,76 @@ Program::run(const std::vector<HostTensor> &inputs) const {
     outputs.emplace_back(s.dtype, s.shape);
     buffers.push_back(outputs.back().data.data());
   }
-  executable->run(buffers.data());
+  if (auto ok = runner(buffers.data()); !ok)
+    return std::unexpected(ok.error());
   return outputs;
 }
 
-Engine::Engine(DeviceId id, std::unique_ptr<CpuDevice> cpu)
-    : deviceId(id), cpu(std::move(cpu)) {}
-
 Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
-  if (device.type != DeviceType::Cpu)
-    return makeError(ErrorKind::Unsupported,
-                     "device " + device.toString() +
-                         ": this build of kiln runs programs on the CPU only");
-  if (device.index != 0)
-    return makeError(ErrorKind::InvalidArgument,
-                     "device " + device.toString() + " does not exist (one CPU device: cpu:0)");
-  auto cpu = CpuDevice::create();
-  if (!cpu)
-    return std::unexpected(cpu.error());
-  return std::unique_ptr<Engine>(new Engine(device, std::move(*cpu)));
+  std::unique_ptr<Engine> engine(new Engine(device));
+  switch (device.type) {
+  case DeviceType::Cpu: {
+    if (device.index != 0)
+      return makeError(ErrorKind::InvalidArgument,
+                       "device " + device.toString() +
+                           " does not exist (one CPU device: cpu:0)");
+    auto cpu = CpuDevice::create();
+    if (!cpu)
+      return std::unexpected(cpu.error());
+    engine->cpu = std::move(*cpu);
+    return engine;
+  }
+  case DeviceType::Cuda: {
+    auto cuda = CudaDevice::create(device.index);
+    if (!cuda)
+      return std::unexpected(cuda.error());
+    engine->cuda = std::move(*cuda);
+    return engine;
+  }
+  case DeviceType::Vulkan:
+    break;
+  }
+  return makeError(ErrorKind::Unsupported,
+                   "device " + device.toString() +
+                       ": this build of kiln runs programs on the CPU and CUDA");
+}
+
+Expected<std::shared_ptr<Program>>
+Engine::build(std::string_view source, const CompileOptions &options) {
+  if (cuda) {
+    CompileOptions gpuOptions = options;
+    gpuOptions.chip = cuda->properties().chip();
+    auto compiled = compiler.compileForCuda(source, gpuOptions);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    auto program = CudaProgram::load(*cuda, std::move(compiled->plan));
+    if (!program)
+      return std::unexpected(program.error());
+    std::shared_ptr<CudaProgram> shared = std::move(*program);
+    return std::make_shared<Program>(
+        std::move(*compiled),
+        [shared](void **buffers) { return shared->run(buffers); });
+  }
+  auto compiled = compiler.compileForCpu(source, options);
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  auto executable = cpu->load(compiled->object);
+  if (!executable)
+    return std::unexpected(executable.error());
+  return std::make_shared<Program>(
+      std::move(*compiled),
+      [exe = std::move(*executable)](void **buffers) -> Expected<void> {
+        exe->run(buffers);
+        return {};
+      });
 }
 
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                                                    const CompileOptions &options) {
   std::lock_guard lock(mutex);
-  std::string suffix = "|" + options.entry + "|" + compiler.targetFingerprint() +
-                       "|" + KILN_VERSION;
+  std::string target = cuda ? "cuda-" + cuda->properties().chip()
+                            : compiler.targetFingerprint();
+  std::string suffix = "|" + options.entry + "|" + target + "|" + KILN_VERSION;
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };
@@ -113,19 +157,12 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
       return it->second;
     }
   }
-  CpuCompileOptions cpuOptions;
-  cpuOptions.entry = options.entry;
-  cpuOptions.dumpDir = options.dumpDir;
-  auto compiled = compiler.compile(source, cpuOptions);
-  if (!compiled)
-    return std::unexpected(compiled.error());
+  auto program = build(source, options);
+  if (!program)
+    return std::unexpected(program.error());
   ++compiles;
-  auto executable = cpu->load(compiled->object);
-  if (!executable)
-    return std::unexpected(executable.error());
-  auto program = std::make_shared<Program>(std::move(*compiled), std::move(*executable));
-  cache[key] = cache[textKey] = program;
-  return program;
+  cache[key] = cache[textKey] = *program;
+  return *program;
 }
 
 } // namespace kiln

@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -30,22 +33,60 @@ void buildKilnToCpuLLVMPipeline(OpPassManager &pm,
   buildKernelsToCpuLLVMPipeline(pm, options);
 }
 
-void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
-                                   const CpuPipelineOptions &options) {
+/// Kernels on tensors -> one host function on buffers that writes its
+/// results into caller-provided out-params.
+static void addBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // On the CPU the kernels run inside one native function. Inlining before
-  // turning results into out-params lets a kernel write straight into the
-  // caller's output buffer instead of a temporary that is copied.
+  // Inlining the kernels before turning results into out-params lets a
+  // kernel write straight into the caller's output buffer instead of a
+  // temporary that is copied.
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
+void buildKernelsToNvvmPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options) {
+  addBufferization(pm);
+  pm.addPass(createKilnCopiesToLinalg());
+  pm.addPass(createKilnExpandMath());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnGpuMapLoops());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = 3;
+  if (!options.libdevice.empty())
+    target.linkLibs.push_back(options.libdevice);
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
+                                   const CpuPipelineOptions &options) {
+  addBufferization(pm);
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
@@ -97,6 +138,12 @@ void registerKilnLoweringPasses() {
   PassPipelineRegistration<>(
       "kiln-to-cpu-llvm", "kiln -> LLVM dialect for the host CPU",
       [](OpPassManager &pm) { buildKilnToCpuLLVMPipeline(pm, {}); });
+  PassPipelineRegistration<>(
+      "kiln-to-nvvm", "kiln -> PTX in gpu.binary ops (sm_90), host plan in func",
+      [](OpPassManager &pm) {
+        buildKilnToKernelsPipeline(pm);
+        buildKernelsToNvvmPipeline(pm, {});
+      });
 }
 
 } // namespace kiln

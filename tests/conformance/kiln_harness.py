@@ -28,6 +28,9 @@ def run_kiln(program, inputs, extra_args=(), check=True):
         with open(path, "w") as f:
             f.write(program)
         args = [KILN_RUN, path, "--output-dir", os.path.join(tmp, "out")]
+        # KILN_DEVICE=cuda runs the same suite on a GPU.
+        if os.environ.get("KILN_DEVICE"):
+            args += ["--device", os.environ["KILN_DEVICE"]]
         for i, x in enumerate(inputs):
             p = os.path.join(tmp, f"in{i}.npy")
             np.save(p, x)

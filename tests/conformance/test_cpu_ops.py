@@ -217,7 +217,8 @@ def saturating_cast(x, to):
         return x != 0
     if to.kind in "iu" and x.dtype.kind == "f":
         info = np.iinfo(to)
-        y = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
+        # Clip in f64, where the integer bounds are exact.
+        y = np.where(np.isnan(x), 0, np.clip(x.astype(np.float64), info.min, info.max))
         return np.trunc(y).astype(to)
     with np.errstate(all="ignore"):
         return x.astype(to)

@@ -120,6 +120,17 @@ def test_malformed_programs_exit_2(program, message):
     assert message in r.stderr and r.stderr.count("kiln-run:") == 1, r.stderr
 
 
-def test_unsupported_device_is_a_runtime_failure():
-    r = kiln_run(["{prog}", "--device", "cuda"])
-    assert r.returncode == 1 and "CPU only" in r.stderr, r.stderr
+def test_missing_or_unsupported_devices_have_clear_errors():
+    r = kiln_run(["{prog}", "--device", "cuda:7"])
+    assert r.returncode == 2 and "cuda:7 does not exist" in r.stderr, r.stderr
+    r = kiln_run(["{prog}", "--device", "vulkan"])
+    assert r.returncode == 1 and "runs programs on the CPU and CUDA" in r.stderr, r.stderr
+
+
+def test_cuda_compile_only_needs_no_gpu_and_dumps_ptx():
+    with tempfile.TemporaryDirectory() as dump:
+        r = kiln_run(["{prog}", "--compile-only", "--device", "cuda", "--chip", "sm_80",
+                      "--dump-dir", dump])
+        assert r.returncode == 0, r.stderr
+        ptx = [f for f in os.listdir(dump) if f.endswith(".ptx")]
+        assert ptx and ".target sm_80" in open(os.path.join(dump, ptx[0])).read()

@@ -12,3 +12,9 @@ config.environment["PATH"] = os.pathsep.join(
     [config.kiln_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+
+# ptxas (CUDA toolkit) checks the PTX kiln emits where the toolkit exists.
+ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.environment["PATH"] = os.pathsep.join([os.path.dirname(ptxas), config.environment["PATH"]])

@@ -95,10 +95,19 @@ TEST(Engine, WrongInputShapeIsRejectedBeforeRunning) {
       << out.error().message;
 }
 
-TEST(Engine, NonCpuDevicesAreReportedUnsupported) {
-  auto engine = Engine::create({DeviceType::Cuda, 0});
-  ASSERT_FALSE(engine);
-  EXPECT_EQ(engine.error().kind, ErrorKind::Unsupported);
+TEST(Engine, MissingCudaDeviceAndVulkanAreClearErrors) {
+  if (CudaDevice::deviceCount() == 0) {
+    auto cuda = Engine::create({DeviceType::Cuda, 0});
+    ASSERT_FALSE(cuda);
+    EXPECT_EQ(cuda.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_NE(cuda.error().message.find("cuda:0 does not exist"), std::string::npos);
+  }
+  auto beyond = Engine::create({DeviceType::Cuda, 99});
+  ASSERT_FALSE(beyond);
+  EXPECT_EQ(beyond.error().kind, ErrorKind::InvalidArgument);
+  auto vulkan = Engine::create({DeviceType::Vulkan, 0});
+  ASSERT_FALSE(vulkan);
+  EXPECT_EQ(vulkan.error().kind, ErrorKind::Unsupported);
 }
 
 TEST(DeviceId, Parses) {

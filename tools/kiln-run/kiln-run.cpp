@@ -151,6 +151,29 @@ int runMain(const Options &o) {
   auto device = DeviceId::parse(o.device);
   if (!device)
     return fail(device.error());
+  if (!o.chip.empty() && device->type != DeviceType::Cuda)
+    return fail({ErrorKind::InvalidArgument, "--chip only goes with --device cuda"});
+  // Compiling for CUDA needs no GPU: the PTX is for --chip (default sm_90).
+  if (o.compileOnly && device->type == DeviceType::Cuda) {
+    Compiler compiler;
+    CompileOptions options;
+    options.entry = o.entry;
+    options.dumpDir = o.dumpDir;
+    options.chip = o.chip.empty() ? "sm_90" : o.chip;
+    auto start = Clock::now();
+    auto compiled = compiler.compileForCuda(source.str(), options);
+    if (!compiled) {
+      Error e = compiled.error();
+      e.message = o.program + ": " + e.message;
+      return fail(e);
+    }
+    std::printf("compiled %s for %s: %zu kernel(s), %zu PTX module(s), %zu "
+                "launch(es) in %.1f ms\n",
+                o.program.c_str(), options.chip.c_str(), compiled->kernelCount,
+                compiled->plan.modules.size(), compiled->plan.launches.size(),
+                msSince(start));
+    return 0;
+  }
   auto engine = Engine::create(*device);
   if (!engine)
     return fail(engine.error());

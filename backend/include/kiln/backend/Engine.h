@@ -2,9 +2,11 @@
 #ifndef KILN_BACKEND_ENGINE_H
 #define KILN_BACKEND_ENGINE_H
 
-#include "kiln/Lowering/CpuCompiler.h"
+#include "kiln/Lowering/Compiler.h"
 #include "kiln/runtime/CpuDevice.h"
+#include "kiln/runtime/CudaProgram.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,8 +27,10 @@ struct DeviceId {
 /// A compiled program, ready to run on its device.
 class Program {
 public:
-  Program(CompiledCpuProgram compiled, std::shared_ptr<CpuExecutable> executable)
-      : compiled(std::move(compiled)), executable(std::move(executable)) {}
+  /// Runs on one host pointer per input, then per output.
+  using Runner = std::function<Expected<void>(void **)>;
+  Program(CompiledProgram compiled, Runner runner)
+      : compiled(std::move(compiled)), runner(std::move(runner)) {}
   const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
@@ -34,16 +38,11 @@ public:
   /// Checks `inputs` against the signature (count, dtype, shape), then runs.
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
   /// Runs without checks on buffers already laid out as the signature says.
-  void runUnchecked(void **buffers) const { executable->run(buffers); }
+  Expected<void> runUnchecked(void **buffers) const { return runner(buffers); }
 
 private:
-  CompiledCpuProgram compiled;
-  std::shared_ptr<CpuExecutable> executable;
-};
-
-struct CompileOptions {
-  std::string entry = "main";
-  std::string dumpDir;
+  CompiledProgram compiled;
+  Runner runner;
 };
 
 /// One device's engine: compiler, in-memory kernel cache, device.
@@ -60,10 +59,13 @@ public:
   const DeviceId &device() const { return deviceId; }
 
 private:
-  Engine(DeviceId id, std::unique_ptr<CpuDevice> cpu);
+  explicit Engine(DeviceId id) : deviceId(id) {}
+  Expected<std::shared_ptr<Program>> build(std::string_view source,
+                                           const CompileOptions &options);
   DeviceId deviceId;
-  std::unique_ptr<CpuDevice> cpu;
-  CpuCompiler compiler;
+  std::unique_ptr<CpuDevice> cpu;   // for cpu:0
+  std::unique_ptr<CudaDevice> cuda; // for cuda:N
+  Compiler compiler;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache;
   size_t compiles = 0, hits = 0;

@@ -30,6 +30,12 @@ struct CpuPipelineOptions {
   int64_t vectorWidth = 16; // f32 lanes of the host's vector registers
 };
 
+/// Options of the CUDA pipeline.
+struct GpuPipelineOptions {
+  std::string chip = "sm_90";
+  std::string libdevice; // libdevice.10.bc to link, for f64 math
+};
+
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
 void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
 /// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
@@ -38,6 +44,10 @@ void buildKilnToCpuLLVMPipeline(mlir::OpPassManager &pm,
 /// The second half of the above: fused kernels -> LLVM dialect.
 void buildKernelsToCpuLLVMPipeline(mlir::OpPassManager &pm,
                                    const CpuPipelineOptions &options);
+/// Fused kernels -> gpu.binary ops holding PTX, and a host function of
+/// allocations and gpu.launch_func ops (`kiln-to-nvvm`).
+void buildKernelsToNvvmPipeline(mlir::OpPassManager &pm,
+                                const GpuPipelineOptions &options);
 /// Registers kiln's passes and named pipelines (for kiln-opt).
 void registerKilnLoweringPasses();
 

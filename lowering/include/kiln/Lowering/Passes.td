@@ -76,6 +76,29 @@ def KilnCpuVectorize : Pass<"kiln-cpu-vectorize", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Turn memref.copy into linalg.copy";
+  let description = [{
+    On GPUs every data movement must be a kernel; linalg.copy lowers to a
+    parallel loop like any other linalg op.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
+  let summary = "Tile top-level parallel loops into blocks and threads";
+  let description = [{
+    For convert-parallel-loops-to-gpu: every top-level scf.parallel is tiled
+    with `block-size` on its innermost dim (threads) and 1 elsewhere (blocks),
+    with bounds checks instead of min/max bounds; serial top-level work
+    (scf.for nests, rank-0 arithmetic) is wrapped in a one-iteration
+    parallel loop, so that it runs on the device as one thread.
+  }];
+  let options = [Option<"blockSize", "block-size", "int64_t", "256",
+                        "threads per block along the innermost dim">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

@@ -1,5 +1,6 @@
-//===- CpuCompiler.cpp - kiln programs -> native object code -------------===//
-#include "kiln/Lowering/CpuCompiler.h"
+//===- Compiler.cpp - kiln programs -> CPU object code or PTX ------------===//
+#include "kiln/Lowering/Compiler.h"
+#include "kiln/Lowering/GpuPlanExtraction.h"
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Lowering/Passes.h"
 
@@ -9,13 +10,14 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm-c/Target.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
@@ -86,6 +88,14 @@ void writeFile(const std::string &dir, const std::string &name,
       << text;
 }
 
+/// libdevice for f64 math in kernels, where the CUDA toolkit has it.
+std::string libdevicePath() {
+  const char *root = std::getenv("CUDA_HOME");
+  std::string path = std::string(root ? root : "/usr/local/cuda") +
+                     "/nvvm/libdevice/libdevice.10.bc";
+  return std::filesystem::exists(path) ? path : "";
+}
+
 std::string print(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -94,7 +104,7 @@ std::string print(Operation *op) {
 }
 } // namespace
 
-struct CpuCompiler::Impl {
+struct Compiler::Impl {
   MLIRContext context;
   std::unique_ptr<llvm::TargetMachine> targetMachine;
   std::string features;
@@ -104,6 +114,10 @@ struct CpuCompiler::Impl {
     context.loadAllAvailableDialects();
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
     std::string triple = llvm::sys::getProcessTriple();
     std::string error;
     llvm::Triple t(triple);
@@ -128,23 +142,22 @@ struct CpuCompiler::Impl {
     DialectRegistry registry;
     registerAllDialects(registry);
     registerAllExtensions(registry);
-    registerBuiltinDialectTranslation(registry);
-    registerLLVMDialectTranslation(registry);
+    registerAllToLLVMIRTranslations(registry);
     registerKilnDialect(registry);
     return registry;
   }
 };
 
-CpuCompiler::CpuCompiler() : impl(std::make_unique<Impl>()) {}
-CpuCompiler::~CpuCompiler() = default;
+Compiler::Compiler() : impl(std::make_unique<Impl>()) {}
+Compiler::~Compiler() = default;
 
-std::string CpuCompiler::targetFingerprint() const {
+std::string Compiler::targetFingerprint() const {
   return "cpu-" + llvm::sys::getProcessTriple() + "-" +
          llvm::sys::getHostCPUName().str() + "+" +
          std::to_string(std::hash<std::string>{}(impl->features));
 }
 
-Expected<std::string> CpuCompiler::canonicalForm(std::string_view source) {
+Expected<std::string> Compiler::canonicalForm(std::string_view source) {
   MLIRContext &ctx = impl->context;
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
@@ -162,41 +175,66 @@ Expected<std::string> CpuCompiler::canonicalForm(std::string_view source) {
   return text;
 }
 
-Expected<CompiledCpuProgram>
-CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) {
-  MLIRContext &ctx = impl->context;
-  if (!impl->targetMachine)
-    return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
-                                                 llvm::sys::getProcessTriple());
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error)
-      return success();
-    llvm::raw_string_ostream os(diagnostics);
-    if (!diagnostics.empty())
-      os << "\n";
-    if (auto file = diag.getLocation()->findInstanceOf<FileLineColLoc>())
-      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-         << file.getColumn();
-    else
-      os << diag.getLocation();
-    os << ": error: " << diag;
-    for (Diagnostic &note : diag.getNotes())
-      os << "\n  note: " << note;
-    return success();
-  });
-  CompiledCpuProgram result;
-  auto stage = [&](const char *name, Clock::time_point start) {
-    result.stageTimes.push_back({name, msSince(start)});
-  };
+namespace {
+/// Collects error diagnostics as "program:line:col: error: ..." lines.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &ctx)
+      : handler(&ctx, [this](Diagnostic &diag) {
+          if (diag.getSeverity() != DiagnosticSeverity::Error)
+            return success();
+          llvm::raw_string_ostream os(text);
+          if (!text.empty())
+            os << "\n";
+          if (auto file = diag.getLocation()->findInstanceOf<FileLineColLoc>())
+            os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+               << file.getColumn();
+          else
+            os << diag.getLocation();
+          os << ": error: " << diag;
+          for (Diagnostic &note : diag.getNotes())
+            os << "\n  note: " << note;
+          return success();
+        }) {}
 
-  auto start = Clock::now();
-  ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(source.data(), source.size()), config, "program");
+  /// An error for a failed stage: Unsupported when a rule says so.
+  std::unexpected<Error> fail(const std::string &what) const {
+    ErrorKind kind = text.find("not supported") != std::string::npos
+                         ? ErrorKind::Unsupported
+                         : ErrorKind::Compile;
+    return makeError(kind, what + ":\n" + text);
+  }
+
+  std::string text;
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+/// Times a stage into `result` when it goes out of scope.
+struct StageTimer {
+  CompiledProgram &result;
+  const char *stage;
+  Clock::time_point start = Clock::now();
+  ~StageTimer() { result.stageTimes.push_back({stage, msSince(start)}); }
+};
+} // namespace
+
+/// Parse, verify, read the signature, form kernels: the part every target
+/// shares.
+static Expected<OwningOpRef<ModuleOp>>
+formKernels(MLIRContext &ctx, std::string_view source,
+            const CompileOptions &options, CompiledProgram &result,
+            DiagnosticCollector &diagnostics) {
+  OwningOpRef<ModuleOp> module;
+  {
+    StageTimer timer{result, "parse"};
+    ParserConfig config(&ctx);
+    module = parseSourceString<ModuleOp>(
+        llvm::StringRef(source.data(), source.size()), config, "program");
+  }
   if (!module)
-    return makeError(ErrorKind::InvalidArgument, diagnostics);
-  stage("parse", start);
+    return makeError(ErrorKind::InvalidArgument, diagnostics.text);
   auto entry = module->lookupSymbol<func::FuncOp>(options.entry);
   if (!entry || entry.isExternal())
     return makeError(ErrorKind::InvalidArgument,
@@ -211,81 +249,120 @@ CpuCompiler::compile(std::string_view source, const CpuCompileOptions &options) 
   result.outputs = std::move(*outputs);
   if (!options.dumpDir.empty())
     writeFile(options.dumpDir, "0-kiln.mlir", print(*module));
-
-  auto fail = [&](const char *what) {
-    ErrorKind kind = diagnostics.find("not supported") != std::string::npos
-                         ? ErrorKind::Unsupported
-                         : ErrorKind::Compile;
-    return makeError(kind, std::string(what) + ":\n" + diagnostics);
-  };
-  start = Clock::now();
-  PassManager kernels(&ctx);
-  buildKilnToKernelsPipeline(kernels);
-  if (failed(kernels.run(*module)))
-    return fail("kernel formation failed");
-  stage("kernels", start);
+  {
+    StageTimer timer{result, "kernels"};
+    PassManager pm(&ctx);
+    buildKilnToKernelsPipeline(pm);
+    if (failed(pm.run(*module)))
+      return diagnostics.fail("kernel formation failed");
+  }
   module->walk([&](func::FuncOp f) {
     if (f->hasAttr("kiln.kernel"))
       ++result.kernelCount;
   });
   if (!options.dumpDir.empty())
     writeFile(options.dumpDir, "1-kernels.mlir", print(*module));
+  return module;
+}
 
-  start = Clock::now();
-  PassManager lower(&ctx);
-  CpuPipelineOptions pipeline;
-  pipeline.entry = options.entry;
-  pipeline.numThreads = options.numThreads;
-  pipeline.vectorWidth = impl->f32Lanes;
-  buildKernelsToCpuLLVMPipeline(lower, pipeline);
-  if (failed(lower.run(*module)))
-    return fail("lowering to the LLVM dialect failed");
-  stage("llvm-dialect", start);
-  if (!options.dumpDir.empty())
-    writeFile(options.dumpDir, "2-llvm.mlir", print(*module));
-
-  start = Clock::now();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, "kiln");
-  if (!llvmModule)
-    return fail("translation to LLVM IR failed");
-  llvm::TargetMachine &tm = *impl->targetMachine;
-  llvmModule->setDataLayout(tm.createDataLayout());
-  llvmModule->setTargetTriple(tm.getTargetTriple());
-  for (llvm::Function &f : *llvmModule) {
-    if (f.isDeclaration())
-      continue;
-    f.addFnAttr("target-cpu", tm.getTargetCPU());
-    f.addFnAttr("target-features", tm.getTargetFeatureString());
+Expected<CompiledCpuProgram>
+Compiler::compileForCpu(std::string_view source, const CompileOptions &options) {
+  MLIRContext &ctx = impl->context;
+  if (!impl->targetMachine)
+    return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
+                                                 llvm::sys::getProcessTriple());
+  DiagnosticCollector diagnostics(ctx);
+  CompiledCpuProgram result;
+  auto module = formKernels(ctx, source, options, result, diagnostics);
+  if (!module)
+    return std::unexpected(module.error());
+  {
+    StageTimer timer{result, "llvm-dialect"};
+    PassManager lower(&ctx);
+    CpuPipelineOptions pipeline;
+    pipeline.entry = options.entry;
+    pipeline.numThreads = options.numThreads;
+    pipeline.vectorWidth = impl->f32Lanes;
+    buildKernelsToCpuLLVMPipeline(lower, pipeline);
+    if (failed(lower.run(**module)))
+      return diagnostics.fail("lowering to the LLVM dialect failed");
   }
-  stage("llvm-ir", start);
-  start = Clock::now();
-  if (auto err = makeOptimizingTransformer(3, 0, &tm)(llvmModule.get()))
-    return makeError(ErrorKind::Compile,
-                     "LLVM optimisation failed: " + llvm::toString(std::move(err)));
-  stage("llvm-opt", start);
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "2-llvm.mlir", print(**module));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  llvm::TargetMachine &tm = *impl->targetMachine;
+  {
+    StageTimer timer{result, "llvm-ir"};
+    llvmModule = translateModuleToLLVMIR(**module, llvmContext, "kiln");
+    if (!llvmModule)
+      return diagnostics.fail("translation to LLVM IR failed");
+    llvmModule->setDataLayout(tm.createDataLayout());
+    llvmModule->setTargetTriple(tm.getTargetTriple());
+    for (llvm::Function &f : *llvmModule) {
+      if (f.isDeclaration())
+        continue;
+      f.addFnAttr("target-cpu", tm.getTargetCPU());
+      f.addFnAttr("target-features", tm.getTargetFeatureString());
+    }
+  }
+  {
+    StageTimer timer{result, "llvm-opt"};
+    if (auto err = makeOptimizingTransformer(3, 0, &tm)(llvmModule.get()))
+      return makeError(ErrorKind::Compile, "LLVM optimisation failed: " +
+                                               llvm::toString(std::move(err)));
+  }
   if (!options.dumpDir.empty()) {
     std::string ir;
     llvm::raw_string_ostream os(ir);
     llvmModule->print(os, nullptr);
     writeFile(options.dumpDir, "3-llvm.ll", ir);
   }
-
-  start = Clock::now();
-  llvm::SmallVector<char, 0> object;
   {
+    StageTimer timer{result, "codegen"};
+    llvm::SmallVector<char, 0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager codegen;
     if (tm.addPassesToEmitFile(codegen, os, nullptr,
                                llvm::CodeGenFileType::ObjectFile))
       return makeError(ErrorKind::Compile, "cpu: cannot emit object code");
     codegen.run(*llvmModule);
+    result.object.assign(object.begin(), object.end());
   }
-  result.object.assign(object.begin(), object.end());
-  stage("codegen", start);
   if (!options.dumpDir.empty())
     writeFile(options.dumpDir, "4-kernel.o", result.object);
+  return result;
+}
+
+Expected<CompiledGpuProgram>
+Compiler::compileForCuda(std::string_view source, const CompileOptions &options) {
+  MLIRContext &ctx = impl->context;
+  DiagnosticCollector diagnostics(ctx);
+  CompiledGpuProgram result;
+  auto module = formKernels(ctx, source, options, result, diagnostics);
+  if (!module)
+    return std::unexpected(module.error());
+  {
+    StageTimer timer{result, "ptx"};
+    PassManager lower(&ctx);
+    GpuPipelineOptions pipeline;
+    pipeline.chip = options.chip;
+    pipeline.libdevice = libdevicePath();
+    buildKernelsToNvvmPipeline(lower, pipeline);
+    if (failed(lower.run(**module)))
+      return diagnostics.fail("lowering to PTX failed");
+  }
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "2-gpu.mlir", print(**module));
+  auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
+  FailureOr<GpuPlan> plan = extractGpuPlan(**module, entry, result.inputs.size());
+  if (failed(plan))
+    return diagnostics.fail("the host side of the GPU program");
+  result.plan = std::move(*plan);
+  if (!options.dumpDir.empty())
+    for (auto [i, ptx] : llvm::enumerate(result.plan.modules))
+      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".ptx", ptx);
   return result;
 }
 

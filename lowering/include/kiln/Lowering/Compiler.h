@@ -1,0 +1,75 @@
+//===- Compiler.h - kiln programs -> CPU object code or PTX -----*- C++ -*-===//
+#ifndef KILN_LOWERING_COMPILER_H
+#define KILN_LOWERING_COMPILER_H
+
+#include "kiln/runtime/Error.h"
+#include "kiln/runtime/GpuPlan.h"
+#include "kiln/runtime/HostTensor.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+struct TensorSignature {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+struct StageTime {
+  std::string stage;
+  double milliseconds;
+};
+
+/// What every compiled program says about itself.
+struct CompiledProgram {
+  std::vector<TensorSignature> inputs, outputs;
+  size_t kernelCount = 0;
+  std::vector<StageTime> stageTimes;
+};
+
+/// For the host CPU: a relocatable object with `_kiln_entry`.
+struct CompiledCpuProgram : CompiledProgram {
+  std::string object;
+};
+
+/// For CUDA: PTX modules and the launches that run them.
+struct CompiledGpuProgram : CompiledProgram {
+  GpuPlan plan;
+};
+
+struct CompileOptions {
+  std::string entry = "main";
+  std::string dumpDir;     // when set, every stage is written there
+  unsigned numThreads = 0; // CPU: 0 means the machine's hardware threads
+  std::string chip = "sm_90"; // CUDA
+};
+
+/// Compiles kiln programs. Owns one MLIR context, reused across compiles.
+/// Bad programs give InvalidArgument with the parser's or verifier's
+/// message; what a target cannot run yet gives Unsupported.
+class Compiler {
+public:
+  Compiler();
+  ~Compiler();
+  Expected<CompiledCpuProgram> compileForCpu(std::string_view source,
+                                             const CompileOptions &options);
+  /// Needs no GPU: PTX for `options.chip`.
+  Expected<CompiledGpuProgram> compileForCuda(std::string_view source,
+                                              const CompileOptions &options);
+  /// The program in canonical form (generic op syntax, no locations), so
+  /// that reformatted text of one program has one cache key.
+  Expected<std::string> canonicalForm(std::string_view source);
+  /// "cpu-<triple>-<cpu>+<features>": what generated code depends on.
+  std::string targetFingerprint() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace kiln
+
+#endif

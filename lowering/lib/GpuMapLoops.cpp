@@ -1,0 +1,122 @@
+//===- GpuMapLoops.cpp - the kiln-gpu-map-loops pass ---------------------===//
+//
+// Prepares a bufferized host function for convert-parallel-loops-to-gpu:
+// each top-level parallel loop nest is reordered innermost dim first and
+// tiled so that this dim runs on 256 threads of a block (x), the other dims
+// becoming blocks; serial work
+// left at the top level (scans, full reductions, rank-0 arithmetic) is
+// wrapped in a one-thread parallel loop, since the host cannot touch device
+// memory.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUMAPLOOPS
+#include "kiln/Lowering/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that stay on the host: buffer management, views, constants.
+bool staysOnHost(Operation *op) {
+  return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
+             memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::ReinterpretCastOp, memref::CastOp, func::ReturnOp,
+             scf::ParallelOp>(op) ||
+         op->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// Moves `ops` into `scf.parallel (0) to (1) { scf.parallel (0) to (1) }`,
+/// which maps to one block of one thread.
+LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> group(ops.begin(), ops.end());
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers()) {
+      // Users nested in a group member move along with it.
+      Operation *top = user;
+      while (top->getParentOp() && !isa<func::FuncOp>(top->getParentOp()))
+        top = top->getParentOp();
+      if (!group.contains(top))
+        return op->emitError() << "kiln-gpu-map-loops: a value computed on "
+                                  "the device is used on the host";
+    }
+  OpBuilder b(ops.front());
+  Location loc = ops.front()->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto outer = scf::ParallelOp::create(b, loc, zero, one, one);
+  b.setInsertionPointToStart(outer.getBody());
+  auto inner = scf::ParallelOp::create(b, loc, zero, one, one);
+  Operation *terminator = inner.getBody()->getTerminator();
+  for (Operation *op : ops)
+    op->moveBefore(terminator);
+  return success();
+}
+
+/// The same loop with its dims in reverse order, so that the innermost
+/// (contiguous) dim maps to thread x: coalesced, and free of the 64-thread
+/// limit of blockDim.z.
+scf::ParallelOp innermostFirst(scf::ParallelOp loop) {
+  if (loop.getNumLoops() < 2 || !loop.getInitVals().empty())
+    return loop;
+  OpBuilder b(loop);
+  auto reversed = [](ValueRange values) {
+    return llvm::to_vector(llvm::reverse(values));
+  };
+  auto flipped = scf::ParallelOp::create(
+      b, loop.getLoc(), reversed(loop.getLowerBound()),
+      reversed(loop.getUpperBound()), reversed(loop.getStep()));
+  Block *body = flipped.getBody();
+  for (auto [oldIv, newIv] :
+       llvm::zip(loop.getInductionVars(), llvm::reverse(flipped.getInductionVars())))
+    oldIv.replaceAllUsesWith(newIv);
+  Operation *terminator = body->getTerminator();
+  for (Operation &op :
+       llvm::make_early_inc_range(loop.getBody()->without_terminator()))
+    op.moveBefore(terminator);
+  loop.erase();
+  return flipped;
+}
+
+struct KilnGpuMapLoopsPass
+    : kiln::impl::KilnGpuMapLoopsBase<KilnGpuMapLoopsPass> {
+  using KilnGpuMapLoopsBase::KilnGpuMapLoopsBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &body = func.getBody().front();
+      SmallVector<scf::ParallelOp> loops;
+      SmallVector<SmallVector<Operation *>> serialGroups(1);
+      for (Operation &op : body) {
+        if (auto loop = dyn_cast<scf::ParallelOp>(op))
+          loops.push_back(loop);
+        if (staysOnHost(&op)) {
+          if (!serialGroups.back().empty())
+            serialGroups.emplace_back();
+          continue;
+        }
+        serialGroups.back().push_back(&op);
+      }
+      for (scf::ParallelOp loop : loops) {
+        loop = innermostFirst(loop);
+        SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
+        tiles.front() = blockSize;
+        scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+      }
+      for (ArrayRef<Operation *> group : serialGroups)
+        if (!group.empty() && failed(wrapSerial(group)))
+          return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,82 @@
+//===- CudaProgram.cpp - running a GpuPlan on a CUDA device --------------===//
+#include "kiln/runtime/CudaProgram.h"
+
+namespace kiln {
+
+Expected<std::unique_ptr<CudaProgram>> CudaProgram::load(CudaDevice &device,
+                                                         GpuPlan plan) {
+  std::vector<void *> modules;
+  for (const std::string &ptx : plan.modules) {
+    auto module = device.loadModule(ptx);
+    if (!module)
+      return std::unexpected(module.error());
+    modules.push_back(*module);
+  }
+  std::vector<CudaKernel> kernels;
+  for (const KernelLaunch &launch : plan.launches) {
+    auto kernel = device.kernel(modules.at(launch.module), launch.kernel);
+    if (!kernel)
+      return std::unexpected(kernel.error());
+    kernels.push_back(*kernel);
+  }
+  return std::unique_ptr<CudaProgram>(
+      new CudaProgram(device, std::move(plan), std::move(kernels)));
+}
+
+Expected<void> CudaProgram::run(void **buffers) {
+  std::vector<uint64_t> device_(plan.bufferBytes.size(), 0);
+  auto release = [&] {
+    for (uint64_t p : device_)
+      if (p)
+        (void)device.free(p);
+  };
+  auto failWith = [&](Error e) {
+    release();
+    return std::unexpected(std::move(e));
+  };
+  for (size_t i = 0; i < plan.bufferBytes.size(); ++i) {
+    auto p = device.allocate(plan.bufferBytes[i]);
+    if (!p)
+      return failWith(p.error());
+    device_[i] = *p;
+  }
+  for (size_t i = 0; i < plan.inputCount; ++i)
+    if (auto ok = device.copyToDevice(device_[i], buffers[i], plan.bufferBytes[i]); !ok)
+      return failWith(ok.error());
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    const KernelLaunch &launch = plan.launches[l];
+    // One 8-byte slot per parameter; the driver reads as many bytes as the
+    // kernel declares (little-endian, so narrower scalars read correctly).
+    std::vector<uint64_t> values;
+    for (const KernelArgument &arg : launch.arguments) {
+      if (auto *scalar = std::get_if<ScalarArgument>(&arg)) {
+        values.push_back(scalar->bits);
+        continue;
+      }
+      const BufferView &view = std::get<BufferView>(arg);
+      values.push_back(device_[view.buffer]);
+      values.push_back(device_[view.buffer]);
+      values.push_back(static_cast<uint64_t>(view.offset));
+      for (int64_t s : view.sizes)
+        values.push_back(static_cast<uint64_t>(s));
+      for (int64_t s : view.strides)
+        values.push_back(static_cast<uint64_t>(s));
+    }
+    std::vector<void *> params;
+    for (uint64_t &v : values)
+      params.push_back(&v);
+    if (auto ok = device.launch(kernels[l], launch.shape, params); !ok)
+      return failWith(ok.error());
+  }
+  if (auto ok = device.sync(); !ok)
+    return failWith(ok.error());
+  for (size_t o = 0; o < plan.outputCount; ++o) {
+    size_t b = plan.inputCount + o;
+    if (auto ok = device.copyToHost(buffers[b], device_[b], plan.bufferBytes[b]); !ok)
+      return failWith(ok.error());
+  }
+  release();
+  return {};
+}
+
+} // namespace kiln

@@ -1,0 +1,28 @@
+//===- CudaProgram.h - running a GpuPlan on a CUDA device -------*- C++ -*-===//
+#ifndef KILN_RUNTIME_CUDAPROGRAM_H
+#define KILN_RUNTIME_CUDAPROGRAM_H
+
+#include "kiln/runtime/GpuPlan.h"
+
+namespace kiln {
+
+/// A GPU plan with its modules loaded on one device.
+class CudaProgram {
+public:
+  static Expected<std::unique_ptr<CudaProgram>> load(CudaDevice &device,
+                                                     GpuPlan plan);
+  /// Copies the inputs in, runs every launch, waits, copies the outputs out.
+  /// `buffers` holds one host pointer per input, then per output.
+  Expected<void> run(void **buffers);
+
+private:
+  CudaProgram(CudaDevice &device, GpuPlan plan, std::vector<CudaKernel> kernels)
+      : device(device), plan(std::move(plan)), kernels(std::move(kernels)) {}
+  CudaDevice &device;
+  GpuPlan plan;
+  std::vector<CudaKernel> kernels; // one per launch
+};
+
+} // namespace kiln
+
+#endif
