@@ -11,12 +11,12 @@
 // `size % width` iterations run as a scalar linalg.generic on subviews.
 //
 //===----------------------------------------------------------------------===//
+#include "RowReduction.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUVECTORIZE
@@ -52,12 +52,6 @@ std::optional<Access> classify(AffineMap map, Value memref, unsigned last) {
   if (!unitInnerStride(memref))
     return std::nullopt;
   return Access::Vector;
-}
-
-bool isScalarBodyOp(Operation &op) {
-  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-  return (dialect == "arith" || dialect == "math") && op.getNumRegions() == 0 &&
-         llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIntOrFloat(); });
 }
 
 SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
@@ -105,31 +99,6 @@ void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
   }
 }
 
-std::optional<vector::CombiningKind> combiningKind(Operation *op) {
-  using K = vector::CombiningKind;
-  auto reassoc = [](arith::FastMathFlagsAttr fm) {
-    return fm && bitEnumContainsAll(fm.getValue(), arith::FastMathFlags::reassoc);
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
-      .Case([&](arith::AddFOp o) -> std::optional<K> {
-        return reassoc(o.getFastmathAttr()) ? std::optional(K::ADD) : std::nullopt;
-      })
-      .Case([&](arith::MulFOp o) -> std::optional<K> {
-        return reassoc(o.getFastmathAttr()) ? std::optional(K::MUL) : std::nullopt;
-      })
-      .Case([](arith::AddIOp) { return K::ADD; })
-      .Case([](arith::MulIOp) { return K::MUL; })
-      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
-      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
-      .Case([](arith::MaxSIOp) { return K::MAXSI; })
-      .Case([](arith::MinSIOp) { return K::MINSI; })
-      .Case([](arith::MaxUIOp) { return K::MAXUI; })
-      .Case([](arith::MinUIOp) { return K::MINUI; })
-      .Case([](arith::AndIOp) { return K::AND; })
-      .Case([](arith::OrIOp) { return K::OR; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
 class Vectorizer {
 public:
   Vectorizer(linalg::GenericOp op, int64_t width) : op(op), width(width) {}
@@ -140,7 +109,7 @@ public:
     for (Value v : op->getOperands())
       if (!cast<MemRefType>(v.getType()).hasStaticShape())
         return failure();
-    if (!llvm::all_of(op.getBody()->without_terminator(), isScalarBodyOp))
+    if (!kiln::hasScalarBody(op))
       return failure();
     ranges = op.getStaticLoopRanges();
     if (ranges.empty())
@@ -250,22 +219,12 @@ private:
     OpBuilder b(op);
     Location loc = op.getLoc();
     Block *body = op.getBody();
-    BlockArgument acc = body->getArguments().back();
-    Operation *combiner = yielded().getDefiningOp();
-    if (!combiner || combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
-        acc.getUses().begin()->getOwner() != combiner)
+    std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op);
+    if (!reduction)
       return failure();
-    std::optional<vector::CombiningKind> kind = combiningKind(combiner);
-    if (!kind)
-      return failure();
-    Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
-                                                   : combiner->getOperand(0);
-    SmallVector<AffineExpr> outer;
-    for (int64_t d = 0; d < last; ++d)
-      outer.push_back(getAffineDimExpr(d, b.getContext()));
-    if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
-        AffineMap::get(ranges.size(), 0, outer, b.getContext()))
-      return failure();
+    Operation *combiner = reduction->combiner;
+    Value element = reduction->element;
+    std::optional<vector::CombiningKind> kind = reduction->kind;
 
     auto c = [&](OpBuilder &ob, int64_t v) {
       return arith::ConstantIndexOp::create(ob, loc, v);

@@ -29,7 +29,7 @@ bool staysOnHost(Operation *op) {
   return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp,
              memref::ReinterpretCastOp, memref::CastOp, func::ReturnOp,
-             scf::ParallelOp>(op) ||
+             scf::ParallelOp, gpu::LaunchOp>(op) ||
          op->hasTrait<OpTrait::ConstantLike>();
 }
 

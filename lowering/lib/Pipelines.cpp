@@ -57,6 +57,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   addBufferization(pm);
   pm.addPass(createKilnCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
+  pm.addPass(createKilnGpuRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnGpuMapLoops());
@@ -73,6 +74,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
     target.linkLibs.push_back(options.libdevice);
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createKilnGpuLowerReductions());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCanonicalizerPass());

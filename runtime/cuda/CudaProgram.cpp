@@ -23,6 +23,35 @@ Expected<std::unique_ptr<CudaProgram>> CudaProgram::load(CudaDevice &device,
       new CudaProgram(device, std::move(plan), std::move(kernels)));
 }
 
+Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    const KernelLaunch &launch = plan.launches[l];
+    // One 8-byte slot per parameter; the driver reads as many bytes as the
+    // kernel declares (little-endian, so narrower scalars read correctly).
+    std::vector<uint64_t> values;
+    for (const KernelArgument &arg : launch.arguments) {
+      if (auto *scalar = std::get_if<ScalarArgument>(&arg)) {
+        values.push_back(scalar->bits);
+        continue;
+      }
+      const BufferView &view = std::get<BufferView>(arg);
+      values.push_back(buffers[view.buffer]);
+      values.push_back(buffers[view.buffer]);
+      values.push_back(static_cast<uint64_t>(view.offset));
+      for (int64_t s : view.sizes)
+        values.push_back(static_cast<uint64_t>(s));
+      for (int64_t s : view.strides)
+        values.push_back(static_cast<uint64_t>(s));
+    }
+    std::vector<void *> params;
+    for (uint64_t &v : values)
+      params.push_back(&v);
+    if (auto ok = device.launch(kernels[l], launch.shape, params); !ok)
+      return ok;
+  }
+  return {};
+}
+
 Expected<void> CudaProgram::run(void **buffers) {
   std::vector<uint64_t> device_(plan.bufferBytes.size(), 0);
   auto release = [&] {
@@ -43,31 +72,8 @@ Expected<void> CudaProgram::run(void **buffers) {
   for (size_t i = 0; i < plan.inputCount; ++i)
     if (auto ok = device.copyToDevice(device_[i], buffers[i], plan.bufferBytes[i]); !ok)
       return failWith(ok.error());
-  for (size_t l = 0; l < plan.launches.size(); ++l) {
-    const KernelLaunch &launch = plan.launches[l];
-    // One 8-byte slot per parameter; the driver reads as many bytes as the
-    // kernel declares (little-endian, so narrower scalars read correctly).
-    std::vector<uint64_t> values;
-    for (const KernelArgument &arg : launch.arguments) {
-      if (auto *scalar = std::get_if<ScalarArgument>(&arg)) {
-        values.push_back(scalar->bits);
-        continue;
-      }
-      const BufferView &view = std::get<BufferView>(arg);
-      values.push_back(device_[view.buffer]);
-      values.push_back(device_[view.buffer]);
-      values.push_back(static_cast<uint64_t>(view.offset));
-      for (int64_t s : view.sizes)
-        values.push_back(static_cast<uint64_t>(s));
-      for (int64_t s : view.strides)
-        values.push_back(static_cast<uint64_t>(s));
-    }
-    std::vector<void *> params;
-    for (uint64_t &v : values)
-      params.push_back(&v);
-    if (auto ok = device.launch(kernels[l], launch.shape, params); !ok)
-      return failWith(ok.error());
-  }
+  if (auto ok = launchAll(device_); !ok)
+    return failWith(ok.error());
   if (auto ok = device.sync(); !ok)
     return failWith(ok.error());
   for (size_t o = 0; o < plan.outputCount; ++o) {

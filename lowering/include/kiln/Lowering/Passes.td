@@ -99,6 +99,27 @@ def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
+  let summary = "Reductions over the innermost loop as one block per row";
+  let description = [{
+    A linalg.generic on buffers that reduces its innermost loop with an
+    associative 32-bit combiner becomes a gpu.launch of one block per row:
+    threads stride over the row and gpu.all_reduce combines their partials.
+  }];
+  let options = [Option<"blockSize", "block-size", "int64_t", "256",
+                        "threads per row">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def KilnGpuLowerReductions : Pass<"kiln-gpu-lower-reductions", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

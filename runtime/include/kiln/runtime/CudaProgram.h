@@ -14,6 +14,10 @@ public:
   /// Copies the inputs in, runs every launch, waits, copies the outputs out.
   /// `buffers` holds one host pointer per input, then per output.
   Expected<void> run(void **buffers);
+  /// Queues every launch on device buffers already in place (one per buffer
+  /// of the plan); does not wait.
+  Expected<void> launchAll(const std::vector<uint64_t> &deviceBuffers);
+  const GpuPlan &gpuPlan() const { return plan; }
 
 private:
   CudaProgram(CudaDevice &device, GpuPlan plan, std::vector<CudaKernel> kernels)

@@ -1,0 +1,43 @@
+"""The CUDA benchmark cases in torch on the same GPU, timed with CUDA events
+(median of many runs after warm-up). Usage: python3 bench/torch_reference.py"""
+import torch
+import torch.nn.functional as F
+
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def bench(fn, runs=20):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[len(times) // 2]
+
+
+def main():
+    dev = "cuda"
+    a, b = torch.rand(1 << 28, device=dev), torch.rand(1 << 28, device=dev)
+    print(f"| add 2^28 f32 | torch {bench(lambda: a + b):.3f} ms |")
+    print(f"| copy 2^28 f32 (bandwidth anchor) | torch {bench(lambda: a.clone()):.3f} ms |")
+    del a, b
+    x, w, c = (torch.rand(1 << 26, device=dev) for _ in range(3))
+    print(f"| gelu(x*w+b) 2^26 f32 | torch eager {bench(lambda: F.gelu(x * w + c)):.3f} ms |")
+    r = torch.rand(16384, 16384, device=dev)
+    print(f"| reduce_sum 16384^2 f32 last dim | torch {bench(lambda: r.sum(1)):.3f} ms |")
+    del r
+    s = torch.rand(8192, 8192, device=dev)
+    ws, bs = torch.rand(8192, device=dev), torch.rand(8192, device=dev)
+    print(f"| softmax 8192^2 f32 last dim | torch {bench(lambda: torch.softmax(s, 1)):.3f} ms |")
+    print(f"| layer_norm 8192^2 f32 | torch {bench(lambda: F.layer_norm(s, (8192,), ws, bs)):.3f} ms |")
+    m1, m2 = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
+    print(f"| matmul 4096^3 f32 (TF32 off) | torch {bench(lambda: m1 @ m2):.3f} ms |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+// RUN: kiln-opt %s --kiln-gpu-map-loops --split-input-file --verify-diagnostics | FileCheck %s
+
+// The innermost dim comes first and is tiled by 256 threads with a bounds
+// check; the outer dim keeps tiles of 1 (blocks).
+// CHECK-LABEL: func @tile
+// CHECK: %[[T:.*]] = arith.muli %c1, %c256
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c1000, %c64) step (%[[T]], %{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ({{.*}}) to (%[[T]], %{{.*}})
+// CHECK: arith.cmpi ult, %{{.*}}, %c1000
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @tile(%m: memref<64x1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1000 = arith.constant 1000 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c1000) step (%c1, %c1) {
+    memref.store %f, %m[%i, %j] : memref<64x1000xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Serial work at the top level runs as one thread of one block.
+// CHECK-LABEL: func @serial
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: scf.for
+func.func @serial(%m: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c1 to %c16 step %c1 {
+    %p = arith.subi %i, %c1 : index
+    %x = memref.load %m[%p] : memref<16xf32>
+    %y = arith.addf %x, %f : f32
+    memref.store %y, %m[%i] : memref<16xf32>
+  }
+  return
+}

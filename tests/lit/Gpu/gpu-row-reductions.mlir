@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s --kiln-gpu-row-reductions --split-input-file | FileCheck %s
+
+// One block per row (4 x 5 = 20 rows), 256 threads striding over the row,
+// gpu.all_reduce across them, thread 0 stores.
+// CHECK-LABEL: func @rowsum
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c20, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c300 step %c256
+// CHECK: math.exp
+// CHECK: gpu.all_reduce add %{{.*}} uniform
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @rowsum(%x: memref<4x5x300xf32>, %out: memref<4x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<4x5x300xf32>) outs(%out : memref<4x5xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %e = math.exp %a : f32
+    %0 = arith.addf %e, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// f64 (not a 32-bit shuffle) keeps the generic lowering.
+// CHECK-LABEL: func @f64
+// CHECK: linalg.generic
+func.func @f64(%x: memref<4x300xf64>, %out: memref<4xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x300xf64>) outs(%out : memref<4xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %0 = arith.maximumf %a, %acc : f64
+    linalg.yield %0 : f64
+  }
+  return
+}
