@@ -14,6 +14,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMAPLOOPS
@@ -85,6 +87,24 @@ scf::ParallelOp innermostFirst(scf::ParallelOp loop) {
   return flipped;
 }
 
+/// Clones the constants a device region uses into it, so that they do not
+/// become kernel parameters (vector constants could not be passed at all).
+void sinkConstants(Operation *deviceOp) {
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(deviceOp->getRegions(), above);
+  Block &entry = deviceOp->getRegion(0).front();
+  for (Value v : above) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !def->hasTrait<OpTrait::ConstantLike>() || v.getType().isIndex())
+      continue;
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Value copy = b.clone(*def)->getResult(0);
+    v.replaceUsesWithIf(copy, [&](OpOperand &use) {
+      return deviceOp->isProperAncestor(use.getOwner());
+    });
+  }
+}
+
 struct KilnGpuMapLoopsPass
     : kiln::impl::KilnGpuMapLoopsBase<KilnGpuMapLoopsPass> {
   using KilnGpuMapLoopsBase::KilnGpuMapLoopsBase;
@@ -115,6 +135,9 @@ struct KilnGpuMapLoopsPass
       for (ArrayRef<Operation *> group : serialGroups)
         if (!group.empty() && failed(wrapSerial(group)))
           return signalPassFailure();
+      for (Operation &op : body)
+        if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
+          sinkConstants(&op);
     }
   }
 };

@@ -62,6 +62,8 @@ FailureOr<GpuPlan> extractGpuPlan(ModuleOp module, func::FuncOp entry,
   for (Operation &op : entry.getBody().front()) {
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       Attribute value = constant.getValue();
+      if (!constant.getType().isIntOrIndexOrFloat())
+        continue; // only scalars can be kernel parameters; others stay unused
       unsigned bits = constant.getType().isIndex()
                           ? 64
                           : constant.getType().getIntOrFloatBitWidth();

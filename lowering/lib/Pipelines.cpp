@@ -58,6 +58,9 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createKilnCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
   pm.addPass(createKilnGpuRowReductions());
+  KilnVectorizeOptions vectorize;
+  vectorize.vectorWidth = 4; // 16 bytes of f32 per thread
+  pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createKilnGpuMapLoops());
@@ -76,6 +79,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createKilnGpuLowerReductions());
   kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
@@ -95,9 +99,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuTileMatmulOptions tile;
   tile.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnCpuTileMatmul(tile));
-  KilnCpuVectorizeOptions vectorize;
+  KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
-  pm.addPass(createKilnCpuVectorize(vectorize));
+  pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   unsigned threads = options.numThreads ? options.numThreads

@@ -24,9 +24,11 @@ func.func @tile(%m: memref<64x1000xf32>) {
 
 // -----
 
-// Serial work at the top level runs as one thread of one block.
+// Serial work at the top level runs as one thread of one block; the
+// constants it uses move into the device region.
 // CHECK-LABEL: func @serial
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK-NEXT: arith.constant 1.000000e+00 : f32
 // CHECK-NEXT: scf.parallel
 // CHECK-NEXT: scf.for
 func.func @serial(%m: memref<16xf32>) {

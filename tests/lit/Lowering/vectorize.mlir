@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-cpu-vectorize="vector-width=8" --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-vectorize="vector-width=8" --split-input-file | FileCheck %s
 
 // Elementwise with a row value broadcast along the innermost loop: vector
 // loads, a splat, the body on vectors, and a scalar generic for the last 3.

@@ -1,8 +1,9 @@
-//===- CpuVectorize.cpp - the kiln-cpu-vectorize pass --------------------===//
+//===- Vectorize.cpp - the kiln-vectorize pass ---------------------------===//
 //
 // Vectorises kiln's elementwise and last-dim reduction kernels on buffers
-// along their innermost loop, instead of hoping LLVM's loop vectoriser sees
-// through memref descriptors and polynomial math (it often does not).
+// along their innermost loop: on the CPU, instead of hoping LLVM's loop
+// vectoriser sees through memref descriptors and polynomial math (it often
+// does not); on GPUs, so that each thread moves 16 bytes at a time.
 //
 // An operand whose innermost index is the innermost loop (with unit stride)
 // is loaded as a vector; one that does not depend on that loop (a row value
@@ -19,7 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNCPUVECTORIZE
+#define GEN_PASS_DEF_KILNVECTORIZE
 #include "kiln/Lowering/Passes.h.inc"
 } // namespace kiln
 
@@ -52,6 +53,28 @@ std::optional<Access> classify(AffineMap map, Value memref, unsigned last) {
   if (!unitInnerStride(memref))
     return std::nullopt;
   return Access::Vector;
+}
+
+/// The alignment (bytes, at most 16) that every `width`-wide access at a
+/// multiple-of-`width` innermost index of `memref` has, or 0 if unknown.
+/// Buffers themselves are at least 16-byte aligned.
+int64_t vectorAlignment(Value memref, int64_t width) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % width != 0)
+    return 0;
+  for (int64_t s : ArrayRef(strides).drop_back())
+    if (ShapedType::isDynamic(s) || s % width != 0)
+      return 0;
+  int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  return std::min<int64_t>(bytes, 16);
+}
+
+IntegerAttr alignmentAttr(OpBuilder &b, Value memref, int64_t width) {
+  int64_t align = vectorAlignment(memref, width);
+  return align ? b.getI64IntegerAttr(align) : IntegerAttr();
 }
 
 SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
@@ -149,7 +172,8 @@ private:
         v = memref::LoadOp::create(b, loc, in->get(), idx);
       else if (accesses[i] == Access::Vector)
         v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem),
-                                   in->get(), idx);
+                                   in->get(), idx, /*nontemporal=*/false,
+                                   alignmentAttr(b, in->get(), lanes));
       else
         v = vector::BroadcastOp::create(
             b, loc, VectorType::get({lanes}, elem),
@@ -207,8 +231,10 @@ private:
                               IRMapping mapping;
                               loadInputs(pb, l, ivs, mapping, width);
                               cloneBody(pb, l, *op.getBody(), mapping, width);
+                              Value out = op.getDpsInits()[0];
                               vector::StoreOp::create(pb, l, mapping.lookup(yielded()),
-                                                      op.getDpsInits()[0], ivs);
+                                                      out, ivs, /*nontemporal=*/false,
+                                                      alignmentAttr(pb, out, width));
                             });
     emitTail(b, loc);
     op.erase();
@@ -282,9 +308,9 @@ private:
   int64_t last = 0, size = 0, chunks = 0;
 };
 
-struct KilnCpuVectorizePass
-    : kiln::impl::KilnCpuVectorizeBase<KilnCpuVectorizePass> {
-  using KilnCpuVectorizeBase::KilnCpuVectorizeBase;
+struct KilnVectorizePass
+    : kiln::impl::KilnVectorizeBase<KilnVectorizePass> {
+  using KilnVectorizeBase::KilnVectorizeBase;
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
