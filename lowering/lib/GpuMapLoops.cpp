@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -64,21 +65,40 @@ LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
 
 /// The same loop with its dims in reverse order, so that the innermost
 /// (contiguous) dim maps to thread x: coalesced, and free of the 64-thread
-/// limit of blockDim.z.
-scf::ParallelOp innermostFirst(scf::ParallelOp loop) {
-  if (loop.getNumLoops() < 2 || !loop.getInitVals().empty())
+/// limit of blockDim.z. Dims are also normalised to start 0 and step 1, as
+/// the bounds checks of scf::tileParallelLoop assume.
+scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
+  if (!loop.getInitVals().empty())
     return loop;
+  SmallVector<int64_t> lbs, ubs, steps;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
+                                       loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return loop;
+    lbs.push_back(*l);
+    ubs.push_back(*u);
+    steps.push_back(*s);
+  }
   OpBuilder b(loop);
-  auto reversed = [](ValueRange values) {
-    return llvm::to_vector(llvm::reverse(values));
-  };
-  auto flipped = scf::ParallelOp::create(
-      b, loop.getLoc(), reversed(loop.getLowerBound()),
-      reversed(loop.getUpperBound()), reversed(loop.getStep()));
+  Location loc = loop.getLoc();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  SmallVector<Value> zeros, counts, ones;
+  for (int64_t d = lbs.size() - 1; d >= 0; --d) {
+    zeros.push_back(c(0));
+    counts.push_back(c(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d])));
+    ones.push_back(c(1));
+  }
+  auto flipped = scf::ParallelOp::create(b, loc, zeros, counts, ones);
   Block *body = flipped.getBody();
-  for (auto [oldIv, newIv] :
-       llvm::zip(loop.getInductionVars(), llvm::reverse(flipped.getInductionVars())))
-    oldIv.replaceAllUsesWith(newIv);
+  b.setInsertionPointToStart(body);
+  for (auto [d, oldIv] : llvm::enumerate(loop.getInductionVars())) {
+    Value k = flipped.getInductionVars()[lbs.size() - 1 - d];
+    Value iv = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, k, c(steps[d])), c(lbs[d]));
+    oldIv.replaceAllUsesWith(iv);
+  }
   Operation *terminator = body->getTerminator();
   for (Operation &op :
        llvm::make_early_inc_range(loop.getBody()->without_terminator()))
@@ -127,7 +147,7 @@ struct KilnGpuMapLoopsPass
         serialGroups.back().push_back(&op);
       }
       for (scf::ParallelOp loop : loops) {
-        loop = innermostFirst(loop);
+        loop = normalizedInnermostFirst(loop);
         SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
         tiles.front() = blockSize;
         scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
