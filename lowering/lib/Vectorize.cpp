@@ -129,9 +129,13 @@ public:
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
       return failure();
-    for (Value v : op->getOperands())
-      if (!cast<MemRefType>(v.getType()).hasStaticShape())
+    for (Value v : op->getOperands()) {
+      auto type = cast<MemRefType>(v.getType());
+      // Vectors of i1 are bit-packed in memory, where kiln stores a byte per
+      // bool: those kernels stay scalar.
+      if (!type.hasStaticShape() || type.getElementTypeBitWidth() < 8)
         return failure();
+    }
     if (!kiln::hasScalarBody(op))
       return failure();
     ranges = op.getStaticLoopRanges();

@@ -3,8 +3,8 @@
 // The innermost dim comes first and is tiled by 256 threads with a bounds
 // check; the outer dim keeps tiles of 1 (blocks).
 // CHECK-LABEL: func @tile
-// CHECK: %[[T:.*]] = arith.muli %c1, %c256
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c1000, %c64) step (%[[T]], %{{.*}})
+// CHECK: %[[T:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ({{.*}}) to (%c1000{{.*}}, %c64{{.*}}) step (%[[T]], %{{.*}})
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ({{.*}}) to (%[[T]], %{{.*}})
 // CHECK: arith.cmpi ult, %{{.*}}, %c1000
 // CHECK: scf.if
