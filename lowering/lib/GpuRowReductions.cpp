@@ -1,12 +1,14 @@
 //===- GpuRowReductions.cpp - the kiln-gpu-row-reductions pass -----------===//
 //
 // A reduction over the innermost loop runs one row per block: the block's
-// threads stride over the row (coalesced), each keeps a partial result, and
-// gpu.all_reduce combines them (warp shuffles, then shared memory). The
-// generic mapping would give each row to one thread.
+// threads stride over the row (coalesced, 16 bytes a load where the layout
+// allows), each keeps a partial result, and gpu.all_reduce combines them
+// (warp shuffles, then shared memory). The generic mapping would give each
+// row to one thread.
 //
 //===----------------------------------------------------------------------===//
 #include "RowReduction.h"
+#include "VectorUtils.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -94,31 +96,64 @@ LogicalResult rewrite(linalg::GenericOp op, int64_t blockSize) {
     rest = arith::DivUIOp::create(b, loc, rest, c(b, ranges[d]));
   }
   Block *body = op.getBody();
+  unsigned last = ranges.size() - 1;
+  // 16-byte loads when every input is a contiguous, aligned row (or one value
+  // per row) and rows are whole vectors.
+  constexpr int64_t lanes = 4;
+  bool vectorRows = length % lanes == 0;
+  SmallVector<kiln::Access> accesses;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    std::optional<kiln::Access> access =
+        kiln::classify(op.getMatchingIndexingMap(in), in->get(), last);
+    auto type = cast<MemRefType>(in->get().getType());
+    if (!access || type.getElementTypeBitWidth() < 8 ||
+        (*access == kiln::Access::Vector &&
+         !kiln::alignmentAttr(b, in->get(), lanes)))
+      vectorRows = false;
+    accesses.push_back(access.value_or(kiln::Access::Splat));
+  }
+  int64_t width = vectorRows ? lanes : 0;
+  // One step of a thread: the element(s) at innermost index `j`.
+  auto elementAt = [&](OpBuilder &lb, Location l, Value j) {
+    SmallVector<Value> ivs(outer);
+    ivs.push_back(j);
+    IRMapping mapping;
+    for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
+      SmallVector<Value> idx =
+          kiln::indicesFor(lb, l, op.getMatchingIndexingMap(in), ivs);
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      Value v;
+      if (width == 0)
+        v = memref::LoadOp::create(lb, l, in->get(), idx);
+      else if (accesses[i] == kiln::Access::Vector)
+        v = vector::LoadOp::create(lb, l, VectorType::get({width}, elem),
+                                   in->get(), idx, /*nontemporal=*/false,
+                                   kiln::alignmentAttr(lb, in->get(), width));
+      else
+        v = vector::BroadcastOp::create(lb, l, VectorType::get({width}, elem),
+                                        memref::LoadOp::create(lb, l, in->get(), idx));
+      mapping.map(body->getArgument(i), v);
+    }
+    kiln::cloneBody(lb, l, *body, mapping, width, reduction->combiner);
+    return mapping.lookup(reduction->element);
+  };
+  Value init = identity(b, loc, reduction->kind, accType);
+  if (width)
+    init = vector::BroadcastOp::create(b, loc, VectorType::get({width}, accType),
+                                       init);
+  Value start = width ? Value(arith::MulIOp::create(b, loc, tid, c(b, width))) : tid;
   auto loop = scf::ForOp::create(
-      b, loc, tid, c(b, length), c(b, blockSize),
-      ValueRange{identity(b, loc, reduction->kind, accType)},
-      [&](OpBuilder &lb, Location l, Value j, ValueRange acc) {
-        SmallVector<Value> ivs(outer);
-        ivs.push_back(j);
-        IRMapping mapping;
-        for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
-          AffineMap map = op.getMatchingIndexingMap(in);
-          SmallVector<Value> idx;
-          for (AffineExpr e : map.getResults())
-            idx.push_back(affine::AffineApplyOp::create(
-                lb, l, AffineMap::get(map.getNumDims(), 0, e), ivs));
-          mapping.map(body->getArgument(i),
-                      memref::LoadOp::create(lb, l, in->get(), idx));
-        }
-        for (Operation &bodyOp : body->without_terminator())
-          if (&bodyOp != reduction->combiner)
-            lb.clone(bodyOp, mapping);
-        Value next = vector::makeArithReduction(
-            lb, l, reduction->kind, acc[0], mapping.lookup(reduction->element));
+      b, loc, start, c(b, length), c(b, blockSize * std::max<int64_t>(width, 1)),
+      ValueRange{init}, [&](OpBuilder &lb, Location l, Value j, ValueRange acc) {
+        Value next = vector::makeArithReduction(lb, l, reduction->kind, acc[0],
+                                                elementAt(lb, l, j));
         scf::YieldOp::create(lb, l, next);
       });
+  Value partial = loop.getResult(0);
+  if (width)
+    partial = vector::ReductionOp::create(b, loc, reduction->kind, partial);
   Value total = gpu::AllReduceOp::create(
-      b, loc, loop.getResult(0),
+      b, loc, partial,
       gpu::AllReduceOperationAttr::get(b.getContext(), *allReduce),
       /*uniform=*/true);
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c(b, 0));

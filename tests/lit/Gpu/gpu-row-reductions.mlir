@@ -1,11 +1,14 @@
 // RUN: kiln-opt %s --kiln-gpu-row-reductions --split-input-file | FileCheck %s
 
-// One block per row (4 x 5 = 20 rows), 256 threads striding over the row,
-// gpu.all_reduce across them, thread 0 stores.
+// One block per row (4 x 5 = 20 rows), 256 threads striding over the row
+// 4 floats (16 aligned bytes) at a time, gpu.all_reduce across them, thread 0
+// stores.
 // CHECK-LABEL: func @rowsum
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c20, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c300 step %c256
-// CHECK: math.exp
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c300 step %c1024 {{.*}} -> (vector<4xf32>)
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x5x300xf32>, vector<4xf32>
+// CHECK: math.exp %{{.*}} : vector<4xf32>
+// CHECK: vector.reduction <add>
 // CHECK: gpu.all_reduce add %{{.*}} uniform
 // CHECK: scf.if
 // CHECK: memref.store
@@ -14,6 +17,22 @@ func.func @rowsum(%x: memref<4x5x300xf32>, %out: memref<4x5xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %e = math.exp %a : f32
     %0 = arith.addf %e, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Rows that are not whole vectors load one element at a time.
+// CHECK-LABEL: func @rowmax
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c301 step %c256{{.*}} -> (f32)
+// CHECK: memref.load
+// CHECK: gpu.all_reduce maximumf
+func.func @rowmax(%x: memref<4x301xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x301xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
     linalg.yield %0 : f32
   }
   return

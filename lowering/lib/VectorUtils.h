@@ -1,0 +1,46 @@
+//===- VectorUtils.h - vectorising kernel bodies along the innermost loop -*- C++ -*-===//
+//
+// Shared by kiln-vectorize (CPU and GPU elementwise kernels) and
+// kiln-gpu-row-reductions: how an operand is read along the innermost loop,
+// what alignment its layout proves, and the body of a linalg.generic cloned
+// on scalars or on vectors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_VECTORUTILS_H
+#define KILN_LOWERING_VECTORUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// How an operand is read along the innermost loop: a contiguous vector, or
+/// one value per row that is splatted.
+enum class Access { Vector, Splat };
+
+/// True if the memref's innermost dim has unit stride.
+bool unitInnerStride(mlir::Value memref);
+/// How operand `map` reads along loop `last`, or nullopt if neither way.
+std::optional<Access> classify(mlir::AffineMap map, mlir::Value memref,
+                               unsigned last);
+/// The alignment attribute (bytes, at most 16) that every `width`-wide
+/// access at a multiple-of-`width` innermost index of `memref` has, or null.
+/// Buffers themselves are at least 16-byte aligned.
+mlir::IntegerAttr alignmentAttr(mlir::OpBuilder &b, mlir::Value memref,
+                                int64_t width);
+/// The indices `map` gives at loop indices `ivs`.
+llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b,
+                                          mlir::Location loc,
+                                          mlir::AffineMap map,
+                                          mlir::ValueRange ivs);
+/// Clones the body ops (all but the terminator and `skip`) with `mapping`
+/// (block args already mapped); with `width` > 0, as vector ops.
+void cloneBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
+               mlir::IRMapping &mapping, int64_t width,
+               mlir::Operation *skip = nullptr);
+
+} // namespace kiln
+
+#endif
