@@ -51,3 +51,68 @@ func.func @f64(%x: memref<4x300xf64>, %out: memref<4xf64>) {
   }
   return
 }
+
+// -----
+
+// softmax's fill, row max, fill, sum of exp and normalise over the same rows
+// are one kernel: stages separated by barriers.
+// CHECK-LABEL: func @softmax
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: gpu.all_reduce maximumf
+// CHECK: gpu.barrier
+// CHECK: gpu.all_reduce add
+// CHECK: gpu.barrier
+// CHECK: arith.divf %{{.*}} : vector<4xf32>
+// CHECK: vector.store
+// CHECK-NOT: linalg.generic
+func.func @softmax(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%m : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
+    linalg.yield %0 : f32
+  }
+  %s = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<8x64xf32>, memref<8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %acc: f32):
+    %0 = arith.subf %a, %mx : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %acc fastmath<reassoc> : f32
+    linalg.yield %2 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m, %s : memref<8x64xf32>, memref<8xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%a: f32, %mx: f32, %sum: f32, %o: f32):
+    %0 = arith.subf %a, %mx : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.divf %1, %sum : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// A stage that would read another row of what an earlier stage wrote stays
+// out of the kernel (other blocks write other rows).
+// CHECK-LABEL: func @other_row
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+func.func @other_row(%x: memref<8x8xf32>, %out: memref<8x8xf32>) {
+  %m = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x8xf32>) outs(%m : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m : memref<8x8xf32>, memref<8xf32>) outs(%out : memref<8x8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %0 = arith.subf %a, %mx : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
