@@ -479,17 +479,22 @@ LogicalResult verifyIndexTensor(Operation *op, Value idx) {
                              << elem;
   return success();
 }
+
+/// What gather and index_select share: types, index type, the dim.
+template <typename OpT> LogicalResult verifyLookup(OpT op) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyIndexTensor(op, op.getIdx())) ||
+      failed(verifySameElementType(op, op.getX(), op.getResult(), "operand",
+                                   "result")))
+    return failure();
+  return verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim");
+}
 } // namespace
 
 LogicalResult GatherOp::verify() {
-  if (failed(verifyKilnElementTypes(*this)) ||
-      failed(verifyIndexTensor(*this, getIdx())) ||
-      failed(verifySameElementType(*this, getX(), getResult(), "operand",
-                                   "result")))
+  if (failed(verifyLookup(*this)))
     return failure();
   int64_t rank = getX().getType().getRank();
-  if (failed(verifyDim(*this, getDim(), rank, "dim")))
-    return failure();
   if (getIdx().getType().getRank() != rank)
     return emitOpError() << "index rank " << getIdx().getType().getRank()
                          << " differs from operand rank " << rank;
@@ -505,13 +510,7 @@ LogicalResult GatherOp::verify() {
 }
 
 LogicalResult IndexSelectOp::verify() {
-  if (failed(verifyKilnElementTypes(*this)) ||
-      failed(verifyIndexTensor(*this, getIdx())) ||
-      failed(verifySameElementType(*this, getX(), getResult(), "operand",
-                                   "result")))
-    return failure();
-  int64_t rank = getX().getType().getRank();
-  if (failed(verifyDim(*this, getDim(), rank, "dim")))
+  if (failed(verifyLookup(*this)))
     return failure();
   if (getIdx().getType().getRank() != 1)
     return emitOpError() << "index must be 1-D, got rank "

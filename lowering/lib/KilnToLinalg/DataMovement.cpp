@@ -203,28 +203,20 @@ Value lookup(OpBuilder &b, Location loc, Value x, Value idx, AffineMap idxMap,
       .getResult(0);
 }
 
-struct GatherToGeneric : OpConversionPattern<GatherOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// gather reads the index at the result's own position; index_select at the
+/// position along `dim` only.
+template <typename OpT>
+struct LookupToGeneric : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = signlessTensorType(op.getType());
+    MLIRContext *ctx = rewriter.getContext();
     AffineMap idxMap =
-        AffineMap::getMultiDimIdentityMap(type.getRank(), getContext());
-    rewriter.replaceOp(op, lookup(rewriter, op.getLoc(), adaptor.getX(),
-                                  adaptor.getIdx(), idxMap, op.getDim(), type));
-    return success();
-  }
-};
-
-struct IndexSelectToGeneric : OpConversionPattern<IndexSelectOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(IndexSelectOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = signlessTensorType(op.getType());
-    AffineMap idxMap = AffineMap::get(
-        type.getRank(), 0, getAffineDimExpr(op.getDim(), getContext()));
+        std::is_same_v<OpT, GatherOp>
+            ? AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)
+            : AffineMap::get(type.getRank(), 0, getAffineDimExpr(op.getDim(), ctx));
     rewriter.replaceOp(op, lookup(rewriter, op.getLoc(), adaptor.getX(),
                                   adaptor.getIdx(), idxMap, op.getDim(), type));
     return success();
@@ -289,8 +281,8 @@ void populateDataMovementPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   patterns.add<ReshapeToTensor, BroadcastToGeneric, TransposeToGeneric,
                FlipToGeneric, SliceToExtract, PadToFillAndInsert,
-               ConcatToInserts, GatherToGeneric, IndexSelectToGeneric,
-               ScatterAddToLoops>(converter, patterns.getContext());
+               ConcatToInserts, LookupToGeneric<GatherOp>,
+               LookupToGeneric<IndexSelectOp>, ScatterAddToLoops>(converter, patterns.getContext());
 }
 
 } // namespace kiln::to_linalg
