@@ -1,0 +1,56 @@
+//===- VulkanDevice.h - Vulkan compute devices ------------------*- C++ -*-===//
+//
+// The Vulkan loader (libvulkan.so.1) is loaded with dlopen at first use:
+// machines without a loader or a device report zero devices, no error.
+// Mesa's lavapipe is a real Vulkan device on the CPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_VULKANDEVICE_H
+#define KILN_RUNTIME_VULKANDEVICE_H
+
+#include "kiln/runtime/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kiln {
+
+struct VulkanDeviceProperties {
+  std::string name;
+  uint32_t vendorId = 0, deviceId = 0, driverVersion = 0, apiVersion = 0;
+  uint32_t subgroupSize = 0; // read from the device: 8 on lavapipe, 32 on NVIDIA
+  uint32_t maxSharedMemoryBytes = 0;
+  uint32_t maxWorkgroupInvocations = 0;
+  uint32_t maxStorageBufferRange = 0;
+  uint32_t computeQueueFamily = 0;
+  bool float16 = false, float64 = false, int8 = false, int16 = false,
+       int64 = false, storage8 = false, storage16 = false;
+  bool timestampQueries = false;
+  /// "vulkan-<vendor>-<device>-<driver>", hex ids: what SPIR-V for it
+  /// depends on.
+  std::string fingerprint() const;
+};
+
+class VulkanDevice {
+public:
+  /// How many physical devices with a compute queue the loader reports.
+  static int deviceCount();
+  /// Why deviceCount() is 0, in words; empty when devices exist.
+  static std::string unavailableReason();
+  static Expected<std::unique_ptr<VulkanDevice>> create(int index);
+  ~VulkanDevice();
+
+  const VulkanDeviceProperties &properties() const { return props; }
+
+private:
+  VulkanDevice(void *device, void *queue, VulkanDeviceProperties props)
+      : device(device), queue(queue), props(std::move(props)) {}
+  void *device; // VkDevice
+  void *queue;  // VkQueue
+  VulkanDeviceProperties props;
+};
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,177 @@
+//===- VulkanDevice.cpp - Vulkan compute devices -------------------------===//
+#include "kiln/runtime/VulkanDevice.h"
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <cstdio>
+#include <dlfcn.h>
+#include <vector>
+
+namespace kiln {
+
+namespace {
+/// The loader, an instance and the physical devices with a compute queue.
+struct VulkanLoader {
+  PFN_vkGetInstanceProcAddr getProc = nullptr;
+  VkInstance instance = VK_NULL_HANDLE;
+  std::vector<VkPhysicalDevice> devices;
+  std::vector<uint32_t> computeFamilies;
+  std::string unavailable;
+
+  template <typename Fn> Fn proc(const char *name) const {
+    return reinterpret_cast<Fn>(getProc(instance, name));
+  }
+
+  static const VulkanLoader &get() {
+    static const VulkanLoader loader = load();
+    return loader;
+  }
+
+private:
+  static VulkanLoader load() {
+    VulkanLoader l;
+    void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char *why = dlerror();
+      l.unavailable = std::string("libvulkan.so.1 not found: ") + (why ? why : "");
+      return l;
+    }
+    l.getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+        dlsym(lib, "vkGetInstanceProcAddr"));
+    if (!l.getProc) {
+      l.unavailable = "libvulkan.so.1 has no vkGetInstanceProcAddr";
+      return l;
+    }
+    auto createInstance = l.proc<PFN_vkCreateInstance>("vkCreateInstance");
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "kiln";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    if (!createInstance || createInstance(&info, nullptr, &l.instance) != VK_SUCCESS) {
+      l.unavailable = "vkCreateInstance failed (no Vulkan driver?)";
+      l.instance = VK_NULL_HANDLE;
+      return l;
+    }
+    auto enumerate = l.proc<PFN_vkEnumeratePhysicalDevices>("vkEnumeratePhysicalDevices");
+    auto families = l.proc<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+        "vkGetPhysicalDeviceQueueFamilyProperties");
+    uint32_t count = 0;
+    enumerate(l.instance, &count, nullptr);
+    std::vector<VkPhysicalDevice> all(count);
+    enumerate(l.instance, &count, all.data());
+    for (VkPhysicalDevice d : all) {
+      uint32_t n = 0;
+      families(d, &n, nullptr);
+      std::vector<VkQueueFamilyProperties> props(n);
+      families(d, &n, props.data());
+      for (uint32_t f = 0; f < n; ++f)
+        if (props[f].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+          l.devices.push_back(d);
+          l.computeFamilies.push_back(f);
+          break;
+        }
+    }
+    if (l.devices.empty())
+      l.unavailable = "the Vulkan loader finds no device with a compute queue";
+    return l;
+  }
+};
+} // namespace
+
+std::string VulkanDeviceProperties::fingerprint() const {
+  char text[64];
+  std::snprintf(text, sizeof text, "vulkan-%04x-%04x-%08x", vendorId, deviceId,
+                driverVersion);
+  return text;
+}
+
+int VulkanDevice::deviceCount() {
+  return static_cast<int>(VulkanLoader::get().devices.size());
+}
+
+std::string VulkanDevice::unavailableReason() {
+  return VulkanLoader::get().unavailable;
+}
+
+Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
+  const VulkanLoader &l = VulkanLoader::get();
+  if (index < 0 || index >= static_cast<int>(l.devices.size()))
+    return makeError(ErrorKind::InvalidArgument,
+                     "device vulkan:" + std::to_string(index) + " does not exist (" +
+                         (l.devices.empty() ? l.unavailable
+                                            : std::to_string(l.devices.size()) +
+                                                  " Vulkan device(s)") +
+                         ")");
+  VkPhysicalDevice physical = l.devices[index];
+  VulkanDeviceProperties p;
+  p.computeQueueFamily = l.computeFamilies[index];
+
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  l.proc<PFN_vkGetPhysicalDeviceProperties2>("vkGetPhysicalDeviceProperties2")(
+      physical, &props2);
+  const VkPhysicalDeviceProperties &base = props2.properties;
+  p.name = base.deviceName;
+  p.vendorId = base.vendorID;
+  p.deviceId = base.deviceID;
+  p.driverVersion = base.driverVersion;
+  p.apiVersion = base.apiVersion;
+  p.subgroupSize = subgroup.subgroupSize;
+  p.maxSharedMemoryBytes = base.limits.maxComputeSharedMemorySize;
+  p.maxWorkgroupInvocations = base.limits.maxComputeWorkGroupInvocations;
+  p.maxStorageBufferRange = base.limits.maxStorageBufferRange;
+  p.timestampQueries = base.limits.timestampComputeAndGraphics;
+
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures storage8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures storage16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  f16i8.pNext = &storage8;
+  storage8.pNext = &storage16;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f16i8;
+  l.proc<PFN_vkGetPhysicalDeviceFeatures2>("vkGetPhysicalDeviceFeatures2")(
+      physical, &features);
+  p.float16 = f16i8.shaderFloat16;
+  p.int8 = f16i8.shaderInt8;
+  p.float64 = features.features.shaderFloat64;
+  p.int16 = features.features.shaderInt16;
+  p.int64 = features.features.shaderInt64;
+  p.storage8 = storage8.storageBuffer8BitAccess;
+  p.storage16 = storage16.storageBuffer16BitAccess;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queueInfo.queueFamilyIndex = p.computeQueueFamily;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+  VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  deviceInfo.queueCreateInfoCount = 1;
+  deviceInfo.pQueueCreateInfos = &queueInfo;
+  deviceInfo.pNext = &features; // enable what the device has
+  VkDevice device;
+  VkResult r = l.proc<PFN_vkCreateDevice>("vkCreateDevice")(physical, &deviceInfo,
+                                                            nullptr, &device);
+  if (r != VK_SUCCESS)
+    return makeError(ErrorKind::Launch, "vulkan:" + std::to_string(index) +
+                                            ": vkCreateDevice failed (VkResult " +
+                                            std::to_string(r) + ")");
+  VkQueue queue;
+  l.proc<PFN_vkGetDeviceQueue>("vkGetDeviceQueue")(device, p.computeQueueFamily, 0,
+                                                   &queue);
+  return std::unique_ptr<VulkanDevice>(new VulkanDevice(device, queue, std::move(p)));
+}
+
+VulkanDevice::~VulkanDevice() {
+  const VulkanLoader &l = VulkanLoader::get();
+  auto destroy = l.proc<PFN_vkDestroyDevice>("vkDestroyDevice");
+  destroy(static_cast<VkDevice>(device), nullptr);
+}
+
+} // namespace kiln
