@@ -5,12 +5,17 @@
 // k loop; every k step loads NV vectors of a B row and broadcasts MR scalars
 // of A. The parallel loop runs i blocks innermost, so consecutive tasks of a
 // thread reuse the same B panel from cache. Leftover rows use the same kernel
-// with fewer rows; leftover columns a scalar loop.
+// with fewer rows; leftover columns a scalar loop. An elementwise consumer of
+// C right after the matmul (bias, activation) runs on the registers before
+// the store, so C never goes to memory.
 //
 //===----------------------------------------------------------------------===//
+#include "VectorUtils.h"
+#include "RowReduction.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -39,12 +44,99 @@ bool unitInnerStride(Value memref) {
 
 struct MatmulOperands {
   Value a, b, c, batch; // batch is null for a plain matmul
+  /// An elementwise consumer of C applied before the store: it writes its
+  /// own output and C is never stored (null: store C).
+  linalg::GenericOp epilogue;
 };
 
 SmallVector<Value> at(const MatmulOperands &m, Value i, Value j) {
   if (m.batch)
     return {m.batch, i, j};
   return {i, j};
+}
+
+/// Stores `acc` (a vector of `width` lanes, or a scalar for 0) as C[i, j..],
+/// or, with an epilogue, the epilogue's value at [i, j..] into its output.
+void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, Value acc,
+                 Value i, Value j, int64_t width) {
+  if (!m.epilogue) {
+    if (width)
+      vector::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+    else
+      memref::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+    return;
+  }
+  linalg::GenericOp e = m.epilogue;
+  SmallVector<Value> ivs = {i, j};
+  IRMapping mapping;
+  for (auto [n, in] : llvm::enumerate(e.getDpsInputOperands())) {
+    Value v;
+    if (in->get() == m.c) {
+      v = acc;
+    } else {
+      AffineMap map = e.getMatchingIndexingMap(in);
+      SmallVector<Value> idx = kiln::indicesFor(b, loc, map, ivs);
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      if (width == 0)
+        v = memref::LoadOp::create(b, loc, in->get(), idx);
+      else if (kiln::classify(map, in->get(), 1) == kiln::Access::Vector)
+        v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem),
+                                   in->get(), idx);
+      else
+        v = vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem),
+                                        memref::LoadOp::create(b, loc, in->get(), idx));
+    }
+    mapping.map(e.getBody()->getArgument(n), v);
+  }
+  kiln::cloneBody(b, loc, *e.getBody(), mapping, width);
+  Value result = mapping.lookup(e.getBody()->getTerminator()->getOperand(0));
+  Value out = e.getDpsInits()[0];
+  if (width)
+    vector::StoreOp::create(b, loc, result, out, ivs);
+  else
+    memref::StoreOp::create(b, loc, result, out, ivs);
+}
+
+/// The elementwise generic that consumes C right after the matmul, if it
+/// can run on the matmul's registers: C is read in place and nowhere else,
+/// the output is contiguous, and the other inputs are rows or row values.
+linalg::GenericOp findEpilogue(linalg::LinalgOp matmul, Value c) {
+  Operation *next = matmul->getNextNode();
+  while (next && (isa<memref::AllocOp>(next) ||
+                  next->hasTrait<OpTrait::ConstantLike>()))
+    next = next->getNextNode();
+  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
+      !kiln::hasScalarBody(e) || e.getNumLoops() != 2 ||
+      e.getNumParallelLoops() != 2)
+    return {};
+  auto cType = cast<MemRefType>(c.getType());
+  if (ArrayRef(e.getStaticLoopRanges()) != cType.getShape())
+    return {};
+  Value out = e.getDpsInits()[0];
+  if (!e.getMatchingIndexingMap(e.getDpsInitOperand(0)).isIdentity() ||
+      !kiln::unitInnerStride(out) ||
+      cast<MemRefType>(out.getType()).getElementTypeBitWidth() < 8)
+    return {};
+  bool readsC = false;
+  for (OpOperand *in : e.getDpsInputOperands()) {
+    AffineMap map = e.getMatchingIndexingMap(in);
+    if (in->get() == c) {
+      if (!map.isIdentity())
+        return {};
+      readsC = true;
+    } else if (!kiln::classify(map, in->get(), 1) ||
+               cast<MemRefType>(in->get().getType()).getElementTypeBitWidth() < 8) {
+      return {};
+    }
+  }
+  // C must be dead after the epilogue: its only other users are the fill
+  // before the matmul, the matmul and deallocation.
+  for (Operation *user : c.getUsers())
+    if (user != matmul && user != e &&
+        !isa<linalg::FillOp, memref::DeallocOp>(user))
+      return {};
+  return readsC ? e : linalg::GenericOp();
 }
 
 /// C[i0 .. i0+rows, j0 .. j0+vectors*width] += A[rows, :] * B[:, cols].
@@ -85,8 +177,8 @@ void emitBlock(OpBuilder &b, Location loc, const MatmulOperands &m, Value i0,
       });
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t v = 0; v < vectors; ++v)
-      vector::StoreOp::create(b, loc, loop.getResult(r * vectors + v), m.c,
-                              at(m, row(r), col(v)));
+      storeResult(b, loc, m, loop.getResult(r * vectors + v), row(r), col(v),
+                  width);
 }
 
 /// Scalar C[i, j] += sum_k A[i, k] * B[k, j] over a rectangle of C.
@@ -107,7 +199,7 @@ void emitScalarRegion(OpBuilder &b, Location loc, const MatmulOperands &m,
               scf::YieldOp::create(lb, ll,
                                    ValueRange{math::FmaOp::create(lb, ll, x, y, sum[0])});
             });
-        memref::StoreOp::create(pb, l, loop.getResult(0), m.c, at(m, ij[0], ij[1]));
+        storeResult(pb, l, m, loop.getResult(0), ij[0], ij[1], 0);
       });
 }
 
@@ -153,8 +245,9 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       vectorCols += left * width;
     }
 
+    linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findEpilogue(op, cm);
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands m{a, bm, cm, batchIndex};
+      MatmulOperands m{a, bm, cm, batchIndex, epilogue};
       for (const ColumnGroup &g : groups) {
         int64_t blockCols = g.vectors * width;
         auto blockStart = [&](OpBuilder &pb, Location l, Value jb) {
@@ -194,6 +287,8 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     } else {
       perBatch(rewriter, nullptr);
     }
+    if (epilogue)
+      rewriter.eraseOp(epilogue);
     rewriter.eraseOp(op);
     return success();
   }

@@ -533,3 +533,16 @@ def test_f8_matmul_and_fill():
     prog = (f"func.func @main() -> {t} {{\n  %0 = \"kiln.fill\"() {{value = 2.6 : f64}} : () -> {t8}\n"
             f"  %1 = kiln.cast %0 : {t8} -> {t}\n  return %1 : {t}\n}}\n")
     check(run_kiln(prog, [])[0][0], np.full(3, 2.5), np.float32)
+
+
+@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9)])
+def test_matmul_with_bias_and_gelu_epilogue(m, k, n):
+    x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
+    tx, tw, tb, tr = (tensor_type(s, np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    prog = (f"func.func @main(%x: {tx}, %w: {tw}, %b: {tb}) -> {tr} {{\n"
+            f"  %0 = kiln.matmul %x, %w : ({tx}, {tw}) -> {tr}\n"
+            f"  %1 = kiln.add %0, %b : ({tr}, {tb}) -> {tr}\n"
+            f"  %2 = kiln.gelu %1 : {tr}\n  return %2 : {tr}\n}}\n")
+    got = run_kiln(prog, [x, w, b])[0][0]
+    y = x.astype(np.float64) @ w.astype(np.float64) + b
+    np.testing.assert_allclose(got, 0.5 * y * (1 + erf(y / math.sqrt(2))), rtol=1e-4, atol=1e-4)

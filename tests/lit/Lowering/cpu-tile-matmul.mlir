@@ -24,3 +24,29 @@ func.func @f64(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
   linalg.matmul ins(%a, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
   return
 }
+
+// -----
+
+// A bias add right after the matmul runs on the accumulators: C is never
+// stored, the sum goes straight to the output.
+// CHECK-LABEL: func @bias
+// CHECK-SAME: (%{{.*}}: memref<12x64xf32>, %{{.*}}: memref<64x64xf32>, %[[BIAS:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<12x64xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK: vector.load %[[BIAS]]
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: vector.store {{.*}}, %alloc
+func.func @bias(%a: memref<12x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf32>, %out: memref<12x64xf32>) {
+  %c = memref.alloc() : memref<12x64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<12x64xf32>)
+  linalg.matmul ins(%a, %b : memref<12x64xf32>, memref<64x64xf32>) outs(%c : memref<12x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<12x64xf32>, memref<64xf32>) outs(%out : memref<12x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<12x64xf32>
+  return
+}
