@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/runtime/CudaProgram.h"
+#include "programs.h"
 
 #include <chrono>
 #include <cstdio>
@@ -22,19 +23,12 @@ struct Case {
   double bytes, flops; // per run, for the rate column
 };
 
-std::string t(const std::string &shape, const char *elem = "f32") {
-  return "tensor<" + shape + "x" + elem + ">";
-}
 
 std::vector<Case> cases() {
   std::string n28 = "268435456", n26 = "67108864";
-  std::string v = t(n28), g = t(n26), r = t("16384x16384"), s = t("8192x8192");
+  std::string g = bench::tensor(n26), s = bench::tensor("8192x8192");
   std::vector<Case> out;
-  out.push_back({"add 2^28 f32",
-                 "func.func @main(%a: " + v + ", %b: " + v + ") -> " + v +
-                     " {\n %0 = kiln.add %a, %b : (" + v + ", " + v + ") -> " + v +
-                     "\n return %0 : " + v + "\n}",
-                 3.0 * 4 * (1 << 28), 0});
+  out.push_back({"add 2^28 f32", bench::addProgram(n28), 3.0 * 4 * (1 << 28), 0});
   out.push_back({"gelu(x*w+b) 2^26 f32",
                  "func.func @main(%x: " + g + ", %w: " + g + ", %b: " + g + ") -> " + g +
                      " {\n %0 = kiln.mul %x, %w : (" + g + ", " + g + ") -> " + g +
@@ -42,22 +36,16 @@ std::vector<Case> cases() {
                      "\n %2 = kiln.gelu %1 : " + g + "\n return %2 : " + g + "\n}",
                  4.0 * 4 * (1 << 26), 0});
   out.push_back({"reduce_sum 16384^2 f32 last dim",
-                 "func.func @main(%x: " + r + ") -> " + t("16384") +
-                     " {\n %0 = kiln.reduce_sum %x {dims = array<i64: 1>} : " + r +
-                     " -> " + t("16384") + "\n return %0 : " + t("16384") + "\n}",
-                 4.0 * 16384 * 16384, 0});
-  out.push_back({"softmax 8192^2 f32 last dim",
-                 "func.func @main(%x: " + s + ") -> " + s +
-                     " {\n %0 = kiln.softmax %x {dim = 1} : " + s + "\n return %0 : " +
-                     s + "\n}",
+                 bench::reduceSumRowsProgram(16384, 16384), 4.0 * 16384 * 16384, 0});
+  out.push_back({"softmax 8192^2 f32 last dim", bench::softmaxRowsProgram(8192, 8192),
                  2.0 * 4 * 8192 * 8192, 0});
   out.push_back({"layer_norm 8192^2 f32",
-                 "func.func @main(%x: " + s + ", %w: " + t("8192") + ", %b: " +
-                     t("8192") + ") -> " + s + " {\n %0 = kiln.layer_norm %x, %w, %b : (" +
-                     s + ", " + t("8192") + ", " + t("8192") + ") -> " + s +
+                 "func.func @main(%x: " + s + ", %w: " + bench::tensor("8192") + ", %b: " +
+                     bench::tensor("8192") + ") -> " + s + " {\n %0 = kiln.layer_norm %x, %w, %b : (" +
+                     s + ", " + bench::tensor("8192") + ", " + bench::tensor("8192") + ") -> " + s +
                      "\n return %0 : " + s + "\n}",
                  2.0 * 4 * 8192 * 8192, 0});
-  std::string m = t("4096x4096");
+  std::string m = bench::tensor("4096x4096");
   out.push_back({"matmul 4096^3 f32",
                  "func.func @main(%a: " + m + ", %b: " + m + ") -> " + m +
                      " {\n %0 = kiln.matmul %a, %b : (" + m + ", " + m + ") -> " + m +

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds kiln and runs every test suite: lit (dialect, passes, tools),
-# GoogleTest (runtime, backend) and the CPU conformance suite (pytest).
+# GoogleTest (runtime, backend), the conformance suite on the CPU (pytest),
+# and the same op cases on Vulkan (lavapipe where there is no GPU); a case
+# the device cannot run is listed as skipped with its reason (-rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -8,3 +10,4 @@ ninja -C build check-lit
 (cd build && ctest --output-on-failure)
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
 /usr/bin/python3 -m pytest -q tests/conformance
+KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py

@@ -86,12 +86,15 @@ Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
     engine->cuda = std::move(*cuda);
     return engine;
   }
-  case DeviceType::Vulkan:
-    break;
+  case DeviceType::Vulkan: {
+    auto vulkan = VulkanDevice::create(device.index);
+    if (!vulkan)
+      return std::unexpected(vulkan.error());
+    engine->vulkan = std::move(*vulkan);
+    return engine;
   }
-  return makeError(ErrorKind::Unsupported,
-                   "device " + device.toString() +
-                       ": this build of kiln runs programs on the CPU and CUDA");
+  }
+  return makeError(ErrorKind::InvalidArgument, "unknown device type");
 }
 
 Expected<std::shared_ptr<Program>>
@@ -106,6 +109,20 @@ Engine::build(std::string_view source, const CompileOptions &options) {
     if (!program)
       return std::unexpected(program.error());
     std::shared_ptr<CudaProgram> shared = std::move(*program);
+    return std::make_shared<Program>(
+        std::move(*compiled),
+        [shared](void **buffers) { return shared->run(buffers); });
+  }
+  if (vulkan) {
+    CompileOptions gpuOptions = options;
+    gpuOptions.vulkan = VulkanTarget::of(vulkan->properties());
+    auto compiled = compiler.compileForVulkan(source, gpuOptions);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    auto program = VulkanProgram::load(*vulkan, std::move(compiled->plan));
+    if (!program)
+      return std::unexpected(program.error());
+    std::shared_ptr<VulkanProgram> shared = std::move(*program);
     return std::make_shared<Program>(
         std::move(*compiled),
         [shared](void **buffers) { return shared->run(buffers); });
@@ -127,8 +144,9 @@ Engine::build(std::string_view source, const CompileOptions &options) {
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                                                    const CompileOptions &options) {
   std::lock_guard lock(mutex);
-  std::string target = cuda ? "cuda-" + cuda->properties().chip()
-                            : compiler.targetFingerprint();
+  std::string target = cuda     ? "cuda-" + cuda->properties().chip()
+                       : vulkan ? vulkan->properties().fingerprint()
+                                : compiler.targetFingerprint();
   std::string suffix = "|" + options.entry + "|" + target + "|" + KILN_VERSION;
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));

@@ -4,11 +4,14 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Lowering/Passes.h"
 
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Target/SPIRV/Serialization.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -22,6 +25,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <spirv-tools/libspirv.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -355,14 +360,141 @@ Compiler::compileForCuda(std::string_view source, const CompileOptions &options)
   }
   if (!options.dumpDir.empty())
     writeFile(options.dumpDir, "2-gpu.mlir", print(**module));
+  llvm::StringMap<std::string> ptx;
+  for (auto binary : (*module)->getOps<gpu::BinaryOp>())
+    ptx[binary.getSymName()] =
+        cast<gpu::ObjectAttr>(binary.getObjects()[0]).getObject().str();
   auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
-  FailureOr<GpuPlan> plan = extractGpuPlan(**module, entry, result.inputs.size());
+  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), ptx);
   if (failed(plan))
     return diagnostics.fail("the host side of the GPU program");
   result.plan = std::move(*plan);
   if (!options.dumpDir.empty())
-    for (auto [i, ptx] : llvm::enumerate(result.plan.modules))
-      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".ptx", ptx);
+    for (auto [i, text] : llvm::enumerate(result.plan.modules))
+      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".ptx", text);
+  return result;
+}
+
+VulkanTarget VulkanTarget::of(const VulkanDeviceProperties &device) {
+  return {device.float16,
+          device.float64,
+          device.int8,
+          device.int16,
+          device.int64,
+          device.storage8,
+          device.storage16,
+          {device.maxWorkgroupCount[0], device.maxWorkgroupCount[1],
+           device.maxWorkgroupCount[2]}};
+}
+
+namespace {
+/// The Vulkan feature a value of type `t` needs that `target` lacks.
+std::optional<std::string> missingFeature(Type t, const VulkanTarget &target) {
+  t = getElementTypeOrSelf(t);
+  unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
+  if (isa<FloatType>(t) && bits == 64 && !target.float64)
+    return "shaderFloat64";
+  if (isa<FloatType>(t) && bits == 16 && !(target.float16 && target.storage16))
+    return target.float16 ? "storageBuffer16BitAccess" : "shaderFloat16";
+  if (!isa<IntegerType>(t) && !isa<FloatType>(t))
+    return std::nullopt;
+  if (bits == 64 && !target.int64)
+    return "shaderInt64";
+  if (isa<IntegerType>(t) && bits == 16 && !(target.int16 && target.storage16))
+    return target.int16 ? "storageBuffer16BitAccess" : "shaderInt16";
+  if (bits <= 8 && !(target.int8 && target.storage8)) // also i1, stored as i8
+    return target.int8 ? "storageBuffer8BitAccess" : "shaderInt8";
+  return std::nullopt;
+}
+
+SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
+  SpirvPipelineOptions o;
+  o.capabilities = {"Shader", "GroupNonUniform", "GroupNonUniformArithmetic"};
+  o.extensions = {"SPV_KHR_storage_buffer_storage_class"};
+  auto add = [&](bool have, std::initializer_list<const char *> caps) {
+    if (have)
+      o.capabilities.insert(o.capabilities.end(), caps.begin(), caps.end());
+  };
+  add(target.float16, {"Float16"});
+  add(target.float64, {"Float64"});
+  add(target.int8, {"Int8"});
+  add(target.int16, {"Int16"});
+  add(target.int64, {"Int64"});
+  add(target.storage8, {"StorageBuffer8BitAccess"});
+  add(target.storage16, {"StorageBuffer16BitAccess"});
+  if (target.storage8)
+    o.extensions.push_back("SPV_KHR_8bit_storage");
+  if (target.storage16)
+    o.extensions.push_back("SPV_KHR_16bit_storage");
+  o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
+  return o;
+}
+
+/// SPIRV-Tools' verdict on `words`: empty when valid.
+std::string validateSpirv(ArrayRef<uint32_t> words) {
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char *,
+                               const spv_position_t &position, const char *text) {
+    messages += "word " + std::to_string(position.index) + ": " + text + "\n";
+  });
+  if (tools.Validate(words.data(), words.size()))
+    return "";
+  return messages.empty() ? "invalid SPIR-V" : messages;
+}
+} // namespace
+
+Expected<CompiledGpuProgram>
+Compiler::compileForVulkan(std::string_view source, const CompileOptions &options) {
+  MLIRContext &ctx = impl->context;
+  DiagnosticCollector diagnostics(ctx);
+  CompiledGpuProgram result;
+  auto module = formKernels(ctx, source, options, result, diagnostics);
+  if (!module)
+    return std::unexpected(module.error());
+  std::optional<std::string> missing;
+  (*module)->walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (!missing)
+        missing = missingFeature(t, options.vulkan);
+  });
+  if (missing)
+    return makeError(ErrorKind::Unsupported,
+                     "vulkan: the device lacks " + *missing +
+                         ", which this program's element types need");
+  {
+    StageTimer timer{result, "spirv"};
+    PassManager lower(&ctx);
+    buildKernelsToSpirvPipeline(lower, spirvEnvironment(options.vulkan));
+    if (failed(lower.run(**module)))
+      return diagnostics.fail("lowering to SPIR-V failed");
+  }
+  if (!options.dumpDir.empty())
+    writeFile(options.dumpDir, "2-spirv.mlir", print(**module));
+  llvm::StringMap<std::string> binaries;
+  {
+    StageTimer timer{result, "serialize"};
+    for (auto spv : (*module)->getOps<spirv::ModuleOp>()) {
+      SmallVector<uint32_t> words;
+      if (failed(spirv::serialize(spv, words)))
+        return diagnostics.fail("SPIR-V serialisation failed");
+      std::string name = spv.getName()->str();
+      if (std::string invalid = validateSpirv(words); !invalid.empty())
+        return makeError(ErrorKind::Compile, "spirv-val rejected kernel module " +
+                                                 name + ":\n" + invalid);
+      StringRef kernelModule = StringRef(name).drop_front(strlen("__spv__"));
+      binaries[kernelModule] = std::string(
+          reinterpret_cast<const char *>(words.data()), words.size() * 4);
+    }
+  }
+  auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
+  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), binaries);
+  if (failed(plan))
+    return diagnostics.fail("the host side of the GPU program");
+  result.plan = std::move(*plan);
+  if (!options.dumpDir.empty())
+    for (auto [i, words] : llvm::enumerate(result.plan.modules))
+      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".spv", words);
   return result;
 }
 

@@ -107,6 +107,43 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
   return flipped;
 }
 
+/// Caps the blocks of dim `d` (tiled by `step`) of `outer` at `limit`: each
+/// block then runs rounds r = 0, 1, ... of the threads' body at block index
+/// iv + r * blocks-per-round * step, skipping those past the end.
+void capBlocks(scf::ParallelOp outer, unsigned d, int64_t step, int64_t limit) {
+  std::optional<int64_t> ub = getConstantIntValue(outer.getUpperBound()[d]);
+  auto inners = outer.getBody()->getOps<scf::ParallelOp>();
+  if (!ub || inners.empty())
+    return;
+  int64_t blocks = (*ub + step - 1) / step;
+  if (blocks <= limit)
+    return;
+  scf::ParallelOp inner = *inners.begin();
+  int64_t rounds = (blocks + limit - 1) / limit;
+  int64_t perRound = (blocks + rounds - 1) / rounds;
+  OpBuilder b(outer);
+  Location loc = outer.getLoc();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  outer.getUpperBoundMutable()[d].set(c(perRound * step));
+  Block *body = inner.getBody();
+  SmallVector<Operation *> work;
+  for (Operation &op : body->without_terminator())
+    work.push_back(&op);
+  b.setInsertionPointToStart(body);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(rounds), c(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value iv = outer.getInductionVars()[d];
+  Value shifted = arith::AddIOp::create(
+      b, loc, iv, arith::MulIOp::create(b, loc, loop.getInductionVar(), c(perRound * step)));
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, shifted, c(*ub));
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  for (Operation *op : work)
+    op->moveBefore(guard.thenBlock()->getTerminator());
+  iv.replaceUsesWithIf(shifted, [&](OpOperand &use) {
+    return guard->isProperAncestor(use.getOwner());
+  });
+}
+
 /// Clones the constants a device region uses into it, so that they do not
 /// become kernel parameters (vector constants could not be passed at all).
 void sinkConstants(Operation *deviceOp) {
@@ -150,7 +187,14 @@ struct KilnGpuMapLoopsPass
         loop = normalizedInnermostFirst(loop);
         SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
         tiles.front() = blockSize;
-        scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+        auto [outer, inner] =
+            scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+        int64_t limits[3] = {2147483647, 65535, 65535};
+        for (auto [d, limit] : llvm::enumerate(maxGrid))
+          if (d < 3)
+            limits[d] = limit;
+        for (unsigned d = 0; d < std::min(3u, outer.getNumLoops()); ++d)
+          capBlocks(outer, d, tiles[d], limits[d]);
       }
       for (ArrayRef<Operation *> group : serialGroups)
         if (!group.empty() && failed(wrapSerial(group)))

@@ -36,16 +36,12 @@ FailureOr<BufferView> viewOf(Operation *op, int buffer, MemRefType type) {
 }
 } // namespace
 
-FailureOr<GpuPlan> extractGpuPlan(ModuleOp module, func::FuncOp entry,
-                                  size_t inputCount) {
+FailureOr<GpuPlan>
+extractGpuPlan(func::FuncOp entry, size_t inputCount,
+               const llvm::StringMap<std::string> &kernelModules) {
   GpuPlan plan;
   plan.inputCount = inputCount;
   llvm::StringMap<int> moduleIndex;
-  for (auto binary : module.getOps<gpu::BinaryOp>()) {
-    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-    moduleIndex[binary.getSymName()] = plan.modules.size();
-    plan.modules.push_back(object.getObject().str());
-  }
 
   DenseMap<Value, BufferView> views;
   DenseMap<Value, ScalarArgument> scalars;
@@ -99,7 +95,14 @@ FailureOr<GpuPlan> extractGpuPlan(ModuleOp module, func::FuncOp entry,
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
       KernelLaunch step;
-      step.module = moduleIndex.lookup(launch.getKernelModuleName());
+      StringRef name = launch.getKernelModuleName();
+      auto binary = kernelModules.find(name);
+      if (binary == kernelModules.end())
+        return launch.emitError() << "no binary for kernel module " << name;
+      auto [index, added] = moduleIndex.try_emplace(name, plan.modules.size());
+      if (added)
+        plan.modules.push_back(binary->second);
+      step.module = index->second;
       step.kernel = launch.getKernelName().str();
       auto dims = [&](gpu::KernelDim3 d, std::array<unsigned, 3> &out) {
         Value values[] = {d.x, d.y, d.z};

@@ -71,8 +71,8 @@ Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
 class RowKernel {
 public:
   RowKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> outerRanges,
-            int64_t blockSize)
-      : outerRanges(outerRanges), blockSize(blockSize), loc(loc) {
+            int64_t blockSize, int64_t lanes)
+      : outerRanges(outerRanges), blockSize(blockSize), lanes(lanes), loc(loc) {
     int64_t rows = 1;
     for (int64_t r : outerRanges)
       rows *= r;
@@ -213,10 +213,11 @@ private:
     return b;
   }
 
-  /// 4 lanes (16 bytes of f32) when rows are whole vectors and every operand
-  /// is a contiguous aligned row or one value per row; 0 otherwise.
+  /// `lanes` when rows are whole vectors and every operand is a contiguous
+  /// aligned row or one value per row; 0 otherwise.
   int64_t vectorWidth(linalg::GenericOp op) const {
-    constexpr int64_t lanes = 4;
+    if (lanes <= 1)
+      return 0;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     unsigned last = ranges.size() - 1;
     if (ranges.back() % lanes != 0)
@@ -277,6 +278,7 @@ private:
 
   SmallVector<int64_t> outerRanges;
   int64_t blockSize;
+  int64_t lanes;
   Location loc;
   gpu::LaunchOp launch;
   SmallVector<Value> outer;
@@ -355,7 +357,7 @@ struct KilnGpuRowReductionsPass
             OpBuilder b(generic);
             SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
             kernel.emplace(b, generic.getLoc(), ArrayRef(ranges).drop_back(),
-                           blockSize);
+                           blockSize, vectorWidth);
             // The fill of this reduction's output right before it: stage 1.
             if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
                 kernel->fitsRows(pendingFill)) {

@@ -8,6 +8,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -52,24 +54,44 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
 }
 
-void buildKernelsToNvvmPipeline(OpPassManager &pm,
-                                const GpuPipelineOptions &options) {
+/// Bufferized kernels -> gpu.launch_func on the host and outlined kernels
+/// in gpu.modules: the part of the GPU pipelines every GPU target shares.
+/// `vectorWidth` lanes per thread access (0: scalar accesses).
+/// `maxGrid`: the most blocks per grid dim (empty: CUDA's).
+static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
+                                  ArrayRef<int64_t> maxGrid = {}) {
   addBufferization(pm);
   pm.addPass(createKilnCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
-  pm.addPass(createKilnGpuRowReductions());
-  KilnVectorizeOptions vectorize;
-  vectorize.vectorWidth = 4; // 16 bytes of f32 per thread
-  pm.addPass(createKilnVectorize(vectorize));
+  KilnGpuRowReductionsOptions rows;
+  rows.vectorWidth = vectorWidth;
+  pm.addPass(createKilnGpuRowReductions(rows));
+  if (vectorWidth > 1) {
+    KilnVectorizeOptions vectorize;
+    vectorize.vectorWidth = vectorWidth;
+    pm.addPass(createKilnVectorize(vectorize));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createKilnGpuMapLoops());
+  KilnGpuMapLoopsOptions mapLoops;
+  mapLoops.maxGrid.assign(maxGrid.begin(), maxGrid.end());
+  pm.addPass(createKilnGpuMapLoops(mapLoops));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Folds launch sizes to constants, which outlining then records as the
+  // kernel's known block size instead of passing them as parameters; the
+  // constants the canonicalizer hoists out of launch bodies go back in.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void buildKernelsToNvvmPipeline(OpPassManager &pm,
+                                const GpuPipelineOptions &options) {
+  addGpuKernelOutlining(pm, /*vectorWidth=*/4); // 16 bytes of f32 per thread
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
@@ -88,6 +110,40 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+SpirvPipelineOptions SpirvPipelineOptions::baseline() {
+  SpirvPipelineOptions o;
+  o.capabilities = {"Shader", "GroupNonUniform", "GroupNonUniformArithmetic",
+                    "Int8", "Int16", "Int64", "Float16", "Float64",
+                    "StorageBuffer8BitAccess", "StorageBuffer16BitAccess"};
+  o.extensions = {"SPV_KHR_storage_buffer_storage_class", "SPV_KHR_8bit_storage",
+                  "SPV_KHR_16bit_storage"};
+  return o;
+}
+
+void buildKernelsToSpirvPipeline(OpPassManager &pm,
+                                 const SpirvPipelineOptions &options) {
+  // Scalar accesses: a vector load from a scalar storage buffer would need
+  // pointer casts that logical addressing forbids.
+  addGpuKernelOutlining(pm, /*vectorWidth=*/0, options.maxGrid);
+  GpuSPIRVAttachTargetOptions target;
+  target.spirvVersion = options.version;
+  target.spirvCapabilities.assign(options.capabilities.begin(),
+                                  options.capabilities.end());
+  target.spirvExtensions.assign(options.extensions.begin(),
+                                options.extensions.end());
+  target.clientApi = "Vulkan";
+  pm.addPass(createGpuSPIRVAttachTarget(target));
+  // convert-gpu-to-spirv converts arith, scf.for/if/while, memref and
+  // vector; not math, nor the serial scf.parallel loops left in kernels.
+  pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvPrepareKernels());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
+  pm.addPass(createConvertGPUToSPIRVPass());
+  OpPassManager &kernels = pm.nest<spirv::ModuleOp>();
+  kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  kernels.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 
 void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
@@ -149,6 +205,13 @@ void registerKilnLoweringPasses() {
       [](OpPassManager &pm) {
         buildKilnToKernelsPipeline(pm);
         buildKernelsToNvvmPipeline(pm, {});
+      });
+  PassPipelineRegistration<>(
+      "kiln-to-spirv",
+      "kiln -> SPIR-V in spirv.modules (Vulkan 1.1 baseline), host plan in func",
+      [](OpPassManager &pm) {
+        buildKilnToKernelsPipeline(pm);
+        buildKernelsToSpirvPipeline(pm, SpirvPipelineOptions::baseline());
       });
 }
 

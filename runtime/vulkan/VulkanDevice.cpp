@@ -1,8 +1,7 @@
 //===- VulkanDevice.cpp - Vulkan compute devices -------------------------===//
 #include "kiln/runtime/VulkanDevice.h"
 
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
+#include "VulkanApi.h"
 
 #include <cstdio>
 #include <dlfcn.h>
@@ -125,6 +124,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   p.maxWorkgroupInvocations = base.limits.maxComputeWorkGroupInvocations;
   p.maxStorageBufferRange = base.limits.maxStorageBufferRange;
   p.timestampQueries = base.limits.timestampComputeAndGraphics;
+  p.timestampPeriodNs = base.limits.timestampPeriod;
+  for (int d = 0; d < 3; ++d)
+    p.maxWorkgroupCount[d] = base.limits.maxComputeWorkGroupCount[d];
 
   VkPhysicalDeviceShaderFloat16Int8Features f16i8{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
@@ -165,7 +167,28 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   VkQueue queue;
   l.proc<PFN_vkGetDeviceQueue>("vkGetDeviceQueue")(device, p.computeQueueFamily, 0,
                                                    &queue);
-  return std::unique_ptr<VulkanDevice>(new VulkanDevice(device, queue, std::move(p)));
+  auto api = std::make_unique<VulkanApi>();
+  auto deviceProc = l.proc<PFN_vkGetDeviceProcAddr>("vkGetDeviceProcAddr");
+#define KILN_LOAD(name)                                                        \
+  api->name = reinterpret_cast<PFN_##name>(deviceProc(device, #name));
+  KILN_VULKAN_DEVICE_FUNCTIONS(KILN_LOAD)
+#undef KILN_LOAD
+  l.proc<PFN_vkGetPhysicalDeviceMemoryProperties>(
+      "vkGetPhysicalDeviceMemoryProperties")(physical, &api->memory);
+  return std::unique_ptr<VulkanDevice>(
+      new VulkanDevice(device, queue, std::move(p), std::move(api)));
+}
+
+VulkanDevice::VulkanDevice(void *device, void *queue, VulkanDeviceProperties props,
+                           std::unique_ptr<VulkanApi> api)
+    : device(device), queue(queue), props(std::move(props)), api_(std::move(api)) {}
+
+int VulkanDevice::memoryType(uint32_t allowed, uint32_t flags) const {
+  for (uint32_t i = 0; i < api_->memory.memoryTypeCount; ++i)
+    if ((allowed & (1u << i)) &&
+        (api_->memory.memoryTypes[i].propertyFlags & flags) == flags)
+      return static_cast<int>(i);
+  return -1;
 }
 
 VulkanDevice::~VulkanDevice() {

@@ -120,11 +120,23 @@ def test_malformed_programs_exit_2(program, message):
     assert message in r.stderr and r.stderr.count("kiln-run:") == 1, r.stderr
 
 
-def test_missing_or_unsupported_devices_have_clear_errors():
+def test_missing_devices_have_clear_errors():
     r = kiln_run(["{prog}", "--device", "cuda:7"])
     assert r.returncode == 2 and "cuda:7 does not exist" in r.stderr, r.stderr
-    r = kiln_run(["{prog}", "--device", "vulkan"])
-    assert r.returncode == 1 and "runs programs on the CPU and CUDA" in r.stderr, r.stderr
+    r = kiln_run(["{prog}", "--device", "vulkan:9"])
+    assert r.returncode == 2 and "vulkan:9 does not exist" in r.stderr, r.stderr
+
+
+def test_vulkan_compile_only_needs_no_device_and_dumps_spirv():
+    with tempfile.TemporaryDirectory() as dump:
+        r = kiln_run(["{prog}", "--compile-only", "--device", "vulkan", "--dump-dir", dump])
+        assert r.returncode == 0, r.stderr
+        assert "SPIR-V module(s)" in r.stdout, r.stdout
+        spv = [f for f in os.listdir(dump) if f.endswith(".spv")]
+        assert spv, os.listdir(dump)
+        for f in spv:  # SPIR-V magic number, little-endian
+            with open(os.path.join(dump, f), "rb") as h:
+                assert h.read(4) == bytes([0x03, 0x02, 0x23, 0x07]), f
 
 
 def test_cuda_compile_only_needs_no_gpu_and_dumps_ptx():

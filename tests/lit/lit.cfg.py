@@ -18,3 +18,8 @@ ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptx
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.environment["PATH"] = os.pathsep.join([os.path.dirname(ptxas), config.environment["PATH"]])
+
+# spirv-val (Debian spirv-tools) checks the SPIR-V kiln emits.
+import shutil
+if shutil.which("spirv-val"):
+    config.available_features.add("spirv-val")

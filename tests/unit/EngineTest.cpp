@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace kiln;
 
 namespace {
@@ -95,7 +98,7 @@ TEST(Engine, WrongInputShapeIsRejectedBeforeRunning) {
       << out.error().message;
 }
 
-TEST(Engine, MissingCudaDeviceAndVulkanAreClearErrors) {
+TEST(Engine, MissingCudaAndVulkanDevicesAreClearErrors) {
   if (CudaDevice::deviceCount() == 0) {
     auto cuda = Engine::create({DeviceType::Cuda, 0});
     ASSERT_FALSE(cuda);
@@ -105,9 +108,61 @@ TEST(Engine, MissingCudaDeviceAndVulkanAreClearErrors) {
   auto beyond = Engine::create({DeviceType::Cuda, 99});
   ASSERT_FALSE(beyond);
   EXPECT_EQ(beyond.error().kind, ErrorKind::InvalidArgument);
-  auto vulkan = Engine::create({DeviceType::Vulkan, 0});
+  auto vulkan = Engine::create({DeviceType::Vulkan, 99});
   ASSERT_FALSE(vulkan);
-  EXPECT_EQ(vulkan.error().kind, ErrorKind::Unsupported);
+  EXPECT_EQ(vulkan.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(vulkan.error().message.find("vulkan:99 does not exist"), std::string::npos);
+}
+
+TEST(Engine, VulkanRunsAProgramAndCachesIt) {
+  if (VulkanDevice::deviceCount() == 0)
+    GTEST_SKIP() << "no Vulkan device: " << VulkanDevice::unavailableReason();
+  auto engine = Engine::create({DeviceType::Vulkan, 0});
+  ASSERT_TRUE(engine) << engine.error().message;
+  const char *source = R"(
+    func.func @main(%a: tensor<3x5xf32>, %b: tensor<5xf32>) -> tensor<3xf32> {
+      %0 = kiln.mul %a, %b : (tensor<3x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+      %1 = kiln.reduce_max %0 {dims = array<i64: 1>} : tensor<3x5xf32> -> tensor<3xf32>
+      return %1 : tensor<3xf32>
+    })";
+  auto program = (*engine)->compile(source);
+  ASSERT_TRUE(program) << program.error().message;
+  HostTensor a(DType::F32, {3, 5}), b(DType::F32, {5});
+  float *pa = reinterpret_cast<float *>(a.data.data());
+  float *pb = reinterpret_cast<float *>(b.data.data());
+  for (int i = 0; i < 15; ++i)
+    pa[i] = float(i % 7) - 3;
+  for (int j = 0; j < 5; ++j)
+    pb[j] = float(j) * 0.5f;
+  pa[7] = std::numeric_limits<float>::quiet_NaN(); // row 1: max is NaN
+  auto out = (*program)->run({a, b});
+  ASSERT_TRUE(out) << out.error().message;
+  const float *r = reinterpret_cast<const float *>((*out)[0].data.data());
+  for (int i : {0, 2}) {
+    float want = -1e30f;
+    for (int j = 0; j < 5; ++j)
+      want = std::max(want, pa[i * 5 + j] * pb[j]);
+    EXPECT_EQ(r[i], want) << "row " << i;
+  }
+  EXPECT_TRUE(std::isnan(r[1]));
+  ASSERT_TRUE((*engine)->compile(source));
+  EXPECT_EQ((*engine)->compileCount(), 1u);
+  EXPECT_EQ((*engine)->cacheHits(), 1u);
+}
+
+TEST(Compiler, VulkanNamesTheFeatureAProgramLacks) {
+  Compiler compiler;
+  CompileOptions options;
+  options.vulkan.float64 = false;
+  auto compiled = compiler.compileForVulkan(R"(
+    func.func @main(%a: tensor<4xf64>) -> tensor<4xf64> {
+      %0 = kiln.add %a, %a : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+      return %0 : tensor<4xf64>
+    })", options);
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(compiled.error().message.find("shaderFloat64"), std::string::npos)
+      << compiled.error().message;
 }
 
 TEST(DeviceId, Parses) {

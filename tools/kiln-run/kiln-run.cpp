@@ -153,24 +153,28 @@ int runMain(const Options &o) {
     return fail(device.error());
   if (!o.chip.empty() && device->type != DeviceType::Cuda)
     return fail({ErrorKind::InvalidArgument, "--chip only goes with --device cuda"});
-  // Compiling for CUDA needs no GPU: the PTX is for --chip (default sm_90).
-  if (o.compileOnly && device->type == DeviceType::Cuda) {
+  // Compiling for a GPU needs none: PTX for --chip (default sm_90), SPIR-V
+  // for the features every supported Vulkan device has.
+  if (o.compileOnly && device->type != DeviceType::Cpu) {
     Compiler compiler;
     CompileOptions options;
     options.entry = o.entry;
     options.dumpDir = o.dumpDir;
     options.chip = o.chip.empty() ? "sm_90" : o.chip;
+    bool cuda = device->type == DeviceType::Cuda;
     auto start = Clock::now();
-    auto compiled = compiler.compileForCuda(source.str(), options);
+    auto compiled = cuda ? compiler.compileForCuda(source.str(), options)
+                         : compiler.compileForVulkan(source.str(), options);
     if (!compiled) {
       Error e = compiled.error();
       e.message = o.program + ": " + e.message;
       return fail(e);
     }
-    std::printf("compiled %s for %s: %zu kernel(s), %zu PTX module(s), %zu "
+    std::printf("compiled %s for %s: %zu kernel(s), %zu %s module(s), %zu "
                 "launch(es) in %.1f ms\n",
-                o.program.c_str(), options.chip.c_str(), compiled->kernelCount,
-                compiled->plan.modules.size(), compiled->plan.launches.size(),
+                o.program.c_str(), cuda ? options.chip.c_str() : "vulkan",
+                compiled->kernelCount, compiled->plan.modules.size(),
+                cuda ? "PTX" : "SPIR-V", compiled->plan.launches.size(),
                 msSince(start));
     return 0;
   }

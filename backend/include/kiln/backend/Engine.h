@@ -5,6 +5,7 @@
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/runtime/CpuDevice.h"
 #include "kiln/runtime/CudaProgram.h"
+#include "kiln/runtime/VulkanProgram.h"
 
 #include <functional>
 #include <memory>
@@ -65,6 +66,7 @@ private:
   DeviceId deviceId;
   std::unique_ptr<CpuDevice> cpu;   // for cpu:0
   std::unique_ptr<CudaDevice> cuda; // for cuda:N
+  std::unique_ptr<VulkanDevice> vulkan; // for vulkan:N
   Compiler compiler;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache;

@@ -5,6 +5,7 @@
 #include "kiln/runtime/Error.h"
 #include "kiln/runtime/GpuPlan.h"
 #include "kiln/runtime/HostTensor.h"
+#include "kiln/runtime/VulkanDevice.h"
 
 #include <memory>
 #include <string>
@@ -35,9 +36,18 @@ struct CompiledCpuProgram : CompiledProgram {
   std::string object;
 };
 
-/// For CUDA: PTX modules and the launches that run them.
+/// For CUDA and Vulkan: PTX or SPIR-V modules and the launches that run them.
 struct CompiledGpuProgram : CompiledProgram {
   GpuPlan plan;
+};
+
+/// The optional Vulkan features SPIR-V for a device may use; the default is
+/// what lavapipe and NVIDIA's driver both have.
+struct VulkanTarget {
+  bool float16 = true, float64 = true, int8 = true, int16 = true, int64 = true,
+       storage8 = true, storage16 = true;
+  std::array<uint32_t, 3> maxWorkgroupCount = {65535, 65535, 65535};
+  static VulkanTarget of(const VulkanDeviceProperties &device);
 };
 
 struct CompileOptions {
@@ -45,6 +55,7 @@ struct CompileOptions {
   std::string dumpDir;     // when set, every stage is written there
   unsigned numThreads = 0; // CPU: 0 means the machine's hardware threads
   std::string chip = "sm_90"; // CUDA
+  VulkanTarget vulkan;
 };
 
 /// Compiles kiln programs. Owns one MLIR context, reused across compiles.
@@ -59,6 +70,10 @@ public:
   /// Needs no GPU: PTX for `options.chip`.
   Expected<CompiledGpuProgram> compileForCuda(std::string_view source,
                                               const CompileOptions &options);
+  /// Needs no device: SPIR-V for `options.vulkan`, each module validated by
+  /// SPIRV-Tools; a type the device lacks is Unsupported, naming the feature.
+  Expected<CompiledGpuProgram> compileForVulkan(std::string_view source,
+                                                const CompileOptions &options);
   /// The program in canonical form (generic op syntax, no locations), so
   /// that reformatted text of one program has one cache key.
   Expected<std::string> canonicalForm(std::string_view source);

@@ -10,12 +10,12 @@
 namespace kiln {
 
 /// Reads the plan off `entry` once kernels are outlined and serialised:
-/// allocations, views and gpu.launch_func ops become buffers and launches,
-/// gpu.binary ops the PTX modules. Anything else on the host is an error
-/// (emitted on the op).
-mlir::FailureOr<GpuPlan> extractGpuPlan(mlir::ModuleOp module,
-                                        mlir::func::FuncOp entry,
-                                        size_t inputCount);
+/// allocations, views and gpu.launch_func ops become buffers and launches
+/// of the binaries in `kernelModules` (by gpu.module name: PTX or SPIR-V).
+/// Anything else on the host is an error (emitted on the op).
+mlir::FailureOr<GpuPlan>
+extractGpuPlan(mlir::func::FuncOp entry, size_t inputCount,
+               const llvm::StringMap<std::string> &kernelModules);
 
 } // namespace kiln
 

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
@@ -38,6 +39,17 @@ struct GpuPipelineOptions {
   std::string libdevice; // libdevice.10.bc to link, for f64 math
 };
 
+/// Options of the Vulkan pipeline: the SPIR-V target environment.
+struct SpirvPipelineOptions {
+  std::string version = "v1.3";
+  std::vector<std::string> capabilities, extensions;
+  /// maxComputeWorkGroupCount: 65535 per dim is what Vulkan guarantees.
+  std::vector<int64_t> maxGrid = {65535, 65535, 65535};
+  /// What every Vulkan 1.1 compute device kiln targets has: subgroup
+  /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
+  static SpirvPipelineOptions baseline();
+};
+
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
 void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
 /// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
@@ -52,6 +64,10 @@ void buildKernelsToNvvmPipeline(mlir::OpPassManager &pm,
                                 const GpuPipelineOptions &options);
 /// Registers kiln's passes and named pipelines (for kiln-opt).
 void registerKilnLoweringPasses();
+/// Fused kernels -> spirv.modules (one per gpu.module, kept beside it) and
+/// the same host function as for CUDA (`kiln-to-spirv`).
+void buildKernelsToSpirvPipeline(mlir::OpPassManager &pm,
+                                 const SpirvPipelineOptions &options);
 
 } // namespace kiln
 

@@ -92,12 +92,18 @@ def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
   let description = [{
     For convert-parallel-loops-to-gpu: every top-level scf.parallel is tiled
     with `block-size` on its innermost dim (threads) and 1 elsewhere (blocks),
-    with bounds checks instead of min/max bounds; serial top-level work
+    with bounds checks instead of min/max bounds; where a dim has more
+    blocks than the grid allows, each block runs several rounds; serial
+    top-level work
     (scf.for nests, rank-0 arithmetic) is wrapped in a one-iteration
     parallel loop, so that it runs on the device as one thread.
   }];
   let options = [Option<"blockSize", "block-size", "int64_t", "256",
-                        "threads per block along the innermost dim">];
+                        "threads per block along the innermost dim">,
+                 ListOption<"maxGrid", "max-grid", "int64_t",
+                        "most blocks per grid dim x, y, z (default: CUDA's "
+                        "2^31-1, 65535, 65535); a loop with more takes "
+                        "several rounds per block">];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
@@ -109,7 +115,10 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
     threads stride over the row and gpu.all_reduce combines their partials.
   }];
   let options = [Option<"blockSize", "block-size", "int64_t", "256",
-                        "threads per row">];
+                        "threads per row">,
+                 Option<"vectorWidth", "vector-width", "int64_t", "4",
+                        "lanes of each thread's loads (16 bytes of f32); "
+                        "0 or 1: scalar loads">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
@@ -120,6 +129,21 @@ def KilnGpuLowerReductions : Pass<"kiln-gpu-lower-reductions", "mlir::gpu::GPUMo
   let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
+}
+
+def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Make outlined kernels convertible by convert-gpu-to-spirv";
+  let description = [{
+    Gives each kernel its `spirv.entry_point_abi` (workgroup size from
+    `known_block_size`); rewrites gpu.all_reduce into gpu.subgroup_reduce
+    (SPIR-V group operations, whatever the device's subgroup size) plus one
+    partial per subgroup in workgroup memory; expands bf16 extensions and
+    truncations into integer arithmetic, as SPIR-V has no bf16 type and
+    bf16 buffers are emulated as i16.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::spirv::SPIRVDialect"];
 }
 
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {

@@ -10,6 +10,7 @@
 #define KILN_RUNTIME_CUDADEVICE_H
 
 #include "kiln/runtime/Error.h"
+#include "kiln/runtime/GpuPlan.h"
 
 #include <array>
 #include <cstddef>
@@ -39,13 +40,6 @@ struct CudaDeviceProperties {
 /// A kernel in a loaded module.
 struct CudaKernel {
   void *function = nullptr;
-};
-
-/// Launch shape of a kernel.
-struct LaunchShape {
-  std::array<unsigned, 3> grid{1, 1, 1};
-  std::array<unsigned, 3> block{1, 1, 1};
-  unsigned sharedMemoryBytes = 0;
 };
 
 class CudaDevice {

@@ -2,7 +2,10 @@
 #ifndef KILN_RUNTIME_CUDAPROGRAM_H
 #define KILN_RUNTIME_CUDAPROGRAM_H
 
+#include "kiln/runtime/CudaDevice.h"
 #include "kiln/runtime/GpuPlan.h"
+
+#include <memory>
 
 namespace kiln {
 

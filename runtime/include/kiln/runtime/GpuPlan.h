@@ -9,14 +9,20 @@
 #ifndef KILN_RUNTIME_GPUPLAN_H
 #define KILN_RUNTIME_GPUPLAN_H
 
-#include "kiln/runtime/CudaDevice.h"
-
+#include <array>
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace kiln {
+
+/// Launch shape of a kernel.
+struct LaunchShape {
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned sharedMemoryBytes = 0;
+};
 
 /// A strided view of a buffer, in elements.
 struct BufferView {
@@ -43,7 +49,7 @@ struct KernelLaunch {
 };
 
 struct GpuPlan {
-  /// PTX text of each module.
+  /// Each module's binary: PTX text (CUDA) or SPIR-V words (Vulkan).
   std::vector<std::string> modules;
   /// Bytes of every buffer: the inputs, then the outputs, then temporaries.
   std::vector<size_t> bufferBytes;

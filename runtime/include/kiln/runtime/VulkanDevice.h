@@ -16,6 +16,8 @@
 
 namespace kiln {
 
+struct VulkanApi;
+
 struct VulkanDeviceProperties {
   std::string name;
   uint32_t vendorId = 0, deviceId = 0, driverVersion = 0, apiVersion = 0;
@@ -23,6 +25,8 @@ struct VulkanDeviceProperties {
   uint32_t maxSharedMemoryBytes = 0;
   uint32_t maxWorkgroupInvocations = 0;
   uint32_t maxStorageBufferRange = 0;
+  uint32_t maxWorkgroupCount[3] = {0, 0, 0};
+  float timestampPeriodNs = 0; // device time per timestamp tick
   uint32_t computeQueueFamily = 0;
   bool float16 = false, float64 = false, int8 = false, int16 = false,
        int64 = false, storage8 = false, storage16 = false;
@@ -43,12 +47,20 @@ public:
 
   const VulkanDeviceProperties &properties() const { return props; }
 
+  /// For runtime/vulkan: the functions of this device, VkDevice, VkQueue.
+  const VulkanApi &api() const { return *api_; }
+  void *handle() const { return device; }
+  void *queueHandle() const { return queue; }
+  /// A memory type among `allowed` (bits) with all of `flags`; -1 if none.
+  int memoryType(uint32_t allowed, uint32_t flags) const;
+
 private:
-  VulkanDevice(void *device, void *queue, VulkanDeviceProperties props)
-      : device(device), queue(queue), props(std::move(props)) {}
+  VulkanDevice(void *device, void *queue, VulkanDeviceProperties props,
+               std::unique_ptr<VulkanApi> api);
   void *device; // VkDevice
   void *queue;  // VkQueue
   VulkanDeviceProperties props;
+  std::unique_ptr<VulkanApi> api_;
 };
 
 } // namespace kiln
