@@ -384,7 +384,10 @@ VulkanTarget VulkanTarget::of(const VulkanDeviceProperties &device) {
           device.storage8,
           device.storage16,
           {device.maxWorkgroupCount[0], device.maxWorkgroupCount[1],
-           device.maxWorkgroupCount[2]}};
+           device.maxWorkgroupCount[2]},
+          device.preserveNan16,
+          device.preserveNan32,
+          device.preserveNan64};
 }
 
 namespace {
@@ -427,6 +430,15 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   if (target.storage16)
     o.extensions.push_back("SPV_KHR_16bit_storage");
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
+  for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
+                                  {32, target.preserveNan32},
+                                  {64, target.preserveNan64}})
+    if (preserved)
+      o.preserveNanWidths.push_back(width);
+  if (!o.preserveNanWidths.empty()) {
+    o.capabilities.push_back("SignedZeroInfNanPreserve");
+    o.extensions.push_back("SPV_KHR_float_controls");
+  }
   return o;
 }
 

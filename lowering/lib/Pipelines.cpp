@@ -143,6 +143,12 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &kernels = pm.nest<spirv::ModuleOp>();
   kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  if (!options.preserveNanWidths.empty()) {
+    KilnSpirvPreserveNanOptions preserve;
+    preserve.widths.assign(options.preserveNanWidths.begin(),
+                           options.preserveNanWidths.end());
+    kernels.addPass(createKilnSpirvPreserveNan(preserve));
+  }
   kernels.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <dlfcn.h>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
@@ -107,10 +108,25 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   VulkanDeviceProperties p;
   p.computeQueueFamily = l.computeFamilies[index];
 
+  uint32_t extensionCount = 0;
+  auto enumerateExtensions = l.proc<PFN_vkEnumerateDeviceExtensionProperties>(
+      "vkEnumerateDeviceExtensionProperties");
+  enumerateExtensions(physical, nullptr, &extensionCount, nullptr);
+  std::vector<VkExtensionProperties> extensions(extensionCount);
+  enumerateExtensions(physical, nullptr, &extensionCount, extensions.data());
+  bool floatControls = false;
+  for (const VkExtensionProperties &e : extensions)
+    floatControls |= std::string_view(e.extensionName) ==
+                     VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceFloatControlsProperties floatProps{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props2.pNext = &subgroup;
+  if (floatControls)
+    subgroup.pNext = &floatProps;
   l.proc<PFN_vkGetPhysicalDeviceProperties2>("vkGetPhysicalDeviceProperties2")(
       physical, &props2);
   const VkPhysicalDeviceProperties &base = props2.properties;
@@ -125,6 +141,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   p.maxStorageBufferRange = base.limits.maxStorageBufferRange;
   p.timestampQueries = base.limits.timestampComputeAndGraphics;
   p.timestampPeriodNs = base.limits.timestampPeriod;
+  p.preserveNan16 = floatProps.shaderSignedZeroInfNanPreserveFloat16;
+  p.preserveNan32 = floatProps.shaderSignedZeroInfNanPreserveFloat32;
+  p.preserveNan64 = floatProps.shaderSignedZeroInfNanPreserveFloat64;
   for (int d = 0; d < 3; ++d)
     p.maxWorkgroupCount[d] = base.limits.maxComputeWorkGroupCount[d];
 
@@ -157,6 +176,11 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
   deviceInfo.pNext = &features; // enable what the device has
+  const char *floatControlsName = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+  if (floatControls) {
+    deviceInfo.enabledExtensionCount = 1;
+    deviceInfo.ppEnabledExtensionNames = &floatControlsName;
+  }
   VkDevice device;
   VkResult r = l.proc<PFN_vkCreateDevice>("vkCreateDevice")(physical, &deviceInfo,
                                                             nullptr, &device);

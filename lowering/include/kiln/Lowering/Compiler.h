@@ -47,6 +47,9 @@ struct VulkanTarget {
   bool float16 = true, float64 = true, int8 = true, int16 = true, int64 = true,
        storage8 = true, storage16 = true;
   std::array<uint32_t, 3> maxWorkgroupCount = {65535, 65535, 65535};
+  /// Float widths the driver preserves NaN/inf for (float controls); none
+  /// by default, as not every device can.
+  bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
   static VulkanTarget of(const VulkanDeviceProperties &device);
 };
 

@@ -45,6 +45,9 @@ struct SpirvPipelineOptions {
   std::vector<std::string> capabilities, extensions;
   /// maxComputeWorkGroupCount: 65535 per dim is what Vulkan guarantees.
   std::vector<int64_t> maxGrid = {65535, 65535, 65535};
+  /// Float widths whose NaN and infinities the driver must preserve
+  /// (SignedZeroInfNanPreserve); empty where the device cannot promise it.
+  std::vector<int32_t> preserveNanWidths;
   /// What every Vulkan 1.1 compute device kiln targets has: subgroup
   /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
   static SpirvPipelineOptions baseline();

@@ -146,6 +146,20 @@ def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPU
                            "mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
+  let summary = "Declare SignedZeroInfNanPreserve on every entry point";
+  let description = [{
+    Without this execution mode (SPV_KHR_float_controls) a Vulkan driver may
+    assume floats are never NaN or infinite (NVIDIA folds a NaN-correct
+    `select(x < 0, 0, x)` into a max that drops NaN). Declared for each
+    float width in `widths` (what the device supports); run before
+    spirv-update-vce, which then requires the capability and extension.
+  }];
+  let options = [ListOption<"widths", "widths", "int32_t",
+                            "float bit widths to preserve (16, 32, 64)">];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

@@ -31,6 +31,9 @@ struct VulkanDeviceProperties {
   bool float16 = false, float64 = false, int8 = false, int16 = false,
        int64 = false, storage8 = false, storage16 = false;
   bool timestampQueries = false;
+  /// SignedZeroInfNanPreserve for 16/32/64-bit floats (float controls,
+  /// enabled on the logical device when the driver has it).
+  bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
   /// "vulkan-<vendor>-<device>-<driver>", hex ids: what SPIR-V for it
   /// depends on.
   std::string fingerprint() const;
