@@ -124,9 +124,9 @@ SpirvPipelineOptions SpirvPipelineOptions::baseline() {
 
 void buildKernelsToSpirvPipeline(OpPassManager &pm,
                                  const SpirvPipelineOptions &options) {
-  // Scalar accesses: a vector load from a scalar storage buffer would need
-  // pointer casts that logical addressing forbids.
-  addGpuKernelOutlining(pm, /*vectorWidth=*/0, options.maxGrid);
+  // 16 bytes of f32 per access as on CUDA; kiln-spirv-vector-buffers turns
+  // the pointer casts this yields into vector-typed buffers.
+  addGpuKernelOutlining(pm, /*vectorWidth=*/4, options.maxGrid);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;
   target.spirvCapabilities.assign(options.capabilities.begin(),
@@ -143,6 +143,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &kernels = pm.nest<spirv::ModuleOp>();
   kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  kernels.addPass(createKilnSpirvVectorBuffers());
   if (!options.preserveNanWidths.empty()) {
     KilnSpirvPreserveNanOptions preserve;
     preserve.widths.assign(options.preserveNanWidths.begin(),

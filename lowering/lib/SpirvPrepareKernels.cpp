@@ -97,9 +97,34 @@ void guardZeroTripResults(scf::ForOp loop) {
   Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                     loop.getLowerBound(), loop.getUpperBound());
   for (auto [result, init] : llvm::zip(loop.getResults(), loop.getInitArgs())) {
-    auto select = arith::SelectOp::create(b, loc, ran, result, init);
+    // A vector select takes a vector of conditions in SPIR-V 1.3.
+    Value condition = ran;
+    if (auto vector = dyn_cast<VectorType>(result.getType()))
+      condition = vector::BroadcastOp::create(
+          b, loc, VectorType::get(vector.getShape(), b.getI1Type()), ran);
+    auto select = arith::SelectOp::create(b, loc, condition, result, init);
     result.replaceAllUsesExcept(select, select);
   }
+}
+
+/// vector.reduction of maximumf/minimumf becomes GLSL FMax/FMin, undefined
+/// on NaN: fold the lanes with arith ops, whose conversion keeps NaN.
+void unrollNanPropagatingReduction(vector::ReductionOp reduction) {
+  vector::CombiningKind kind = reduction.getKind();
+  if (kind != vector::CombiningKind::MAXIMUMF &&
+      kind != vector::CombiningKind::MINIMUMF)
+    return;
+  OpBuilder b(reduction);
+  Location loc = reduction.getLoc();
+  Value vector = reduction.getVector();
+  int64_t lanes = reduction.getSourceVectorType().getNumElements();
+  Value acc = reduction.getAcc();
+  for (int64_t l = 0; l < lanes; ++l) {
+    Value lane = vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{l});
+    acc = acc ? vector::makeArithReduction(b, loc, kind, acc, lane) : lane;
+  }
+  reduction.replaceAllUsesWith(acc);
+  reduction.erase();
 }
 
 /// GLSL.std.450 has no 64-bit transcendental functions: only these math
@@ -152,6 +177,7 @@ struct KilnSpirvPrepareKernelsPass
     if (f64Math.wasInterrupted())
       return signalPassFailure();
     getOperation().walk(guardZeroTripResults);
+    getOperation().walk(unrollNanPropagatingReduction);
     RewritePatternSet patterns(ctx);
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {

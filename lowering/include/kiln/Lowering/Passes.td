@@ -146,6 +146,20 @@ def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPU
                            "mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::ModuleOp"> {
+  let summary = "Storage buffers of 16-byte vectors for kernels that access them so";
+  let description = [{
+    The memref conversion turns a vector load from a scalar buffer into a
+    pointer bitcast, which logical addressing forbids. A StorageBuffer
+    variable that is only accessed as whole, aligned vectors (`Aligned`
+    memory access, which kiln-vectorize sets where it proves it) is retyped
+    as an array of those vectors and indexed by index / lanes: one 16-byte
+    access. A buffer with mixed accesses keeps its scalars and its vector
+    accesses become one scalar access per lane.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
 def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
   let summary = "Declare SignedZeroInfNanPreserve on every entry point";
   let description = [{
