@@ -138,6 +138,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // convert-gpu-to-spirv converts arith, scf.for/if/while, memref and
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnExpandF64Math());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvPrepareKernels());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
   pm.addPass(createConvertGPUToSPIRVPass());

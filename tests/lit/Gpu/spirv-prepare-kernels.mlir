@@ -19,6 +19,15 @@
 // CHECK: %[[RAN:.*]] = arith.cmpi sgt, %[[N]], %[[ONE]]
 // CHECK: arith.select %[[RAN]], %[[FOLD]], %[[INIT]]
 // CHECK-NOT: gpu.all_reduce
+
+// A vector max reduction becomes per-lane arith.maximumf (GLSL FMax is
+// undefined on NaN); a vector loop result is guarded with a vector select.
+// CHECK-LABEL: gpu.func @lanes
+// CHECK: scf.for
+// CHECK: vector.broadcast %{{.*}} : i1 to vector<4xi1>
+// CHECK: arith.select %{{.*}} : vector<4xi1>, vector<4xf32>
+// CHECK-NOT: vector.reduction
+// CHECK-COUNT-3: arith.maximumf
 gpu.module @kernels {
   gpu.func @row_max(%in: memref<256xf32>, %out: memref<1xf32>) kernel
       attributes {known_block_size = array<i32: 256, 1, 1>} {
@@ -26,6 +35,18 @@ gpu.module @kernels {
     %t = gpu.thread_id x
     %x = memref.load %in[%t] : memref<256xf32>
     %m = gpu.all_reduce maximumf %x uniform {} : (f32) -> f32
+    memref.store %m, %out[%c0] : memref<1xf32>
+    gpu.return
+  }
+  gpu.func @lanes(%v: vector<4xf32>, %n: index, %out: memref<1xf32>) kernel
+      attributes {known_block_size = array<i32: 1, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %v) -> (vector<4xf32>) {
+      %d = arith.addf %acc, %acc : vector<4xf32>
+      scf.yield %d : vector<4xf32>
+    }
+    %m = vector.reduction <maximumf>, %s : vector<4xf32> into f32
     memref.store %m, %out[%c0] : memref<1xf32>
     gpu.return
   }

@@ -146,6 +146,21 @@ def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPU
                            "mlir::spirv::SPIRVDialect"];
 }
 
+def KilnExpandF64Math : Pass<"kiln-expand-f64-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "f64 exp, log, log1p, sin, cos, tanh, erf and pow in arithmetic";
+  let description = [{
+    SPIR-V's GLSL.std.450 has no 64-bit transcendental functions. This pass
+    computes them from f64 arithmetic and bit operations (scalars or
+    vectors): exp by Cody-Waite reduction and a degree-13 polynomial, log by
+    exponent extraction and an atanh series, sin/cos by a three-part pi/2
+    reduction and Taylor polynomials, erf by its all-positive series (no
+    cancellation), tanh through expm1, log1p and pow from log and exp with
+    the IEEE special cases. Accurate to a few ulp for the arguments kiln's
+    tests use (|x| < 1e5 for sin/cos).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::ModuleOp"> {
   let summary = "Storage buffers of 16-byte vectors for kernels that access them so";
   let description = [{
