@@ -13,7 +13,13 @@ CpuDevice::CpuDevice(std::unique_ptr<llvm::orc::LLJIT> jit,
                      std::string fingerprint)
     : jit(std::move(jit)), fingerprint_(std::move(fingerprint)) {}
 
-CpuDevice::~CpuDevice() = default;
+// The JIT'd code is never unmapped: a program's parallel loops run as tasks
+// of MLIR's process-wide async runtime, whose workers may still be finishing
+// a task's epilogue (reference counting, in JIT'd code) after the awaiting
+// caller has resumed; freeing the code then crashed those workers at random
+// (seen as SIGSEGV at exit under load). The runtime joins its workers at
+// process exit, so the JIT lives until then.
+CpuDevice::~CpuDevice() { (void)jit.release(); }
 
 Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
   static const bool initialised = [] {
