@@ -57,10 +57,15 @@ static void addBufferization(OpPassManager &pm) {
 /// Bufferized kernels -> gpu.launch_func on the host and outlined kernels
 /// in gpu.modules: the part of the GPU pipelines every GPU target shares.
 /// `vectorWidth` lanes per thread access (0: scalar accesses).
-/// `maxGrid`: the most blocks per grid dim (empty: CUDA's).
+/// `maxGrid`: the most blocks per grid dim (empty: CUDA's). `tileMatmul`:
+/// f32 matmuls as shared-memory tiled kernels (workgroup attributions,
+/// which the SPIR-V conversion does not take yet).
 static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
-                                  ArrayRef<int64_t> maxGrid = {}) {
+                                  ArrayRef<int64_t> maxGrid = {},
+                                  bool tileMatmul = false) {
   addBufferization(pm);
+  if (tileMatmul)
+    pm.addPass(createKilnGpuTileMatmul());
   pm.addPass(createKilnCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
   KilnGpuRowReductionsOptions rows;
@@ -91,7 +96,7 @@ static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
 
 void buildKernelsToNvvmPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
-  addGpuKernelOutlining(pm, /*vectorWidth=*/4); // 16 bytes of f32 per thread
+  addGpuKernelOutlining(pm, /*vectorWidth=*/4, /*maxGrid=*/{}, /*tileMatmul=*/true);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;

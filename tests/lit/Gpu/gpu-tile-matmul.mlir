@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s --kiln-gpu-tile-matmul | FileCheck %s
+
+// A 300x200 * 200x260 f32 matmul: 3x3 blocks of 128x128 outputs, 256
+// threads, two 8x128 workgroup stages, K in steps of 8 with bounds-checked
+// staging loads, eight 8-wide accumulators per thread, C += the result.
+// CHECK-LABEL: func @mm
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK-SAME: workgroup(%[[AS:[a-z0-9]+]] : memref<8x128xf32, #gpu.address_space<workgroup>>, %[[BS:[a-z0-9]+]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c200{{[_0-9]*}} step %c8{{[_0-9]*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.if
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %[[AS]]
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[AS]]
+// CHECK: vector.load %[[BS]]
+// CHECK: vector.fma
+// CHECK: gpu.barrier
+// CHECK: memref.load %arg2
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK-NOT: linalg.matmul
+func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x260xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x200xf32>, memref<200x260xf32>) outs(%c : memref<300x260xf32>)
+  return
+}
+
+// An f16 matmul is left alone (it accumulates through casts).
+// CHECK-LABEL: func @f16
+// CHECK: linalg.matmul
+func.func @f16(%a: memref<4x4xf16>, %b: memref<4x4xf16>, %c: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf32>)
+  return
+}
