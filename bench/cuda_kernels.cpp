@@ -53,6 +53,38 @@ std::vector<Case> cases() {
                  3.0 * 4 * 4096 * 4096, 2.0 * 4096.0 * 4096 * 4096});
   return out;
 }
+/// Host time per launch of a tiny cached kernel on device-resident
+/// buffers: 10k launches, one sync at the end.
+int warmDispatch(Compiler &compiler, CudaDevice &device) {
+  CompileOptions options;
+  options.chip = device.properties().chip();
+  auto compiled = compiler.compileForCuda(bench::addProgram("1024"), options);
+  if (!compiled)
+    return 1;
+  auto program = CudaProgram::load(device, compiled->plan);
+  if (!program)
+    return 1;
+  std::vector<uint64_t> buffers;
+  for (size_t bytes : compiled->plan.bufferBytes)
+    buffers.push_back(*device.allocate(bytes));
+  for (int i = 0; i < 100; ++i)
+    (void)(*program)->launchAll(buffers);
+  (void)device.sync();
+  constexpr int launches = 10000;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < launches; ++i)
+    if (!(*program)->launchAll(buffers))
+      return 1;
+  if (!device.sync())
+    return 1;
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - start).count() / launches;
+  std::printf("| warm dispatch, add of 1024 f32, 10k launches | %.2f us per launch (host) |\n",
+              us);
+  for (uint64_t b : buffers)
+    (void)device.free(b);
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -107,5 +139,5 @@ int main(int argc, char **argv) {
     for (uint64_t b : buffers)
       (void)(*device)->free(b);
   }
-  return 0;
+  return warmDispatch(compiler, **device);
 }
