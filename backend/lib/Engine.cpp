@@ -97,6 +97,15 @@ Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
   return makeError(ErrorKind::InvalidArgument, "unknown device type");
 }
 
+DeviceCapabilities Engine::capabilities() const {
+  if (cuda)
+    return DeviceCapabilities::cuda(cuda->properties().computeMajor,
+                                    cuda->properties().computeMinor);
+  if (vulkan)
+    return DeviceCapabilities::vulkan(vulkan->properties());
+  return DeviceCapabilities::cpu();
+}
+
 Expected<std::shared_ptr<Program>>
 Engine::build(std::string_view source, const CompileOptions &options) {
   if (cuda) {

@@ -3,6 +3,7 @@
 #define KILN_BACKEND_ENGINE_H
 
 #include "kiln/Lowering/Compiler.h"
+#include "kiln/backend/Capabilities.h"
 #include "kiln/runtime/CpuDevice.h"
 #include "kiln/runtime/CudaProgram.h"
 #include "kiln/runtime/VulkanProgram.h"
@@ -58,6 +59,8 @@ public:
   size_t compileCount() const { return compiles; }
   size_t cacheHits() const { return hits; }
   const DeviceId &device() const { return deviceId; }
+  /// What this engine's device can do with each element type.
+  DeviceCapabilities capabilities() const;
 
 private:
   explicit Engine(DeviceId id) : deviceId(id) {}
