@@ -158,8 +158,9 @@ struct KilnSpirvVectorBuffersPass
                                 : vector.getElementTypeBitWidth() / 8;
     auto vectorArray = spirv::ArrayType::get(
         vector, (array.getNumElements() + lanes - 1) / lanes, elementBytes * lanes);
-    auto vectorBlock = spirv::StructType::get(
-        {vectorArray}, {block.hasOffset() ? block.getMemberOffset(0) : 0});
+    auto offset = static_cast<spirv::StructType::OffsetInfo>(
+        block.hasOffset() ? block.getMemberOffset(0) : 0);
+    auto vectorBlock = spirv::StructType::get({vectorArray}, {offset});
     auto vectorPtr = spirv::PointerType::get(vectorBlock, ptr.getStorageClass());
     var.setTypeAttr(TypeAttr::get(vectorPtr));
     module.walk([&](spirv::AddressOfOp address) {
