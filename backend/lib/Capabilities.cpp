@@ -66,7 +66,7 @@ DeviceCapabilities DeviceCapabilities::cuda(int major, int minor) {
 DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   DeviceCapabilities c;
   // Storage needs the buffer access of the width; arithmetic the shader
-  // type. bf16 and f8 are integers in buffers and computed through f32.
+  // type. f8 values are bytes in buffers; bf16 is not offered on Vulkan.
   auto set = [&](ElementType t, bool buffer, bool arithmetic) {
     TypeUsageSet u;
     if (buffer)
@@ -80,7 +80,6 @@ DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   set(U32, true, true);
   set(F64, d.float64, d.float64);
   set(F16, d.storage16, d.float16);
-  set(BF16, d.storage16, true);
   set(I16, d.storage16, d.int16);
   set(U16, d.storage16, d.int16);
   set(I8, d.storage8, d.int8);

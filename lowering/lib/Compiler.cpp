@@ -394,6 +394,9 @@ namespace {
 /// The Vulkan feature a value of type `t` needs that `target` lacks.
 std::optional<std::string> missingFeature(Type t, const VulkanTarget &target) {
   t = getElementTypeOrSelf(t);
+  if (t.isBF16())
+    return "bf16 support (SPIR-V has no bf16 type; kiln does not emulate it "
+           "on Vulkan yet)";
   unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
   if (isa<FloatType>(t) && bits == 64 && !target.float64)
     return "shaderFloat64";
@@ -466,9 +469,11 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
     return std::unexpected(module.error());
   std::optional<std::string> missing;
   (*module)->walk([&](Operation *op) {
-    for (Type t : op->getResultTypes())
-      if (!missing)
-        missing = missingFeature(t, options.vulkan);
+    for (TypeRange types : {TypeRange(op->getResultTypes()),
+                            TypeRange(op->getOperandTypes())})
+      for (Type t : types)
+        if (!missing)
+          missing = missingFeature(t, options.vulkan);
   });
   if (missing)
     return makeError(ErrorKind::Unsupported,

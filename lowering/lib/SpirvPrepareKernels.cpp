@@ -1,16 +1,15 @@
 //===- SpirvPrepareKernels.cpp - the kiln-spirv-prepare-kernels pass -----===//
 //
 // What convert-gpu-to-spirv needs but the shared GPU pipeline does not
-// produce: entry-point ABIs, all-reduces it can lower, and no bf16 math.
+// produce: entry-point ABIs, all-reduces it can lower, NaN-safe vector
+// reductions, defined results of zero-trip loops.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Passes.h"
 
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVPREPAREKERNELS
@@ -178,12 +177,7 @@ struct KilnSpirvPrepareKernelsPass
       return signalPassFailure();
     getOperation().walk(guardZeroTripResults);
     getOperation().walk(unrollNanPropagatingReduction);
-    RewritePatternSet patterns(ctx);
-    arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation().emitError("kiln-spirv-prepare-kernels: bf16 expansion did not converge");
-      signalPassFailure();
-    }
+
   }
 };
 

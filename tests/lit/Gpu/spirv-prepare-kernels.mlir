@@ -16,7 +16,7 @@
 // CHECK: %[[INIT:.*]] = memref.load %[[P]]
 // CHECK: %[[FOLD:.*]] = scf.for %{{.*}} = %[[ONE:.*]] to %[[N:.*]] step {{.*}} iter_args(%{{.*}} = %[[INIT]])
 // CHECK: arith.maximumf
-// CHECK: %[[RAN:.*]] = arith.cmpi sgt, %[[N]], %[[ONE]]
+// CHECK: %[[RAN:.*]] = arith.cmpi slt, %[[ONE]], %[[N]]
 // CHECK: arith.select %[[RAN]], %[[FOLD]], %[[INIT]]
 // CHECK-NOT: gpu.all_reduce
 

@@ -152,9 +152,10 @@ def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPU
     Gives each kernel its `spirv.entry_point_abi` (workgroup size from
     `known_block_size`); rewrites gpu.all_reduce into gpu.subgroup_reduce
     (SPIR-V group operations, whatever the device's subgroup size) plus one
-    partial per subgroup in workgroup memory; expands bf16 extensions and
-    truncations into integer arithmetic, as SPIR-V has no bf16 type and
-    bf16 buffers are emulated as i16.
+    partial per subgroup in workgroup memory; folds vector max/min
+    reductions lane by lane (GLSL's are undefined on NaN); selects the
+    inits of loops that run zero times (the SCF conversion leaves them
+    undefined).
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
