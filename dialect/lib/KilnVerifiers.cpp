@@ -693,3 +693,63 @@ LogicalResult RmsNormOp::verify() {
   return verifyNorm(*this, getX(), {getWeight()}, getResult(),
                     getEps().convertToDouble());
 }
+
+//===----------------------------------------------------------------------===//
+// quantize / dequantize
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The scale rules shared by quantize and dequantize: `values` is the
+/// float or int8 side, whose shape the scale's follows.
+LogicalResult verifyQuantScale(Operation *op, RankedTensorType values,
+                               RankedTensorType scale,
+                               std::optional<uint64_t> blockSize) {
+  // operand 1 is the scale of both ops
+  Type scaleElem = scale.getElementType();
+  if (!scaleElem.isF32() && !scaleElem.isF16() && !scaleElem.isBF16())
+    return op->emitOpError() << "scale element type must be f32, f16 or bf16, got "
+                             << scaleElem;
+  if (!blockSize) {
+    if (scale.getRank() != 0)
+      return op->emitOpError() << "a per-tensor scale must be rank 0, got shape "
+                               << shapeString(scale.getShape())
+                               << " (set 'block_size' for per-block scales)";
+    return success();
+  }
+  int64_t block = static_cast<int64_t>(*blockSize);
+  if (block <= 0 || values.getRank() == 0)
+    return op->emitOpError() << "'block_size' must be positive, on a tensor of rank >= 1";
+  int64_t last = values.getShape().back();
+  if (last % block != 0)
+    return op->emitOpError() << "'block_size' " << block
+                             << " does not divide the last dim (" << last << ")";
+  SmallVector<int64_t> want(values.getShape());
+  want.back() = last / block;
+  return verifyShapeIs(op, op->getOperand(1), want, "scale");
+}
+
+bool isQuantFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+} // namespace
+
+LogicalResult QuantizeOp::verify() {
+  Type in = getX().getType().getElementType();
+  if (!isQuantFloat(in))
+    return emitOpError() << "quantizes f32, f16 or bf16, got " << in;
+  if (!getResult().getType().getElementType().isSignlessInteger(8))
+    return emitOpError() << "result element type must be i8, got "
+                         << getResult().getType().getElementType();
+  if (failed(verifyShapeIs(*this, getResult(), getX().getType().getShape(), "result")))
+    return failure();
+  return verifyQuantScale(*this, getX().getType(), getScale().getType(), getBlockSize());
+}
+
+LogicalResult DequantizeOp::verify() {
+  if (!getQ().getType().getElementType().isSignlessInteger(8))
+    return emitOpError() << "dequantizes i8, got " << getQ().getType().getElementType();
+  Type out = getResult().getType().getElementType();
+  if (!isQuantFloat(out))
+    return emitOpError() << "result element type must be f32, f16 or bf16, got " << out;
+  if (failed(verifyShapeIs(*this, getResult(), getQ().getType().getShape(), "result")))
+    return failure();
+  return verifyQuantScale(*this, getQ().getType(), getScale().getType(), getBlockSize());
+}

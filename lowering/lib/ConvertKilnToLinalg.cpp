@@ -65,6 +65,7 @@ struct ConvertKilnToLinalgPass
     kiln::to_linalg::populateDataMovementPatterns(converter, patterns);
     kiln::to_linalg::populateReductionPatterns(converter, patterns);
     kiln::to_linalg::populateMatmulPatterns(converter, patterns);
+    kiln::to_linalg::populateQuantizePatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

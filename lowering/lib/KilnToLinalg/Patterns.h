@@ -59,6 +59,8 @@ void populateReductionPatterns(mlir::TypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
 void populateMatmulPatterns(mlir::TypeConverter &converter,
                             mlir::RewritePatternSet &patterns);
+void populateQuantizePatterns(mlir::TypeConverter &converter,
+                              mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::to_linalg
 

@@ -614,3 +614,51 @@ func.func @f8_arith(%x: tensor<4xf8E4M3FN>) {
   %r = kiln.neg %x : tensor<4xf8E4M3FN>
   return
 }
+
+// -----
+
+func.func @quantize_scale_rank(%x: tensor<4x32xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{a per-tensor scale must be rank 0, got shape [4] (set 'block_size' for per-block scales)}}
+  %q = kiln.quantize %x, %s : (tensor<4x32xf32>, tensor<4xf32>) -> tensor<4x32xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_block(%x: tensor<4x30xf32>, %s: tensor<4x2xf32>) {
+  // expected-error @+1 {{'block_size' 16 does not divide the last dim (30)}}
+  %q = kiln.quantize %x, %s {block_size = 16} : (tensor<4x30xf32>, tensor<4x2xf32>) -> tensor<4x30xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_block_scale_shape(%x: tensor<4x32xf32>, %s: tensor<4x4xf32>) {
+  // expected-error @+1 {{scale has shape [4, 4], expected [4, 2]}}
+  %q = kiln.quantize %x, %s {block_size = 16} : (tensor<4x32xf32>, tensor<4x4xf32>) -> tensor<4x32xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<8xf32>, %s: tensor<f64>) {
+  // expected-error @+1 {{scale element type must be f32, f16 or bf16, got 'f64'}}
+  %q = kiln.quantize %x, %s : (tensor<8xf32>, tensor<f64>) -> tensor<8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_result(%x: tensor<8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{result element type must be i8, got 'i32'}}
+  %q = kiln.quantize %x, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @dequantize_input(%q: tensor<8xi32>, %s: tensor<f32>) {
+  // expected-error @+1 {{dequantizes i8, got 'i32'}}
+  %x = kiln.dequantize %q, %s : (tensor<8xi32>, tensor<f32>) -> tensor<8xf32>
+  return
+}

@@ -187,3 +187,14 @@ func.func @contractions(%a: tensor<3x1x4x8xf16>, %b: tensor<5x8x2xf16>, %x: tens
   %rn = kiln.rms_norm %x, %w : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// CHECK-LABEL: func @quantization
+func.func @quantization(%x: tensor<4x32xf32>, %s: tensor<f32>, %sb: tensor<4x2xbf16>) {
+  // CHECK: kiln.quantize %{{.*}}, %{{.*}} : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xi8>
+  %q = kiln.quantize %x, %s : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xi8>
+  // CHECK: kiln.quantize %{{.*}}, %{{.*}} {block_size = 16 : i64} : (tensor<4x32xf32>, tensor<4x2xbf16>) -> tensor<4x32xi8>
+  %qb = kiln.quantize %x, %sb {block_size = 16} : (tensor<4x32xf32>, tensor<4x2xbf16>) -> tensor<4x32xi8>
+  // CHECK: kiln.dequantize %{{.*}}, %{{.*}} {block_size = 16 : i64} : (tensor<4x32xi8>, tensor<4x2xbf16>) -> tensor<4x32xf16>
+  %d = kiln.dequantize %qb, %sb {block_size = 16} : (tensor<4x32xi8>, tensor<4x2xbf16>) -> tensor<4x32xf16>
+  return
+}

@@ -325,6 +325,31 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Symmetric int8 quantization: per tensor (rank-0 scale, no block_size) or
+// per block of `block_size` elements along the last dim (scale shape: x's
+// with the last dim divided by block_size). Scale element type f32, f16 or
+// bf16.
+//===----------------------------------------------------------------------===//
+
+def Kiln_QuantizeOp : Kiln_Op<"quantize", [Pure]> {
+  let summary = "q = clamp(round_half_even(x / scale), -127, 127) as i8; NaN -> 0";
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$scale,
+                   OptionalAttr<I64Attr>:$block_size);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$x `,` $scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_DequantizeOp : Kiln_Op<"dequantize", [Pure]> {
+  let summary = "x = q * scale, in the result's float type";
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$scale,
+                   OptionalAttr<I64Attr>:$block_size);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$q `,` $scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$weight,
                    AnyRankedTensor:$bias,
