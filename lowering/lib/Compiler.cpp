@@ -18,7 +18,10 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm-c/Target.h"
 #include "llvm/Support/raw_ostream.h"
@@ -99,6 +102,40 @@ std::string libdevicePath() {
   std::string path = std::string(root ? root : "/usr/local/cuda") +
                      "/nvvm/libdevice/libdevice.10.bc";
   return std::filesystem::exists(path) ? path : "";
+}
+
+/// `ptx` assembled by ptxas for `chip`; a failure carries ptxas's output
+/// and the command line that reproduces it.
+Expected<std::string> assembleCubin(const std::string &ptxas, const std::string &chip,
+                                    const std::string &ptx) {
+  auto program = llvm::sys::findProgramByName(ptxas);
+  if (!program)
+    return makeError(ErrorKind::InvalidArgument, "ptxas '" + ptxas + "' not found");
+  llvm::SmallString<64> in, out, log;
+  for (auto [path, suffix] : {std::pair{&in, "ptx"}, {&out, "cubin"}, {&log, "log"}})
+    if (llvm::sys::fs::createTemporaryFile("kiln", suffix, *path))
+      return makeError(ErrorKind::Compile, "ptxas: cannot create a temporary file");
+  bool failed = false; // then the input stays, for the repro line
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (auto *path : {&in, &out, &log})
+      if (!failed || path != &in)
+        llvm::sys::fs::remove(*path);
+  });
+  std::ofstream(in.str().str(), std::ios::binary) << ptx;
+  llvm::SmallVector<llvm::StringRef> args = {*program, "--gpu-name", chip, "-O3",
+                                            "-o", out, in};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects);
+  auto slurp = [](llvm::StringRef path) {
+    std::ifstream f(path.str(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  failed = rc != 0;
+  if (failed)
+    return makeError(ErrorKind::Compile,
+                     "ptxas failed (exit " + std::to_string(rc) + "):\n" +
+                         slurp(log) + "repro: " + llvm::join(args, " "));
+  return slurp(out);
 }
 
 std::string print(Operation *op) {
@@ -364,14 +401,25 @@ Compiler::compileForCuda(std::string_view source, const CompileOptions &options)
   for (auto binary : (*module)->getOps<gpu::BinaryOp>())
     ptx[binary.getSymName()] =
         cast<gpu::ObjectAttr>(binary.getObjects()[0]).getObject().str();
+  if (!options.ptxas.empty()) {
+    StageTimer timer{result, "ptxas"};
+    for (auto &entry : ptx) {
+      auto cubin = assembleCubin(options.ptxas, options.chip, entry.second);
+      if (!cubin)
+        return std::unexpected(cubin.error());
+      entry.second = std::move(*cubin);
+    }
+  }
   auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
   FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), ptx);
   if (failed(plan))
     return diagnostics.fail("the host side of the GPU program");
   result.plan = std::move(*plan);
   if (!options.dumpDir.empty())
-    for (auto [i, text] : llvm::enumerate(result.plan.modules))
-      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".ptx", text);
+    for (auto [i, image] : llvm::enumerate(result.plan.modules))
+      writeFile(options.dumpDir,
+                "3-kernel" + std::to_string(i) + (options.ptxas.empty() ? ".ptx" : ".cubin"),
+                image);
   return result;
 }
 

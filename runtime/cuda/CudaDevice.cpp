@@ -219,9 +219,9 @@ std::unexpected<Error> poisonedError(int ordinal) {
     return poisonedError(ordinal);                                             \
   driver.ctxSetCurrent(context)
 
-Expected<void *> CudaDevice::loadModule(std::string_view ptx) {
+Expected<void *> CudaDevice::loadModule(std::string_view image) {
   KILN_CUDA_PRELUDE;
-  std::string source(ptx); // the driver wants a NUL-terminated image
+  std::string source(image); // PTX must be NUL-terminated
   std::vector<char> log(8192, '\0');
   int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
   void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};

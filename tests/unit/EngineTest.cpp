@@ -174,3 +174,19 @@ TEST(DeviceId, Parses) {
   EXPECT_FALSE(DeviceId::parse("cuda:x"));
   EXPECT_FALSE(DeviceId::parse("cpu:-1"));
 }
+
+TEST(Compiler, CubinThroughPtxasFailureCarriesAReproLine) {
+  Compiler compiler;
+  CompileOptions options;
+  options.ptxas = "false"; // a "ptxas" that always fails
+  auto compiled = compiler.compileForCuda(kAddProgram, options);
+  ASSERT_FALSE(compiled);
+  EXPECT_EQ(compiled.error().kind, ErrorKind::Compile);
+  EXPECT_NE(compiled.error().message.find("ptxas failed"), std::string::npos);
+  EXPECT_NE(compiled.error().message.find("repro: "), std::string::npos)
+      << compiled.error().message;
+  options.ptxas = "no-such-ptxas-anywhere";
+  auto missing = compiler.compileForCuda(kAddProgram, options);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::InvalidArgument);
+}

@@ -2,7 +2,7 @@
 //
 // kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
 //   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
-//   [--dump-dir DIR] [--compile-only [--chip sm_XX]]
+//   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin]
 // Exit 0 on success, 2 for bad usage or bad input, 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
@@ -26,14 +26,16 @@ namespace {
 constexpr const char *kUsage =
     "usage: kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]\n"
     "                [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print]\n"
-    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]]\n";
+    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin]\n"
+    "--cubin: CUDA modules assembled by ptxas ahead of time (default: PTX\n"
+    "         through the driver JIT)\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
   std::vector<std::string> inputs;
   uint64_t seed = 0;
   int bench = 0;
-  bool print = false, compileOnly = false;
+  bool print = false, compileOnly = false, cubin = false;
 };
 
 struct UsageError {
@@ -70,6 +72,7 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--dump-dir") o.dumpDir = value();
     else if (arg == "--compile-only") o.compileOnly = true;
     else if (arg == "--chip") o.chip = value();
+    else if (arg == "--cubin") o.cubin = true;
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -141,6 +144,13 @@ double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
+/// The CUDA toolkit's ptxas where it is, else whatever PATH finds.
+std::string ptxasPath() {
+  const char *root = std::getenv("CUDA_HOME");
+  std::string path = std::string(root ? root : "/usr/local/cuda") + "/bin/ptxas";
+  return std::filesystem::exists(path) ? path : "ptxas";
+}
+
 int runMain(const Options &o) {
   std::ifstream file(o.program);
   if (!file)
@@ -151,8 +161,9 @@ int runMain(const Options &o) {
   auto device = DeviceId::parse(o.device);
   if (!device)
     return fail(device.error());
-  if (!o.chip.empty() && device->type != DeviceType::Cuda)
-    return fail({ErrorKind::InvalidArgument, "--chip only goes with --device cuda"});
+  if ((!o.chip.empty() || o.cubin) && device->type != DeviceType::Cuda)
+    return fail({ErrorKind::InvalidArgument,
+                 "--chip and --cubin only go with --device cuda"});
   // Compiling for a GPU needs none: PTX for --chip (default sm_90), SPIR-V
   // for the features every supported Vulkan device has.
   if (o.compileOnly && device->type != DeviceType::Cpu) {
@@ -161,6 +172,7 @@ int runMain(const Options &o) {
     options.entry = o.entry;
     options.dumpDir = o.dumpDir;
     options.chip = o.chip.empty() ? "sm_90" : o.chip;
+    options.ptxas = o.cubin ? ptxasPath() : "";
     bool cuda = device->type == DeviceType::Cuda;
     auto start = Clock::now();
     auto compiled = cuda ? compiler.compileForCuda(source.str(), options)
@@ -174,7 +186,8 @@ int runMain(const Options &o) {
                 "launch(es) in %.1f ms\n",
                 o.program.c_str(), cuda ? options.chip.c_str() : "vulkan",
                 compiled->kernelCount, compiled->plan.modules.size(),
-                cuda ? "PTX" : "SPIR-V", compiled->plan.launches.size(),
+                cuda ? (options.ptxas.empty() ? "PTX" : "cubin") : "SPIR-V",
+                compiled->plan.launches.size(),
                 msSince(start));
     return 0;
   }
@@ -182,7 +195,11 @@ int runMain(const Options &o) {
   if (!engine)
     return fail(engine.error());
   auto start = Clock::now();
-  auto program = (*engine)->compile(source.str(), {o.entry, o.dumpDir});
+  CompileOptions options;
+  options.entry = o.entry;
+  options.dumpDir = o.dumpDir;
+  options.ptxas = o.cubin ? ptxasPath() : "";
+  auto program = (*engine)->compile(source.str(), options);
   if (!program) {
     Error e = program.error();
     e.message = o.program + ": " + e.message;

@@ -58,6 +58,9 @@ struct CompileOptions {
   std::string dumpDir;     // when set, every stage is written there
   unsigned numThreads = 0; // CPU: 0 means the machine's hardware threads
   std::string chip = "sm_90"; // CUDA
+  /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a
+  /// name on PATH) instead of leaving PTX to the driver's JIT.
+  std::string ptxas;
   VulkanTarget vulkan;
 };
 

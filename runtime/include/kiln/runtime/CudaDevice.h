@@ -56,9 +56,9 @@ public:
   const CudaDeviceProperties &properties() const { return props; }
   bool poisoned() const { return isPoisoned; }
 
-  /// Loads a module from PTX (the driver JIT-compiles it for this chip);
-  /// the driver's error log goes into the error.
-  Expected<void *> loadModule(std::string_view ptx);
+  /// Loads a module from PTX (the driver JIT-compiles it for this chip) or
+  /// from a cubin; the driver's error log goes into the error.
+  Expected<void *> loadModule(std::string_view image);
   Expected<CudaKernel> kernel(void *module, const std::string &name);
   /// Queues a launch on the device's stream; `args` points at each argument.
   Expected<void> launch(CudaKernel kernel, const LaunchShape &shape,
