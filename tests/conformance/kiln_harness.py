@@ -29,9 +29,11 @@ def run_kiln(program, inputs, extra_args=(), check=True):
         with open(path, "w") as f:
             f.write(program)
         args = [KILN_RUN, path, "--output-dir", os.path.join(tmp, "out")]
-        # KILN_DEVICE=cuda runs the same suite on a GPU.
+        # KILN_DEVICE=cuda runs the same suite on a GPU; KILN_RUN_ARGS adds
+        # kiln-run options (e.g. --cubin) to every run.
         if os.environ.get("KILN_DEVICE"):
             args += ["--device", os.environ["KILN_DEVICE"]]
+        args += os.environ.get("KILN_RUN_ARGS", "").split()
         for i, x in enumerate(inputs):
             p = os.path.join(tmp, f"in{i}.npy")
             np.save(p, x)
