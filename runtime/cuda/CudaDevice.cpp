@@ -50,6 +50,8 @@ struct CudaDriver {
   CUresult (*memFree)(CUdeviceptr);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*memHostAlloc)(void **, size_t, unsigned);
+  CUresult (*memFreeHost)(void *);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*getErrorString)(CUresult, const char **);
 
@@ -97,6 +99,8 @@ private:
     bind(d.memFree, "cuMemFree_v2");
     bind(d.memcpyHtoD, "cuMemcpyHtoD_v2");
     bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+    bind(d.memHostAlloc, "cuMemHostAlloc");
+    bind(d.memFreeHost, "cuMemFreeHost");
     bind(d.getErrorName, "cuGetErrorName");
     bind(d.getErrorString, "cuGetErrorString");
     if (missing)
@@ -277,6 +281,19 @@ Expected<void> CudaDevice::copyToDevice(uint64_t dst, const void *src, size_t by
 Expected<void> CudaDevice::copyToHost(void *dst, uint64_t src, size_t bytes) {
   KILN_CUDA_PRELUDE;
   return check(driver.memcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+Expected<void *> CudaDevice::allocatePinned(size_t bytes) {
+  KILN_CUDA_PRELUDE;
+  void *p = nullptr;
+  if (auto ok = check(driver.memHostAlloc(&p, bytes ? bytes : 1, 0), "cuMemHostAlloc"); !ok)
+    return std::unexpected(ok.error());
+  return p;
+}
+
+Expected<void> CudaDevice::freePinned(void *pointer) {
+  KILN_CUDA_PRELUDE;
+  return check(driver.memFreeHost(pointer), "cuMemFreeHost");
 }
 
 Expected<void> CudaDevice::sync() {

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 using namespace kiln;
 
 namespace {
@@ -128,6 +130,26 @@ TEST(CudaDevice, OutOfMemoryIsReportedAndTheDeviceStaysUsable) {
   auto small = (*device)->allocate(1024);
   ASSERT_TRUE(small) << small.error().message;
   EXPECT_TRUE((*device)->free(*small));
+}
+
+TEST(CudaDevice, PinnedStagingRoundTripsThroughTheDevice) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device);
+  constexpr size_t n = 1 << 20;
+  auto in = (*device)->allocatePinned(n * sizeof(float));
+  auto out = (*device)->allocatePinned(n * sizeof(float));
+  auto gpu = (*device)->allocate(n * sizeof(float));
+  ASSERT_TRUE(in && out && gpu);
+  float *src = static_cast<float *>(*in), *dst = static_cast<float *>(*out);
+  for (size_t i = 0; i < n; ++i)
+    src[i] = float(i);
+  ASSERT_TRUE((*device)->copyToDevice(*gpu, src, n * sizeof(float)));
+  ASSERT_TRUE((*device)->copyToHost(dst, *gpu, n * sizeof(float)));
+  EXPECT_EQ(std::memcmp(src, dst, n * sizeof(float)), 0);
+  EXPECT_TRUE((*device)->freePinned(*in));
+  EXPECT_TRUE((*device)->freePinned(*out));
+  EXPECT_TRUE((*device)->free(*gpu));
 }
 
 // Runs last in this file: it leaves the primary context unusable.

@@ -68,6 +68,10 @@ public:
   Expected<void> free(uint64_t pointer);
   Expected<void> copyToDevice(uint64_t dst, const void *src, size_t bytes);
   Expected<void> copyToHost(void *dst, uint64_t src, size_t bytes);
+  /// Page-locked host memory (staging): copies from and to it run at the
+  /// link's DMA rate instead of going through the driver's bounce buffers.
+  Expected<void *> allocatePinned(size_t bytes);
+  Expected<void> freePinned(void *pointer);
   /// Waits for queued work; a fault in it poisons the device.
   Expected<void> sync();
 
