@@ -51,6 +51,12 @@ std::vector<Case> cases() {
                      " {\n %0 = kiln.matmul %a, %b : (" + m + ", " + m + ") -> " + m +
                      "\n return %0 : " + m + "\n}",
                  3.0 * 4 * 4096 * 4096, 2.0 * 4096.0 * 4096 * 4096});
+  std::string h = bench::tensor("8192x8192", "bf16"), hf = bench::tensor("8192x8192");
+  out.push_back({"matmul 8192^3 bf16 (f32 accumulate)",
+                 "func.func @main(%a: " + h + ", %b: " + h + ") -> " + hf +
+                     " {\n %0 = kiln.matmul %a, %b : (" + h + ", " + h + ") -> " + hf +
+                     "\n return %0 : " + hf + "\n}",
+                 (2.0 * 2 + 4) * 8192 * 8192, 2.0 * 8192.0 * 8192 * 8192});
   return out;
 }
 /// Host time per launch of a tiny cached kernel on device-resident

@@ -1,6 +1,7 @@
 //===- GpuTileMatmul.cpp - the kiln-gpu-tile-matmul pass -----------------===//
 //
-// The classic SIMT GEMM: each block owns a 128x128 tile of C, each of its
+// The classic SIMT GEMM (f16/bf16 inputs are widened to f32 as they are
+// staged): each block owns a 128x128 tile of C, each of its
 // 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
 // step of 8 along K, the block stages an 8x128 slice of A (transposed) and
 // of B in workgroup memory; every thread then does 8 rank-1 updates of its
@@ -43,13 +44,16 @@ SmallVector<Value> at(Value batch, Value row, Value col) {
   return {row, col};
 }
 
-/// `memref[indices]` where `inBounds`, 0 elsewhere.
+/// `memref[indices]` as f32 where `inBounds`, 0 elsewhere.
 Value guardedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
                   Value inBounds) {
   auto load = scf::IfOp::create(
       b, loc, inBounds,
       [&](OpBuilder &tb, Location l) {
-        scf::YieldOp::create(tb, l, memref::LoadOp::create(tb, l, memref, indices).getResult());
+        Value v = memref::LoadOp::create(tb, l, memref, indices);
+        if (!v.getType().isF32())
+          v = arith::ExtFOp::create(tb, l, tb.getF32Type(), v);
+        scf::YieldOp::create(tb, l, v);
       },
       [&](OpBuilder &eb, Location l) {
         scf::YieldOp::create(eb, l, arith::ConstantOp::create(eb, l, eb.getF32FloatAttr(0)).getResult());
@@ -148,7 +152,8 @@ LogicalResult tile(linalg::LinalgOp op) {
   return success();
 }
 
-bool isStaticF32Matmul(linalg::LinalgOp op) {
+/// f32, f16 or bf16 inputs accumulating into f32, all static.
+bool isTileableMatmul(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureBufferSemantics())
     return false;
   // Only the default indexing (no transposed or broadcast variants).
@@ -158,10 +163,14 @@ bool isStaticF32Matmul(linalg::LinalgOp op) {
   if (auto matmul = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
       matmul && matmul.hasUserDefinedMaps())
     return false;
-  return llvm::all_of(op->getOperands(), [](Value v) {
+  auto staticOf = [](Value v, auto isElement) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    return type && type.getElementType().isF32() && type.hasStaticShape();
-  });
+    return type && type.hasStaticShape() && isElement(type.getElementType());
+  };
+  auto floatInput = [](Type t) { return t.isF32() || t.isF16() || t.isBF16(); };
+  return staticOf(op.getDpsInputs()[0], floatInput) &&
+         staticOf(op.getDpsInputs()[1], floatInput) &&
+         staticOf(op.getDpsInits()[0], [](Type t) { return t.isF32(); });
 }
 
 struct KilnGpuTileMatmulPass
@@ -169,7 +178,7 @@ struct KilnGpuTileMatmulPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isStaticF32Matmul(op))
+      if (isTileableMatmul(op))
         matmuls.push_back(op);
     });
     for (linalg::LinalgOp op : matmuls)

@@ -25,10 +25,20 @@ func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x2
   return
 }
 
-// An f16 matmul is left alone (it accumulates through casts).
-// CHECK-LABEL: func @f16
+// bf16 inputs are widened to f32 as they are staged.
+// CHECK-LABEL: func @bf16
+// CHECK: gpu.launch
+// CHECK: memref.load %arg0{{.*}} : memref<4x4xbf16>
+// CHECK-NEXT: arith.extf %{{.*}} : bf16 to f32
+func.func @bf16(%a: memref<4x4xbf16>, %b: memref<4x4xbf16>, %c: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xbf16>, memref<4x4xbf16>) outs(%c : memref<4x4xf32>)
+  return
+}
+
+// An f16 result (accumulating in f16) is left to the generic lowering.
+// CHECK-LABEL: func @f16_accumulator
 // CHECK: linalg.matmul
-func.func @f16(%a: memref<4x4xf16>, %b: memref<4x4xf16>, %c: memref<4x4xf32>) {
-  linalg.matmul ins(%a, %b : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf32>)
+func.func @f16_accumulator(%a: memref<4x4xf16>, %b: memref<4x4xf16>, %c: memref<4x4xf16>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf16>)
   return
 }

@@ -126,14 +126,15 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
 }
 
 def KilnGpuTileMatmul : Pass<"kiln-gpu-tile-matmul", "mlir::ModuleOp"> {
-  let summary = "f32 matmul on buffers as a shared-memory tiled GPU kernel";
+  let summary = "Matmul on buffers as a shared-memory tiled GPU kernel";
   let description = [{
-    A linalg.matmul or batch_matmul on static f32 buffers becomes a
+    A linalg.matmul or batch_matmul of static f32, f16 or bf16 buffers
+    accumulating into f32 becomes a
     gpu.launch: 128x128 output tiles per block of 256 threads, each thread
     accumulating 8x8 outputs in registers; the K dim advances 8 at a time
     through two workgroup buffers (A transposed, B) filled cooperatively,
-    with bounds checks at the edges. The result is added to C, as
-    linalg.matmul accumulates.
+    (inputs widened to f32 there) with bounds checks at the edges. The
+    result is added to C, as linalg.matmul accumulates.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
