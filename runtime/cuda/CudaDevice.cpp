@@ -141,9 +141,13 @@ std::string CudaDevice::unavailableReason() {
 CudaDevice::CudaDevice(const CudaDriver &driver, int ordinal, void *context,
                        void *stream, CudaDeviceProperties props)
     : driver(driver), ordinal(ordinal), context(context), stream(stream),
-      props(std::move(props)) {}
+      props(std::move(props)),
+      memoryPool(std::make_unique<MemoryPool>(MemoryPool::PageSource{
+          [this](size_t bytes) { return allocate(bytes); },
+          [this](uint64_t address) { (void)free(address); }})) {}
 
 CudaDevice::~CudaDevice() {
+  memoryPool.reset(); // its pages go back while the context lives
   if (!isPoisoned) {
     driver.ctxSetCurrent(context);
     driver.streamDestroy(stream);

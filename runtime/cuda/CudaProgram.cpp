@@ -53,21 +53,25 @@ Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
 }
 
 Expected<void> CudaProgram::run(void **buffers) {
-  std::vector<uint64_t> device_(plan.bufferBytes.size(), 0);
+  // Buffers come from the device's pool: a program run in a loop allocates
+  // device pages once.
+  MemoryPool &pool = device.pool();
+  std::vector<MemoryPool::Allocation> held;
   auto release = [&] {
-    for (uint64_t p : device_)
-      if (p)
-        (void)device.free(p);
+    for (const MemoryPool::Allocation &a : held)
+      pool.free(a);
   };
   auto failWith = [&](Error e) {
     release();
     return std::unexpected(std::move(e));
   };
-  for (size_t i = 0; i < plan.bufferBytes.size(); ++i) {
-    auto p = device.allocate(plan.bufferBytes[i]);
-    if (!p)
-      return failWith(p.error());
-    device_[i] = *p;
+  std::vector<uint64_t> device_;
+  for (size_t bytes : plan.bufferBytes) {
+    auto a = pool.allocate(bytes);
+    if (!a)
+      return failWith(a.error());
+    held.push_back(*a);
+    device_.push_back(a->address);
   }
   for (size_t i = 0; i < plan.inputCount; ++i)
     if (auto ok = device.copyToDevice(device_[i], buffers[i], plan.bufferBytes[i]); !ok)

@@ -4,7 +4,9 @@
 // devices and skip, visibly, what needs a device.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Compiler.h"
 #include "kiln/runtime/CudaDevice.h"
+#include "kiln/runtime/CudaProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -150,6 +152,34 @@ TEST(CudaDevice, PinnedStagingRoundTripsThroughTheDevice) {
   EXPECT_TRUE((*device)->freePinned(*in));
   EXPECT_TRUE((*device)->freePinned(*out));
   EXPECT_TRUE((*device)->free(*gpu));
+}
+
+TEST(CudaDevice, ProgramRunsReuseTheirMemoryPoolPages) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device);
+  Compiler compiler;
+  CompileOptions options;
+  options.chip = (*device)->properties().chip();
+  auto compiled = compiler.compileForCuda(R"(
+    func.func @main(%a: tensor<1000xf32>, %b: tensor<1000xf32>) -> tensor<1000xf32> {
+      %0 = kiln.add %a, %b : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
+      return %0 : tensor<1000xf32>
+    })", options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  auto program = CudaProgram::load(**device, compiled->plan);
+  ASSERT_TRUE(program);
+  std::vector<float> a(1000, 1.5f), b(1000, 2.0f), c(1000, 0.0f);
+  void *buffers[] = {a.data(), b.data(), c.data()};
+  size_t afterFirst = 0;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE((*program)->run(buffers));
+    if (i == 0)
+      afterFirst = (*device)->pool().pageAllocations();
+  }
+  EXPECT_EQ((*device)->pool().pageAllocations(), afterFirst);
+  EXPECT_EQ(c[999], 3.5f);
+  EXPECT_EQ((*device)->pool().usage().bytesInUse, 0u);
 }
 
 // Runs last in this file: it leaves the primary context unusable.

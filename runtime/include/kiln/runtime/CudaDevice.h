@@ -11,6 +11,7 @@
 
 #include "kiln/runtime/Error.h"
 #include "kiln/runtime/GpuPlan.h"
+#include "kiln/runtime/MemoryPool.h"
 
 #include <array>
 #include <cstddef>
@@ -72,6 +73,8 @@ public:
   /// link's DMA rate instead of going through the driver's bounce buffers.
   Expected<void *> allocatePinned(size_t bytes);
   Expected<void> freePinned(void *pointer);
+  /// The device's memory pool: pages from allocate(), kept for reuse.
+  MemoryPool &pool() { return *memoryPool; }
   /// Waits for queued work; a fault in it poisons the device.
   Expected<void> sync();
 
@@ -87,6 +90,7 @@ private:
   void *stream;
   CudaDeviceProperties props;
   bool isPoisoned = false;
+  std::unique_ptr<MemoryPool> memoryPool; // released before the context
 };
 
 } // namespace kiln
