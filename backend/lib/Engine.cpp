@@ -106,35 +106,34 @@ DeviceCapabilities Engine::capabilities() const {
   return DeviceCapabilities::cpu();
 }
 
+namespace {
+/// Loads a compiled GPU program on `device` (CudaProgram or VulkanProgram)
+/// and wraps it as a Program.
+template <typename GpuProgram, typename Device>
+Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
+                                                  Expected<CompiledGpuProgram> compiled) {
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  auto program = GpuProgram::load(device, std::move(compiled->plan));
+  if (!program)
+    return std::unexpected(program.error());
+  std::shared_ptr<GpuProgram> shared = std::move(*program);
+  return std::make_shared<Program>(
+      std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); });
+}
+} // namespace
+
 Expected<std::shared_ptr<Program>>
 Engine::build(std::string_view source, const CompileOptions &options) {
+  CompileOptions target = options;
   if (cuda) {
-    CompileOptions gpuOptions = options;
-    gpuOptions.chip = cuda->properties().chip();
-    auto compiled = compiler.compileForCuda(source, gpuOptions);
-    if (!compiled)
-      return std::unexpected(compiled.error());
-    auto program = CudaProgram::load(*cuda, std::move(compiled->plan));
-    if (!program)
-      return std::unexpected(program.error());
-    std::shared_ptr<CudaProgram> shared = std::move(*program);
-    return std::make_shared<Program>(
-        std::move(*compiled),
-        [shared](void **buffers) { return shared->run(buffers); });
+    target.chip = cuda->properties().chip();
+    return loadGpuProgram<CudaProgram>(*cuda, compiler.compileForCuda(source, target));
   }
   if (vulkan) {
-    CompileOptions gpuOptions = options;
-    gpuOptions.vulkan = VulkanTarget::of(vulkan->properties());
-    auto compiled = compiler.compileForVulkan(source, gpuOptions);
-    if (!compiled)
-      return std::unexpected(compiled.error());
-    auto program = VulkanProgram::load(*vulkan, std::move(compiled->plan));
-    if (!program)
-      return std::unexpected(program.error());
-    std::shared_ptr<VulkanProgram> shared = std::move(*program);
-    return std::make_shared<Program>(
-        std::move(*compiled),
-        [shared](void **buffers) { return shared->run(buffers); });
+    target.vulkan = VulkanTarget::of(vulkan->properties());
+    return loadGpuProgram<VulkanProgram>(*vulkan,
+                                         compiler.compileForVulkan(source, target));
   }
   auto compiled = compiler.compileForCpu(source, options);
   if (!compiled)

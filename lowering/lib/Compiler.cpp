@@ -377,6 +377,25 @@ Compiler::compileForCpu(std::string_view source, const CompileOptions &options) 
   return result;
 }
 
+/// Reads the launch plan off the lowered host function, with `binaries`
+/// (kernel module name -> PTX, cubin or SPIR-V) as its modules, and dumps
+/// them as 3-kernelN`extension`.
+static Expected<void> attachPlan(ModuleOp module, const CompileOptions &options,
+                                 const llvm::StringMap<std::string> &binaries,
+                                 StringRef extension,
+                                 const DiagnosticCollector &diagnostics,
+                                 CompiledGpuProgram &result) {
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), binaries);
+  if (failed(plan))
+    return diagnostics.fail("the host side of the GPU program");
+  result.plan = std::move(*plan);
+  if (!options.dumpDir.empty())
+    for (auto [i, image] : llvm::enumerate(result.plan.modules))
+      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + extension.str(), image);
+  return {};
+}
+
 Expected<CompiledGpuProgram>
 Compiler::compileForCuda(std::string_view source, const CompileOptions &options) {
   MLIRContext &ctx = impl->context;
@@ -410,16 +429,10 @@ Compiler::compileForCuda(std::string_view source, const CompileOptions &options)
       entry.second = std::move(*cubin);
     }
   }
-  auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
-  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), ptx);
-  if (failed(plan))
-    return diagnostics.fail("the host side of the GPU program");
-  result.plan = std::move(*plan);
-  if (!options.dumpDir.empty())
-    for (auto [i, image] : llvm::enumerate(result.plan.modules))
-      writeFile(options.dumpDir,
-                "3-kernel" + std::to_string(i) + (options.ptxas.empty() ? ".ptx" : ".cubin"),
-                image);
+  if (auto ok = attachPlan(**module, options, ptx, options.ptxas.empty() ? ".ptx" : ".cubin",
+                          diagnostics, result);
+      !ok)
+    return std::unexpected(ok.error());
   return result;
 }
 
@@ -552,14 +565,8 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
           reinterpret_cast<const char *>(words.data()), words.size() * 4);
     }
   }
-  auto entry = (*module)->lookupSymbol<func::FuncOp>(options.entry);
-  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), binaries);
-  if (failed(plan))
-    return diagnostics.fail("the host side of the GPU program");
-  result.plan = std::move(*plan);
-  if (!options.dumpDir.empty())
-    for (auto [i, words] : llvm::enumerate(result.plan.modules))
-      writeFile(options.dumpDir, "3-kernel" + std::to_string(i) + ".spv", words);
+  if (auto ok = attachPlan(**module, options, binaries, ".spv", diagnostics, result); !ok)
+    return std::unexpected(ok.error());
   return result;
 }
 
