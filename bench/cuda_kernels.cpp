@@ -1,9 +1,11 @@
 //===- cuda_kernels.cpp - kiln's CUDA kernels, device-resident timing -----===//
 //
-// Usage: kiln-bench-cuda [runs]. For each case: compile, put random inputs on
-// the GPU once, run the plan's launches `runs` times after a warm-up, and
-// print the mean time per run (host clock around a synchronised batch) with
-// the bytes moved and the resulting bandwidth or FLOP rate.
+// Usage: kiln-bench-cuda [runs] [TILE_N:STAGES]... For each case: compile,
+// put random inputs on the GPU once, run the plan's launches `runs` times
+// after a warm-up, and print the mean time per run (host clock around a
+// synchronised batch) with the bytes moved and the resulting bandwidth or
+// FLOP rate. Given tensor-core tilings, only the half-precision matmuls run,
+// once per tiling (a tuning sweep).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
@@ -21,6 +23,7 @@ struct Case {
   const char *name;
   std::string program;
   double bytes, flops; // per run, for the rate column
+  bool tf32 = false;
 };
 
 
@@ -51,6 +54,15 @@ std::vector<Case> cases() {
                      " {\n %0 = kiln.matmul %a, %b : (" + m + ", " + m + ") -> " + m +
                      "\n return %0 : " + m + "\n}",
                  3.0 * 4 * 4096 * 4096, 2.0 * 4096.0 * 4096 * 4096});
+  out.push_back(out.back());
+  out.back().name = "matmul 4096^3 f32 as tf32";
+  out.back().tf32 = true;
+  std::string h4 = bench::tensor("4096x4096", "bf16");
+  out.push_back({"matmul 4096^3 bf16 (f32 accumulate)",
+                 "func.func @main(%a: " + h4 + ", %b: " + h4 + ") -> " + m +
+                     " {\n %0 = kiln.matmul %a, %b : (" + h4 + ", " + h4 + ") -> " + m +
+                     "\n return %0 : " + m + "\n}",
+                 (2.0 * 2 + 4) * 4096 * 4096, 2.0 * 4096.0 * 4096 * 4096});
   std::string h = bench::tensor("8192x8192", "bf16"), hf = bench::tensor("8192x8192");
   out.push_back({"matmul 8192^3 bf16 (f32 accumulate)",
                  "func.func @main(%a: " + h + ", %b: " + h + ") -> " + hf +
@@ -95,6 +107,21 @@ int warmDispatch(Compiler &compiler, CudaDevice &device) {
 
 int main(int argc, char **argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 20;
+  struct Tiling {
+    int64_t tileN = 128, stages = 3;
+  };
+  std::vector<Tiling> tilings;
+  for (int i = 2; i < argc; ++i) {
+    Tiling t;
+    if (std::sscanf(argv[i], "%ld:%ld", &t.tileN, &t.stages) != 2) {
+      std::fprintf(stderr, "kiln-bench-cuda: a tiling is TILE_N:STAGES, got '%s'\n", argv[i]);
+      return 2;
+    }
+    tilings.push_back(t);
+  }
+  bool sweep = !tilings.empty();
+  if (!sweep)
+    tilings.push_back(Tiling{});
   auto device = CudaDevice::create(0);
   if (!device) {
     std::fprintf(stderr, "kiln-bench-cuda: %s\n", device.error().message.c_str());
@@ -102,12 +129,22 @@ int main(int argc, char **argv) {
   }
   Compiler compiler;
   std::printf("| case | kiln ms | GB/s | TFLOP/s |\n|---|---|---|---|\n");
-  for (const Case &c : cases()) {
+  for (const Case &c : cases())
+  for (const Tiling &tiling : tilings) {
+    if (sweep && !c.tf32 && !std::string_view(c.name).contains("bf16"))
+      continue;
     CompileOptions options;
     options.chip = (*device)->properties().chip();
+    options.mmaTileN = tiling.tileN;
+    options.mmaStages = tiling.stages;
+    options.tf32 = c.tf32;
+    std::string name = c.name;
+    if (sweep)
+      name += " tile 128x" + std::to_string(tiling.tileN) + ", " +
+              std::to_string(tiling.stages) + " stages";
     auto compiled = compiler.compileForCuda(c.program, options);
     if (!compiled) {
-      std::printf("| %s | compile error: %s |\n", c.name,
+      std::printf("| %s | compile error: %s |\n", name.c_str(),
                   compiled.error().message.c_str());
       continue;
     }
@@ -139,11 +176,11 @@ int main(int argc, char **argv) {
     };
     runBatch(2);
     double ms = runBatch(runs);
-    std::printf("| %s | %.3f | %.0f | %.2f |\n", c.name, ms, c.bytes / ms / 1e6,
+    std::printf("| %s | %.3f | %.0f | %.2f |\n", name.c_str(), ms, c.bytes / ms / 1e6,
                 c.flops / ms / 1e9);
     std::fflush(stdout);
     for (uint64_t b : buffers)
       (void)(*device)->free(b);
   }
-  return warmDispatch(compiler, **device);
+  return sweep ? 0 : warmDispatch(compiler, **device);
 }

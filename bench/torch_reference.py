@@ -46,7 +46,13 @@ def main():
     print(f"| layer_norm 8192^2 f32 | torch {bench(lambda: F.layer_norm(s, (8192,), ws, bs)):.3f} ms |")
     m1, m2 = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
     print(f"| matmul 4096^3 f32 (TF32 off) | torch {bench(lambda: m1 @ m2):.3f} ms |")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    print(f"| matmul 4096^3 f32 as tf32 | torch {bench(lambda: m1 @ m2):.3f} ms |")
+    torch.backends.cuda.matmul.allow_tf32 = False
     del m1, m2
+    g1, g2 = (torch.rand(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    print(f"| matmul 4096^3 bf16 | torch {bench(lambda: g1 @ g2):.3f} ms |")
+    del g1, g2
     h1, h2 = (torch.rand(8192, 8192, device=dev, dtype=torch.bfloat16) for _ in range(2))
     print(f"| matmul 8192^3 bf16 | torch {bench(lambda: h1 @ h2):.3f} ms |")
     t1, t2, out = (torch.rand(1024, device=dev) for _ in range(3))

@@ -155,7 +155,8 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
   std::string target = cuda     ? "cuda-" + cuda->properties().chip()
                        : vulkan ? vulkan->properties().fingerprint()
                                 : compiler.targetFingerprint();
-  std::string suffix = "|" + options.entry + "|" + target + "|" + KILN_VERSION;
+  std::string suffix = "|" + options.entry + "|" + target + "|" + options.codegenKey() +
+                       "|" + KILN_VERSION;
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };

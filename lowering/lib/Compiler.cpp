@@ -410,6 +410,9 @@ Compiler::compileForCuda(std::string_view source, const CompileOptions &options)
     GpuPipelineOptions pipeline;
     pipeline.chip = options.chip;
     pipeline.libdevice = libdevicePath();
+    pipeline.mmaTileN = options.mmaTileN;
+    pipeline.mmaStages = options.mmaStages;
+    pipeline.tf32 = options.tf32;
     buildKernelsToNvvmPipeline(lower, pipeline);
     if (failed(lower.run(**module)))
       return diagnostics.fail("lowering to PTX failed");

@@ -1,14 +1,15 @@
 //===- GpuTileMatmul.cpp - the kiln-gpu-tile-matmul pass -----------------===//
 //
-// The classic SIMT GEMM (f16/bf16 inputs are widened to f32 as they are
-// staged): each block owns a 128x128 tile of C, each of its
-// 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
+// f16/bf16 matmuls take the tensor-core kernel (GpuMmaMatmul.cpp) where the
+// target has one and the shapes fit; the others the classic SIMT GEMM
+// (f16/bf16 inputs are widened to f32 as they are staged): each block owns
+// a 128x128 tile of C, each of its 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
 // step of 8 along K, the block stages an 8x128 slice of A (transposed) and
 // of B in workgroup memory; every thread then does 8 rank-1 updates of its
 // sub-tile from two 8-wide vector reads of shared memory.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Passes.h"
+#include "GpuMatmul.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUTILEMATMUL
@@ -16,33 +17,12 @@ namespace kiln {
 } // namespace kiln
 
 using namespace mlir;
+using kiln::IndexBuilder;
+using kiln::matrixIndices;
 
 namespace {
 
 constexpr int64_t kTile = 128, kStep = 8, kThreads = 256, kPerThread = 8;
-
-/// Builds index arithmetic at one insertion point.
-struct IndexBuilder {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
-  }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-};
-
-/// Indices of element (row, col) of a matrix operand, with the batch index
-/// first when the operand has one.
-SmallVector<Value> at(Value batch, Value row, Value col) {
-  if (batch)
-    return {batch, row, col};
-  return {row, col};
-}
 
 /// `memref[indices]` as f32 where `inBounds`, 0 elsewhere.
 Value guardedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
@@ -61,7 +41,7 @@ Value guardedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
   return load.getResult(0);
 }
 
-LogicalResult tile(linalg::LinalgOp op) {
+LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], cm = op.getDpsInits()[0];
   bool batched = isa<linalg::BatchMatmulOp>(op);
   auto cShape = cast<MemRefType>(cm.getType()).getShape();
@@ -106,12 +86,12 @@ LogicalResult tile(linalg::LinalgOp op) {
           Value ak = x.add(aK, x.c(q));
           Value akG = x.add(k0, ak);
           Value aInside = x.both(x.lt(aRowG, m), x.lt(akG, k));
-          Value av = guardedLoad(lb, l, a, at(batchIndex, aRowG, akG), aInside);
+          Value av = guardedLoad(lb, l, a, matrixIndices(batchIndex, aRowG, akG), aInside);
           memref::StoreOp::create(lb, l, av, aStage, ValueRange{ak, aRow});
           Value bc = x.add(bCol, x.c(q));
           Value bcG = x.add(bColG, x.c(q));
           Value bInside = x.both(x.lt(bKG, k), x.lt(bcG, n));
-          Value bv = guardedLoad(lb, l, bm, at(batchIndex, bKG, bcG), bInside);
+          Value bv = guardedLoad(lb, l, bm, matrixIndices(batchIndex, bKG, bcG), bInside);
           memref::StoreOp::create(lb, l, bv, bStage, ValueRange{bK, bc});
         }
         gpu::BarrierOp::create(lb, l);
@@ -140,7 +120,7 @@ LogicalResult tile(linalg::LinalgOp op) {
       Value inside = kb.both(kb.lt(r, m), kb.lt(col, n));
       Value v = vector::ExtractOp::create(b, loc, steps.getResult(i), ArrayRef<int64_t>{j});
       scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-        SmallVector<Value> idx = at(batchIndex, r, col);
+        SmallVector<Value> idx = matrixIndices(batchIndex, r, col);
         Value old = memref::LoadOp::create(tb, l, cm, idx);
         memref::StoreOp::create(tb, l, arith::AddFOp::create(tb, l, old, v), cm, idx);
         scf::YieldOp::create(tb, l);
@@ -175,15 +155,19 @@ bool isTileableMatmul(linalg::LinalgOp op) {
 
 struct KilnGpuTileMatmulPass
     : kiln::impl::KilnGpuTileMatmulBase<KilnGpuTileMatmulPass> {
+  using KilnGpuTileMatmulBase::KilnGpuTileMatmulBase;
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isTileableMatmul(op))
         matmuls.push_back(op);
     });
-    for (linalg::LinalgOp op : matmuls)
-      if (failed(tile(op)))
+    kiln::MmaTiling tiling{mmaTileN, mmaStages};
+    for (linalg::LinalgOp op : matmuls) {
+      bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
+      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, tiling) : tileOnSimtCores(op)))
         return signalPassFailure();
+    }
   }
 };
 

@@ -58,14 +58,14 @@ static void addBufferization(OpPassManager &pm) {
 /// in gpu.modules: the part of the GPU pipelines every GPU target shares.
 /// `vectorWidth` lanes per thread access (0: scalar accesses).
 /// `maxGrid`: the most blocks per grid dim (empty: CUDA's). `tileMatmul`:
-/// f32 matmuls as shared-memory tiled kernels (workgroup attributions,
-/// which the SPIR-V conversion does not take yet).
+/// matmuls as shared-memory tiled kernels (workgroup attributions, which the
+/// SPIR-V conversion does not take yet).
 static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
                                   ArrayRef<int64_t> maxGrid = {},
-                                  bool tileMatmul = false) {
+                                  std::optional<KilnGpuTileMatmulOptions> tileMatmul = {}) {
   addBufferization(pm);
   if (tileMatmul)
-    pm.addPass(createKilnGpuTileMatmul());
+    pm.addPass(createKilnGpuTileMatmul(*tileMatmul));
   pm.addPass(createKilnCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
   KilnGpuRowReductionsOptions rows;
@@ -94,9 +94,23 @@ static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
   pm.addPass(createCSEPass());
 }
 
+/// 90 for "sm_90" or "sm_90a"; 0 when `chip` is not of that form.
+static int computeCapability(llvm::StringRef chip) {
+  int capability = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip.consumeInteger(10, capability);
+  return capability;
+}
+
 void buildKernelsToNvvmPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
-  addGpuKernelOutlining(pm, /*vectorWidth=*/4, /*maxGrid=*/{}, /*tileMatmul=*/true);
+  KilnGpuTileMatmulOptions matmul;
+  matmul.tensorCores = computeCapability(options.chip) >= 80;
+  matmul.mmaTileN = options.mmaTileN;
+  matmul.mmaStages = options.mmaStages;
+  matmul.tf32 = options.tf32;
+  addGpuKernelOutlining(pm, /*vectorWidth=*/4, /*maxGrid=*/{}, matmul);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
@@ -105,6 +119,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createKilnGpuLowerReductions());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());

@@ -17,6 +17,15 @@ MLIR_TYPES = {
 }
 
 
+def round_to_bf16(x):
+    """float32 values rounded to the nearest bf16 (ties to even), as f32."""
+    x = np.asarray(x, np.float32)
+    bits = np.atleast_1d(x).view(np.uint32).astype(np.uint64)
+    sixteen = np.uint64(16)
+    bits = (bits + np.uint64(0x7FFF) + ((bits >> sixteen) & np.uint64(1))) >> sixteen << sixteen
+    return bits.astype(np.uint32).view(np.float32).reshape(x.shape)
+
+
 def tensor_type(shape, dtype):
     elem = dtype if isinstance(dtype, str) else MLIR_TYPES[np.dtype(dtype)]
     return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"

@@ -1,11 +1,12 @@
 """End-to-end conformance of every kiln op on the CPU against float64
 references computed by NumPy on the host."""
 import math
+import os
 
 import numpy as np
 import pytest
 
-from kiln_harness import run_kiln, single_op_program, tensor_type
+from kiln_harness import round_to_bf16, run_kiln, single_op_program, tensor_type
 
 RNG = np.random.default_rng(1234)
 TOL = {np.float64: (1e-10, 1e-12), np.float32: (2e-5, 2e-6), np.float16: (4e-3, 4e-3)}
@@ -437,6 +438,54 @@ def binary_matmul(a, b, shape, out):
     rt = tensor_type(shape, out)
     return run_op([a, b], f"kiln.matmul %a0, %a1 : ({tensor_type(a.shape, a.dtype)}, "
                           f"{tensor_type(b.shape, b.dtype)}) -> {rt}", rt)
+
+
+# f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel, with
+# partial 128-row and 128-column tiles, a K with a partial step of 32, a
+# long K that cycles the copy pipeline's stages, batches and a tiny case.
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
+                                             ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8))])
+def test_matmul_half_inputs(dtype, a_shape, b_shape):
+    a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
+    if dtype == "f16":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+    else:  # kiln-run reads f32 .npy into a bf16 input
+        a, b = round_to_bf16(a), round_to_bf16(b)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    ta, tb, tr = (tensor_type(a.shape, dtype), tensor_type(b.shape, dtype),
+                  tensor_type(want.shape, "f32"))
+    program = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+               f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+               f"  return %r : {tr}\n}}\n")
+    results, _ = run_kiln(program, [a, b])
+    np.testing.assert_allclose(results[0], want, rtol=1e-4, atol=1e-3)
+
+
+ON_CUDA = os.environ.get("KILN_DEVICE", "cpu").startswith("cuda")
+
+
+# --tf32: f32 inputs lose all but 10 mantissa bits on the tensor cores, so
+# each product is off by at most ~2^-9 of |a||b|; 1 + 2^-15 is 1 in tf32,
+# which tells the tensor-core path from the f32 one (column 0 of B is e_0).
+@pytest.mark.skipif(not ON_CUDA, reason="--tf32 is an option of CUDA targets")
+@pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
+                                             ((2, 130, 40), (2, 40, 136))])
+def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape):
+    a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
+    a.flat[0] = 1 + 2.0**-15
+    b[..., :, 0] = 0
+    b[..., 0, 0] = 1
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    bound = np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64)) * 2.0**-9
+    ta, tb, tr = (tensor_type(a.shape, "f32"), tensor_type(b.shape, "f32"),
+                  tensor_type(want.shape, "f32"))
+    program = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+               f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+               f"  return %r : {tr}\n}}\n")
+    got = run_kiln(program, [a, b], extra_args=["--tf32"])[0][0]
+    assert np.all(np.abs(got - want) <= bound + 1e-6)
+    assert got.flat[0] == 1.0  # a[0,0] * b[0,0] with a[0,0] rounded to tf32
 
 
 def test_matmul_f16_accumulates_in_f32_and_ints():

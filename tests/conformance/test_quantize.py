@@ -3,16 +3,7 @@ and per block, f32/f16/bf16 scales, and a matmul on dequantized values."""
 import numpy as np
 import pytest
 
-from kiln_harness import run_kiln, tensor_type
-
-
-def round_to_bf16(x):
-    """float32 values rounded to the nearest bf16 (ties to even), as f32."""
-    x = np.asarray(x, np.float32)
-    bits = np.atleast_1d(x).view(np.uint32).astype(np.uint64)
-    sixteen = np.uint64(16)
-    bits = (bits + np.uint64(0x7FFF) + ((bits >> sixteen) & np.uint64(1))) >> sixteen << sixteen
-    return bits.astype(np.uint32).view(np.float32).reshape(x.shape)
+from kiln_harness import round_to_bf16, run_kiln, tensor_type
 
 
 def as_scale_type(s, scale_type):

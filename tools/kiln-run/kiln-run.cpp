@@ -2,7 +2,7 @@
 //
 // kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
 //   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
-//   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin]
+//   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]
 // Exit 0 on success, 2 for bad usage or bad input, 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
@@ -26,16 +26,17 @@ namespace {
 constexpr const char *kUsage =
     "usage: kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]\n"
     "                [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print]\n"
-    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin]\n"
+    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]\n"
     "--cubin: CUDA modules assembled by ptxas ahead of time (default: PTX\n"
-    "         through the driver JIT)\n";
+    "         through the driver JIT)\n"
+    "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
   std::vector<std::string> inputs;
   uint64_t seed = 0;
   int bench = 0;
-  bool print = false, compileOnly = false, cubin = false;
+  bool print = false, compileOnly = false, cubin = false, tf32 = false;
 };
 
 struct UsageError {
@@ -73,6 +74,7 @@ Options parseArgs(int argc, char **argv) {
     else if (arg == "--compile-only") o.compileOnly = true;
     else if (arg == "--chip") o.chip = value();
     else if (arg == "--cubin") o.cubin = true;
+    else if (arg == "--tf32") o.tf32 = true;
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -161,9 +163,9 @@ int runMain(const Options &o) {
   auto device = DeviceId::parse(o.device);
   if (!device)
     return fail(device.error());
-  if ((!o.chip.empty() || o.cubin) && device->type != DeviceType::Cuda)
+  if ((!o.chip.empty() || o.cubin || o.tf32) && device->type != DeviceType::Cuda)
     return fail({ErrorKind::InvalidArgument,
-                 "--chip and --cubin only go with --device cuda"});
+                 "--chip, --cubin and --tf32 only go with --device cuda"});
   // Compiling for a GPU needs none: PTX for --chip (default sm_90), SPIR-V
   // for the features every supported Vulkan device has.
   if (o.compileOnly && device->type != DeviceType::Cpu) {
@@ -173,6 +175,7 @@ int runMain(const Options &o) {
     options.dumpDir = o.dumpDir;
     options.chip = o.chip.empty() ? "sm_90" : o.chip;
     options.ptxas = o.cubin ? ptxasPath() : "";
+    options.tf32 = o.tf32;
     bool cuda = device->type == DeviceType::Cuda;
     auto start = Clock::now();
     auto compiled = cuda ? compiler.compileForCuda(source.str(), options)
@@ -199,6 +202,7 @@ int runMain(const Options &o) {
   options.entry = o.entry;
   options.dumpDir = o.dumpDir;
   options.ptxas = o.cubin ? ptxasPath() : "";
+  options.tf32 = o.tf32;
   auto program = (*engine)->compile(source.str(), options);
   if (!program) {
     Error e = program.error();

@@ -61,7 +61,20 @@ struct CompileOptions {
   /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a
   /// name on PATH) instead of leaving PTX to the driver's JIT.
   std::string ptxas;
+  /// CUDA: shape of the tensor-core matmul kernel (output columns per block,
+  /// shared-memory stages); see kiln-gpu-tile-matmul.
+  int64_t mmaTileN = 128, mmaStages = 2;
+  /// CUDA: f32 matmuls on tensor cores with inputs as tf32 (10-bit
+  /// mantissa), as torch's allow_tf32.
+  bool tf32 = false;
   VulkanTarget vulkan;
+
+  /// The options that change generated code, for kernel cache keys.
+  std::string codegenKey() const {
+    return "threads=" + std::to_string(numThreads) + ",mma=" + std::to_string(mmaTileN) +
+           "x" + std::to_string(mmaStages) + (tf32 ? ",tf32" : "") +
+           (ptxas.empty() ? "" : ",cubin");
+  }
 };
 
 /// Compiles kiln programs. Owns one MLIR context, reused across compiles.

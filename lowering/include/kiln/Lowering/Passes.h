@@ -8,9 +8,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -37,6 +39,10 @@ struct CpuPipelineOptions {
 struct GpuPipelineOptions {
   std::string chip = "sm_90";
   std::string libdevice; // libdevice.10.bc to link, for f64 math
+  /// Shape of the tensor-core matmul kernel (sm_80 and later).
+  int64_t mmaTileN = 128;
+  int64_t mmaStages = 2;
+  bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
 };
 
 /// Options of the Vulkan pipeline: the SPIR-V target environment.

@@ -135,10 +135,27 @@ def KilnGpuTileMatmul : Pass<"kiln-gpu-tile-matmul", "mlir::ModuleOp"> {
     through two workgroup buffers (A transposed, B) filled cooperatively,
     (inputs widened to f32 there) with bounds checks at the edges. The
     result is added to C, as linalg.matmul accumulates.
+
+    With `tensor-cores` (sm_80 and later), contiguous f16/bf16 matmuls whose
+    N and K are multiples of 8 instead take mma.sync m16n8k16 (and, with
+    `tf32`, f32 matmuls whose N and K are multiples of 4 take tf32
+    m16n8k8): 128 x `mma-tile-n` outputs per block of 8 warps, K in steps of
+    64 bytes through `mma-stages` swizzled shared-memory buffers filled by
+    cp.async ahead of the math, fragments loaded by ldmatrix.
   }];
+  let options = [
+    Option<"tensorCores", "tensor-cores", "bool", "false",
+           "f16/bf16 matmuls on mma.sync (sm_80+)">,
+    Option<"tf32", "tf32", "bool", "false",
+           "with tensor-cores: f32 matmuls too, inputs rounded to tf32">,
+    Option<"mmaTileN", "mma-tile-n", "int64_t", "128",
+           "output columns per block of the tensor-core kernel (64..256)">,
+    Option<"mmaStages", "mma-stages", "int64_t", "2",
+           "shared-memory buffers of the tensor-core kernel's K pipeline">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def KilnGpuLowerReductions : Pass<"kiln-gpu-lower-reductions", "mlir::gpu::GPUModuleOp"> {
