@@ -65,6 +65,15 @@ Program::run(const std::vector<HostTensor> &inputs) const {
   return outputs;
 }
 
+Expected<void> Program::launch(const std::vector<uint64_t> &deviceBuffers) const {
+  if (launcher)
+    return launcher(deviceBuffers);
+  std::vector<void *> pointers;
+  for (uint64_t address : deviceBuffers)
+    pointers.push_back(reinterpret_cast<void *>(address));
+  return runner(pointers.data());
+}
+
 Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
   std::unique_ptr<Engine> engine(new Engine(device));
   switch (device.type) {
@@ -118,8 +127,14 @@ Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
   if (!program)
     return std::unexpected(program.error());
   std::shared_ptr<GpuProgram> shared = std::move(*program);
+  Program::Launcher launcher;
+  if constexpr (std::is_same_v<GpuProgram, CudaProgram>)
+    launcher = [shared](const std::vector<uint64_t> &buffers) {
+      return shared->launchAll(buffers);
+    };
   return std::make_shared<Program>(
-      std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); });
+      std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); },
+      std::move(launcher));
 }
 } // namespace
 

@@ -52,6 +52,16 @@ struct CudaDriver {
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*memHostAlloc)(void **, size_t, unsigned);
   CUresult (*memFreeHost)(void *);
+  CUresult (*eventCreate)(void **, unsigned);
+  CUresult (*eventRecord)(void *, CUstream);
+  CUresult (*eventElapsedTime)(float *, void *, void *);
+  CUresult (*eventDestroy)(void *);
+  CUresult (*streamBeginCapture)(CUstream, int);
+  CUresult (*streamEndCapture)(CUstream, void **);
+  CUresult (*graphInstantiate)(void **, void *, unsigned long long);
+  CUresult (*graphLaunch)(void *, CUstream);
+  CUresult (*graphDestroy)(void *);
+  CUresult (*graphExecDestroy)(void *);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*getErrorString)(CUresult, const char **);
 
@@ -101,6 +111,16 @@ private:
     bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
     bind(d.memHostAlloc, "cuMemHostAlloc");
     bind(d.memFreeHost, "cuMemFreeHost");
+    bind(d.eventCreate, "cuEventCreate");
+    bind(d.eventRecord, "cuEventRecord");
+    bind(d.eventElapsedTime, "cuEventElapsedTime_v2");
+    bind(d.eventDestroy, "cuEventDestroy_v2");
+    bind(d.streamBeginCapture, "cuStreamBeginCapture_v2");
+    bind(d.streamEndCapture, "cuStreamEndCapture");
+    bind(d.graphInstantiate, "cuGraphInstantiateWithFlags");
+    bind(d.graphLaunch, "cuGraphLaunch");
+    bind(d.graphDestroy, "cuGraphDestroy");
+    bind(d.graphExecDestroy, "cuGraphExecDestroy");
     bind(d.getErrorName, "cuGetErrorName");
     bind(d.getErrorString, "cuGetErrorString");
     if (missing)
@@ -303,6 +323,61 @@ Expected<void> CudaDevice::freePinned(void *pointer) {
 Expected<void> CudaDevice::sync() {
   KILN_CUDA_PRELUDE;
   return check(driver.streamSynchronize(stream), "cuStreamSynchronize");
+}
+
+Expected<void *> CudaDevice::recordEvent() {
+  KILN_CUDA_PRELUDE;
+  void *event = nullptr;
+  if (auto ok = check(driver.eventCreate(&event, 0), "cuEventCreate"); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = check(driver.eventRecord(event, stream), "cuEventRecord"); !ok) {
+    driver.eventDestroy(event);
+    return std::unexpected(ok.error());
+  }
+  return event;
+}
+
+Expected<double> CudaDevice::elapsedMs(void *start, void *end) {
+  KILN_CUDA_PRELUDE;
+  if (auto ok = sync(); !ok)
+    return std::unexpected(ok.error());
+  float ms = 0;
+  if (auto ok = check(driver.eventElapsedTime(&ms, start, end), "cuEventElapsedTime"); !ok)
+    return std::unexpected(ok.error());
+  return ms;
+}
+
+void CudaDevice::destroyEvent(void *event) {
+  driver.ctxSetCurrent(context);
+  driver.eventDestroy(event);
+}
+
+Expected<void> CudaDevice::beginCapture() {
+  KILN_CUDA_PRELUDE;
+  constexpr int kCaptureModeRelaxed = 2; // allocations may happen meanwhile
+  return check(driver.streamBeginCapture(stream, kCaptureModeRelaxed), "cuStreamBeginCapture");
+}
+
+Expected<void *> CudaDevice::endCapture() {
+  KILN_CUDA_PRELUDE;
+  void *graph = nullptr, *exec = nullptr;
+  if (auto ok = check(driver.streamEndCapture(stream, &graph), "cuStreamEndCapture"); !ok)
+    return std::unexpected(ok.error());
+  auto ok = check(driver.graphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  driver.graphDestroy(graph); // the executable graph stands alone
+  if (!ok)
+    return std::unexpected(ok.error());
+  return exec;
+}
+
+Expected<void> CudaDevice::launchGraph(void *graph) {
+  KILN_CUDA_PRELUDE;
+  return check(driver.graphLaunch(graph, stream), "cuGraphLaunch");
+}
+
+void CudaDevice::destroyGraph(void *graph) {
+  driver.ctxSetCurrent(context);
+  driver.graphExecDestroy(graph);
 }
 
 #undef KILN_CUDA_PRELUDE

@@ -31,8 +31,13 @@ class Program {
 public:
   /// Runs on one host pointer per input, then per output.
   using Runner = std::function<Expected<void>(void **)>;
-  Program(CompiledProgram compiled, Runner runner)
-      : compiled(std::move(compiled)), runner(std::move(runner)) {}
+  /// Queues the program on buffers in the device's memory (one address per
+  /// input, then per output); may return before the work is done.
+  using Launcher = std::function<Expected<void>(const std::vector<uint64_t> &)>;
+  /// Without a launcher, device memory is host memory: launches run now.
+  Program(CompiledProgram compiled, Runner runner, Launcher launcher = {})
+      : compiled(std::move(compiled)), runner(std::move(runner)),
+        launcher(std::move(launcher)) {}
   const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
@@ -41,10 +46,13 @@ public:
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
   /// Runs without checks on buffers already laid out as the signature says.
   Expected<void> runUnchecked(void **buffers) const { return runner(buffers); }
+  /// Queues a run on device buffers laid out as the signature says.
+  Expected<void> launch(const std::vector<uint64_t> &deviceBuffers) const;
 
 private:
   CompiledProgram compiled;
   Runner runner;
+  Launcher launcher;
 };
 
 /// One device's engine: compiler, in-memory kernel cache, device.
@@ -61,6 +69,10 @@ public:
   const DeviceId &device() const { return deviceId; }
   /// What this engine's device can do with each element type.
   DeviceCapabilities capabilities() const;
+  /// The device itself (null for the other kinds).
+  CpuDevice *cpuDevice() const { return cpu.get(); }
+  CudaDevice *cudaDevice() const { return cuda.get(); }
+  VulkanDevice *vulkanDevice() const { return vulkan.get(); }
 
 private:
   explicit Engine(DeviceId id) : deviceId(id) {}

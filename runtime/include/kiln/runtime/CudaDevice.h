@@ -78,6 +78,19 @@ public:
   /// Waits for queued work; a fault in it poisons the device.
   Expected<void> sync();
 
+  /// A CUDA event recorded at this point of the stream (for timing).
+  Expected<void *> recordEvent();
+  /// Milliseconds between two recorded events; waits for the stream.
+  Expected<double> elapsedMs(void *start, void *end);
+  void destroyEvent(void *event);
+
+  /// Stream capture: launches queued between the two calls are recorded
+  /// into a graph instead of running; endCapture gives it instantiated.
+  Expected<void> beginCapture();
+  Expected<void *> endCapture();
+  Expected<void> launchGraph(void *graph);
+  void destroyGraph(void *graph);
+
 private:
   CudaDevice(const CudaDriver &driver, int ordinal, void *context, void *stream,
              CudaDeviceProperties props);

@@ -1,0 +1,166 @@
+//===- Backend.h - the backend frameworks call, over every device -*- C++ -*-===//
+//
+// One Backend per device (cpu:0, cuda:N, vulkan:N) with the seed's
+// contract: tensors living on the device, the dialect's ops dispatched to
+// it through the engine's kernel cache, sync/flush, profiling windows,
+// graph capture and replay, memory pools and their reports, pinned staging,
+// dtype queries. Launches are queued (CUDA: on the device's stream) and
+// errors of queued work surface on the next sync or read.
+//
+// Where tensors live: CUDA device memory from the device's pool; on the CPU
+// and, for now, on Vulkan, host memory from a pool of host pages (Vulkan
+// programs stage their buffers through the device on each launch).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_BACKEND_BACKEND_H
+#define KILN_BACKEND_BACKEND_H
+
+#include "kiln/backend/Engine.h"
+
+#include <atomic>
+#include <map>
+#include <optional>
+
+namespace kiln {
+
+class DeviceQueue;
+struct TensorStorage;
+
+/// A tensor on one device: element type, shape, and a buffer from the
+/// device's memory (given back when the last Tensor naming it goes).
+class Tensor {
+public:
+  Tensor() = default;
+  DType dtype() const { return type; }
+  const std::vector<int64_t> &shape() const { return dims; }
+  const DeviceId &device() const { return deviceId; }
+  int64_t numElements() const;
+  size_t bytes() const { return numElements() * dtypeSize(type); }
+  bool valid() const { return storage != nullptr; }
+
+private:
+  friend class Backend;
+  DType type = DType::F32;
+  std::vector<int64_t> dims;
+  DeviceId deviceId;
+  std::shared_ptr<TensorStorage> storage;
+};
+
+/// A profiling window, opened on one stream of one device.
+struct ProfileToken {
+  uint64_t id = 0;
+  uint64_t stream = 0;
+};
+
+/// The device time of a window; no value: the window could not be measured
+/// (it is never reported as zero instead).
+struct ProfileDuration {
+  std::optional<double> milliseconds;
+  std::string clock; // "cuda-events", "host"
+};
+
+/// A captured sequence of launches, tagged with the device it was captured on.
+class Graph {
+public:
+  const DeviceId &device() const { return deviceId; }
+  size_t launchCount() const;
+  struct Recording;
+
+private:
+  friend class Backend;
+  DeviceId deviceId;
+  std::shared_ptr<Recording> recording;
+};
+
+/// Page-locked host memory for transfers (CUDA); plain host memory elsewhere.
+class StagingBuffer {
+public:
+  void *data() const { return pointer.get(); }
+  size_t size() const { return bytes; }
+
+private:
+  friend class Backend;
+  std::shared_ptr<void> pointer;
+  size_t bytes = 0;
+};
+
+class Backend {
+public:
+  /// Devices of a kind on this machine; 0, not an error, where none exist.
+  static int deviceCount(DeviceType type);
+  static Expected<std::unique_ptr<Backend>> create(DeviceId device);
+  ~Backend();
+
+  /// "cuda:0 (NVIDIA H200)".
+  std::string name() const;
+  const DeviceId &device() const;
+  Engine &kernels();
+  /// Random ops draw from this seed: the same seed gives the same sequence.
+  void seed(uint64_t seed);
+  /// Waits for queued work; a device fault makes it (and every later call)
+  /// device_poisoned.
+  Expected<void> sync();
+  /// Pushes queued work to the device without waiting.
+  Expected<void> flush();
+
+  Expected<Tensor> upload(const HostTensor &host);
+  /// Waits for the work that writes `tensor`, then copies it out.
+  Expected<HostTensor> download(const Tensor &tensor);
+  /// Overwrites `tensor` with `host` (same dtype and shape); how inputs of a
+  /// captured graph are refreshed between replays.
+  Expected<void> write(const Tensor &tensor, const HostTensor &host);
+  /// Runs a kiln program (its @main) on tensors of this device.
+  Expected<std::vector<Tensor>> run(std::string_view program,
+                                    const std::vector<Tensor> &inputs);
+  /// One op: `op` as in the dialect ("kiln.add"), `attrs` as its attribute
+  /// dictionary body ("dims = array<i64: 1>"), the result's type given.
+  Expected<Tensor> apply(std::string_view op, const std::vector<Tensor> &inputs,
+                         DType resultType, const std::vector<int64_t> &resultShape,
+                         std::string_view attrs = {});
+  /// kiln.random_uniform drawn from the backend's seed.
+  Expected<Tensor> randomUniform(DType type, const std::vector<int64_t> &shape,
+                                 double low, double high);
+
+  Expected<ProfileToken> profileStart();
+  Expected<ProfileDuration> profileEnd(ProfileToken token);
+  void profileAbandon(ProfileToken token);
+
+  /// Allocations from here on are persistent (exact size, outside the
+  /// pool), so a graph's buffers stay where the capture saw them.
+  Expected<void> graphPrepare();
+  Expected<void> graphStartCapture();
+  Expected<Graph> graphStopCapture();
+  /// Replays on this backend's device; a graph of another device is refused.
+  Expected<void> graphReplay(const Graph &graph);
+
+  void memoryPersistentAllocations(bool persistent) { persistentAllocations = persistent; }
+  /// Gives the pool's free pages back to the device.
+  void memoryCleanup();
+  std::vector<PoolReport> memoryPoolReport() const;
+  MemoryUsage memoryPoolUsage() const;
+  /// A staging buffer of `bytes` for transfers.
+  Expected<StagingBuffer> staging(size_t bytes);
+
+  bool supportsDtype(const DataType &type) const;
+  DTypeUsageSet dtypeUsage(const DataType &type) const;
+
+private:
+  explicit Backend(std::shared_ptr<DeviceQueue> queue);
+  Expected<Tensor> allocate(DType type, std::vector<int64_t> shape);
+  Expected<void> checkUsable() const;
+
+  std::shared_ptr<DeviceQueue> queue; // tensors and graphs keep it alive
+  bool persistentAllocations = false;
+  std::shared_ptr<Graph::Recording> capturing; // set between start and stop
+  uint64_t seedValue = 0, randomDraws = 0;
+  struct Window {
+    std::shared_ptr<void> start;
+    bool measurable = true; // false once a capture ran inside it
+  };
+  std::map<uint64_t, Window> openWindows;
+  uint64_t nextWindow = 1;
+};
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,421 @@
+//===- Backend.cpp - the backend frameworks call, over every device ------===//
+#include "kiln/backend/Backend.h"
+
+#include "DeviceQueue.h"
+
+#include <sstream>
+
+namespace kiln {
+
+/// A tensor's buffer: a pool allocation or a persistent one.
+struct TensorStorage {
+  std::shared_ptr<DeviceQueue> queue;
+  MemoryPool::Allocation allocation;
+  bool persistent = false;
+  ~TensorStorage() {
+    if (persistent)
+      queue->releasePersistent(allocation.address, allocation.bytes);
+    else
+      queue->pool().free(allocation);
+  }
+};
+
+struct Graph::Recording {
+  struct Launch {
+    std::shared_ptr<Program> program;
+    std::vector<uint64_t> buffers;
+  };
+  std::shared_ptr<DeviceQueue> queue;
+  std::vector<Launch> launches;
+  std::vector<std::shared_ptr<TensorStorage>> buffers; // kept where captured
+  std::shared_ptr<void> deviceGraph;                   // CUDA graph, if any
+};
+
+size_t Graph::launchCount() const { return recording ? recording->launches.size() : 0; }
+
+int64_t Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+namespace {
+Error notWhileCapturing(const char *what) {
+  return {ErrorKind::InvalidArgument,
+          std::string(what) + " is not allowed while a graph is being captured "
+                              "(graph_stop_capture first)"};
+}
+
+std::string tensorType(DType type, const std::vector<int64_t> &shape) {
+  std::string text = "tensor<";
+  for (int64_t d : shape)
+    text += std::to_string(d) + "x";
+  return text + std::string(dtypeName(type)) + ">";
+}
+
+/// `value` as an MLIR float literal (always with a point or an exponent).
+std::string floatLiteral(double value) {
+  std::ostringstream text;
+  text.precision(17);
+  text << value;
+  std::string s = text.str();
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+/// splitmix64: a well-mixed seed per draw from (seed, draw number).
+int64_t mixSeed(uint64_t seed, uint64_t draw) {
+  uint64_t z = seed + (draw + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<int64_t>((z ^ (z >> 31)) >> 1);
+}
+} // namespace
+
+int Backend::deviceCount(DeviceType type) {
+  switch (type) {
+  case DeviceType::Cpu:
+    return 1;
+  case DeviceType::Cuda:
+    return CudaDevice::deviceCount();
+  case DeviceType::Vulkan:
+    return VulkanDevice::deviceCount();
+  }
+  return 0;
+}
+
+Expected<std::unique_ptr<Backend>> Backend::create(DeviceId device) {
+  auto engine = Engine::create(device);
+  if (!engine)
+    return std::unexpected(engine.error());
+  return std::unique_ptr<Backend>(new Backend(makeDeviceQueue(std::move(*engine))));
+}
+
+Backend::Backend(std::shared_ptr<DeviceQueue> queue) : queue(std::move(queue)) {}
+Backend::~Backend() = default;
+
+const DeviceId &Backend::device() const { return queue->kernels().device(); }
+Engine &Backend::kernels() { return queue->kernels(); }
+
+std::string Backend::name() const {
+  Engine &engine = queue->kernels();
+  std::string model = "host";
+  if (engine.cudaDevice())
+    model = engine.cudaDevice()->properties().name;
+  else if (engine.vulkanDevice())
+    model = engine.vulkanDevice()->properties().name;
+  return device().toString() + " (" + model + ")";
+}
+
+void Backend::seed(uint64_t value) {
+  seedValue = value;
+  randomDraws = 0;
+}
+
+Expected<void> Backend::checkUsable() const {
+  if (queue->poisoned())
+    return makeError(ErrorKind::DevicePoisoned,
+                     device().toString() + " is poisoned by an earlier fault; "
+                                           "create a new backend for it");
+  return {};
+}
+
+Expected<void> Backend::sync() {
+  if (capturing)
+    return std::unexpected(notWhileCapturing("sync"));
+  return queue->sync();
+}
+
+Expected<void> Backend::flush() {
+  // Launches reach the device's queue as they are made.
+  return checkUsable();
+}
+
+Expected<Tensor> Backend::allocate(DType type, std::vector<int64_t> shape) {
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  Tensor t;
+  t.type = type;
+  t.dims = std::move(shape);
+  t.deviceId = device();
+  auto storage = std::make_shared<TensorStorage>();
+  storage->queue = queue;
+  size_t bytes = t.bytes();
+  if (persistentAllocations) {
+    auto address = queue->allocatePersistent(bytes);
+    if (!address)
+      return std::unexpected(address.error());
+    storage->allocation = {*address, bytes};
+    storage->persistent = true;
+  } else {
+    auto allocation = queue->pool().allocate(bytes);
+    if (!allocation)
+      return std::unexpected(allocation.error());
+    storage->allocation = *allocation;
+  }
+  t.storage = std::move(storage);
+  return t;
+}
+
+Expected<Tensor> Backend::upload(const HostTensor &host) {
+  if (capturing)
+    return std::unexpected(notWhileCapturing("upload"));
+  auto t = allocate(host.dtype, host.shape);
+  if (!t)
+    return t;
+  if (auto ok = queue->write(t->storage->allocation.address, host.data.data(), t->bytes()); !ok)
+    return std::unexpected(ok.error());
+  return t;
+}
+
+Expected<void> Backend::write(const Tensor &tensor, const HostTensor &host) {
+  if (capturing)
+    return std::unexpected(notWhileCapturing("write"));
+  if (!tensor.valid() || tensor.dtype() != host.dtype || tensor.shape() != host.shape)
+    return makeError(ErrorKind::InvalidArgument,
+                     "write: the tensor is " + tensorType(tensor.dtype(), tensor.shape()) +
+                         ", the data " + tensorType(host.dtype, host.shape));
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  return queue->write(tensor.storage->allocation.address, host.data.data(), tensor.bytes());
+}
+
+Expected<HostTensor> Backend::download(const Tensor &tensor) {
+  if (capturing)
+    return std::unexpected(notWhileCapturing("download"));
+  if (!tensor.valid() || tensor.device().toString() != device().toString())
+    return makeError(ErrorKind::InvalidArgument,
+                     "download: the tensor lives on " + tensor.device().toString() +
+                         ", not on " + device().toString());
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  HostTensor host(tensor.dtype(), tensor.shape());
+  if (auto ok = queue->read(host.data.data(), tensor.storage->allocation.address, tensor.bytes());
+      !ok)
+    return std::unexpected(ok.error());
+  return host;
+}
+
+Expected<std::vector<Tensor>> Backend::run(std::string_view source,
+                                           const std::vector<Tensor> &inputs) {
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].valid() || inputs[i].device().toString() != device().toString())
+      return makeError(ErrorKind::InvalidArgument,
+                       "input #" + std::to_string(i) + " lives on " +
+                           inputs[i].device().toString() + "; this backend runs on " +
+                           device().toString());
+  auto program = queue->kernels().compile(source);
+  if (!program)
+    return std::unexpected(program.error());
+  const auto &want = (*program)->inputs();
+  if (inputs.size() != want.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     "program takes " + std::to_string(want.size()) + " inputs, got " +
+                         std::to_string(inputs.size()));
+  std::vector<uint64_t> buffers;
+  std::vector<std::shared_ptr<TensorStorage>> used;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &in = inputs[i];
+    if (in.dtype() != want[i].dtype || in.shape() != want[i].shape)
+      return makeError(ErrorKind::InvalidArgument,
+                       "input #" + std::to_string(i) + " is " +
+                           tensorType(in.dtype(), in.shape()) + ", the program expects " +
+                           tensorType(want[i].dtype, want[i].shape));
+    buffers.push_back(in.storage->allocation.address);
+    used.push_back(in.storage);
+  }
+  std::vector<Tensor> outputs;
+  for (const TensorSignature &s : (*program)->outputs()) {
+    auto out = allocate(s.dtype, s.shape);
+    if (!out)
+      return std::unexpected(out.error());
+    buffers.push_back(out->storage->allocation.address);
+    used.push_back(out->storage);
+    outputs.push_back(std::move(*out));
+  }
+  if (capturing) {
+    capturing->launches.push_back({*program, buffers});
+    capturing->buffers.insert(capturing->buffers.end(), used.begin(), used.end());
+    if (!queue->capturesNatively())
+      return outputs; // the recorded list runs on replay
+  }
+  if (auto ok = queue->launch(**program, buffers); !ok)
+    return std::unexpected(ok.error());
+  return outputs;
+}
+
+Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &inputs,
+                                DType resultType, const std::vector<int64_t> &resultShape,
+                                std::string_view attrs) {
+  std::string result = tensorType(resultType, resultShape);
+  std::ostringstream text, operandTypes, operands;
+  text << "func.func @main(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string type = tensorType(inputs[i].dtype(), inputs[i].shape());
+    text << (i ? ", " : "") << "%a" << i << ": " << type;
+    operands << (i ? ", " : "") << "%a" << i;
+    operandTypes << (i ? ", " : "") << type;
+  }
+  text << ") -> " << result << " {\n  %r = " << op << " " << operands.str();
+  if (!attrs.empty())
+    text << " {" << attrs << "}";
+  text << " : " << (inputs.size() == 1 ? operandTypes.str() : "(" + operandTypes.str() + ")")
+       << " -> " << result << "\n  return %r : " << result << "\n}\n";
+  auto results = run(text.str(), inputs);
+  if (!results)
+    return std::unexpected(results.error());
+  return std::move(results->front());
+}
+
+Expected<Tensor> Backend::randomUniform(DType type, const std::vector<int64_t> &shape,
+                                        double low, double high) {
+  HostTensor seedTensor(DType::I64, {});
+  *seedTensor.as<int64_t>() = mixSeed(seedValue, randomDraws++);
+  auto seed = upload(seedTensor);
+  if (!seed)
+    return seed;
+  std::string attrs = "low = " + floatLiteral(low) + " : f64, high = " + floatLiteral(high) + " : f64";
+  return apply("kiln.random_uniform", {*seed}, type, shape, attrs);
+}
+
+Expected<ProfileToken> Backend::profileStart() {
+  if (capturing)
+    return std::unexpected(notWhileCapturing("profile_start"));
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  auto start = queue->mark();
+  if (!start)
+    return std::unexpected(start.error());
+  ProfileToken token{nextWindow++, /*stream=*/0};
+  openWindows[token.id] = Window{std::move(*start)};
+  return token;
+}
+
+Expected<ProfileDuration> Backend::profileEnd(ProfileToken token) {
+  auto it = openWindows.find(token.id);
+  if (it == openWindows.end() || token.stream != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "profile_end: no open window #" + std::to_string(token.id) + " on stream " +
+                         std::to_string(token.stream) + " of " + device().toString() +
+                         " (ended or abandoned already, or opened elsewhere)");
+  Window window = std::move(it->second);
+  openWindows.erase(it);
+  ProfileDuration duration{std::nullopt, queue->clockName()};
+  // A capture inside the window recorded work instead of running it: the
+  // window's time says nothing about that work.
+  if (!window.measurable || capturing)
+    return duration;
+  auto end = queue->mark();
+  if (!end)
+    return std::unexpected(end.error());
+  auto ms = queue->elapsedMs(window.start.get(), end->get());
+  if (!ms)
+    return std::unexpected(ms.error());
+  duration.milliseconds = *ms;
+  return duration;
+}
+
+void Backend::profileAbandon(ProfileToken token) { openWindows.erase(token.id); }
+
+Expected<void> Backend::graphPrepare() {
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  persistentAllocations = true;
+  return {};
+}
+
+Expected<void> Backend::graphStartCapture() {
+  if (capturing)
+    return makeError(ErrorKind::InvalidArgument,
+                     "graph_start_capture: a capture is already running on " +
+                         device().toString());
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  if (queue->capturesNatively()) {
+    if (auto ok = queue->beginCapture(); !ok)
+      return ok;
+  }
+  for (auto &[id, window] : openWindows)
+    window.measurable = false;
+  capturing = std::make_shared<Graph::Recording>();
+  capturing->queue = queue;
+  return {};
+}
+
+Expected<Graph> Backend::graphStopCapture() {
+  if (!capturing)
+    return makeError(ErrorKind::InvalidArgument,
+                     "graph_stop_capture: no capture is running on " + device().toString());
+  std::shared_ptr<Graph::Recording> recording = std::move(capturing);
+  capturing = nullptr;
+  if (queue->capturesNatively()) {
+    auto graph = queue->endCapture();
+    if (!graph)
+      return std::unexpected(graph.error());
+    recording->deviceGraph = std::move(*graph);
+  }
+  Graph graph;
+  graph.deviceId = device();
+  graph.recording = std::move(recording);
+  return graph;
+}
+
+Expected<void> Backend::graphReplay(const Graph &graph) {
+  if (!graph.recording || graph.recording->queue != queue)
+    return makeError(ErrorKind::InvalidArgument,
+                     "graph_replay: the graph was captured on " + graph.device().toString() +
+                         " and cannot replay on " + device().toString() +
+                         (graph.device().toString() == device().toString()
+                              ? " (another backend of the same device)"
+                              : ""));
+  if (capturing)
+    return std::unexpected(notWhileCapturing("graph_replay"));
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  if (graph.recording->deviceGraph)
+    return queue->replay(graph.recording->deviceGraph.get());
+  for (const auto &launch : graph.recording->launches)
+    if (auto ok = queue->launch(*launch.program, launch.buffers); !ok)
+      return ok;
+  return {};
+}
+
+void Backend::memoryCleanup() { queue->pool().cleanup(); }
+
+std::vector<PoolReport> Backend::memoryPoolReport() const {
+  auto reports = queue->pool().reports();
+  reports.push_back(queue->persistentReport());
+  return reports;
+}
+
+MemoryUsage Backend::memoryPoolUsage() const {
+  MemoryUsage usage = queue->pool().usage(), persistent = queue->persistentUsage();
+  usage.numberAllocs += persistent.numberAllocs;
+  usage.bytesInUse += persistent.bytesInUse;
+  usage.bytesReserved += persistent.bytesReserved;
+  return usage;
+}
+
+Expected<StagingBuffer> Backend::staging(size_t bytes) {
+  auto pointer = queue->allocateStaging(bytes);
+  if (!pointer)
+    return std::unexpected(pointer.error());
+  StagingBuffer buffer;
+  buffer.pointer = std::move(*pointer);
+  buffer.bytes = bytes;
+  return buffer;
+}
+
+bool Backend::supportsDtype(const DataType &type) const {
+  return kiln::supportsDtype(queue->kernels().capabilities(), type);
+}
+
+DTypeUsageSet Backend::dtypeUsage(const DataType &type) const {
+  return kiln::dtypeUsage(queue->kernels().capabilities(), type);
+}
+
+} // namespace kiln
