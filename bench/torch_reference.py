@@ -65,6 +65,41 @@ def main():
     torch.cuda.synchronize()
     us = (time.perf_counter() - start) / 10000 * 1e6
     print(f"| eager dispatch, add of 1024 f32, 10k ops | torch {us:.2f} us per op (host) |")
+    graph_replay(dev)
+
+
+def graph_replay(dev, reps=100):
+    """kiln-bench-graph's sequence: 50 x (x = x * w; x = x + w) on 1024 f32."""
+    x, w = torch.rand(1024, device=dev), torch.rand(1024, device=dev)
+
+    def sequence(t):
+        for _ in range(50):
+            t = t * w
+            t = t + w
+        return t
+
+    def per_sequence_us(body):
+        body()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(reps):
+            body()
+            torch.cuda.synchronize()
+        return (time.perf_counter() - start) / reps * 1e6
+
+    eager = per_sequence_us(lambda: sequence(x))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            sequence(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        sequence(x)
+    replay = per_sequence_us(graph.replay)
+    print(f"| 100 kernels on 1024 f32 | torch eager {eager:.1f} us | "
+          f"torch CUDA graph replay {replay:.1f} us | {eager / replay:.1f}x |")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,21 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <unistd.h>
 
 namespace kiln {
 namespace {
 
+/// Host memory for tensors. A request beyond the machine's RAM is refused
+/// up front: with overcommit it would "succeed" and the process would be
+/// killed when the kernel touches it.
 Expected<uint64_t> allocateHost(size_t bytes) {
+  static const size_t physical =
+      static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (bytes > physical)
+    return makeError(ErrorKind::OutOfMemory,
+                     "host memory: " + std::to_string(bytes) + " bytes asked, the machine has " +
+                         std::to_string(physical));
   try {
     return reinterpret_cast<uint64_t>(allocateHostBuffer(bytes));
   } catch (const std::bad_alloc &) {

@@ -150,6 +150,7 @@ struct Compiler::Impl {
   MLIRContext context;
   std::unique_ptr<llvm::TargetMachine> targetMachine;
   std::string features;
+  std::string fingerprint; // of the CPU target
   int64_t f32Lanes = 4; // of the widest vector registers the host has
 
   Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
@@ -172,6 +173,10 @@ struct Compiler::Impl {
       return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
     };
     f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+    // Computed once: getHostCPUName reads /proc/cpuinfo, far too slow for
+    // every kernel-cache lookup.
+    fingerprint = "cpu-" + triple + "-" + llvm::sys::getHostCPUName().str() + "+" +
+                  std::to_string(std::hash<std::string>{}(features));
     if (target) {
       llvm::TargetOptions options;
       targetMachine.reset(target->createTargetMachine(
@@ -193,11 +198,7 @@ struct Compiler::Impl {
 Compiler::Compiler() : impl(std::make_unique<Impl>()) {}
 Compiler::~Compiler() = default;
 
-std::string Compiler::targetFingerprint() const {
-  return "cpu-" + llvm::sys::getProcessTriple() + "-" +
-         llvm::sys::getHostCPUName().str() + "+" +
-         std::to_string(std::hash<std::string>{}(impl->features));
-}
+std::string Compiler::targetFingerprint() const { return impl->fingerprint; }
 
 Expected<std::string> Compiler::canonicalForm(std::string_view source) {
   MLIRContext &ctx = impl->context;

@@ -1,0 +1,128 @@
+/*===- kiln.h - the kiln backend from C (C11) ----------------------------===*
+ *
+ * Every call returns a kiln_status: KILN_OK, or an error code with a message
+ * that says what and where. The message stays valid until the next kiln
+ * call on the same thread. No C++ exception crosses this interface.
+ *
+ * Objects (backends, tensors, graphs) are created by kiln_*_create-style
+ * calls and released by the matching kiln_*_destroy; a tensor may outlive
+ * its backend (it keeps the device alive). One thread at a time per backend.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kiln_status_code {
+  KILN_OK = 0,
+  KILN_INVALID_ARGUMENT,
+  KILN_COMPILE,
+  KILN_LAUNCH,
+  KILN_OUT_OF_MEMORY,
+  KILN_UNSUPPORTED,
+  KILN_DEVICE_POISONED,
+  KILN_INTERNAL, /* a bug in kiln: please report the message */
+} kiln_status_code;
+
+typedef struct kiln_status {
+  kiln_status_code code;
+  const char *message; /* "" for KILN_OK */
+} kiln_status;
+
+/* Element types (bool is stored as one byte). */
+typedef enum kiln_dtype {
+  KILN_F64, KILN_F32, KILN_F16, KILN_BF16,
+  KILN_I8, KILN_I16, KILN_I32, KILN_I64,
+  KILN_U8, KILN_U16, KILN_U32, KILN_U64,
+  KILN_BOOL,
+} kiln_dtype;
+
+typedef struct kiln_backend kiln_backend;
+typedef struct kiln_tensor kiln_tensor;
+typedef struct kiln_graph kiln_graph;
+
+/* Devices: "cpu", "cuda[:N]", "vulkan[:N]". A kind with no device here
+ * counts 0 (not an error). */
+kiln_status kiln_device_count(const char *kind, int *count);
+kiln_status kiln_backend_create(const char *device, kiln_backend **backend);
+void kiln_backend_destroy(kiln_backend *backend);
+/* "cuda:0 (NVIDIA H200)", truncated to fit `size` bytes with the NUL. */
+kiln_status kiln_backend_name(kiln_backend *backend, char *name, size_t size);
+kiln_status kiln_seed(kiln_backend *backend, uint64_t seed);
+kiln_status kiln_sync(kiln_backend *backend);
+kiln_status kiln_flush(kiln_backend *backend);
+
+/* Tensors: `bytes` must be the tensor's exact size. */
+kiln_status kiln_tensor_from_host(kiln_backend *backend, kiln_dtype dtype,
+                                  const int64_t *shape, size_t rank,
+                                  const void *data, size_t bytes,
+                                  kiln_tensor **tensor);
+kiln_status kiln_tensor_to_host(kiln_backend *backend, const kiln_tensor *tensor,
+                                void *data, size_t bytes);
+/* Overwrites a tensor (refreshing a captured graph's inputs). */
+kiln_status kiln_tensor_write(kiln_backend *backend, kiln_tensor *tensor,
+                              const void *data, size_t bytes);
+/* dtype, rank and up to `max_rank` dims. */
+kiln_status kiln_tensor_info(const kiln_tensor *tensor, kiln_dtype *dtype,
+                             size_t *rank, int64_t *shape, size_t max_rank);
+void kiln_tensor_destroy(kiln_tensor *tensor);
+
+/* Ops: a whole kiln program (its @main), or one op of the dialect with its
+ * result type given ("kiln.add", attrs like "dims = array<i64: 1>" or NULL). */
+kiln_status kiln_run(kiln_backend *backend, const char *program,
+                     kiln_tensor *const *inputs, size_t input_count,
+                     kiln_tensor **outputs, size_t max_outputs, size_t *output_count);
+kiln_status kiln_apply(kiln_backend *backend, const char *op,
+                       kiln_tensor *const *inputs, size_t input_count,
+                       kiln_dtype result_dtype, const int64_t *result_shape,
+                       size_t result_rank, const char *attrs, kiln_tensor **result);
+
+/* Profiling windows: `measured` is 0 when the window could not be measured
+ * (then `milliseconds` is left alone: never a made-up zero). */
+typedef struct kiln_profile_token {
+  uint64_t id;
+  uint64_t stream;
+} kiln_profile_token;
+kiln_status kiln_profile_start(kiln_backend *backend, kiln_profile_token *token);
+kiln_status kiln_profile_end(kiln_backend *backend, kiln_profile_token token,
+                             double *milliseconds, int *measured);
+kiln_status kiln_profile_abandon(kiln_backend *backend, kiln_profile_token token);
+
+/* Graphs: prepare (persistent allocations), capture, replay. */
+kiln_status kiln_graph_prepare(kiln_backend *backend);
+kiln_status kiln_graph_start_capture(kiln_backend *backend);
+kiln_status kiln_graph_stop_capture(kiln_backend *backend, kiln_graph **graph);
+kiln_status kiln_graph_replay(kiln_backend *backend, const kiln_graph *graph);
+void kiln_graph_destroy(kiln_graph *graph);
+
+/* Memory. */
+typedef struct kiln_memory_usage {
+  size_t number_allocs, bytes_in_use, bytes_padding, bytes_reserved;
+} kiln_memory_usage;
+typedef struct kiln_pool_report {
+  char name[32];
+  size_t page_size, pages, pages_peak, largest_alloc;
+} kiln_pool_report;
+kiln_status kiln_memory_usage_get(kiln_backend *backend, kiln_memory_usage *usage);
+/* Fills up to `max_reports`; `count` gets how many pools there are. */
+kiln_status kiln_memory_pool_report(kiln_backend *backend, kiln_pool_report *reports,
+                                    size_t max_reports, size_t *count);
+kiln_status kiln_memory_cleanup(kiln_backend *backend);
+kiln_status kiln_memory_persistent_allocations(kiln_backend *backend, int persistent);
+
+/* Dtypes: usage flags as below. */
+enum { KILN_USAGE_STORAGE = 1, KILN_USAGE_ARITHMETIC = 2, KILN_USAGE_ACCELERATED = 4 };
+kiln_status kiln_supports_dtype(kiln_backend *backend, kiln_dtype dtype, int *supported);
+kiln_status kiln_dtype_usage(kiln_backend *backend, kiln_dtype dtype, unsigned *usage);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_KILN_H */
