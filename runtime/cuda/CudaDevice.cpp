@@ -175,6 +175,15 @@ CudaDevice::~CudaDevice() {
   driver.primaryCtxRelease(ordinal);
 }
 
+/// Faults in kernels (illegal address, launch failure, traps, ...) are
+/// sticky: the context stays unusable, also for a device created later.
+static ErrorKind errorKindOf(CUresult result) {
+  if (result == kCudaOutOfMemory)
+    return ErrorKind::OutOfMemory;
+  bool sticky = result == 700 || (result >= 714 && result <= 719);
+  return sticky ? ErrorKind::DevicePoisoned : ErrorKind::Launch;
+}
+
 Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
   const CudaDriver &d = CudaDriver::get();
   if (index < 0 || index >= d.count)
@@ -184,8 +193,8 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
                                   : d.unavailable) +
                          ")");
   auto fail = [&](CUresult r, const char *what) {
-    return makeError(ErrorKind::Launch, "cuda:" + std::to_string(index) + ": " +
-                                            what + ": " + d.describe(r));
+    return makeError(errorKindOf(r), "cuda:" + std::to_string(index) + ": " + what + ": " +
+                                         d.describe(r));
   };
   CUdevice device;
   if (CUresult r = d.deviceGet(&device, index))
@@ -220,18 +229,12 @@ Expected<void> CudaDevice::check(int result, const char *what) {
     return {};
   std::string where = "cuda:" + std::to_string(ordinal) + ": " + what + ": " +
                       driver.describe(result);
-  if (result == kCudaOutOfMemory)
-    return makeError(ErrorKind::OutOfMemory, where);
-  // Faults in kernels (illegal address, launch failure, traps, ...) are
-  // sticky: the context is unusable from now on.
-  bool sticky = result == 700 || result == 714 || result == 715 ||
-                result == 716 || result == 717 || result == 718 || result == 719;
-  if (sticky) {
+  ErrorKind kind = errorKindOf(result);
+  if (kind == ErrorKind::DevicePoisoned) {
     isPoisoned = true;
-    return makeError(ErrorKind::DevicePoisoned,
-                     where + "; the device must be recreated");
+    where += "; the device must be recreated";
   }
-  return makeError(ErrorKind::Launch, where);
+  return makeError(kind, where);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
+#include "kiln/backend/Backend.h"
 #include "kiln/runtime/CudaDevice.h"
 #include "kiln/runtime/CudaProgram.h"
 
@@ -182,22 +183,34 @@ TEST(CudaDevice, ProgramRunsReuseTheirMemoryPoolPages) {
   EXPECT_EQ((*device)->pool().usage().bytesInUse, 0u);
 }
 
-// Runs last in this file: it leaves the primary context unusable.
-TEST(CudaDevice, ZKernelFaultPoisonsTheDevice) {
+// The fault runs in a child process (the threadsafe death-test style runs
+// the test binary afresh for it), as it leaves the device's primary context
+// unusable for the rest of the process.
+TEST(CudaDeviceDeathTest, KernelFaultPoisonsTheDevice) {
   REQUIRE_CUDA_DEVICE();
-  auto device = CudaDevice::create(0);
-  ASSERT_TRUE(device);
-  auto module = (*device)->loadModule(kPtx);
-  ASSERT_TRUE(module);
-  auto bad = (*device)->kernel(*module, "out_of_bounds");
-  ASSERT_TRUE(bad);
-  std::vector<void *> none;
-  ASSERT_TRUE((*device)->launch(*bad, LaunchShape{}, none));
-  auto synced = (*device)->sync();
-  ASSERT_FALSE(synced);
-  EXPECT_EQ(synced.error().kind, ErrorKind::DevicePoisoned);
-  EXPECT_TRUE((*device)->poisoned());
-  auto later = (*device)->allocate(1024);
-  ASSERT_FALSE(later);
-  EXPECT_EQ(later.error().kind, ErrorKind::DevicePoisoned);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto faultThenUse = [] {
+    auto device = CudaDevice::create(0);
+    if (!device)
+      return 2;
+    auto module = (*device)->loadModule(kPtx);
+    if (!module)
+      return 2;
+    auto bad = (*device)->kernel(*module, "out_of_bounds");
+    std::vector<void *> none;
+    if (!bad || !(*device)->launch(*bad, LaunchShape{}, none))
+      return 2;
+    auto synced = (*device)->sync();
+    auto later = (*device)->allocate(1024);
+    bool poisoned = !synced && synced.error().kind == ErrorKind::DevicePoisoned &&
+                    (*device)->poisoned() && !later &&
+                    later.error().kind == ErrorKind::DevicePoisoned;
+    // A backend made for the device afterwards refuses work too.
+    auto backend = Backend::create(*DeviceId::parse("cuda:0"));
+    Expected<Tensor> upload =
+        backend ? (*backend)->upload(HostTensor(DType::F32, {4})) : std::unexpected(backend.error());
+    bool refused = !upload && upload.error().kind == ErrorKind::DevicePoisoned;
+    return poisoned && refused ? 0 : 1;
+  };
+  EXPECT_EXIT(std::exit(faultThenUse()), ::testing::ExitedWithCode(0), "");
 }
