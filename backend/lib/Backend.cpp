@@ -3,6 +3,7 @@
 
 #include "DeviceQueue.h"
 
+#include <mutex>
 #include <sstream>
 
 namespace kiln {
@@ -91,6 +92,21 @@ Expected<std::unique_ptr<Backend>> Backend::create(DeviceId device) {
   if (!engine)
     return std::unexpected(engine.error());
   return std::unique_ptr<Backend>(new Backend(makeDeviceQueue(std::move(*engine))));
+}
+
+Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
+  static std::mutex mutex;
+  // Never destroyed: devices would otherwise be torn down during static
+  // destruction, after the drivers' own exit handlers.
+  static auto *backends = new std::map<std::string, std::shared_ptr<Backend>>;
+  std::lock_guard lock(mutex);
+  std::string key = device.toString();
+  if (auto it = backends->find(key); it != backends->end())
+    return it->second;
+  auto created = create(device);
+  if (!created)
+    return std::unexpected(created.error());
+  return (*backends)[key] = std::move(*created);
 }
 
 Backend::Backend(std::shared_ptr<DeviceQueue> queue) : queue(std::move(queue)) {}
@@ -237,6 +253,16 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
     used.push_back(out->storage);
     outputs.push_back(std::move(*out));
   }
+  // Intermediate buffers live as long as the launch needs them: on the
+  // stream, a later allocation reusing them runs after it; in a capture,
+  // the graph keeps them.
+  for (size_t bytes : (*program)->temporaryBytes()) {
+    auto temporary = allocate(DType::U8, {static_cast<int64_t>(bytes)});
+    if (!temporary)
+      return std::unexpected(temporary.error());
+    buffers.push_back(temporary->storage->allocation.address);
+    used.push_back(temporary->storage);
+  }
   if (capturing) {
     capturing->launches.push_back({*program, buffers});
     capturing->buffers.insert(capturing->buffers.end(), used.begin(), used.end());
@@ -251,6 +277,7 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
 Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &inputs,
                                 DType resultType, const std::vector<int64_t> &resultShape,
                                 std::string_view attrs) {
+  // The generic op form reads the same for every op of the dialect.
   std::string result = tensorType(resultType, resultShape);
   std::ostringstream text, operandTypes, operands;
   text << "func.func @main(";
@@ -260,15 +287,50 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
     operands << (i ? ", " : "") << "%a" << i;
     operandTypes << (i ? ", " : "") << type;
   }
-  text << ") -> " << result << " {\n  %r = " << op << " " << operands.str();
+  text << ") -> " << result << " {\n  %r = \"" << op << "\"(" << operands.str() << ")";
   if (!attrs.empty())
     text << " {" << attrs << "}";
-  text << " : " << (inputs.size() == 1 ? operandTypes.str() : "(" + operandTypes.str() + ")")
-       << " -> " << result << "\n  return %r : " << result << "\n}\n";
+  text << " : (" << operandTypes.str() << ") -> " << result << "\n  return %r : " << result
+       << "\n}\n";
   auto results = run(text.str(), inputs);
   if (!results)
     return std::unexpected(results.error());
   return std::move(results->front());
+}
+
+namespace {
+/// `block_size` of a quantization of `x` by `scale`: 0 per tensor, else the
+/// last dim over the scale's last dim.
+Expected<int64_t> blockSizeOf(const Tensor &x, const Tensor &scale) {
+  if (scale.shape().empty())
+    return 0;
+  if (x.shape().empty() || scale.shape().back() == 0 ||
+      x.shape().back() % scale.shape().back() != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "quantize: scale " + tensorType(scale.dtype(), scale.shape()) +
+                         " splits no block of the last dim of " +
+                         tensorType(x.dtype(), x.shape()));
+  return x.shape().back() / scale.shape().back();
+}
+
+std::string blockAttr(int64_t blockSize) {
+  return blockSize ? "block_size = " + std::to_string(blockSize) : "";
+}
+} // namespace
+
+Expected<QuantizedTensor> Backend::quantize(const Tensor &x, const Tensor &scale) {
+  auto block = blockSizeOf(x, scale);
+  if (!block)
+    return std::unexpected(block.error());
+  auto values = apply("kiln.quantize", {x, scale}, DType::I8, x.shape(), blockAttr(*block));
+  if (!values)
+    return std::unexpected(values.error());
+  return QuantizedTensor{std::move(*values), scale, *block};
+}
+
+Expected<Tensor> Backend::dequantize(const QuantizedTensor &q) {
+  return apply("kiln.dequantize", {q.values, q.scale}, DType::F32, q.values.shape(),
+               blockAttr(q.blockSize));
 }
 
 Expected<Tensor> Backend::randomUniform(DType type, const std::vector<int64_t> &shape,

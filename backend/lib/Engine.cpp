@@ -128,13 +128,18 @@ Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
     return std::unexpected(program.error());
   std::shared_ptr<GpuProgram> shared = std::move(*program);
   Program::Launcher launcher;
-  if constexpr (std::is_same_v<GpuProgram, CudaProgram>)
+  std::vector<size_t> temporaries;
+  if constexpr (std::is_same_v<GpuProgram, CudaProgram>) {
     launcher = [shared](const std::vector<uint64_t> &buffers) {
       return shared->launchAll(buffers);
     };
+    const GpuPlan &plan = shared->gpuPlan();
+    temporaries.assign(plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
+                       plan.bufferBytes.end());
+  }
   return std::make_shared<Program>(
       std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); },
-      std::move(launcher));
+      std::move(launcher), std::move(temporaries));
 }
 } // namespace
 

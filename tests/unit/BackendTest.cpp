@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 using namespace kiln;
@@ -68,6 +69,34 @@ TEST_P(BackendTest, OpsRunOnDeviceTensors) {
   auto reduced = backend->apply("kiln.reduce_sum", {a}, DType::F32, {64}, "dims = array<i64: 1>");
   ASSERT_TRUE(reduced) << reduced.error().message;
   EXPECT_EQ(download(*reduced).shape, std::vector<int64_t>{64});
+}
+
+// Three kernels with an intermediate buffer between them (the matmul's
+// result), and a unary op in the generic form apply() writes.
+TEST_P(BackendTest, ProgramsWithIntermediateBuffersRunOnDeviceTensors) {
+  HostTensor a = filled({64, 32}, -0.5f, 0.01f), b = filled({32, 16}, 0.25f, -0.005f);
+  auto results = backend->run(
+      "func.func @main(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64xf32> {\n"
+      "  %0 = kiln.matmul %a, %b : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>\n"
+      "  %1 = kiln.exp %0 : tensor<64x16xf32>\n"
+      "  %2 = kiln.reduce_sum %1 {dims = array<i64: 1>} : tensor<64x16xf32> -> tensor<64xf32>\n"
+      "  return %2 : tensor<64xf32>\n}\n",
+      {upload(a), upload(b)});
+  ASSERT_TRUE(results) << results.error().message;
+  HostTensor got = download(results->front());
+  for (int64_t i = 0; i < 64; ++i) {
+    double want = 0;
+    for (int64_t j = 0; j < 16; ++j) {
+      double dot = 0;
+      for (int64_t k = 0; k < 32; ++k)
+        dot += double(a.as<float>()[i * 32 + k]) * b.as<float>()[k * 16 + j];
+      want += std::exp(dot);
+    }
+    ASSERT_NEAR(got.as<float>()[i], want, 1e-4 * want) << i;
+  }
+  auto exp = backend->apply("kiln.exp", {upload(a)}, DType::F32, {64, 32});
+  ASSERT_TRUE(exp) << exp.error().message;
+  EXPECT_FLOAT_EQ(download(*exp).as<float>()[0], std::exp(a.as<float>()[0]));
 }
 
 TEST_P(BackendTest, BadInputsAreClearErrors) {
@@ -244,6 +273,44 @@ TEST_P(BackendTest, SeedMakesRandomOpsReproducible) {
   HostTensor again = draw();
   EXPECT_EQ(0, std::memcmp(first.data.data(), again.data.data(), first.data.size()));
   EXPECT_NE(0, std::memcmp(first.data.data(), second.data.data(), first.data.size()));
+}
+
+TEST_P(BackendTest, QuantizedTensorsPerBlockRoundTrip) {
+  HostTensor x(DType::F32, {4, 16}), scale(DType::F32, {4, 2});
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.as<float>()[i] = static_cast<float>(i % 16) - 8.0f;
+  for (int64_t i = 0; i < scale.numElements(); ++i)
+    scale.as<float>()[i] = 0.5f;
+  auto q = backend->quantize(upload(x), upload(scale));
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_EQ(q->blockSize, 8);
+  EXPECT_EQ(q->values.dtype(), DType::I8);
+  HostTensor values = download(q->values);
+  EXPECT_EQ(values.as<int8_t>()[0], -16); // -8 / 0.5
+  auto back = backend->dequantize(*q);
+  ASSERT_TRUE(back) << back.error().message;
+  HostTensor restored = download(*back);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    ASSERT_EQ(restored.as<float>()[i], x.as<float>()[i]) << i;
+  auto wrongBlocks = backend->quantize(upload(x), upload(HostTensor(DType::F32, {4, 3})));
+  ASSERT_FALSE(wrongBlocks);
+  EXPECT_NE(wrongBlocks.error().message.find("block"), std::string::npos);
+}
+
+TEST_P(BackendTest, SharedBackendIsWhereATensorsWorkGoes) {
+  auto shared = Backend::shared(*DeviceId::parse(GetParam()));
+  ASSERT_TRUE(shared) << shared.error().message;
+  auto again = Backend::shared(*DeviceId::parse(GetParam()));
+  EXPECT_EQ(shared->get(), again->get());
+  auto t = (*shared)->upload(filled({16}, 1, 1));
+  ASSERT_TRUE(t);
+  auto owner = Backend::shared(t->device());
+  ASSERT_TRUE(owner);
+  auto doubled = (*owner)->apply("kiln.add", {*t, *t}, DType::F32, {16});
+  ASSERT_TRUE(doubled) << doubled.error().message;
+  auto host = (*owner)->download(*doubled);
+  ASSERT_TRUE(host);
+  EXPECT_EQ(host->as<float>()[5], 12.0f);
 }
 
 TEST_P(BackendTest, DtypeCapabilityQueries) {

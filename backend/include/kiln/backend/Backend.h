@@ -46,6 +46,14 @@ private:
   std::shared_ptr<TensorStorage> storage;
 };
 
+/// A symmetric int8 quantized tensor: values ~ q * scale, with one scale
+/// (rank-0 `scale`) or one per block of `blockSize` along the last dim.
+struct QuantizedTensor {
+  Tensor values; // i8
+  Tensor scale;  // f32, f16 or bf16
+  int64_t blockSize = 0; // 0: per tensor
+};
+
 /// A profiling window, opened on one stream of one device.
 struct ProfileToken {
   uint64_t id = 0;
@@ -89,6 +97,9 @@ public:
   /// Devices of a kind on this machine; 0, not an error, where none exist.
   static int deviceCount(DeviceType type);
   static Expected<std::unique_ptr<Backend>> create(DeviceId device);
+  /// The process's backend of a device, made on first use: how work on a
+  /// tensor reaches the device it lives on (`shared(tensor.device())`).
+  static Expected<std::shared_ptr<Backend>> shared(DeviceId device);
   ~Backend();
 
   /// "cuda:0 (NVIDIA H200)".
@@ -117,6 +128,10 @@ public:
   Expected<Tensor> apply(std::string_view op, const std::vector<Tensor> &inputs,
                          DType resultType, const std::vector<int64_t> &resultShape,
                          std::string_view attrs = {});
+  /// kiln.quantize with `scale` (its shape says per tensor or per block).
+  Expected<QuantizedTensor> quantize(const Tensor &x, const Tensor &scale);
+  /// kiln.dequantize to f32.
+  Expected<Tensor> dequantize(const QuantizedTensor &q);
   /// kiln.random_uniform drawn from the backend's seed.
   Expected<Tensor> randomUniform(DType type, const std::vector<int64_t> &shape,
                                  double low, double high);

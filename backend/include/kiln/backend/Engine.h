@@ -35,9 +35,12 @@ public:
   /// input, then per output); may return before the work is done.
   using Launcher = std::function<Expected<void>(const std::vector<uint64_t> &)>;
   /// Without a launcher, device memory is host memory: launches run now.
-  Program(CompiledProgram compiled, Runner runner, Launcher launcher = {})
+  /// A launcher takes, after the outputs, one buffer of each of
+  /// `temporaries` bytes (the intermediate buffers between its kernels).
+  Program(CompiledProgram compiled, Runner runner, Launcher launcher = {},
+          std::vector<size_t> temporaries = {})
       : compiled(std::move(compiled)), runner(std::move(runner)),
-        launcher(std::move(launcher)) {}
+        launcher(std::move(launcher)), temporaries(std::move(temporaries)) {}
   const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
@@ -46,13 +49,16 @@ public:
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
   /// Runs without checks on buffers already laid out as the signature says.
   Expected<void> runUnchecked(void **buffers) const { return runner(buffers); }
-  /// Queues a run on device buffers laid out as the signature says.
+  /// Queues a run on device buffers laid out as the signature says, then
+  /// the temporaries.
   Expected<void> launch(const std::vector<uint64_t> &deviceBuffers) const;
+  const std::vector<size_t> &temporaryBytes() const { return temporaries; }
 
 private:
   CompiledProgram compiled;
   Runner runner;
   Launcher launcher;
+  std::vector<size_t> temporaries;
 };
 
 /// One device's engine: compiler, in-memory kernel cache, device.
