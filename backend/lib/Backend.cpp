@@ -91,7 +91,10 @@ Expected<std::unique_ptr<Backend>> Backend::create(DeviceId device) {
   auto engine = Engine::create(device);
   if (!engine)
     return std::unexpected(engine.error());
-  return std::unique_ptr<Backend>(new Backend(makeDeviceQueue(std::move(*engine))));
+  auto queue = makeDeviceQueue(std::move(*engine));
+  if (!queue)
+    return std::unexpected(queue.error());
+  return std::unique_ptr<Backend>(new Backend(std::move(*queue)));
 }
 
 Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {

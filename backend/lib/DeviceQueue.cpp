@@ -1,6 +1,8 @@
 //===- DeviceQueue.cpp - CUDA and host-memory device queues --------------===//
 #include "DeviceQueue.h"
 
+#include "kiln/runtime/VulkanExecutor.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -138,6 +140,67 @@ private:
   CudaDevice &device;
 };
 
+/// Tensors in Vulkan device memory; launches submit and wait; device
+/// timestamps; captures recorded into one command buffer.
+class VulkanQueue final : public DeviceQueue {
+public:
+  VulkanQueue(std::shared_ptr<Engine> engine, std::unique_ptr<VulkanExecutor> executor)
+      : DeviceQueue(std::move(engine)), executor(std::move(executor)) {}
+
+  MemoryPool &pool() override { return executor->pool(); }
+  Expected<uint64_t> allocateExact(size_t bytes) override {
+    return executor->allocatePage(bytes);
+  }
+  void releaseExact(uint64_t address) override { executor->releasePage(address); }
+  Expected<void> write(uint64_t dst, const void *src, size_t bytes) override {
+    return executor->write(dst, src, bytes);
+  }
+  Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
+    return executor->read(dst, src, bytes);
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
+    return executor->launch(*program.vulkanProgram(), buffers);
+  }
+  Expected<void> sync() override { return {}; } // every submit is waited for
+  bool poisoned() const override { return executor->lost(); }
+
+  Expected<std::shared_ptr<void>> mark() override {
+    if (!executor->hasTimestamps())
+      return std::make_shared<std::chrono::steady_clock::time_point>(
+          std::chrono::steady_clock::now());
+    auto ns = executor->timestampNs();
+    if (!ns)
+      return std::unexpected(ns.error());
+    return std::make_shared<double>(*ns);
+  }
+  Expected<double> elapsedMs(void *start, void *end) override {
+    if (!executor->hasTimestamps())
+      return std::chrono::duration<double, std::milli>(
+                 *static_cast<std::chrono::steady_clock::time_point *>(end) -
+                 *static_cast<std::chrono::steady_clock::time_point *>(start))
+          .count();
+    return (*static_cast<double *>(end) - *static_cast<double *>(start)) * 1e-6;
+  }
+  const char *clockName() const override {
+    return executor->hasTimestamps() ? "vulkan-timestamps" : "host";
+  }
+
+  bool capturesNatively() const override { return true; }
+  Expected<void> beginCapture() override { return executor->beginCapture(); }
+  Expected<std::shared_ptr<void>> endCapture() override { return executor->endCapture(); }
+  Expected<void> replay(void *graph) override { return executor->replay(graph); }
+
+  Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
+    auto p = allocateHost(bytes);
+    if (!p)
+      return std::unexpected(p.error());
+    return std::shared_ptr<void>(reinterpret_cast<void *>(*p), freeHostBuffer);
+  }
+
+private:
+  std::unique_ptr<VulkanExecutor> executor;
+};
+
 } // namespace
 
 Expected<uint64_t> DeviceQueue::allocatePersistent(size_t bytes) {
@@ -172,9 +235,15 @@ MemoryUsage DeviceQueue::persistentUsage() const {
   return u;
 }
 
-std::shared_ptr<DeviceQueue> makeDeviceQueue(std::shared_ptr<Engine> engine) {
+Expected<std::shared_ptr<DeviceQueue>> makeDeviceQueue(std::shared_ptr<Engine> engine) {
   if (CudaDevice *cuda = engine->cudaDevice())
     return std::make_shared<CudaQueue>(std::move(engine), *cuda);
+  if (VulkanDevice *vulkan = engine->vulkanDevice()) {
+    auto executor = VulkanExecutor::create(*vulkan);
+    if (!executor)
+      return std::unexpected(executor.error());
+    return std::make_shared<VulkanQueue>(std::move(engine), std::move(*executor));
+  }
   return std::make_shared<HostQueue>(std::move(engine));
 }
 

@@ -2,8 +2,9 @@
 //
 // Memory, transfers, launches, timing and capture of one device, behind one
 // interface: CudaQueue on CUDA (device memory, the device's stream, CUDA
-// events, stream capture), HostQueue where tensors live in host memory (CPU;
-// Vulkan for now), whose launches run when made and whose clock is the host's.
+// events, stream capture), VulkanQueue on Vulkan (device memory through a
+// VulkanExecutor, timestamp queries, recorded command buffers), HostQueue on
+// the CPU (host memory, launches run when made, the host clock).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BACKEND_DEVICEQUEUE_H
@@ -59,7 +60,7 @@ private:
 };
 
 /// The queue of `engine`'s device.
-std::shared_ptr<DeviceQueue> makeDeviceQueue(std::shared_ptr<Engine> engine);
+Expected<std::shared_ptr<DeviceQueue>> makeDeviceQueue(std::shared_ptr<Engine> engine);
 
 } // namespace kiln
 

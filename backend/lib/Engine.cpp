@@ -65,6 +65,17 @@ Program::run(const std::vector<HostTensor> &inputs) const {
   return outputs;
 }
 
+/// The intermediate buffers of `plan`: after its inputs and outputs.
+static std::vector<size_t> temporariesOf(const GpuPlan &plan) {
+  return {plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
+          plan.bufferBytes.end()};
+}
+
+Program::Program(CompiledProgram compiled, std::shared_ptr<VulkanProgram> vulkan)
+    : compiled(std::move(compiled)),
+      runner([vulkan](void **buffers) { return vulkan->run(buffers); }),
+      temporaries(temporariesOf(vulkan->gpuPlan())), vulkan(vulkan) {}
+
 Expected<void> Program::launch(const std::vector<uint64_t> &deviceBuffers) const {
   if (launcher)
     return launcher(deviceBuffers);
@@ -127,19 +138,14 @@ Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
   if (!program)
     return std::unexpected(program.error());
   std::shared_ptr<GpuProgram> shared = std::move(*program);
-  Program::Launcher launcher;
-  std::vector<size_t> temporaries;
-  if constexpr (std::is_same_v<GpuProgram, CudaProgram>) {
-    launcher = [shared](const std::vector<uint64_t> &buffers) {
-      return shared->launchAll(buffers);
-    };
-    const GpuPlan &plan = shared->gpuPlan();
-    temporaries.assign(plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
-                       plan.bufferBytes.end());
+  if constexpr (std::is_same_v<GpuProgram, VulkanProgram>) {
+    return std::make_shared<Program>(std::move(*compiled), shared);
+  } else {
+    return std::make_shared<Program>(
+        std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); },
+        [shared](const std::vector<uint64_t> &buffers) { return shared->launchAll(buffers); },
+        temporariesOf(shared->gpuPlan()));
   }
-  return std::make_shared<Program>(
-      std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); },
-      std::move(launcher), std::move(temporaries));
 }
 } // namespace
 

@@ -30,7 +30,8 @@ namespace kiln {
   X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool)              \
   X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults)           \
   X(vkCreateFence) X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences)        \
-  X(vkQueueSubmit) X(vkDeviceWaitIdle)
+  X(vkQueueSubmit) X(vkDeviceWaitIdle) X(vkResetDescriptorPool)                \
+  X(vkFreeCommandBuffers)
 
 struct VulkanApi {
 #define KILN_DECLARE(name) PFN_##name name = nullptr;

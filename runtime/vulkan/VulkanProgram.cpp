@@ -1,21 +1,17 @@
 //===- VulkanProgram.cpp - running a GpuPlan on a Vulkan device ----------===//
 #include "kiln/runtime/VulkanProgram.h"
 
-#include "VulkanApi.h"
+#include "VulkanCommon.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 namespace kiln {
 
 struct VulkanProgram::Resources {
-  struct Buffer {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkDeviceSize bytes = 0;
-  };
-  std::vector<Buffer> buffers;
-  Buffer staging;
+  std::vector<VulkanBuffer> buffers;
+  VulkanBuffer staging;
   std::byte *stagingData = nullptr;
   std::vector<VkDeviceSize> stagingOffsets; // per input, then per output
   std::vector<VkShaderModule> modules;
@@ -32,71 +28,8 @@ struct VulkanProgram::Resources {
   VkFence fence = VK_NULL_HANDLE;
 };
 
-namespace {
-constexpr uint64_t kWaitNanoseconds = 600ull * 1000 * 1000 * 1000;
-
-Expected<void> check(VkResult r, const char *what) {
-  if (r == VK_SUCCESS)
-    return {};
-  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
-    return makeError(ErrorKind::OutOfMemory, describeVkResult(what, r));
-  if (r == VK_ERROR_DEVICE_LOST)
-    return makeError(ErrorKind::DevicePoisoned, describeVkResult(what, r));
-  return makeError(ErrorKind::Launch, describeVkResult(what, r));
-}
-
-#define KILN_VK_TRY(call, what)                                                \
-  if (auto ok = check(call, what); !ok)                                        \
-    return std::unexpected(ok.error());
-
-/// A barrier between everything `src` wrote and what `dst` reads or writes.
-void barrier(const VulkanApi &api, VkCommandBuffer cb, VkPipelineStageFlags src,
-             VkAccessFlags srcAccess, VkPipelineStageFlags dst,
-             VkAccessFlags dstAccess) {
-  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  b.srcAccessMask = srcAccess;
-  b.dstAccessMask = dstAccess;
-  api.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
-}
-} // namespace
-
 VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
     : device(device), plan(std::move(plan)), vk(std::make_unique<Resources>()) {}
-
-static Expected<VulkanProgram::Resources::Buffer>
-createBuffer(VulkanDevice &device, VkDeviceSize bytes, VkBufferUsageFlags usage,
-             VkMemoryPropertyFlags want) {
-  const VulkanApi &api = device.api();
-  VkDevice d = static_cast<VkDevice>(device.handle());
-  VulkanProgram::Resources::Buffer b;
-  b.bytes = std::max<VkDeviceSize>(16, (bytes + 15) / 16 * 16);
-  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  info.size = b.bytes;
-  info.usage = usage;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  KILN_VK_TRY(api.vkCreateBuffer(d, &info, nullptr, &b.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  api.vkGetBufferMemoryRequirements(d, b.buffer, &req);
-  int type = device.memoryType(req.memoryTypeBits, want);
-  if (type < 0) {
-    api.vkDestroyBuffer(d, b.buffer, nullptr);
-    return makeError(ErrorKind::Unsupported, "vulkan: no memory type with flags " +
-                                                 std::to_string(want));
-  }
-  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = static_cast<uint32_t>(type);
-  if (auto ok = check(api.vkAllocateMemory(d, &alloc, nullptr, &b.memory),
-                      "vkAllocateMemory");
-      !ok) {
-    api.vkDestroyBuffer(d, b.buffer, nullptr);
-    Error e = ok.error();
-    e.message = "vulkan: allocating " + std::to_string(bytes) + " bytes: " + e.message;
-    return std::unexpected(e);
-  }
-  KILN_VK_TRY(api.vkBindBufferMemory(d, b.buffer, b.memory, 0), "vkBindBufferMemory");
-  return b;
-}
 
 Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &device,
                                                              GpuPlan plan) {
@@ -130,7 +63,7 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
   VkDevice d = static_cast<VkDevice>(device.handle());
 
   for (size_t bytes : p.bufferBytes) {
-    auto b = createBuffer(device, bytes,
+    auto b = createVulkanBuffer(device, bytes,
                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -144,7 +77,7 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
     vk.stagingOffsets.push_back(stagingBytes);
     stagingBytes += (p.bufferBytes[i] + 15) / 16 * 16;
   }
-  auto staging = createBuffer(device, stagingBytes,
+  auto staging = createVulkanBuffer(device, stagingBytes,
                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
@@ -223,31 +156,14 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
     KILN_VK_TRY(api.vkCreateDescriptorPool(d, &poolInfo, nullptr, &vk.descriptorPool),
                 "vkCreateDescriptorPool");
   }
-  for (size_t l = 0; l < p.launches.size(); ++l) {
-    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    alloc.descriptorPool = vk.descriptorPool;
-    alloc.descriptorSetCount = 1;
-    alloc.pSetLayouts = &vk.setLayouts[vk.pipelineOf[l]];
-    VkDescriptorSet set;
-    KILN_VK_TRY(api.vkAllocateDescriptorSets(d, &alloc, &set),
-                "vkAllocateDescriptorSets");
-    vk.sets.push_back(set);
-    const auto &args = p.launches[l].arguments;
-    std::vector<VkDescriptorBufferInfo> infos(args.size());
-    std::vector<VkWriteDescriptorSet> writes(args.size());
-    for (uint32_t i = 0; i < args.size(); ++i) {
-      // The whole buffer: a view's offset and strides are in the kernel.
-      infos[i] = {vk.buffers[std::get<BufferView>(args[i]).buffer].buffer, 0,
-                  VK_WHOLE_SIZE};
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = set;
-      writes[i].dstBinding = i;
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
-    }
-    api.vkUpdateDescriptorSets(d, writes.size(), writes.data(), 0, nullptr);
-  }
+  auto sets = program->allocateSets(vk.descriptorPool);
+  if (!sets)
+    return std::unexpected(sets.error());
+  vk.sets = std::move(*sets);
+  std::vector<Binding> own;
+  for (const VulkanBuffer &b : vk.buffers)
+    own.push_back({b.buffer, 0});
+  program->writeSets(vk.sets, own);
 
   VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   poolInfo.queueFamilyIndex = props.computeQueueFamily;
@@ -270,20 +186,6 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   KILN_VK_TRY(api.vkCreateFence(d, &fenceInfo, nullptr, &vk.fence), "vkCreateFence");
 
-  auto recordLaunches = [&](VkCommandBuffer cb) {
-    for (size_t l = 0; l < p.launches.size(); ++l) {
-      size_t pipe = vk.pipelineOf[l];
-      api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk.pipelines[pipe]);
-      api.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                  vk.pipelineLayouts[pipe], 0, 1, &vk.sets[l], 0,
-                                  nullptr);
-      const auto &grid = p.launches[l].shape.grid;
-      api.vkCmdDispatch(cb, grid[0], grid[1], grid[2]);
-      barrier(api, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    }
-  };
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   KILN_VK_TRY(api.vkBeginCommandBuffer(vk.runCommands, &begin), "vkBeginCommandBuffer");
   for (size_t i = 0; i < p.inputCount; ++i) {
@@ -291,11 +193,11 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
     if (p.bufferBytes[i])
       api.vkCmdCopyBuffer(vk.runCommands, vk.staging.buffer, vk.buffers[i].buffer, 1, &copy);
   }
-  barrier(api, vk.runCommands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+  vulkanBarrier(api, vk.runCommands, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  recordLaunches(vk.runCommands);
-  barrier(api, vk.runCommands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+  program->recordDispatches(vk.runCommands, vk.sets);
+  vulkanBarrier(api, vk.runCommands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_READ_BIT);
   for (size_t o = 0; o < p.outputCount; ++o) {
@@ -304,7 +206,7 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
     if (p.bufferBytes[b])
       api.vkCmdCopyBuffer(vk.runCommands, vk.buffers[b].buffer, vk.staging.buffer, 1, &copy);
   }
-  barrier(api, vk.runCommands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+  vulkanBarrier(api, vk.runCommands, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
           VK_ACCESS_HOST_READ_BIT);
   KILN_VK_TRY(api.vkEndCommandBuffer(vk.runCommands), "vkEndCommandBuffer");
@@ -315,7 +217,7 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
     api.vkCmdWriteTimestamp(vk.timedCommands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                             vk.timestamps, 0);
   }
-  recordLaunches(vk.timedCommands);
+  program->recordDispatches(vk.timedCommands, vk.sets);
   if (vk.timestamps)
     api.vkCmdWriteTimestamp(vk.timedCommands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                             vk.timestamps, 1);
@@ -323,22 +225,86 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
   return program;
 }
 
-Expected<void> VulkanProgram::submit(void *commandBuffer) {
+Expected<std::vector<VkDescriptorSet>> VulkanProgram::allocateSets(VkDescriptorPool pool) {
   const VulkanApi &api = device.api();
   VkDevice d = static_cast<VkDevice>(device.handle());
-  VkCommandBuffer cb = static_cast<VkCommandBuffer>(commandBuffer);
-  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cb;
-  KILN_VK_TRY(api.vkResetFences(d, 1, &vk->fence), "vkResetFences");
-  KILN_VK_TRY(api.vkQueueSubmit(static_cast<VkQueue>(device.queueHandle()), 1, &info,
-                                vk->fence),
-              "vkQueueSubmit");
-  VkResult r = api.vkWaitForFences(d, 1, &vk->fence, VK_TRUE, kWaitNanoseconds);
-  if (r == VK_TIMEOUT)
-    return makeError(ErrorKind::DevicePoisoned,
-                     "vulkan: a submission did not finish within 600 s");
-  return check(r, "vkWaitForFences");
+  std::vector<VkDescriptorSet> sets;
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    alloc.descriptorPool = pool;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &vk->setLayouts[vk->pipelineOf[l]];
+    VkDescriptorSet set;
+    KILN_VK_TRY(api.vkAllocateDescriptorSets(d, &alloc, &set), "vkAllocateDescriptorSets");
+    sets.push_back(set);
+  }
+  return sets;
+}
+
+void VulkanProgram::writeSets(const std::vector<VkDescriptorSet> &sets,
+                              const std::vector<Binding> &bindings) {
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    const auto &args = plan.launches[l].arguments;
+    std::vector<VkDescriptorBufferInfo> infos(args.size());
+    std::vector<VkWriteDescriptorSet> writes(args.size());
+    for (uint32_t i = 0; i < args.size(); ++i) {
+      // The buffer from its start: a view's offset and strides are in the
+      // kernel.
+      int b = std::get<BufferView>(args[i]).buffer;
+      VkDeviceSize range = std::max<VkDeviceSize>(16, (plan.bufferBytes[b] + 15) / 16 * 16);
+      infos[i] = {static_cast<VkBuffer>(bindings[b].buffer), bindings[b].offset, range};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = sets[l];
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    device.api().vkUpdateDescriptorSets(static_cast<VkDevice>(device.handle()), writes.size(),
+                                        writes.data(), 0, nullptr);
+  }
+}
+
+void VulkanProgram::recordDispatches(VkCommandBuffer cb,
+                                     const std::vector<VkDescriptorSet> &sets) {
+  const VulkanApi &api = device.api();
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    size_t pipe = vk->pipelineOf[l];
+    api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelines[pipe]);
+    api.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelineLayouts[pipe],
+                                0, 1, &sets[l], 0, nullptr);
+    const auto &grid = plan.launches[l].shape.grid;
+    api.vkCmdDispatch(cb, grid[0], grid[1], grid[2]);
+    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                      VK_ACCESS_TRANSFER_READ_BIT);
+  }
+}
+
+uint32_t VulkanProgram::descriptorCount() const {
+  uint32_t n = 0;
+  for (const KernelLaunch &launch : plan.launches)
+    n += launch.arguments.size();
+  return n;
+}
+
+Expected<void> VulkanProgram::record(void *commandBuffer, void *descriptorPool,
+                                     const std::vector<Binding> &bindings) {
+  if (bindings.size() != plan.bufferBytes.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     "vulkan: the program has " + std::to_string(plan.bufferBytes.size()) +
+                         " buffers, " + std::to_string(bindings.size()) + " given");
+  auto sets = allocateSets(static_cast<VkDescriptorPool>(descriptorPool));
+  if (!sets)
+    return std::unexpected(sets.error());
+  writeSets(*sets, bindings);
+  recordDispatches(static_cast<VkCommandBuffer>(commandBuffer), *sets);
+  return {};
+}
+
+Expected<void> VulkanProgram::submit(void *commandBuffer) {
+  return submitAndWait(device, static_cast<VkCommandBuffer>(commandBuffer), vk->fence);
 }
 
 Expected<void> VulkanProgram::run(void **buffers) {
@@ -385,13 +351,9 @@ VulkanProgram::~VulkanProgram() {
   for (VkDescriptorSetLayout l : vk->setLayouts) api.vkDestroyDescriptorSetLayout(d, l, nullptr);
   if (vk->pipelineCache) api.vkDestroyPipelineCache(d, vk->pipelineCache, nullptr);
   for (VkShaderModule m : vk->modules) api.vkDestroyShaderModule(d, m, nullptr);
-  auto release = [&](const Resources::Buffer &b) {
-    if (b.buffer) api.vkDestroyBuffer(d, b.buffer, nullptr);
-    if (b.memory) api.vkFreeMemory(d, b.memory, nullptr);
-  };
-  release(vk->staging);
-  for (const Resources::Buffer &b : vk->buffers)
-    release(b);
+  destroyVulkanBuffer(device, vk->staging);
+  for (const VulkanBuffer &b : vk->buffers)
+    destroyVulkanBuffer(device, b);
 }
 
 } // namespace kiln

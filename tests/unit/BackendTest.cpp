@@ -176,7 +176,10 @@ TEST_P(BackendTest, ProfilingWindowMeasuresWorkOnItsClock) {
   ASSERT_TRUE(window) << window.error().message;
   ASSERT_TRUE(window->milliseconds.has_value());
   EXPECT_GT(*window->milliseconds, 0.0);
-  EXPECT_EQ(window->clock, std::string(GetParam()) == "cuda:0" ? "cuda-events" : "host");
+  std::string device = GetParam();
+  EXPECT_EQ(window->clock, device == "cuda:0"     ? "cuda-events"
+                           : device == "vulkan:0" ? "vulkan-timestamps"
+                                                  : "host");
 }
 
 TEST_P(BackendTest, ProfilingAbandonedOrForeignTokensAreRefused) {

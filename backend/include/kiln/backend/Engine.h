@@ -41,6 +41,8 @@ public:
           std::vector<size_t> temporaries = {})
       : compiled(std::move(compiled)), runner(std::move(runner)),
         launcher(std::move(launcher)), temporaries(std::move(temporaries)) {}
+  /// A Vulkan program, which runs on buffers a VulkanExecutor binds.
+  Program(CompiledProgram compiled, std::shared_ptr<VulkanProgram> vulkan);
   const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
@@ -53,12 +55,15 @@ public:
   /// the temporaries.
   Expected<void> launch(const std::vector<uint64_t> &deviceBuffers) const;
   const std::vector<size_t> &temporaryBytes() const { return temporaries; }
+  /// The Vulkan program (null on other devices).
+  VulkanProgram *vulkanProgram() const { return vulkan.get(); }
 
 private:
   CompiledProgram compiled;
   Runner runner;
   Launcher launcher;
   std::vector<size_t> temporaries;
+  std::shared_ptr<VulkanProgram> vulkan;
 };
 
 /// One device's engine: compiler, in-memory kernel cache, device.

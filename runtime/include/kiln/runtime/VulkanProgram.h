@@ -18,6 +18,11 @@
 #include <memory>
 #include <mutex>
 
+// Vulkan's handle types, without its header.
+struct VkDescriptorSet_T;
+struct VkDescriptorPool_T;
+struct VkCommandBuffer_T;
+
 namespace kiln {
 
 class VulkanProgram {
@@ -31,11 +36,30 @@ public:
   /// whatever the device buffers hold; for benchmarks.
   Expected<double> timeLaunches();
 
+  /// Where a plan buffer lives for record(): a VkBuffer and an offset in it.
+  struct Binding {
+    void *buffer;
+    uint64_t offset;
+  };
+  /// Records the launches (each followed by a barrier) into a command
+  /// buffer on buffers the caller owns (one binding per plan buffer), with
+  /// descriptor sets allocated from `descriptorPool`, which must have room
+  /// for launchCount() sets of descriptorCount() storage buffers in all.
+  Expected<void> record(void *commandBuffer, void *descriptorPool,
+                        const std::vector<Binding> &bindings);
+  uint32_t launchCount() const { return plan.launches.size(); }
+  uint32_t descriptorCount() const;
+  const GpuPlan &gpuPlan() const { return plan; }
+
   struct Resources; // Vulkan handles, in VulkanProgram.cpp
 
 private:
   VulkanProgram(VulkanDevice &device, GpuPlan plan);
   Expected<void> submit(void *commandBuffer);
+  Expected<std::vector<VkDescriptorSet_T *>> allocateSets(VkDescriptorPool_T *pool);
+  void writeSets(const std::vector<VkDescriptorSet_T *> &sets,
+                 const std::vector<Binding> &bindings);
+  void recordDispatches(VkCommandBuffer_T *cb, const std::vector<VkDescriptorSet_T *> &sets);
   VulkanDevice &device;
   GpuPlan plan;
   std::unique_ptr<Resources> vk;

@@ -1,0 +1,89 @@
+//===- VulkanCommon.cpp - helpers shared by runtime/vulkan ---------------===//
+#include "VulkanCommon.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+Expected<void> checkVk(VkResult r, const char *what) {
+  if (r == VK_SUCCESS)
+    return {};
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return makeError(ErrorKind::OutOfMemory, describeVkResult(what, r));
+  if (r == VK_ERROR_DEVICE_LOST)
+    return makeError(ErrorKind::DevicePoisoned, describeVkResult(what, r));
+  return makeError(ErrorKind::Launch, describeVkResult(what, r));
+}
+
+Expected<VulkanBuffer> createVulkanBuffer(VulkanDevice &device, VkDeviceSize bytes,
+                                          VkBufferUsageFlags usage, VkMemoryPropertyFlags want) {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  VulkanBuffer b;
+  b.bytes = std::max<VkDeviceSize>(16, (bytes + 15) / 16 * 16);
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = b.bytes;
+  info.usage = usage;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  KILN_VK_TRY(api.vkCreateBuffer(d, &info, nullptr, &b.buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  api.vkGetBufferMemoryRequirements(d, b.buffer, &req);
+  int type = device.memoryType(req.memoryTypeBits, want);
+  if (type < 0) {
+    api.vkDestroyBuffer(d, b.buffer, nullptr);
+    return makeError(ErrorKind::Unsupported,
+                     "vulkan: no memory type with flags " + std::to_string(want));
+  }
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = static_cast<uint32_t>(type);
+  if (auto ok = checkVk(api.vkAllocateMemory(d, &alloc, nullptr, &b.memory), "vkAllocateMemory");
+      !ok) {
+    api.vkDestroyBuffer(d, b.buffer, nullptr);
+    Error e = ok.error();
+    e.message = "vulkan: allocating " + std::to_string(bytes) + " bytes: " + e.message;
+    return std::unexpected(e);
+  }
+  if (auto ok = checkVk(api.vkBindBufferMemory(d, b.buffer, b.memory, 0), "vkBindBufferMemory");
+      !ok) {
+    destroyVulkanBuffer(device, b);
+    return std::unexpected(ok.error());
+  }
+  return b;
+}
+
+void destroyVulkanBuffer(VulkanDevice &device, const VulkanBuffer &b) {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  if (b.buffer)
+    api.vkDestroyBuffer(d, b.buffer, nullptr);
+  if (b.memory)
+    api.vkFreeMemory(d, b.memory, nullptr);
+}
+
+void vulkanBarrier(const VulkanApi &api, VkCommandBuffer cb, VkPipelineStageFlags src,
+                   VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
+  VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  b.srcAccessMask = srcAccess;
+  b.dstAccessMask = dstAccess;
+  api.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
+}
+
+Expected<void> submitAndWait(VulkanDevice &device, VkCommandBuffer cb, VkFence fence) {
+  constexpr uint64_t kWaitNanoseconds = 600ull * 1000 * 1000 * 1000;
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cb;
+  KILN_VK_TRY(api.vkResetFences(d, 1, &fence), "vkResetFences");
+  KILN_VK_TRY(api.vkQueueSubmit(static_cast<VkQueue>(device.queueHandle()), 1, &info, fence),
+              "vkQueueSubmit");
+  VkResult r = api.vkWaitForFences(d, 1, &fence, VK_TRUE, kWaitNanoseconds);
+  if (r == VK_TIMEOUT)
+    return makeError(ErrorKind::DevicePoisoned,
+                     "vulkan: a submission did not finish within 600 s");
+  return checkVk(r, "vkWaitForFences");
+}
+
+} // namespace kiln
