@@ -386,6 +386,17 @@ Expected<ProfileDuration> Backend::profileEnd(ProfileToken token) {
 
 void Backend::profileAbandon(ProfileToken token) { openWindows.erase(token.id); }
 
+Expected<ProfileDuration> Backend::profile(const std::function<Expected<void>()> &work) {
+  auto token = profileStart();
+  if (!token)
+    return std::unexpected(token.error());
+  if (auto ok = work(); !ok) {
+    profileAbandon(*token);
+    return std::unexpected(ok.error());
+  }
+  return profileEnd(*token);
+}
+
 Expected<void> Backend::graphPrepare() {
   if (auto ok = checkUsable(); !ok)
     return ok;

@@ -182,6 +182,23 @@ TEST_P(BackendTest, ProfilingWindowMeasuresWorkOnItsClock) {
                                                   : "host");
 }
 
+TEST_P(BackendTest, ProfilingAroundWorkAbandonsTheWindowWhenItFails) {
+  Tensor a = upload(filled({256, 256}, 1, 1));
+  auto timed = backend->profile([&]() -> Expected<void> {
+    auto b = backend->apply("kiln.mul", {a, a}, DType::F32, a.shape());
+    if (!b)
+      return std::unexpected(b.error());
+    return {};
+  });
+  ASSERT_TRUE(timed) << timed.error().message;
+  EXPECT_TRUE(timed->milliseconds.has_value());
+  auto failed = backend->profile([&]() -> Expected<void> {
+    return makeError(ErrorKind::InvalidArgument, "work failed");
+  });
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().message, "work failed");
+}
+
 TEST_P(BackendTest, ProfilingAbandonedOrForeignTokensAreRefused) {
   auto token = backend->profileStart();
   ASSERT_TRUE(token);

@@ -136,6 +136,9 @@ public:
   Expected<Tensor> randomUniform(DType type, const std::vector<int64_t> &shape,
                                  double low, double high);
 
+  /// Runs `work` inside a profiling window; a failure of `work` abandons
+  /// the window and is returned.
+  Expected<ProfileDuration> profile(const std::function<Expected<void>()> &work);
   Expected<ProfileToken> profileStart();
   Expected<ProfileDuration> profileEnd(ProfileToken token);
   void profileAbandon(ProfileToken token);
