@@ -10,12 +10,11 @@
 // the store, so C never goes to memory.
 //
 //===----------------------------------------------------------------------===//
+#include "MatmulEpilogue.h"
 #include "VectorUtils.h"
-#include "RowReduction.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -33,14 +32,6 @@ constexpr int64_t kRows = 6; // MR: rows of C per block
 /// broadcast must fit the register file (32 registers with AVX-512's 16
 /// lanes, 16 with AVX2's 8).
 int64_t vectorsPerRow(int64_t width) { return width >= 16 ? 4 : 2; }
-
-bool unitInnerStride(Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
-}
 
 struct MatmulOperands {
   Value a, b, c, batch; // batch is null for a plain matmul
@@ -66,77 +57,7 @@ void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, Value acc,
       memref::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
     return;
   }
-  linalg::GenericOp e = m.epilogue;
-  SmallVector<Value> ivs = {i, j};
-  IRMapping mapping;
-  for (auto [n, in] : llvm::enumerate(e.getDpsInputOperands())) {
-    Value v;
-    if (in->get() == m.c) {
-      v = acc;
-    } else {
-      AffineMap map = e.getMatchingIndexingMap(in);
-      SmallVector<Value> idx = kiln::indicesFor(b, loc, map, ivs);
-      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
-      if (width == 0)
-        v = memref::LoadOp::create(b, loc, in->get(), idx);
-      else if (kiln::classify(map, in->get(), 1) == kiln::Access::Vector)
-        v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem),
-                                   in->get(), idx);
-      else
-        v = vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem),
-                                        memref::LoadOp::create(b, loc, in->get(), idx));
-    }
-    mapping.map(e.getBody()->getArgument(n), v);
-  }
-  kiln::cloneBody(b, loc, *e.getBody(), mapping, width);
-  Value result = mapping.lookup(e.getBody()->getTerminator()->getOperand(0));
-  Value out = e.getDpsInits()[0];
-  if (width)
-    vector::StoreOp::create(b, loc, result, out, ivs);
-  else
-    memref::StoreOp::create(b, loc, result, out, ivs);
-}
-
-/// The elementwise generic that consumes C right after the matmul, if it
-/// can run on the matmul's registers: C is read in place and nowhere else,
-/// the output is contiguous, and the other inputs are rows or row values.
-linalg::GenericOp findEpilogue(linalg::LinalgOp matmul, Value c) {
-  Operation *next = matmul->getNextNode();
-  while (next && (isa<memref::AllocOp>(next) ||
-                  next->hasTrait<OpTrait::ConstantLike>()))
-    next = next->getNextNode();
-  auto e = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
-      !kiln::hasScalarBody(e) || e.getNumLoops() != 2 ||
-      e.getNumParallelLoops() != 2)
-    return {};
-  auto cType = cast<MemRefType>(c.getType());
-  if (ArrayRef(e.getStaticLoopRanges()) != cType.getShape())
-    return {};
-  Value out = e.getDpsInits()[0];
-  if (!e.getMatchingIndexingMap(e.getDpsInitOperand(0)).isIdentity() ||
-      !kiln::unitInnerStride(out) ||
-      cast<MemRefType>(out.getType()).getElementTypeBitWidth() < 8)
-    return {};
-  bool readsC = false;
-  for (OpOperand *in : e.getDpsInputOperands()) {
-    AffineMap map = e.getMatchingIndexingMap(in);
-    if (in->get() == c) {
-      if (!map.isIdentity())
-        return {};
-      readsC = true;
-    } else if (!kiln::classify(map, in->get(), 1) ||
-               cast<MemRefType>(in->get().getType()).getElementTypeBitWidth() < 8) {
-      return {};
-    }
-  }
-  // C must be dead after the epilogue: its only other users are the fill
-  // before the matmul, the matmul and deallocation.
-  for (Operation *user : c.getUsers())
-    if (user != matmul && user != e &&
-        !isa<linalg::FillOp, memref::DeallocOp>(user))
-      return {};
-  return readsC ? e : linalg::GenericOp();
+  kiln::storeThroughEpilogue(b, loc, m.epilogue, m.c, acc, i, j, width);
 }
 
 /// C[i0 .. i0+rows, j0 .. j0+vectors*width] += A[rows, :] * B[:, cols].
@@ -219,7 +140,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       if (!type.getElementType().isF32() || !type.hasStaticShape())
         return failure();
     }
-    if (!unitInnerStride(bm) || !unitInnerStride(cm))
+    if (!kiln::unitInnerStride(bm) || !kiln::unitInnerStride(cm))
       return failure();
     bool batched = isa<linalg::BatchMatmulOp>(op);
     auto cShape = cast<MemRefType>(cm.getType()).getShape();
@@ -245,7 +166,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       vectorCols += left * width;
     }
 
-    linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findEpilogue(op, cm);
+    linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
       MatmulOperands m{a, bm, cm, batchIndex, epilogue};
       for (const ColumnGroup &g : groups) {

@@ -12,11 +12,13 @@
 // so the 8 rows one ldmatrix reads hit 8 different banks. Copies outside
 // the matrix read nothing and zero-fill (the M, N and K edges); C += the
 // tile, as linalg.matmul accumulates, or C = the tile where C was just
-// filled with zeros. Blocks take their tiles in groups of 8 tile rows for
-// L2 reuse.
+// filled with zeros; an elementwise consumer of C (bias, activation) runs on
+// the fragments and stores its own output instead. Blocks take their tiles
+// in groups of 8 tile rows for L2 reuse.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuMatmul.h"
+#include "MatmulEpilogue.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -201,6 +203,8 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
   // Every element of C inside the matrix gets exactly one store, so C =
   // the tile replaces a zero fill followed by C += the tile.
   linalg::FillOp zeroFill = zeroFillBefore(op, ops.c);
+  // A bias or activation after the matmul runs on the fragments.
+  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findMatmulEpilogue(op, ops.c);
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -315,7 +319,15 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
           Value sum = pair;
           if (!zeroFill)
             sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, pairType, ops.c, at), pair);
-          vector::StoreOp::create(tb, l, sum, ops.c, at);
+          if (!epilogue) {
+            vector::StoreOp::create(tb, l, sum, ops.c, at);
+          } else {
+            IndexBuilder x{tb, l};
+            for (int64_t e = 0; e < 2; ++e)
+              storeThroughEpilogue(tb, l, epilogue, ops.c,
+                                   vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
+                                   row, x.add(col, e), /*width=*/0);
+          }
           scf::YieldOp::create(tb, l);
         });
       }
@@ -324,6 +336,8 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
   op->erase();
   if (zeroFill)
     zeroFill->erase();
+  if (epilogue)
+    epilogue->erase();
   return success();
 }
 

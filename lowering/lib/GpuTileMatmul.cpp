@@ -6,10 +6,12 @@
 // a 128x128 tile of C, each of its 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
 // step of 8 along K, the block stages an 8x128 slice of A (transposed) and
 // of B in workgroup memory; every thread then does 8 rank-1 updates of its
-// sub-tile from two 8-wide vector reads of shared memory.
+// sub-tile from two 8-wide vector reads of shared memory. Both kernels run
+// an elementwise consumer of C (bias, activation) before their stores.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuMatmul.h"
+#include "MatmulEpilogue.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUTILEMATMUL
@@ -49,6 +51,8 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
   int64_t m = cShape[cShape.size() - 2], n = cShape.back();
   int64_t k = cast<MemRefType>(a.getType()).getShape().back();
 
+  // A bias or activation after the matmul runs before the store.
+  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
@@ -122,13 +126,19 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
       scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
         SmallVector<Value> idx = matrixIndices(batchIndex, r, col);
         Value old = memref::LoadOp::create(tb, l, cm, idx);
-        memref::StoreOp::create(tb, l, arith::AddFOp::create(tb, l, old, v), cm, idx);
+        Value sum = arith::AddFOp::create(tb, l, old, v);
+        if (epilogue)
+          kiln::storeThroughEpilogue(tb, l, epilogue, cm, sum, r, col, /*width=*/0);
+        else
+          memref::StoreOp::create(tb, l, sum, cm, idx);
         scf::YieldOp::create(tb, l);
       });
     }
   }
   gpu::TerminatorOp::create(b, loc);
   op->erase();
+  if (epilogue)
+    epilogue->erase();
   return success();
 }
 

@@ -190,6 +190,8 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   unsigned threads = options.numThreads ? options.numThreads
                                         : std::thread::hardware_concurrency();
+  pm.addPass(createKilnCpuFlattenParallelLoops());
+  pm.addPass(createCanonicalizerPass()); // folds the collapsed bounds
   AsyncParallelForPassOptions parallel;
   parallel.asyncDispatch = false;
   parallel.numWorkerThreads = static_cast<int32_t>(std::max(threads, 1u));

@@ -488,6 +488,19 @@ def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape):
     assert got.flat[0] == 1.0  # a[0,0] * b[0,0] with a[0,0] rounded to tf32
 
 
+# More than 1024 outputs with short rows: the CPU splits the loop nest into
+# blocks across threads; each output must be accumulated exactly once (a
+# block aligned to the rows once redid them all, doubling sums).
+@pytest.mark.parametrize("dtype,out", [("i8", "i32"), ("f16", "f32")])
+@pytest.mark.parametrize("m,k,n", [(7, 16, 150), (13, 5, 100)])
+def test_matmul_split_across_threads(dtype, out, m, k, n):
+    npdtype = {"i8": np.int8, "f16": np.float16}[dtype]
+    a, b = rand((m, k), npdtype), rand((k, n), npdtype)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    got = binary_matmul(a, b, want.shape, out)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-4, atol=1e-3)
+
+
 def test_matmul_f16_accumulates_in_f32_and_ints():
     a, b = rand((8, 300), np.float16), rand((300, 5), np.float16)
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))
@@ -586,10 +599,16 @@ def test_f8_matmul_and_fill():
     check(run_kiln(prog, [])[0][0], np.full(3, 2.5), np.float32)
 
 
-@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9)])
-def test_matmul_with_bias_and_gelu_epilogue(m, k, n):
+# The bias and gelu run inside the matmul kernel (CPU, GPU SIMT and, for
+# bf16 with N and K multiples of 8, tensor cores).
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264)])
+def test_matmul_with_bias_and_gelu_epilogue(m, k, n, dtype):
     x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
-    tx, tw, tb, tr = (tensor_type(s, np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input
+        x, w = round_to_bf16(x), round_to_bf16(w)
+    tx, tw = tensor_type((m, k), dtype), tensor_type((k, n), dtype)
+    tb, tr = tensor_type((n,), "f32"), tensor_type((m, n), "f32")
     prog = (f"func.func @main(%x: {tx}, %w: {tw}, %b: {tb}) -> {tr} {{\n"
             f"  %0 = kiln.matmul %x, %w : ({tx}, {tw}) -> {tr}\n"
             f"  %1 = kiln.add %0, %b : ({tr}, {tb}) -> {tr}\n"

@@ -92,3 +92,38 @@ func.func @zero_filled(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %c: mem
   linalg.matmul ins(%a, %b : memref<256x64xbf16>, memref<64x128xbf16>) outs(%c : memref<256x128xf32>)
   return
 }
+
+// A bias + relu consumer of C runs on the fragments: C is neither filled
+// nor stored, and the generic is gone.
+// CHECK-LABEL: func @bias_relu
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: nvvm.mma.sync
+// CHECK: scf.if
+// CHECK-NOT: vector.store
+// CHECK: memref.load %arg2
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: memref.load %arg2
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: memref<128xf32>,
+                     %out: memref<256x128xf32>) {
+  %c = memref.alloc() : memref<256x128xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<256x128xf32>)
+  linalg.matmul ins(%a, %b : memref<256x64xbf16>, memref<64x128xbf16>) outs(%c : memref<256x128xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<256x128xf32>, memref<128xf32>) outs(%out : memref<256x128xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %z : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %c : memref<256x128xf32>
+  return
+}

@@ -42,3 +42,31 @@ func.func @f16_accumulator(%a: memref<4x4xf16>, %b: memref<4x4xf16>, %c: memref<
   linalg.matmul ins(%a, %b : memref<4x4xf16>, memref<4x4xf16>) outs(%c : memref<4x4xf16>)
   return
 }
+
+// The SIMT kernel runs a bias + relu consumer of C before its stores too.
+// CHECK-LABEL: func @bias_relu
+// CHECK: gpu.launch
+// CHECK: vector.fma
+// CHECK: memref.load %arg2
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+func.func @bias_relu(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %bias: memref<64xf32>,
+                     %out: memref<64x64xf32>) {
+  %c = memref.alloc() : memref<64x64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf32>, memref<64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %z : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %c : memref<64x64xf32>
+  return
+}

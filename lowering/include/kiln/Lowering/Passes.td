@@ -223,6 +223,19 @@ def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleO
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Collapse each outermost multi-dim scf.parallel into one dim";
+  let description = [{
+    Run before async-parallel-for: LLVM 22's pass splits a multi-dim loop
+    whose inner dims have few static iterations into blocks aligned to them,
+    but counts the blocks before aligning, so an extra block can wrap
+    around and redo the first rows concurrently (a race where the body
+    accumulates, e.g. a matmul into C). A one-dim loop has no inner dims to
+    align to. Loops with reductions are left alone.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{

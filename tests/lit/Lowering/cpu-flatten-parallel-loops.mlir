@@ -1,0 +1,54 @@
+// RUN: kiln-opt %s --kiln-cpu-flatten-parallel-loops --canonicalize | FileCheck %s
+
+// A 7x150 loop nest (a matmul accumulating into C) becomes one loop of
+// 1050 iterations, its indices recovered by div/rem.
+// CHECK-LABEL: func @accumulate
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c1050{{.*}}) step (%{{.*}}) {
+// CHECK-DAG: arith.remsi %[[I]], %c150
+// CHECK-DAG: arith.divsi %[[I]], %c150
+// CHECK: scf.for
+// CHECK-NOT: scf.parallel (%{{.*}}, %{{.*}})
+func.func @accumulate(%a: memref<7x16xi32>, %b: memref<16x150xi32>, %c: memref<7x150xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c16 = arith.constant 16 : index
+  %c150 = arith.constant 150 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c7, %c150) step (%c1, %c1) {
+    scf.for %k = %c0 to %c16 step %c1 {
+      %x = memref.load %a[%i, %k] : memref<7x16xi32>
+      %y = memref.load %b[%k, %j] : memref<16x150xi32>
+      %z = memref.load %c[%i, %j] : memref<7x150xi32>
+      %p = arith.muli %x, %y : i32
+      %s = arith.addi %z, %p : i32
+      memref.store %s, %c[%i, %j] : memref<7x150xi32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// One-dim loops and loops with reductions stay as they are.
+// CHECK-LABEL: func @untouched
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c150
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} init
+func.func @untouched(%c: memref<150xi32>, %d: memref<7x150xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c150 = arith.constant 150 : index
+  %zero = arith.constant 0 : i32
+  scf.parallel (%i) = (%c0) to (%c150) step (%c1) {
+    memref.store %zero, %c[%i] : memref<150xi32>
+    scf.reduce
+  }
+  %sum = scf.parallel (%i, %j) = (%c0, %c0) to (%c7, %c150) step (%c1, %c1) init (%zero) -> i32 {
+    %v = memref.load %d[%i, %j] : memref<7x150xi32>
+    scf.reduce(%v : i32) {
+    ^bb0(%l: i32, %r: i32):
+      %t = arith.addi %l, %r : i32
+      scf.reduce.return %t : i32
+    }
+  }
+  return %sum : i32
+}
