@@ -1,6 +1,6 @@
 //===- cuda_kernels.cpp - kiln's CUDA kernels, device-resident timing -----===//
 //
-// Usage: kiln-bench-cuda [runs] [TILE_N:STAGES]... For each case: compile,
+// Usage: kiln-bench-cuda [runs] [TILE_N:STAGES[:STEP_BYTES]]... For each case: compile,
 // put random inputs on the GPU once, run the plan's launches `runs` times
 // after a warm-up, and print the mean time per run (host clock around a
 // synchronised batch) with the bytes moved and the resulting bandwidth or
@@ -108,13 +108,14 @@ int warmDispatch(Compiler &compiler, CudaDevice &device) {
 int main(int argc, char **argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 20;
   struct Tiling {
-    int64_t tileN = 128, stages = 3;
+    int64_t tileN = 256, stages = 2, stepBytes = 128;
   };
   std::vector<Tiling> tilings;
   for (int i = 2; i < argc; ++i) {
     Tiling t;
-    if (std::sscanf(argv[i], "%ld:%ld", &t.tileN, &t.stages) != 2) {
-      std::fprintf(stderr, "kiln-bench-cuda: a tiling is TILE_N:STAGES, got '%s'\n", argv[i]);
+    if (std::sscanf(argv[i], "%ld:%ld:%ld", &t.tileN, &t.stages, &t.stepBytes) < 2) {
+      std::fprintf(stderr, "kiln-bench-cuda: a tiling is TILE_N:STAGES[:STEP_BYTES], got '%s'\n",
+                   argv[i]);
       return 2;
     }
     tilings.push_back(t);
@@ -137,11 +138,13 @@ int main(int argc, char **argv) {
     options.chip = (*device)->properties().chip();
     options.mmaTileN = tiling.tileN;
     options.mmaStages = tiling.stages;
+    options.mmaStepBytes = tiling.stepBytes;
     options.tf32 = c.tf32;
     std::string name = c.name;
     if (sweep)
       name += " tile 128x" + std::to_string(tiling.tileN) + ", " +
-              std::to_string(tiling.stages) + " stages";
+              std::to_string(tiling.stages) + " stages of " + std::to_string(tiling.stepBytes) +
+              " B";
     auto compiled = compiler.compileForCuda(c.program, options);
     if (!compiled) {
       std::printf("| %s | compile error: %s |\n", name.c_str(),

@@ -413,6 +413,7 @@ Compiler::compileForCuda(std::string_view source, const CompileOptions &options)
     pipeline.libdevice = libdevicePath();
     pipeline.mmaTileN = options.mmaTileN;
     pipeline.mmaStages = options.mmaStages;
+    pipeline.mmaStepBytes = options.mmaStepBytes;
     pipeline.tf32 = options.tf32;
     buildKernelsToNvvmPipeline(lower, pipeline);
     if (failed(lower.run(**module)))

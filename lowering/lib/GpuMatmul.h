@@ -36,10 +36,13 @@ inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value batch, mlir::Val
 }
 
 /// Shape of the tensor-core kernel: 128 x `tileN` outputs per block of 8
-/// warps, K in steps of 64 bytes through `stages` shared-memory buffers.
+/// warps, K in steps of `stepBytes` of A's rows through `stages`
+/// shared-memory buffers, at most `maxSharedBytes` in all.
 struct MmaTiling {
   int64_t tileN = 128;
   int64_t stages = 2;
+  int64_t stepBytes = 64;
+  int64_t maxSharedBytes = 48 * 1024;
 };
 
 /// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of

@@ -30,24 +30,34 @@ namespace {
 
 constexpr int64_t kTileM = 128, kThreads = 256;
 constexpr int64_t kWarpsM = 2, kWarpsN = 4, kWarpM = kTileM / kWarpsM;
-constexpr int64_t kStepBytes = 64, kChunkBytes = 16;
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
+constexpr int64_t kChunkBytes = 16;
 
 /// What the kernel's shape is in elements of one input type.
 struct ElementShape {
-  int64_t chunk; // elements in one 16-byte copy
-  int64_t stepK; // K per pipeline step: 64 bytes of A's row, 4 chunks
-  int64_t mmaK;  // K per mma.sync: 2 chunks
+  int64_t chunk;     // elements in one 16-byte copy
+  int64_t stepBytes; // bytes of A's row per pipeline step (64 or 128)
+  int64_t stepK;     // K per pipeline step
+  int64_t mmaK;      // K per mma.sync: 2 chunks
   NVVM::MMATypes type;
 
-  static ElementShape of(Type element) {
+  static ElementShape of(Type element, int64_t stepBytes) {
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     auto type = element.isF32()    ? NVVM::MMATypes::tf32
                 : element.isBF16() ? NVVM::MMATypes::bf16
                                    : NVVM::MMATypes::f16;
-    return {kChunkBytes / bytes, kStepBytes / bytes, 2 * kChunkBytes / bytes, type};
+    return {kChunkBytes / bytes, stepBytes, stepBytes / bytes, 2 * kChunkBytes / bytes, type};
   }
+  int64_t aChunksPerRow() const { return stepBytes / kChunkBytes; }
 };
+
+/// The stored 16-byte chunk of logical chunk `chunk` in `row` of an A
+/// stage: XOR-swizzled so the 8 rows one ldmatrix reads land in 8
+/// different bank groups (a 64-byte row shares its 128-byte bank line with
+/// the next row, so rows pair up there).
+Value swizzleA(IndexBuilder &x, Value chunk, Value row, int64_t chunksPerRow) {
+  Value key = chunksPerRow >= 8 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+  return x.xorI(chunk, key);
+}
 
 struct Operands {
   Value a, b, c, batch; // batch: the block's batch index, or null
@@ -75,13 +85,13 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
   };
   // A: 128 rows of 4 chunks; the chunk swizzle uses bits 1-2 of the row, as
   // a 64-byte row puts two rows in one 128-byte line of banks.
-  constexpr int64_t aChunksPerRow = kStepBytes / kChunkBytes;
+  const int64_t aChunksPerRow = ops.shape.aChunksPerRow();
   for (int64_t i = 0; i < kTileM * aChunksPerRow / kThreads; ++i) {
     Value q = x.add(tid, i * kThreads);
     Value row = x.div(q, aChunksPerRow), chunk = x.rem(q, aChunksPerRow);
     Value gRow = x.add(row0, row), gK = x.add(k0, x.mul(chunk, chunkSize));
     Value inside = x.both(x.lt(gRow, ops.m), x.lt(gK, ops.k));
-    copy(ops.a, gRow, gK, inside, aStage, row, x.xorI(chunk, x.rem(x.div(row, 2), 4)));
+    copy(ops.a, gRow, gK, inside, aStage, row, swizzleA(x, chunk, row, aChunksPerRow));
   }
   // B: stepK rows of tileN elements, swizzled by the row's low 3 bits.
   int64_t bChunksPerRow = tileN / chunkSize;
@@ -173,25 +183,27 @@ bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   if (!a.getLayout().isIdentity() || !b.getLayout().isIdentity() ||
       !c.getLayout().isIdentity())
     return false;
-  int64_t chunk = ElementShape::of(element).chunk;
+  int64_t chunk = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
   return a.getShape().back() % chunk == 0 && b.getShape().back() % chunk == 0;
 }
 
 LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
   const int64_t tileN = tiling.tileN, stages = tiling.stages;
   const int64_t warpN = tileN / kWarpsN, tilesM = kWarpM / 16, tilesN = warpN / 8;
-  if (tileN % 64 != 0 || tileN > 256 || stages < 2)
-    return op->emitError("tensor-core tiling needs a tile N of 64, 128, 192 or 256 "
-                         "and 2 or more stages, got ")
-           << tileN << " and " << stages;
-  int64_t sharedBytes = stages * (kTileM + tileN) * kStepBytes;
-  if (sharedBytes > kStaticSharedBytes)
+  if (tileN % 64 != 0 || tileN > 256 || stages < 2 ||
+      (tiling.stepBytes != 64 && tiling.stepBytes != 128))
+    return op->emitError("tensor-core tiling needs a tile N of 64, 128, 192 or 256, "
+                         "2 or more stages and a K step of 64 or 128 bytes, got ")
+           << tileN << ", " << stages << " and " << tiling.stepBytes;
+  const int64_t aStageBytes = kTileM * tiling.stepBytes, bStageBytes = tileN * tiling.stepBytes;
+  const int64_t sharedBytes = stages * (aStageBytes + bStageBytes);
+  if (sharedBytes > tiling.maxSharedBytes)
     return op->emitError("tensor-core tiling needs ")
-           << sharedBytes << " bytes of shared memory; at most " << kStaticSharedBytes;
+           << sharedBytes << " bytes of shared memory; at most " << tiling.maxSharedBytes;
 
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
   Operands ops{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {}, 0, 0, 0,
-               ElementShape::of(element)};
+               ElementShape::of(element, tiling.stepBytes)};
   const int64_t chunkSize = ops.shape.chunk, stepK = ops.shape.stepK, mmaK = ops.shape.mmaK;
   bool batched = isa<linalg::BatchMatmulOp>(op);
   auto cShape = cast<MemRefType>(ops.c.getType()).getShape();
@@ -213,16 +225,20 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
   auto aStageType = MemRefType::get({stages, kTileM, stepK}, element, AffineMap(), workgroup);
   auto bStageType = MemRefType::get({stages, stepK, tileN}, element, AffineMap(), workgroup);
   const int64_t numTilesM = (ops.m + kTileM - 1) / kTileM, numTilesN = (ops.n + tileN - 1) / tileN;
+  // Dynamic shared memory: beyond 48 KiB a kernel must ask for it at launch
+  // (the runtime opts in up to the device's limit).
+  Value sharedSize = arith::ConstantIntOp::create(b, loc, sharedBytes, 32);
   auto launch = gpu::LaunchOp::create(
-      b, loc, ib.c(numTilesN), ib.c(numTilesM),
-      ib.c(batch), ib.c(kThreads), ib.c(1), ib.c(1), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-      /*workgroupAttributions=*/TypeRange{aStageType, bStageType});
-  Value aStage = launch.getWorkgroupAttributions()[0];
-  Value bStage = launch.getWorkgroupAttributions()[1];
+      b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch), ib.c(kThreads), ib.c(1),
+      ib.c(1), sharedSize);
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(), workgroup));
+  Value aStage = memref::ViewOp::create(b, loc, aStageType, shared, kb.c(0), ValueRange{});
+  Value bStage = memref::ViewOp::create(b, loc, bStageType, shared, kb.c(stages * aStageBytes),
+                                        ValueRange{});
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   ops.batch = batched ? block.z : Value();
@@ -262,7 +278,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
           for (int64_t i = 0; i < tilesM; ++i) {
             Value row = x.add(warpRow, x.add(row16, i * 16));
             Value chunk = x.add(half, kk * 2);
-            Value swizzled = x.xorI(chunk, x.rem(x.div(row, 2), 4));
+            Value swizzled = swizzleA(x, chunk, row, ops.shape.aChunksPerRow());
             aFrags.push_back(loadMatrices(lb, l, aStage,
                                           {stage, row, x.mul(swizzled, chunkSize)}, false));
           }

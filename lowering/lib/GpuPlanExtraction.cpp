@@ -116,6 +116,11 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
       if (failed(dims(launch.getGridSizeOperandValues(), step.shape.grid)) ||
           failed(dims(launch.getBlockSizeOperandValues(), step.shape.block)))
         return launch.emitError() << "launch shape is not constant";
+      if (Value shared = launch.getDynamicSharedMemorySize()) {
+        if (!scalars.count(shared))
+          return launch.emitError() << "dynamic shared memory size is not constant";
+        step.shape.sharedMemoryBytes = static_cast<unsigned>(scalars[shared].bits);
+      }
       for (Value arg : launch.getKernelOperands()) {
         if (views.count(arg))
           step.arguments.push_back(views[arg]);

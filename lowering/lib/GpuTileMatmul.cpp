@@ -172,7 +172,7 @@ struct KilnGpuTileMatmulPass
       if (isTileableMatmul(op))
         matmuls.push_back(op);
     });
-    kiln::MmaTiling tiling{mmaTileN, mmaStages};
+    kiln::MmaTiling tiling{mmaTileN, mmaStages, mmaStepBytes, maxSharedBytes};
     for (linalg::LinalgOp op : matmuls) {
       bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
       if (failed(onTensorCores ? kiln::buildMmaMatmul(op, tiling) : tileOnSimtCores(op)))

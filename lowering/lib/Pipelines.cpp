@@ -103,6 +103,17 @@ static int computeCapability(llvm::StringRef chip) {
   return capability;
 }
 
+/// The shared memory a block may opt in to on a compute capability.
+static int64_t sharedMemoryPerBlock(int capability) {
+  if (capability >= 90)
+    return 227 * 1024;
+  if (capability == 80 || capability == 87)
+    return 163 * 1024;
+  if (capability >= 86)
+    return 99 * 1024;
+  return 48 * 1024;
+}
+
 void buildKernelsToNvvmPipeline(OpPassManager &pm,
                                 const GpuPipelineOptions &options) {
   KilnGpuTileMatmulOptions matmul;
@@ -110,6 +121,16 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   matmul.mmaTileN = options.mmaTileN;
   matmul.mmaStages = options.mmaStages;
   matmul.tf32 = options.tf32;
+  matmul.mmaStepBytes = options.mmaStepBytes;
+  matmul.maxSharedBytes = sharedMemoryPerBlock(computeCapability(options.chip));
+  // A tiling the chip's shared memory cannot hold falls back to one that
+  // fits every tensor-core chip (32 KiB).
+  if (options.mmaStages * (128 + options.mmaTileN) * options.mmaStepBytes >
+      matmul.maxSharedBytes) {
+    matmul.mmaTileN = 128;
+    matmul.mmaStages = 2;
+    matmul.mmaStepBytes = 64;
+  }
   addGpuKernelOutlining(pm, /*vectorWidth=*/4, /*maxGrid=*/{}, matmul);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -52,6 +52,7 @@ struct CudaDriver {
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*memHostAlloc)(void **, size_t, unsigned);
   CUresult (*memFreeHost)(void *);
+  CUresult (*funcSetAttribute)(CUfunction, int, int);
   CUresult (*eventCreate)(void **, unsigned);
   CUresult (*eventRecord)(void *, CUstream);
   CUresult (*eventElapsedTime)(float *, void *, void *);
@@ -111,6 +112,7 @@ private:
     bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
     bind(d.memHostAlloc, "cuMemHostAlloc");
     bind(d.memFreeHost, "cuMemFreeHost");
+    bind(d.funcSetAttribute, "cuFuncSetAttribute");
     bind(d.eventCreate, "cuEventCreate");
     bind(d.eventRecord, "cuEventRecord");
     bind(d.eventElapsedTime, "cuEventElapsedTime_v2");
@@ -276,6 +278,19 @@ Expected<CudaKernel> CudaDevice::kernel(void *module, const std::string &name) {
       !ok)
     return std::unexpected(ok.error());
   return k;
+}
+
+Expected<void> CudaDevice::allowSharedMemory(CudaKernel kernel, unsigned bytes) {
+  KILN_CUDA_PRELUDE;
+  if (bytes > static_cast<unsigned>(props.sharedMemoryPerBlockOptIn))
+    return makeError(ErrorKind::Unsupported,
+                     "cuda:" + std::to_string(ordinal) + ": a kernel needs " +
+                         std::to_string(bytes) + " bytes of shared memory, " + props.name +
+                         " allows " + std::to_string(props.sharedMemoryPerBlockOptIn));
+  constexpr int kMaxDynamicSharedBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  return check(driver.funcSetAttribute(kernel.function, kMaxDynamicSharedBytes,
+                                       static_cast<int>(bytes)),
+               "cuFuncSetAttribute");
 }
 
 Expected<void> CudaDevice::launch(CudaKernel kernel, const LaunchShape &s,

@@ -17,6 +17,11 @@ Expected<std::unique_ptr<CudaProgram>> CudaProgram::load(CudaDevice &device,
     auto kernel = device.kernel(modules.at(launch.module), launch.kernel);
     if (!kernel)
       return std::unexpected(kernel.error());
+    // Opting in at any size: the 48 KiB default counts static shared
+    // memory too, so a kernel with exactly 48 KiB dynamic would not launch.
+    if (launch.shape.sharedMemoryBytes > 0)
+      if (auto ok = device.allowSharedMemory(*kernel, launch.shape.sharedMemoryBytes); !ok)
+        return std::unexpected(ok.error());
     kernels.push_back(*kernel);
   }
   return std::unique_ptr<CudaProgram>(

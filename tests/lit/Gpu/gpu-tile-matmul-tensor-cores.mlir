@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 tf32=1" | FileCheck %s --check-prefix=TF32
 // RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=2" | FileCheck %s --check-prefix=WIDE
 // RUN: not kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=3" 2>&1 | FileCheck %s --check-prefix=TOO-BIG
+// RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-stages=3 mma-step-bytes=128 max-shared-bytes=232448" | FileCheck %s --check-prefix=DEEP
 
 // bf16 300x72 * 72x264: 3x3 blocks of 128x128 outputs, 256 threads, three
 // swizzled stages (48 KiB), two steps of K issued before the loop, K in 3
@@ -11,7 +12,10 @@
 // CHECK-LABEL: func @bf16
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
-// CHECK-SAME: workgroup(%[[AS:[a-z0-9]+]] : memref<3x128x32xbf16, #gpu.address_space<workgroup>>, %[[BS:[a-z0-9]+]] : memref<3x32x128xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: dynamic_shared_memory_size %c49152_i32
+// CHECK: %[[SHARED:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[AS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : {{.*}} to memref<3x128x32xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : {{.*}} to memref<3x32x128xbf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-4: nvgpu.device_async_copy {{.*}} {bypassL1}
 // CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-4: nvgpu.device_async_copy
@@ -35,8 +39,16 @@
 // CHECK: vector.store {{.*}}, %arg2
 // CHECK-NOT: linalg.matmul
 // WIDE-LABEL: func @bf16
-// WIDE: workgroup({{.*}}memref<2x128x32xbf16, {{.*}}memref<2x32x256xbf16
+// WIDE: memref.view {{.*}} to memref<2x128x32xbf16
+// WIDE: memref.view {{.*}} to memref<2x32x256xbf16
 // TOO-BIG: error: tensor-core tiling needs 73728 bytes of shared memory; at most 49152
+// Steps of 128 bytes (64 bf16 of K), 3 stages: 96 KiB, past the default
+// 48 KiB (the pipeline passes the device's opt-in limit).
+// DEEP-LABEL: func @bf16
+// DEEP: dynamic_shared_memory_size %c98304_i32
+// DEEP: memref.view {{.*}} to memref<3x128x64xbf16
+// DEEP: memref.view {{.*}} to memref<3x64x128xbf16
+// DEEP-COUNT-4: nvgpu.device_async_copy %arg0
 func.func @bf16(%a: memref<300x72xbf16>, %b: memref<72x264xbf16>, %c: memref<300x264xf32>) {
   linalg.matmul ins(%a, %b : memref<300x72xbf16>, memref<72x264xbf16>) outs(%c : memref<300x264xf32>)
   return
@@ -67,7 +79,8 @@ func.func @odd_columns(%a: memref<16x16xbf16>, %b: memref<16x12xbf16>, %c: memre
 // CHECK: memref<8x128xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvvm.mma.sync
 // TF32-LABEL: func @f32
-// TF32: workgroup(%{{[a-z0-9]+}} : memref<2x128x16xf32, #gpu.address_space<workgroup>>, %[[BS:[a-z0-9]+]] : memref<2x16x128xf32, #gpu.address_space<workgroup>>)
+// TF32: memref.view {{.*}} to memref<2x128x16xf32, #gpu.address_space<workgroup>>
+// TF32: %[[BS:.*]] = memref.view {{.*}} to memref<2x16x128xf32, #gpu.address_space<workgroup>>
 // TF32: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
 // TF32: nvgpu.ldmatrix {{.*}} -> vector<4x1xf32>
 // TF32: memref.load %[[BS]]

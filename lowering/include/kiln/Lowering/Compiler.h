@@ -63,7 +63,7 @@ struct CompileOptions {
   std::string ptxas;
   /// CUDA: shape of the tensor-core matmul kernel (output columns per block,
   /// shared-memory stages); see kiln-gpu-tile-matmul.
-  int64_t mmaTileN = 128, mmaStages = 2;
+  int64_t mmaTileN = 256, mmaStages = 2, mmaStepBytes = 128;
   /// CUDA: f32 matmuls on tensor cores with inputs as tf32 (10-bit
   /// mantissa), as torch's allow_tf32.
   bool tf32 = false;
@@ -72,7 +72,8 @@ struct CompileOptions {
   /// The options that change generated code, for kernel cache keys.
   std::string codegenKey() const {
     return "threads=" + std::to_string(numThreads) + ",mma=" + std::to_string(mmaTileN) +
-           "x" + std::to_string(mmaStages) + (tf32 ? ",tf32" : "") +
+           "x" + std::to_string(mmaStages) + "x" + std::to_string(mmaStepBytes) +
+           (tf32 ? ",tf32" : "") +
            (ptxas.empty() ? "" : ",cubin");
   }
 };

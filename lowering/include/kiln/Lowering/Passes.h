@@ -40,8 +40,10 @@ struct GpuPipelineOptions {
   std::string chip = "sm_90";
   std::string libdevice; // libdevice.10.bc to link, for f64 math
   /// Shape of the tensor-core matmul kernel (sm_80 and later).
-  int64_t mmaTileN = 128;
+  /// (H200 sweep, docs/cuda.md: 128x256 outputs, 2 stages of 128 bytes.)
+  int64_t mmaTileN = 256;
   int64_t mmaStages = 2;
+  int64_t mmaStepBytes = 128;
   bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
 };
 

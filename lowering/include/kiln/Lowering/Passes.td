@@ -140,8 +140,9 @@ def KilnGpuTileMatmul : Pass<"kiln-gpu-tile-matmul", "mlir::ModuleOp"> {
     N and K are multiples of 8 instead take mma.sync m16n8k16 (and, with
     `tf32`, f32 matmuls whose N and K are multiples of 4 take tf32
     m16n8k8): 128 x `mma-tile-n` outputs per block of 8 warps, K in steps of
-    64 bytes through `mma-stages` swizzled shared-memory buffers filled by
-    cp.async ahead of the math, fragments loaded by ldmatrix.
+    `mma-step-bytes` through `mma-stages` swizzled buffers in dynamic shared
+    memory filled by cp.async ahead of the math, fragments loaded by
+    ldmatrix.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", "false",
@@ -151,7 +152,11 @@ def KilnGpuTileMatmul : Pass<"kiln-gpu-tile-matmul", "mlir::ModuleOp"> {
     Option<"mmaTileN", "mma-tile-n", "int64_t", "128",
            "output columns per block of the tensor-core kernel (64..256)">,
     Option<"mmaStages", "mma-stages", "int64_t", "2",
-           "shared-memory buffers of the tensor-core kernel's K pipeline">];
+           "shared-memory buffers of the tensor-core kernel's K pipeline">,
+    Option<"mmaStepBytes", "mma-step-bytes", "int64_t", "64",
+           "bytes of A's rows per K step of the tensor-core kernel (64 or 128)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "49152",
+           "shared memory a block may use (the device's opt-in limit)">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
                            "mlir::math::MathDialect", "mlir::nvgpu::NVGPUDialect",

@@ -61,6 +61,9 @@ public:
   /// from a cubin; the driver's error log goes into the error.
   Expected<void *> loadModule(std::string_view image);
   Expected<CudaKernel> kernel(void *module, const std::string &name);
+  /// Lets `kernel` launch with `bytes` of dynamic shared memory (beyond the
+  /// default 48 KiB a kernel must opt in); Unsupported past the device's limit.
+  Expected<void> allowSharedMemory(CudaKernel kernel, unsigned bytes);
   /// Queues a launch on the device's stream; `args` points at each argument.
   Expected<void> launch(CudaKernel kernel, const LaunchShape &shape,
                         std::vector<void *> &args);
