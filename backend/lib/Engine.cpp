@@ -79,6 +79,9 @@ Program::Program(CompiledProgram compiled, std::shared_ptr<VulkanProgram> vulkan
 Expected<void> Program::launch(const std::vector<uint64_t> &deviceBuffers) const {
   if (launcher)
     return launcher(deviceBuffers);
+  if (vulkan)
+    return makeError(ErrorKind::InvalidArgument,
+                     "a Vulkan program launches on device buffers through a VulkanExecutor");
   std::vector<void *> pointers;
   for (uint64_t address : deviceBuffers)
     pointers.push_back(reinterpret_cast<void *>(address));

@@ -7,9 +7,8 @@
 // dtype queries. Launches are queued (CUDA: on the device's stream) and
 // errors of queued work surface on the next sync or read.
 //
-// Where tensors live: CUDA device memory from the device's pool; on the CPU
-// and, for now, on Vulkan, host memory from a pool of host pages (Vulkan
-// programs stage their buffers through the device on each launch).
+// Where tensors live: device memory from the device's pool on CUDA and
+// Vulkan (VkBuffer pages), pooled host pages on the CPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BACKEND_BACKEND_H
