@@ -66,6 +66,14 @@ std::string floatLiteral(double value) {
   return s;
 }
 
+/// A short spelling of a tensor type for lookup keys.
+std::string opTypeKey(DType type, const std::vector<int64_t> &shape) {
+  std::string key(1, static_cast<char>('A' + static_cast<int>(type)));
+  for (int64_t d : shape)
+    key += std::to_string(d) + ',';
+  return key + ';';
+}
+
 /// splitmix64: a well-mixed seed per draw from (seed, draw number).
 int64_t mixSeed(uint64_t seed, uint64_t draw) {
   uint64_t z = seed + (draw + 1) * 0x9E3779B97F4A7C15ull;
@@ -204,7 +212,7 @@ Expected<void> Backend::write(const Tensor &tensor, const HostTensor &host) {
 Expected<HostTensor> Backend::download(const Tensor &tensor) {
   if (capturing)
     return std::unexpected(notWhileCapturing("download"));
-  if (!tensor.valid() || tensor.device().toString() != device().toString())
+  if (!tensor.valid() || tensor.device() != device())
     return makeError(ErrorKind::InvalidArgument,
                      "download: the tensor lives on " + tensor.device().toString() +
                          ", not on " + device().toString());
@@ -222,7 +230,7 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
   if (auto ok = checkUsable(); !ok)
     return std::unexpected(ok.error());
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].valid() || inputs[i].device().toString() != device().toString())
+    if (!inputs[i].valid() || inputs[i].device() != device())
       return makeError(ErrorKind::InvalidArgument,
                        "input #" + std::to_string(i) + " lives on " +
                            inputs[i].device().toString() + "; this backend runs on " +
@@ -230,7 +238,12 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
   auto program = queue->kernels().compile(source);
   if (!program)
     return std::unexpected(program.error());
-  const auto &want = (*program)->inputs();
+  return launch(*program, inputs);
+}
+
+Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &program,
+                                              const std::vector<Tensor> &inputs) {
+  const auto &want = program->inputs();
   if (inputs.size() != want.size())
     return makeError(ErrorKind::InvalidArgument,
                      "program takes " + std::to_string(want.size()) + " inputs, got " +
@@ -248,7 +261,7 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
     used.push_back(in.storage);
   }
   std::vector<Tensor> outputs;
-  for (const TensorSignature &s : (*program)->outputs()) {
+  for (const TensorSignature &s : program->outputs()) {
     auto out = allocate(s.dtype, s.shape);
     if (!out)
       return std::unexpected(out.error());
@@ -259,7 +272,7 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
   // Intermediate buffers live as long as the launch needs them: on the
   // stream, a later allocation reusing them runs after it; in a capture,
   // the graph keeps them.
-  for (size_t bytes : (*program)->temporaryBytes()) {
+  for (size_t bytes : program->temporaryBytes()) {
     auto temporary = allocate(DType::U8, {static_cast<int64_t>(bytes)});
     if (!temporary)
       return std::unexpected(temporary.error());
@@ -267,12 +280,12 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
     used.push_back(temporary->storage);
   }
   if (capturing) {
-    capturing->launches.push_back({*program, buffers});
+    capturing->launches.push_back({program, buffers});
     capturing->buffers.insert(capturing->buffers.end(), used.begin(), used.end());
     if (!queue->capturesNatively())
       return outputs; // the recorded list runs on replay
   }
-  if (auto ok = queue->launch(**program, buffers); !ok)
+  if (auto ok = queue->launch(*program, buffers); !ok)
     return std::unexpected(ok.error());
   return outputs;
 }
@@ -280,6 +293,25 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
 Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &inputs,
                                 DType resultType, const std::vector<int64_t> &resultShape,
                                 std::string_view attrs) {
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].valid() || inputs[i].device() != device())
+      return makeError(ErrorKind::InvalidArgument,
+                       "input #" + std::to_string(i) + " lives on " +
+                           inputs[i].device().toString() + "; this backend runs on " +
+                           device().toString());
+  // Eager ops repeat: the program of (op, attrs, types) is looked up before
+  // any program text is built.
+  std::string key = std::string(op) + '|' + std::string(attrs) + '|' + opTypeKey(resultType, resultShape);
+  for (const Tensor &in : inputs)
+    key += opTypeKey(in.dtype(), in.shape());
+  if (auto it = appliedOps.find(key); it != appliedOps.end()) {
+    auto results = launch(it->second, inputs);
+    if (!results)
+      return std::unexpected(results.error());
+    return std::move(results->front());
+  }
   // The generic op form reads the same for every op of the dialect.
   std::string result = tensorType(resultType, resultShape);
   std::ostringstream text, operandTypes, operands;
@@ -295,7 +327,11 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
     text << " {" << attrs << "}";
   text << " : (" << operandTypes.str() << ") -> " << result << "\n  return %r : " << result
        << "\n}\n";
-  auto results = run(text.str(), inputs);
+  auto program = queue->kernels().compile(text.str());
+  if (!program)
+    return std::unexpected(program.error());
+  appliedOps.emplace(std::move(key), *program);
+  auto results = launch(*program, inputs);
   if (!results)
     return std::unexpected(results.error());
   return std::move(results->front());
@@ -445,7 +481,7 @@ Expected<void> Backend::graphReplay(const Graph &graph) {
     return makeError(ErrorKind::InvalidArgument,
                      "graph_replay: the graph was captured on " + graph.device().toString() +
                          " and cannot replay on " + device().toString() +
-                         (graph.device().toString() == device().toString()
+                         (graph.device() == device()
                               ? " (another backend of the same device)"
                               : ""));
   if (capturing)

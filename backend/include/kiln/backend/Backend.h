@@ -164,6 +164,9 @@ public:
 private:
   explicit Backend(std::shared_ptr<DeviceQueue> queue);
   Expected<Tensor> allocate(DType type, std::vector<int64_t> shape);
+  /// Runs a compiled program on tensors of this device (checked).
+  Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
+                                       const std::vector<Tensor> &inputs);
   Expected<void> checkUsable() const;
 
   std::shared_ptr<DeviceQueue> queue; // tensors and graphs keep it alive
@@ -175,6 +178,7 @@ private:
     bool measurable = true; // false once a capture ran inside it
   };
   std::map<uint64_t, Window> openWindows;
+  std::unordered_map<std::string, std::shared_ptr<Program>> appliedOps; // by op and types
   uint64_t nextWindow = 1;
 };
 

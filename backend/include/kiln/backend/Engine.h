@@ -24,6 +24,7 @@ struct DeviceId {
   /// Parses "cpu", "cuda", "cuda:1", "vulkan:0".
   static Expected<DeviceId> parse(std::string_view text);
   std::string toString() const;
+  bool operator==(const DeviceId &) const = default;
 };
 
 /// A compiled program, ready to run on its device.
