@@ -149,6 +149,18 @@ Expected<void> Backend::checkUsable() const {
   return {};
 }
 
+Expected<void> Backend::checkInputs(const std::vector<Tensor> &inputs) const {
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].valid() || inputs[i].device() != device())
+      return makeError(ErrorKind::InvalidArgument,
+                       "input #" + std::to_string(i) + " lives on " +
+                           inputs[i].device().toString() + "; this backend runs on " +
+                           device().toString());
+  return {};
+}
+
 Expected<void> Backend::sync() {
   if (capturing)
     return std::unexpected(notWhileCapturing("sync"));
@@ -227,14 +239,8 @@ Expected<HostTensor> Backend::download(const Tensor &tensor) {
 
 Expected<std::vector<Tensor>> Backend::run(std::string_view source,
                                            const std::vector<Tensor> &inputs) {
-  if (auto ok = checkUsable(); !ok)
+  if (auto ok = checkInputs(inputs); !ok)
     return std::unexpected(ok.error());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].valid() || inputs[i].device() != device())
-      return makeError(ErrorKind::InvalidArgument,
-                       "input #" + std::to_string(i) + " lives on " +
-                           inputs[i].device().toString() + "; this backend runs on " +
-                           device().toString());
   auto program = queue->kernels().compile(source);
   if (!program)
     return std::unexpected(program.error());
@@ -293,14 +299,8 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
 Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &inputs,
                                 DType resultType, const std::vector<int64_t> &resultShape,
                                 std::string_view attrs) {
-  if (auto ok = checkUsable(); !ok)
+  if (auto ok = checkInputs(inputs); !ok)
     return std::unexpected(ok.error());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].valid() || inputs[i].device() != device())
-      return makeError(ErrorKind::InvalidArgument,
-                       "input #" + std::to_string(i) + " lives on " +
-                           inputs[i].device().toString() + "; this backend runs on " +
-                           device().toString());
   // Eager ops repeat: the program of (op, attrs, types) is looked up before
   // any program text is built.
   std::string key = std::string(op) + '|' + std::string(attrs) + '|' + opTypeKey(resultType, resultShape);

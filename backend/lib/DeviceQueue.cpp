@@ -30,6 +30,24 @@ Expected<uint64_t> allocateHost(size_t bytes) {
   }
 }
 
+Expected<std::shared_ptr<void>> hostStaging(size_t bytes) {
+  auto p = allocateHost(bytes);
+  if (!p)
+    return std::unexpected(p.error());
+  return std::shared_ptr<void>(reinterpret_cast<void *>(*p), freeHostBuffer);
+}
+
+/// Host and Vulkan marks: a time in milliseconds.
+std::shared_ptr<void> hostMark() {
+  return std::make_shared<double>(std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now().time_since_epoch())
+                                      .count());
+}
+
+double millisecondsBetween(void *start, void *end) {
+  return *static_cast<double *>(end) - *static_cast<double *>(start);
+}
+
 /// Tensors in host memory; launches run synchronously as they are made.
 class HostQueue final : public DeviceQueue {
 public:
@@ -61,26 +79,18 @@ public:
   Expected<void> sync() override { return {}; }
   bool poisoned() const override { return lost; }
 
-  Expected<std::shared_ptr<void>> mark() override {
-    return std::make_shared<Clock::time_point>(Clock::now());
-  }
+  Expected<std::shared_ptr<void>> mark() override { return hostMark(); }
   Expected<double> elapsedMs(void *start, void *end) override {
-    return std::chrono::duration<double, std::milli>(*static_cast<Clock::time_point *>(end) -
-                                                     *static_cast<Clock::time_point *>(start))
-        .count();
+    return millisecondsBetween(start, end);
   }
   const char *clockName() const override { return "host"; }
   bool capturesNatively() const override { return false; }
 
   Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
-    auto p = allocateHost(bytes);
-    if (!p)
-      return std::unexpected(p.error());
-    return std::shared_ptr<void>(reinterpret_cast<void *>(*p), freeHostBuffer);
+    return hostStaging(bytes);
   }
 
 private:
-  using Clock = std::chrono::steady_clock;
   MemoryPool memoryPool;
   bool lost = false;
 };
@@ -166,20 +176,14 @@ public:
 
   Expected<std::shared_ptr<void>> mark() override {
     if (!executor->hasTimestamps())
-      return std::make_shared<std::chrono::steady_clock::time_point>(
-          std::chrono::steady_clock::now());
+      return hostMark();
     auto ns = executor->timestampNs();
     if (!ns)
       return std::unexpected(ns.error());
-    return std::make_shared<double>(*ns);
+    return std::make_shared<double>(*ns * 1e-6);
   }
   Expected<double> elapsedMs(void *start, void *end) override {
-    if (!executor->hasTimestamps())
-      return std::chrono::duration<double, std::milli>(
-                 *static_cast<std::chrono::steady_clock::time_point *>(end) -
-                 *static_cast<std::chrono::steady_clock::time_point *>(start))
-          .count();
-    return (*static_cast<double *>(end) - *static_cast<double *>(start)) * 1e-6;
+    return millisecondsBetween(start, end);
   }
   const char *clockName() const override {
     return executor->hasTimestamps() ? "vulkan-timestamps" : "host";
@@ -191,10 +195,7 @@ public:
   Expected<void> replay(void *graph) override { return executor->replay(graph); }
 
   Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
-    auto p = allocateHost(bytes);
-    if (!p)
-      return std::unexpected(p.error());
-    return std::shared_ptr<void>(reinterpret_cast<void *>(*p), freeHostBuffer);
+    return hostStaging(bytes);
   }
 
 private:

@@ -52,6 +52,14 @@ Expected<VulkanBuffer> createVulkanBuffer(VulkanDevice &device, VkDeviceSize byt
   return b;
 }
 
+Expected<VulkanBuffer> createStorageBuffer(VulkanDevice &device, VkDeviceSize bytes) {
+  return createVulkanBuffer(device, bytes,
+                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+}
+
 void destroyVulkanBuffer(VulkanDevice &device, const VulkanBuffer &b) {
   const VulkanApi &api = device.api();
   VkDevice d = static_cast<VkDevice>(device.handle());

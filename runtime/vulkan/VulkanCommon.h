@@ -25,6 +25,8 @@ struct VulkanBuffer {
 Expected<VulkanBuffer> createVulkanBuffer(VulkanDevice &device, VkDeviceSize bytes,
                                           VkBufferUsageFlags usage, VkMemoryPropertyFlags want);
 void destroyVulkanBuffer(VulkanDevice &device, const VulkanBuffer &buffer);
+/// A device-local buffer kernels read and write and copies fill and drain.
+Expected<VulkanBuffer> createStorageBuffer(VulkanDevice &device, VkDeviceSize bytes);
 
 /// A barrier between everything `src` wrote and what `dst` reads or writes.
 void vulkanBarrier(const VulkanApi &api, VkCommandBuffer cb, VkPipelineStageFlags src,

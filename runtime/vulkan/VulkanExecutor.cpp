@@ -125,11 +125,7 @@ Expected<uint64_t> VulkanExecutor::allocatePage(size_t bytes) {
                      "vulkan: a buffer of " + std::to_string(bytes) +
                          " bytes exceeds the device's maxStorageBufferRange (" +
                          std::to_string(device.properties().maxStorageBufferRange) + ")");
-  auto buffer = createVulkanBuffer(device, bytes,
-                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  auto buffer = createStorageBuffer(device, bytes);
   if (!buffer)
     return std::unexpected(buffer.error());
   uint64_t page = vk->nextPage++;
@@ -159,6 +155,20 @@ Expected<void> VulkanExecutor::submit(void *commandBuffer) {
   if (!ok && ok.error().kind == ErrorKind::DevicePoisoned)
     deviceLost = true;
   return ok;
+}
+
+Expected<void> VulkanExecutor::runOneShot(
+    const std::function<Expected<void>(VkCommandBuffer_T *)> &record) {
+  const VulkanApi &api = device.api();
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
+  if (auto ok = record(vk->oneShot); !ok) {
+    api.vkEndCommandBuffer(vk->oneShot);
+    return ok;
+  }
+  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
+  return submit(vk->oneShot);
 }
 
 Expected<void> VulkanExecutor::ensureStaging(size_t bytes) {
@@ -191,17 +201,14 @@ Expected<void> VulkanExecutor::write(uint64_t dst, const void *src, size_t bytes
     return ok;
   std::memcpy(vk->stagingData, src, bytes);
   const VulkanApi &api = device.api();
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
-  VkBufferCopy copy{0, to->offset, bytes};
-  api.vkCmdCopyBuffer(vk->oneShot, vk->staging.buffer, static_cast<VkBuffer>(to->buffer), 1,
-                      &copy);
-  vulkanBarrier(api, vk->oneShot, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
-  return submit(vk->oneShot);
+  return runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
+    VkBufferCopy copy{0, to->offset, bytes};
+    api.vkCmdCopyBuffer(cb, vk->staging.buffer, static_cast<VkBuffer>(to->buffer), 1, &copy);
+    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    return {};
+  });
 }
 
 Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
@@ -213,17 +220,15 @@ Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
   if (auto ok = ensureStaging(bytes); !ok)
     return ok;
   const VulkanApi &api = device.api();
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
-  VkBufferCopy copy{from->offset, 0, bytes};
-  api.vkCmdCopyBuffer(vk->oneShot, static_cast<VkBuffer>(from->buffer), vk->staging.buffer, 1,
-                      &copy);
-  vulkanBarrier(api, vk->oneShot, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
-  if (auto ok = submit(vk->oneShot); !ok)
-    return ok;
+  auto copied = runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
+    VkBufferCopy copy{from->offset, 0, bytes};
+    api.vkCmdCopyBuffer(cb, static_cast<VkBuffer>(from->buffer), vk->staging.buffer, 1, &copy);
+    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                  VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    return {};
+  });
+  if (!copied)
+    return copied;
   std::memcpy(dst, vk->stagingData, bytes);
   return {};
 }
@@ -261,13 +266,9 @@ Expected<void> VulkanExecutor::launch(VulkanProgram &program,
   } else {
     KILN_VK_TRY(api.vkResetDescriptorPool(d, vk->launchSets, 0), "vkResetDescriptorPool");
   }
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
-  if (auto ok = program.record(vk->oneShot, vk->launchSets, bindings); !ok)
-    return ok;
-  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
-  return submit(vk->oneShot);
+  return runOneShot([&](VkCommandBuffer cb) {
+    return program.record(cb, vk->launchSets, bindings);
+  });
 }
 
 bool VulkanExecutor::hasTimestamps() const { return vk->timestamps != VK_NULL_HANDLE; }
@@ -276,14 +277,13 @@ Expected<double> VulkanExecutor::timestampNs() {
   if (!vk->timestamps)
     return makeError(ErrorKind::Unsupported, "vulkan: the device has no compute timestamps");
   const VulkanApi &api = device.api();
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
-  api.vkCmdResetQueryPool(vk->oneShot, vk->timestamps, 0, 1);
-  api.vkCmdWriteTimestamp(vk->oneShot, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->timestamps, 0);
-  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
-  if (auto ok = submit(vk->oneShot); !ok)
-    return std::unexpected(ok.error());
+  auto stamped = runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
+    api.vkCmdResetQueryPool(cb, vk->timestamps, 0, 1);
+    api.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->timestamps, 0);
+    return {};
+  });
+  if (!stamped)
+    return std::unexpected(stamped.error());
   uint64_t ticks = 0;
   KILN_VK_TRY(api.vkGetQueryPoolResults(static_cast<VkDevice>(device.handle()), vk->timestamps,
                                         0, 1, sizeof ticks, &ticks, sizeof ticks,

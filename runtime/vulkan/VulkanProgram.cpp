@@ -63,11 +63,7 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
   VkDevice d = static_cast<VkDevice>(device.handle());
 
   for (size_t bytes : p.bufferBytes) {
-    auto b = createVulkanBuffer(device, bytes,
-                          VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                              VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    auto b = createStorageBuffer(device, bytes);
     if (!b)
       return std::unexpected(b.error());
     vk.buffers.push_back(*b);

@@ -168,6 +168,8 @@ private:
   Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
                                        const std::vector<Tensor> &inputs);
   Expected<void> checkUsable() const;
+  /// Usable, and every input a tensor of this device.
+  Expected<void> checkInputs(const std::vector<Tensor> &inputs) const;
 
   std::shared_ptr<DeviceQueue> queue; // tensors and graphs keep it alive
   bool persistentAllocations = false;

@@ -14,6 +14,7 @@
 #include "kiln/runtime/MemoryPool.h"
 #include "kiln/runtime/VulkanProgram.h"
 
+#include <functional>
 #include <map>
 
 namespace kiln {
@@ -49,6 +50,8 @@ public:
 private:
   explicit VulkanExecutor(VulkanDevice &device);
   Expected<void> submit(void *commandBuffer);
+  /// Records into the one-shot command buffer, submits it and waits.
+  Expected<void> runOneShot(const std::function<Expected<void>(VkCommandBuffer_T *)> &record);
   Expected<VulkanProgram::Binding> resolve(uint64_t address) const;
   Expected<void> ensureStaging(size_t bytes);
   VulkanDevice &device;
