@@ -84,7 +84,9 @@ TEST(DtypeCapability, EachEngineAnswersForItsDevice) {
   if (VulkanDevice::deviceCount() > 0) {
     auto vk = Engine::create({DeviceType::Vulkan, 0});
     ASSERT_TRUE(vk) << vk.error().message;
-    const VulkanDeviceProperties &p = VulkanDevice::create(0).value()->properties();
+    // The engine's own device: a reference into a temporary device would
+    // dangle once the full expression ends.
+    const VulkanDeviceProperties &p = (*vk)->vulkanDevice()->properties();
     EXPECT_EQ(supportsDtype((*vk)->capabilities(), {F64}), p.float64);
   }
   // No CUDA engine here: CudaDeviceTest's last test leaves the process's
