@@ -7,60 +7,93 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <mutex>
+#include <unordered_map>
+
 namespace kiln {
 
-CpuDevice::CpuDevice(std::unique_ptr<llvm::orc::LLJIT> jit,
-                     std::string fingerprint)
-    : jit(std::move(jit)), fingerprint_(std::move(fingerprint)) {}
+namespace {
+/// The process's JIT and the objects loaded into it, by their bytes.
+struct ProcessJit {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<CpuExecutable>> loaded;
+  unsigned nextLibrary = 0;
+};
 
 // The JIT'd code is never unmapped: a program's parallel loops run as tasks
 // of MLIR's process-wide async runtime, whose workers may still be finishing
 // a task's epilogue (reference counting, in JIT'd code) after the awaiting
 // caller has resumed; freeing the code then crashed those workers at random
 // (seen as SIGSEGV at exit under load). The runtime joins its workers at
-// process exit, so the JIT lives until then.
-CpuDevice::~CpuDevice() { (void)jit.release(); }
-
-Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
-  static const bool initialised = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialised;
+// process exit, so the JIT lives until then: one per process, not one per
+// device, which leaked a JIT with every backend destroyed.
+Expected<ProcessJit *> processJit() {
+  static std::mutex creating;
+  static ProcessJit *shared = nullptr;
+  std::lock_guard lock(creating);
+  if (shared)
+    return shared;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit)
     return makeError(ErrorKind::Unsupported,
                      "cpu: cannot create the JIT: " + llvm::toString(jit.takeError()));
+  shared = new ProcessJit{std::move(*jit), {}, {}, 0};
+  return shared;
+}
+} // namespace
+
+Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
+  auto jit = processJit();
+  if (!jit)
+    return std::unexpected(jit.error());
   std::string fingerprint = "cpu-" + llvm::sys::getProcessTriple() + "-" +
                             llvm::sys::getHostCPUName().str();
-  return std::unique_ptr<CpuDevice>(
-      new CpuDevice(std::move(*jit), std::move(fingerprint)));
+  return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(fingerprint)));
+}
+
+size_t CpuDevice::loadedObjectCount() {
+  auto jit = processJit();
+  if (!jit)
+    return 0;
+  std::lock_guard lock((*jit)->mutex);
+  return (*jit)->loaded.size();
 }
 
 Expected<std::shared_ptr<CpuExecutable>> CpuDevice::load(std::string_view object) {
-  std::lock_guard lock(mutex);
-  auto &es = jit->getExecutionSession();
-  auto lib = es.createJITDylib("kiln" + std::to_string(nextLibrary++));
+  auto shared = processJit();
+  if (!shared)
+    return std::unexpected(shared.error());
+  ProcessJit &process = **shared;
+  std::lock_guard lock(process.mutex);
+  std::string key(object);
+  if (auto it = process.loaded.find(key); it != process.loaded.end())
+    return it->second;
+  llvm::orc::LLJIT &jit = *process.jit;
+  auto &es = jit.getExecutionSession();
+  auto lib = es.createJITDylib("kiln" + std::to_string(process.nextLibrary++));
   if (!lib)
     return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(lib.takeError()));
   // libc, libm and the MLIR runtime support libraries come from the process.
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      jit->getDataLayout().getGlobalPrefix());
-  if (!process)
-    return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(process.takeError()));
-  lib->addGenerator(std::move(*process));
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit.getDataLayout().getGlobalPrefix());
+  if (!generator)
+    return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(generator.takeError()));
+  lib->addGenerator(std::move(*generator));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), "kiln-kernel.o");
-  if (auto err = jit->addObjectFile(*lib, std::move(buffer)))
+  if (auto err = jit.addObjectFile(*lib, std::move(buffer)))
     return makeError(ErrorKind::Launch,
                      "cpu: cannot load kernel object: " + llvm::toString(std::move(err)));
-  auto entry = jit->lookup(*lib, "_kiln_entry");
+  auto entry = jit.lookup(*lib, "_kiln_entry");
   if (!entry)
     return makeError(ErrorKind::Launch, "cpu: kernel object has no entry: " +
                                             llvm::toString(entry.takeError()));
-  return std::make_shared<CpuExecutable>(
-      entry->toPtr<CpuExecutable::EntryFn>());
+  auto executable = std::make_shared<CpuExecutable>(entry->toPtr<CpuExecutable::EntryFn>());
+  process.loaded.emplace(std::move(key), executable);
+  return executable;
 }
 
 } // namespace kiln

@@ -11,13 +11,8 @@
 #include "kiln/runtime/Error.h"
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-
-namespace llvm::orc {
-class LLJIT;
-}
 
 namespace kiln {
 
@@ -33,23 +28,25 @@ private:
   EntryFn entry;
 };
 
-/// The host CPU as a kiln device.
+/// The host CPU as a kiln device. Every CpuDevice loads into one JIT of
+/// the process, which is never freed (see CpuDevice.cpp), and an object
+/// loaded once is shared: a process that creates and destroys devices over
+/// and over holds one JIT and one copy of each distinct program.
 class CpuDevice {
 public:
   static Expected<std::unique_ptr<CpuDevice>> create();
-  ~CpuDevice();
 
-  /// Loads a relocatable object file; each gets its own symbol namespace.
+  /// Loads a relocatable object file; each distinct one gets its own symbol
+  /// namespace, once per process.
   Expected<std::shared_ptr<CpuExecutable>> load(std::string_view object);
   /// The fingerprint of the code this device runs: "cpu-<triple>-<cpu>".
   const std::string &fingerprint() const { return fingerprint_; }
+  /// Distinct objects the process's JIT holds.
+  static size_t loadedObjectCount();
 
 private:
-  CpuDevice(std::unique_ptr<llvm::orc::LLJIT> jit, std::string fingerprint);
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  explicit CpuDevice(std::string fingerprint) : fingerprint_(std::move(fingerprint)) {}
   std::string fingerprint_;
-  std::mutex mutex;
-  unsigned nextLibrary = 0;
 };
 
 } // namespace kiln
