@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 
 namespace kiln {
 
@@ -67,9 +69,27 @@ bool isFloatDType(DType t) {
   return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
+Expected<size_t> tensorBytes(DType type, const std::vector<int64_t> &shape) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(type));
+  for (int64_t d : shape) {
+    if (d < 0)
+      return makeError(ErrorKind::InvalidArgument,
+                       describeTensorType(type, shape) + " has a negative dimension");
+    if (__builtin_mul_overflow(bytes, d, &bytes))
+      return makeError(ErrorKind::InvalidArgument,
+                       describeTensorType(type, shape) + " has more than " +
+                           std::to_string(std::numeric_limits<int64_t>::max()) +
+                           " bytes (its size overflows)");
+  }
+  return static_cast<size_t>(bytes);
+}
+
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype(dtype), shape(std::move(shape)) {
-  data.resize(static_cast<size_t>(numElements()) * dtypeSize(dtype));
+  auto bytes = tensorBytes(dtype, this->shape);
+  if (!bytes)
+    throw std::length_error(bytes.error().message);
+  data.resize(*bytes);
 }
 
 int64_t HostTensor::numElements() const {

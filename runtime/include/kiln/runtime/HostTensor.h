@@ -2,6 +2,8 @@
 #ifndef KILN_RUNTIME_HOSTTENSOR_H
 #define KILN_RUNTIME_HOSTTENSOR_H
 
+#include "kiln/runtime/Error.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,12 @@ size_t dtypeSize(DType type);
 std::string_view dtypeName(DType type);
 std::optional<DType> dtypeFromName(std::string_view name);
 bool isFloatDType(DType type);
+
+/// The byte size of a tensor of `type` and `shape`. Every tensor size is
+/// computed here: a negative dim, or a size that does not fit in 63 bits
+/// (where a plain product would wrap, to 0 for [2^62, 4] f32), is an
+/// invalid_argument error naming the tensor type.
+Expected<size_t> tensorBytes(DType type, const std::vector<int64_t> &shape);
 
 /// Large host buffers: 64-byte aligned (one vector register), and backed by
 /// huge pages where the OS allows, which saves most first-touch page faults.
@@ -50,6 +58,8 @@ struct HostTensor {
   std::vector<std::byte, UninitializedAllocator<std::byte>> data;
 
   HostTensor() = default;
+  /// Throws std::length_error for a shape tensorBytes refuses (callers with
+  /// a user's shape check it first, to report it as an error).
   HostTensor(DType dtype, std::vector<int64_t> shape);
   int64_t numElements() const;
   template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
