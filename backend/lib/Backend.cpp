@@ -149,15 +149,32 @@ Expected<void> Backend::checkUsable() const {
   return {};
 }
 
+Expected<void> Backend::checkOwned(const Tensor &tensor, const std::string &what) const {
+  if (!tensor.valid())
+    return makeError(ErrorKind::InvalidArgument, what + " is an empty tensor (no buffer)");
+  if (tensor.device() != device())
+    return makeError(ErrorKind::InvalidArgument, what + " lives on " +
+                                                     tensor.device().toString() +
+                                                     "; this backend runs on " +
+                                                     device().toString());
+  // Addresses mean something only in the memory of the backend that made
+  // them (Vulkan: its own VkDevice and pages; CUDA: its own pool and
+  // stream; the CPU: its own pool): another backend of the same device
+  // would read or write its own buffer at that address.
+  if (tensor.storage->queue != queue)
+    return makeError(ErrorKind::InvalidArgument,
+                     what + " belongs to another backend of " + device().toString() +
+                         " (one that is destroyed, or another instance); a tensor is used "
+                         "by the backend that made it");
+  return {};
+}
+
 Expected<void> Backend::checkInputs(const std::vector<Tensor> &inputs) const {
   if (auto ok = checkUsable(); !ok)
     return ok;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].valid() || inputs[i].device() != device())
-      return makeError(ErrorKind::InvalidArgument,
-                       "input #" + std::to_string(i) + " lives on " +
-                           inputs[i].device().toString() + "; this backend runs on " +
-                           device().toString());
+    if (auto ok = checkOwned(inputs[i], "input #" + std::to_string(i)); !ok)
+      return ok;
   return {};
 }
 
@@ -175,21 +192,23 @@ Expected<void> Backend::flush() {
 Expected<Tensor> Backend::allocate(DType type, std::vector<int64_t> shape) {
   if (auto ok = checkUsable(); !ok)
     return std::unexpected(ok.error());
+  auto bytes = tensorBytes(type, shape);
+  if (!bytes)
+    return std::unexpected(bytes.error());
   Tensor t;
   t.type = type;
   t.dims = std::move(shape);
   t.deviceId = device();
   auto storage = std::make_shared<TensorStorage>();
   storage->queue = queue;
-  size_t bytes = t.bytes();
   if (persistentAllocations) {
-    auto address = queue->allocatePersistent(bytes);
+    auto address = queue->allocatePersistent(*bytes);
     if (!address)
       return std::unexpected(address.error());
-    storage->allocation = {*address, bytes};
+    storage->allocation = {*address, *bytes};
     storage->persistent = true;
   } else {
-    auto allocation = queue->pool().allocate(bytes);
+    auto allocation = queue->pool().allocate(*bytes);
     if (!allocation)
       return std::unexpected(allocation.error());
     storage->allocation = *allocation;
@@ -198,9 +217,26 @@ Expected<Tensor> Backend::allocate(DType type, std::vector<int64_t> shape) {
   return t;
 }
 
+namespace {
+/// `host`'s bytes must be what its shape says (its fields are public).
+Expected<void> checkHostData(const HostTensor &host, const char *what) {
+  auto bytes = tensorBytes(host.dtype, host.shape);
+  if (!bytes)
+    return makeError(ErrorKind::InvalidArgument, std::string(what) + ": " + bytes.error().message);
+  if (*bytes != host.data.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     std::string(what) + ": " + tensorType(host.dtype, host.shape) + " needs " +
+                         std::to_string(*bytes) + " bytes, the data has " +
+                         std::to_string(host.data.size()));
+  return {};
+}
+} // namespace
+
 Expected<Tensor> Backend::upload(const HostTensor &host) {
   if (capturing)
     return std::unexpected(notWhileCapturing("upload"));
+  if (auto ok = checkHostData(host, "upload"); !ok)
+    return std::unexpected(ok.error());
   auto t = allocate(host.dtype, host.shape);
   if (!t)
     return t;
@@ -212,23 +248,25 @@ Expected<Tensor> Backend::upload(const HostTensor &host) {
 Expected<void> Backend::write(const Tensor &tensor, const HostTensor &host) {
   if (capturing)
     return std::unexpected(notWhileCapturing("write"));
-  if (!tensor.valid() || tensor.dtype() != host.dtype || tensor.shape() != host.shape)
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  if (auto ok = checkOwned(tensor, "write: the tensor"); !ok)
+    return ok;
+  if (auto ok = checkHostData(host, "write"); !ok)
+    return ok;
+  if (tensor.dtype() != host.dtype || tensor.shape() != host.shape)
     return makeError(ErrorKind::InvalidArgument,
                      "write: the tensor is " + tensorType(tensor.dtype(), tensor.shape()) +
                          ", the data " + tensorType(host.dtype, host.shape));
-  if (auto ok = checkUsable(); !ok)
-    return ok;
   return queue->write(tensor.storage->allocation.address, host.data.data(), tensor.bytes());
 }
 
 Expected<HostTensor> Backend::download(const Tensor &tensor) {
   if (capturing)
     return std::unexpected(notWhileCapturing("download"));
-  if (!tensor.valid() || tensor.device() != device())
-    return makeError(ErrorKind::InvalidArgument,
-                     "download: the tensor lives on " + tensor.device().toString() +
-                         ", not on " + device().toString());
   if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = checkOwned(tensor, "download: the tensor"); !ok)
     return std::unexpected(ok.error());
   HostTensor host(tensor.dtype(), tensor.shape());
   if (auto ok = queue->read(host.data.data(), tensor.storage->allocation.address, tensor.bytes());
@@ -296,11 +334,30 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
   return outputs;
 }
 
-Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &inputs,
+Expected<Tensor> Backend::randomKey() {
+  HostTensor key(DType::I64, {});
+  *key.as<int64_t>() = mixSeed(seedValue, randomDraws++);
+  return upload(key);
+}
+
+Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &givenInputs,
                                 DType resultType, const std::vector<int64_t> &resultShape,
                                 std::string_view attrs) {
+  // A random op given no seed operand draws its key from the backend's seed.
+  std::vector<Tensor> drawn;
+  bool random = op == "kiln.random_uniform" || op == "kiln.random_normal";
+  if (random && givenInputs.empty()) {
+    auto key = randomKey();
+    if (!key)
+      return key;
+    drawn.push_back(std::move(*key));
+  }
+  const std::vector<Tensor> &inputs = drawn.empty() ? givenInputs : drawn;
   if (auto ok = checkInputs(inputs); !ok)
     return std::unexpected(ok.error());
+  if (auto bytes = tensorBytes(resultType, resultShape); !bytes)
+    return makeError(ErrorKind::InvalidArgument,
+                     std::string(op) + ": the result " + bytes.error().message);
   // Eager ops repeat: the program of (op, attrs, types) is looked up before
   // any program text is built.
   std::string key = std::string(op) + '|' + std::string(attrs) + '|' + opTypeKey(resultType, resultShape);
@@ -374,13 +431,14 @@ Expected<Tensor> Backend::dequantize(const QuantizedTensor &q) {
 
 Expected<Tensor> Backend::randomUniform(DType type, const std::vector<int64_t> &shape,
                                         double low, double high) {
-  HostTensor seedTensor(DType::I64, {});
-  *seedTensor.as<int64_t>() = mixSeed(seedValue, randomDraws++);
-  auto seed = upload(seedTensor);
-  if (!seed)
-    return seed;
-  std::string attrs = "low = " + floatLiteral(low) + " : f64, high = " + floatLiteral(high) + " : f64";
-  return apply("kiln.random_uniform", {*seed}, type, shape, attrs);
+  return apply("kiln.random_uniform", {}, type, shape,
+               "low = " + floatLiteral(low) + " : f64, high = " + floatLiteral(high) + " : f64");
+}
+
+Expected<Tensor> Backend::randomNormal(DType type, const std::vector<int64_t> &shape,
+                                       double mean, double std) {
+  return apply("kiln.random_normal", {}, type, shape,
+               "mean = " + floatLiteral(mean) + " : f64, std = " + floatLiteral(std) + " : f64");
 }
 
 Expected<ProfileToken> Backend::profileStart() {

@@ -158,20 +158,32 @@ kiln_status kiln_tensor_from_host(kiln_backend *backend, kiln_dtype dtype,
     if (!backend || !tensor || (rank && !shape) || !validDtype(dtype))
       return invalid(__func__, "NULL backend, tensor or shape, or an unknown dtype");
     std::vector<int64_t> dims(shape, shape + rank);
-    if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; }))
-      return invalid(__func__, "negative dimension");
-    HostTensor host(toDType(dtype), dims);
-    if (bytes != host.data.size() || (bytes && !data))
+    auto needed = tensorBytes(toDType(dtype), dims);
+    if (!needed)
+      return invalid(__func__, needed.error().message.c_str());
+    if (bytes != *needed || (bytes && !data))
       return status(KILN_INVALID_ARGUMENT,
-                    std::string(__func__) + ": the tensor needs " +
-                        std::to_string(host.data.size()) + " bytes, got " +
-                        std::to_string(bytes));
+                    std::string(__func__) + ": the tensor needs " + std::to_string(*needed) +
+                        " bytes, got " + std::to_string(bytes) + (data ? "" : " and no data"));
+    HostTensor host(toDType(dtype), std::move(dims));
     if (bytes)
       std::memcpy(host.data.data(), data, bytes);
     auto uploaded = backend->backend->upload(host);
     if (!uploaded)
       return fromError(uploaded.error());
     *tensor = new kiln_tensor{std::move(*uploaded)};
+    return ok();
+  });
+}
+
+kiln_status kiln_random_key(kiln_backend *backend, kiln_tensor **key) {
+  return guarded(__func__, [&] {
+    if (!backend || !key)
+      return invalid(__func__, "NULL backend or key");
+    auto drawn = backend->backend->randomKey();
+    if (!drawn)
+      return fromError(drawn.error());
+    *key = new kiln_tensor{std::move(*drawn)};
     return ok();
   });
 }

@@ -5,8 +5,11 @@
  * call on the same thread. No C++ exception crosses this interface.
  *
  * Objects (backends, tensors, graphs) are created by kiln_*_create-style
- * calls and released by the matching kiln_*_destroy; a tensor may outlive
- * its backend (it keeps the device alive). One thread at a time per backend.
+ * calls and released by the matching kiln_*_destroy. A tensor belongs to
+ * the backend that made it: every other backend, even of the same device,
+ * refuses it (KILN_INVALID_ARGUMENT). It may outlive its backend (it keeps
+ * the device alive) and is then only destroyed. One thread at a time per
+ * backend and its tensors.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_KILN_H
@@ -54,11 +57,18 @@ kiln_status kiln_backend_create(const char *device, kiln_backend **backend);
 void kiln_backend_destroy(kiln_backend *backend);
 /* "cuda:0 (NVIDIA H200)", truncated to fit `size` bytes with the NUL. */
 kiln_status kiln_backend_name(kiln_backend *backend, char *name, size_t size);
+/* Random ops draw keys from the backend's seed: kiln.random_uniform and
+ * kiln.random_normal through kiln_apply with no inputs take the next key,
+ * and kiln_random_key gives it as a rank-0 i64 tensor, the seed input of a
+ * program's random ops in kiln_run. The same seed gives the same sequence
+ * of keys, so the same bits; a seed operand given explicitly is the key. */
 kiln_status kiln_seed(kiln_backend *backend, uint64_t seed);
+kiln_status kiln_random_key(kiln_backend *backend, kiln_tensor **key);
 kiln_status kiln_sync(kiln_backend *backend);
 kiln_status kiln_flush(kiln_backend *backend);
 
-/* Tensors: `bytes` must be the tensor's exact size. */
+/* Tensors: `bytes` must be the tensor's exact size; a negative dim or a
+ * size beyond 63 bits is KILN_INVALID_ARGUMENT. */
 kiln_status kiln_tensor_from_host(kiln_backend *backend, kiln_dtype dtype,
                                   const int64_t *shape, size_t rank,
                                   const void *data, size_t bytes,

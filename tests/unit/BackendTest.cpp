@@ -346,6 +346,131 @@ TEST_P(BackendTest, StagingBufferHoldsData) {
   EXPECT_EQ(static_cast<unsigned char *>(staging->data())[12345], 7);
 }
 
+// A tensor's buffer is an address in its own backend's memory; another
+// backend of the same device has its own buffer at that address (Vulkan:
+// its own VkDevice and pages) and read it, returning success.
+TEST_P(BackendTest, TensorsOfAnotherBackendOfTheSameDeviceAreRefused) {
+  auto second = Backend::create(backend->device());
+  ASSERT_TRUE(second) << second.error().message;
+  Backend &other = **second;
+  Tensor mine = upload(filled({64}, 1, 1));
+  auto theirs = other.upload(filled({64}, -5, 0.5f));
+  ASSERT_TRUE(theirs);
+  auto expectRefused = [](const auto &result, const char *what) {
+    ASSERT_FALSE(result) << what << " of another backend's tensor succeeded";
+    EXPECT_EQ(result.error().kind, ErrorKind::InvalidArgument) << what;
+    EXPECT_NE(result.error().message.find("another backend of"), std::string::npos)
+        << what << ": " << result.error().message;
+  };
+  expectRefused(other.download(mine), "download");
+  expectRefused(other.write(mine, filled({64}, 0, 0)), "write");
+  expectRefused(other.apply("kiln.add", {mine, *theirs}, DType::F32, {64}), "apply");
+  expectRefused(other.run("func.func @main(%a: tensor<64xf32>) -> tensor<64xf32> {\n"
+                          "  return %a : tensor<64xf32>\n}\n",
+                          {mine}),
+                "run");
+  expectRefused(backend->download(*theirs), "download");
+  // The tensor outlives its backend: still refused by the other one, and
+  // its own data was never touched.
+  EXPECT_EQ(download(mine).as<float>()[3], 4.0f);
+  backend.reset();
+  expectRefused(other.download(mine), "download after its backend went");
+  auto own = other.download(*theirs);
+  ASSERT_TRUE(own) << own.error().message;
+  EXPECT_EQ(own->as<float>()[3], -3.5f);
+}
+
+// Every entry point that takes a tensor checks its device first (write did
+// not: a Vulkan tensor written through the CPU backend crashed).
+TEST_P(BackendTest, TensorsOfAnotherDeviceAreRefusedEverywhere) {
+  const char *otherName = std::string(GetParam()) == "cpu:0" ? "vulkan:0" : "cpu:0";
+  DeviceId otherId = *DeviceId::parse(otherName);
+  if (Backend::deviceCount(otherId.type) == 0)
+    GTEST_SKIP() << otherName << ": no such device on this machine";
+  auto created = Backend::create(otherId);
+  ASSERT_TRUE(created) << created.error().message;
+  Backend &other = **created;
+  Tensor mine = upload(filled({8}, 1, 1));
+  auto expectRefused = [&](const auto &result, const char *what) {
+    ASSERT_FALSE(result) << what;
+    EXPECT_NE(result.error().message.find(std::string("lives on ") + GetParam()),
+              std::string::npos)
+        << what << ": " << result.error().message;
+  };
+  expectRefused(other.write(mine, filled({8}, 0, 0)), "write");
+  expectRefused(other.download(mine), "download");
+  expectRefused(other.apply("kiln.neg", {mine}, DType::F32, {8}), "apply");
+  expectRefused(other.quantize(mine, mine), "quantize");
+  EXPECT_EQ(download(mine).as<float>()[0], 1.0f);
+}
+
+TEST_P(BackendTest, SizesThatOverflowAreRefused) {
+  const std::vector<int64_t> wraps = {int64_t(1) << 62, 4}; // 2^66 bytes of f32
+  auto bytes = tensorBytes(DType::F32, wraps);
+  ASSERT_FALSE(bytes) << "sized " << *bytes;
+  EXPECT_NE(bytes.error().message.find("overflows"), std::string::npos) << bytes.error().message;
+  EXPECT_FALSE(tensorBytes(DType::F32, {4, -1}));
+  EXPECT_EQ(tensorBytes(DType::I64, {0, int64_t(1) << 62}).value(), 0u);
+  EXPECT_THROW(HostTensor(DType::F32, wraps), std::length_error);
+  for (const std::vector<int64_t> &shape :
+       {wraps, std::vector<int64_t>{int64_t(1) << 31, int64_t(1) << 31, 4}}) {
+    auto random = backend->randomUniform(DType::F32, shape, 0, 1);
+    ASSERT_FALSE(random);
+    EXPECT_EQ(random.error().kind, ErrorKind::InvalidArgument) << random.error().message;
+  }
+  Tensor a = upload(filled({4}, 1, 1));
+  auto applied = backend->apply("kiln.broadcast", {a}, DType::F32, {int64_t(1) << 62, 4});
+  ASSERT_FALSE(applied);
+  EXPECT_EQ(applied.error().kind, ErrorKind::InvalidArgument) << applied.error().message;
+  // A host tensor whose data does not match its shape.
+  HostTensor shortData(DType::F32, {4});
+  shortData.shape = {4096};
+  auto uploaded = backend->upload(shortData);
+  ASSERT_FALSE(uploaded);
+  EXPECT_NE(uploaded.error().message.find("bytes"), std::string::npos)
+      << uploaded.error().message;
+  auto written = backend->write(upload(filled({4096}, 0, 0)), shortData);
+  ASSERT_FALSE(written);
+  EXPECT_NE(written.error().message.find("bytes"), std::string::npos) << written.error().message;
+}
+
+// kiln_seed reached randomUniform only: random ops through apply and run
+// took whatever key they were given.
+TEST_P(BackendTest, SeedReachesEveryRandomOpPath) {
+  const char *program =
+      "func.func @main(%k: tensor<i64>) -> tensor<64xf32> {\n"
+      "  %0 = kiln.random_normal %k {mean = 1.0 : f64, std = 2.0 : f64} : tensor<i64> -> "
+      "tensor<64xf32>\n"
+      "  return %0 : tensor<64xf32>\n}\n";
+  auto draws = [&](uint64_t seed) {
+    backend->seed(seed);
+    std::vector<HostTensor> out;
+    auto uniform = backend->apply("kiln.random_uniform", {}, DType::F32, {64});
+    EXPECT_TRUE(uniform) << uniform.error().message;
+    auto normal = backend->apply("kiln.random_normal", {}, DType::F32, {64}, "std = 3.0 : f64");
+    EXPECT_TRUE(normal) << normal.error().message;
+    auto method = backend->randomNormal(DType::F32, {64}, 0, 1);
+    EXPECT_TRUE(method) << method.error().message;
+    auto key = backend->randomKey();
+    EXPECT_TRUE(key) << key.error().message;
+    auto ran = key ? backend->run(program, {*key}) : std::unexpected(key.error());
+    EXPECT_TRUE(ran) << ran.error().message;
+    for (const auto *t : {uniform ? &*uniform : nullptr, normal ? &*normal : nullptr,
+                          method ? &*method : nullptr, ran ? &ran->front() : nullptr})
+      out.push_back(t ? download(*t) : HostTensor(DType::F32, {64}));
+    return out;
+  };
+  std::vector<HostTensor> first = draws(7), again = draws(7), other = draws(8);
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(first[i].data.data(), again[i].data.data(), first[i].data.size()))
+        << "path " << i << ": the same seed gave other bits";
+    EXPECT_NE(0, std::memcmp(first[i].data.data(), other[i].data.data(), first[i].data.size()))
+        << "path " << i << ": another seed gave the same bits";
+  }
+  // Two draws of one seed differ from each other.
+  EXPECT_NE(0, std::memcmp(first[1].data.data(), first[2].data.data(), first[1].data.size()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, BackendTest,
                          ::testing::Values("cpu:0", "vulkan:0", "cuda:0"),
                          [](const auto &info) {
@@ -353,4 +478,26 @@ INSTANTIATE_TEST_SUITE_P(Devices, BackendTest,
                            return name.substr(0, name.find(':'));
                          });
 
+} // namespace
+
+namespace {
+// Each CPU backend made a JIT that is never freed (the async runtime's
+// workers may still run in its code); a framework that creates backends
+// over and over grew without bound.
+TEST(BackendLifetime, RepeatedCpuBackendsShareOneJitAndOneCopyOfEachProgram) {
+  auto cycle = [] {
+    auto created = Backend::create(*DeviceId::parse("cpu"));
+    ASSERT_TRUE(created) << created.error().message;
+    auto x = (*created)->upload(filled({16}, 1, 1));
+    ASSERT_TRUE(x);
+    auto y = (*created)->apply("kiln.mul", {*x, *x}, DType::F32, {16});
+    ASSERT_TRUE(y) << y.error().message;
+    EXPECT_EQ((*created)->download(*y)->as<float>()[2], 9.0f);
+  };
+  cycle();
+  size_t loaded = CpuDevice::loadedObjectCount();
+  for (int i = 0; i < 30; ++i)
+    cycle();
+  EXPECT_EQ(CpuDevice::loadedObjectCount(), loaded);
+}
 } // namespace

@@ -26,7 +26,9 @@ class DeviceQueue;
 struct TensorStorage;
 
 /// A tensor on one device: element type, shape, and a buffer from the
-/// device's memory (given back when the last Tensor naming it goes).
+/// memory of the backend that made it (given back when the last Tensor
+/// naming it goes). Only that backend uses it: another one, even of the same
+/// device, refuses it.
 class Tensor {
 public:
   Tensor() = default;
@@ -97,7 +99,7 @@ public:
   static int deviceCount(DeviceType type);
   static Expected<std::unique_ptr<Backend>> create(DeviceId device);
   /// The process's backend of a device, made on first use: how work on a
-  /// tensor reaches the device it lives on (`shared(tensor.device())`).
+  /// tensor it made reaches the device (`shared(tensor.device())`).
   static Expected<std::shared_ptr<Backend>> shared(DeviceId device);
   ~Backend();
 
@@ -124,6 +126,8 @@ public:
                                     const std::vector<Tensor> &inputs);
   /// One op: `op` as in the dialect ("kiln.add"), `attrs` as its attribute
   /// dictionary body ("dims = array<i64: 1>"), the result's type given.
+  /// kiln.random_uniform and kiln.random_normal given no inputs take the
+  /// next key of the backend's seed (randomKey()) as their seed operand.
   Expected<Tensor> apply(std::string_view op, const std::vector<Tensor> &inputs,
                          DType resultType, const std::vector<int64_t> &resultShape,
                          std::string_view attrs = {});
@@ -134,6 +138,13 @@ public:
   /// kiln.random_uniform drawn from the backend's seed.
   Expected<Tensor> randomUniform(DType type, const std::vector<int64_t> &shape,
                                  double low, double high);
+  /// kiln.random_normal drawn from the backend's seed.
+  Expected<Tensor> randomNormal(DType type, const std::vector<int64_t> &shape,
+                                double mean, double std);
+  /// The next key of the seed's sequence (splitmix64 of the seed and the
+  /// draw number) as a tensor<i64>: the seed operand of a random op, also
+  /// for a program run with run().
+  Expected<Tensor> randomKey();
 
   /// Runs `work` inside a profiling window; a failure of `work` abandons
   /// the window and is returned.
@@ -168,6 +179,8 @@ private:
   Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
                                        const std::vector<Tensor> &inputs);
   Expected<void> checkUsable() const;
+  /// `tensor` is one this backend made (named `what` in the error).
+  Expected<void> checkOwned(const Tensor &tensor, const std::string &what) const;
   /// Usable, and every input a tensor of this device.
   Expected<void> checkInputs(const std::vector<Tensor> &inputs) const;
 
