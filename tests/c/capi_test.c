@@ -109,6 +109,103 @@ static void exercise(const char *device) {
   kiln_backend_destroy(b);
 }
 
+/* Overflowing shapes and byte counts that do not match are refused. */
+static void sizes(kiln_backend *b) {
+  int64_t wraps[2] = {(int64_t)1 << 62, 4}; /* 2^66 bytes: a plain product is 0 */
+  kiln_tensor *t = NULL;
+  kiln_status s = kiln_tensor_from_host(b, KILN_F32, wraps, 2, NULL, 0, &t);
+  CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "overflow"), "[2^62, 4]: %d %s",
+        s.code, s.message);
+  int64_t negative[1] = {-4};
+  s = kiln_tensor_from_host(b, KILN_F32, negative, 1, NULL, 0, &t);
+  CHECK(s.code == KILN_INVALID_ARGUMENT, "negative dim: %d %s", s.code, s.message);
+  float data[4] = {1, 2, 3, 4};
+  int64_t four[1] = {4};
+  s = kiln_tensor_from_host(b, KILN_F32, four, 1, data, 8, &t);
+  CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "16 bytes"), "%s", s.message);
+  kiln_tensor *seed = NULL, *r = NULL;
+  CHECK_OK(kiln_random_key(b, &seed));
+  s = kiln_apply(b, "kiln.random_uniform", &seed, 1, KILN_F32, wraps, 2, NULL, &r);
+  CHECK(s.code == KILN_INVALID_ARGUMENT, "random of [2^62, 4]: %d %s", s.code, s.message);
+  kiln_tensor_destroy(seed);
+}
+
+/* kiln_seed reaches kiln_apply's random ops (no seed input given) and
+ * kiln_run's (the seed input from kiln_random_key). */
+static void draw(kiln_backend *b, uint64_t seed, float *out /* [3][16] */) {
+  int64_t shape[1] = {16};
+  const char *program =
+      "func.func @main(%k: tensor<i64>) -> tensor<16xf32> {\n"
+      "  %0 = kiln.random_normal %k : tensor<i64> -> tensor<16xf32>\n"
+      "  return %0 : tensor<16xf32>\n}\n";
+  kiln_tensor *t[3] = {NULL, NULL, NULL}, *key = NULL;
+  size_t count = 0;
+  CHECK_OK(kiln_seed(b, seed));
+  CHECK_OK(kiln_apply(b, "kiln.random_uniform", NULL, 0, KILN_F32, shape, 1, NULL, &t[0]));
+  CHECK_OK(kiln_apply(b, "kiln.random_normal", NULL, 0, KILN_F32, shape, 1, NULL, &t[1]));
+  CHECK_OK(kiln_random_key(b, &key));
+  CHECK_OK(kiln_run(b, program, &key, 1, &t[2], 1, &count));
+  for (int i = 0; i < 3; ++i) {
+    if (t[i])
+      CHECK_OK(kiln_tensor_to_host(b, t[i], out + 16 * i, 16 * sizeof(float)));
+    kiln_tensor_destroy(t[i]);
+  }
+  kiln_tensor_destroy(key);
+}
+
+static void seeds(kiln_backend *b) {
+  float first[48] = {0}, again[48] = {0}, other[48] = {0};
+  draw(b, 11, first);
+  draw(b, 11, again);
+  draw(b, 12, other);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(memcmp(first + 16 * i, again + 16 * i, 16 * sizeof(float)) == 0,
+          "path %d: the same seed gave other bits", i);
+    CHECK(memcmp(first + 16 * i, other + 16 * i, 16 * sizeof(float)) != 0,
+          "path %d: another seed gave the same bits", i);
+  }
+}
+
+/* A tensor is used by the backend that made it: another backend of the
+ * same device, or of another device, refuses it, also once its own
+ * backend is gone (it read another buffer at the same address, or wrote
+ * through the CPU into a Vulkan address and crashed). */
+static void ownership(const char *device) {
+  kiln_backend *mine = NULL, *other = NULL, *cpu = NULL;
+  CHECK_OK(kiln_backend_create(device, &mine));
+  CHECK_OK(kiln_backend_create(device, &other));
+  CHECK_OK(kiln_backend_create("cpu", &cpu));
+  if (!mine || !other || !cpu)
+    return;
+  float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {-1, -1, -1, -1, -1, -1, -1, -1}, out[8];
+  int64_t shape[1] = {8};
+  kiln_tensor *ta = NULL, *tb = NULL, *r = NULL;
+  CHECK_OK(kiln_tensor_from_host(mine, KILN_F32, shape, 1, a, sizeof a, &ta));
+  CHECK_OK(kiln_tensor_from_host(other, KILN_F32, shape, 1, b, sizeof b, &tb));
+  kiln_status s = kiln_tensor_to_host(other, ta, out, sizeof out);
+  CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "another backend"), "read: %s",
+        s.message);
+  s = kiln_tensor_write(other, ta, b, sizeof b);
+  CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "another backend"), "write: %s",
+        s.message);
+  s = kiln_apply(other, "kiln.neg", &ta, 1, KILN_F32, shape, 1, NULL, &r);
+  CHECK(s.code == KILN_INVALID_ARGUMENT, "apply: %s", s.message);
+  if (strcmp(device, "cpu") != 0) {
+    s = kiln_tensor_write(cpu, ta, b, sizeof b);
+    CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "lives on"), "write: %s",
+          s.message);
+  }
+  kiln_backend_destroy(mine);
+  s = kiln_tensor_to_host(other, ta, out, sizeof out);
+  CHECK(s.code == KILN_INVALID_ARGUMENT, "read after its backend went: %s", s.message);
+  CHECK_OK(kiln_tensor_to_host(other, tb, out, sizeof out));
+  CHECK(out[0] == -1 && out[7] == -1, "the other backend's tensor: %g %g", out[0], out[7]);
+  kiln_tensor_destroy(ta);
+  kiln_tensor_destroy(tb);
+  kiln_backend_destroy(other);
+  kiln_backend_destroy(cpu);
+}
+
 int main(void) {
   const char *kinds[] = {"cpu", "vulkan", "cuda"};
   for (int i = 0; i < 3; ++i) {
@@ -119,6 +216,14 @@ int main(void) {
       continue;
     }
     exercise(kinds[i]);
+    kiln_backend *b = NULL;
+    CHECK_OK(kiln_backend_create(kinds[i], &b));
+    if (b) {
+      sizes(b);
+      seeds(b);
+      kiln_backend_destroy(b);
+    }
+    ownership(kinds[i]);
   }
   printf("%s\n", failures ? "FAILED" : "PASSED");
   return failures ? 1 : 0;
