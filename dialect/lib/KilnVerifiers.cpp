@@ -9,6 +9,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -202,6 +203,55 @@ LogicalResult kiln::verifyElementKind(Operation *op, Value value,
   return op->emitOpError() << what << " element type " << elem
                            << " is not supported: expected "
                            << describeElementKinds(kinds);
+}
+
+LogicalResult
+kiln::verifyTensorSize(function_ref<InFlightDiagnostic()> emitError, Type type,
+                       StringRef what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return success();
+  int64_t count = 1;
+  for (int64_t d : shaped.getShape())
+    if (!ShapedType::isDynamic(d) && llvm::MulOverflow(count, d, count))
+      return emitError() << what << " type " << type
+                         << " is too large: its element count overflows int64";
+  Type elem = shaped.getElementType();
+  if (!elem.isIntOrFloat())
+    return success();
+  int64_t bytes = 0;
+  if (llvm::MulOverflow(
+          count, static_cast<int64_t>(llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8)),
+          bytes))
+    return emitError() << what << " type " << type << " is too large: " << count
+                       << " elements overflow int64 as a size in bytes";
+  return success();
+}
+
+LogicalResult kiln::verifyKilnOp(Operation *op,
+                                 ArrayRef<StringRef> attributeNames) {
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (llvm::is_contained(attributeNames, attr.getName().strref()))
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "has no attribute '" << attr.getName().strref()
+                              << "'";
+    if (attributeNames.empty())
+      diag << " (it takes none)";
+    else
+      diag << " (its attributes: " << llvm::join(attributeNames, ", ") << ")";
+    return diag;
+  }
+  auto emit = [&] { return op->emitOpError(); };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(verifyTensorSize(emit, v.getType(),
+                                "operand #" + std::to_string(i))))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(verifyTensorSize(emit, v.getType(),
+                                "result #" + std::to_string(i))))
+      return failure();
+  return success();
 }
 
 LogicalResult kiln::OpTrait::verifyBroadcastBinary(Operation *op,
@@ -480,14 +530,28 @@ LogicalResult verifyIndexTensor(Operation *op, Value idx) {
   return success();
 }
 
+/// Out-of-range indices are clamped into the dim, but an empty dim has no
+/// element to clamp to: as in torch, any index into it is an error.
+LogicalResult verifyIndexedDimNotEmpty(Operation *op, Value x, Value idx,
+                                       int64_t dim) {
+  ArrayRef<int64_t> idxShape = tensorType(idx).getShape();
+  if (tensorType(x).getDimSize(dim) != 0 || llvm::is_contained(idxShape, 0))
+    return success();
+  return op->emitOpError() << "dim " << dim
+                           << " of the operand is empty, so no index into it "
+                              "is valid (index shape "
+                           << shapeString(idxShape) << ")";
+}
+
 /// What gather and index_select share: types, index type, the dim.
 template <typename OpT> LogicalResult verifyLookup(OpT op) {
   if (failed(verifyKilnElementTypes(op)) ||
       failed(verifyIndexTensor(op, op.getIdx())) ||
       failed(verifySameElementType(op, op.getX(), op.getResult(), "operand",
-                                   "result")))
+                                   "result")) ||
+      failed(verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim")))
     return failure();
-  return verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim");
+  return verifyIndexedDimNotEmpty(op, op.getX(), op.getIdx(), op.getDim());
 }
 } // namespace
 
@@ -545,6 +609,8 @@ LogicalResult ScatterAddOp::verify() {
       return emitOpError() << "index size " << n << " in dim " << d
                            << " exceeds the source or operand size";
   }
+  if (failed(verifyIndexedDimNotEmpty(*this, getX(), getIdx(), getDim())))
+    return failure();
   return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
                        "result");
 }
