@@ -2,6 +2,7 @@
 #include "kiln/runtime/Npy.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -49,14 +50,19 @@ Bytes fortranToC(const Bytes &src,
   }
   return dst;
 }
-} // namespace
 
-Expected<HostTensor> readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return bad(path, "cannot open file");
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+/// The byte size of `shape` in elements of `elemSize` bytes, if it fits in
+/// int64.
+std::optional<int64_t> byteSize(const std::vector<int64_t> &shape,
+                                size_t elemSize) {
+  int64_t n = static_cast<int64_t>(elemSize);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  return n;
+}
+
+Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad(path, "not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -100,31 +106,57 @@ Expected<HostTensor> readNpy(const std::string &path) {
     return bad(path, "header has no 'shape'");
   std::vector<int64_t> shape;
   std::string dims = m[1];
-  std::regex number(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
+  std::regex entry(R"([^,\s]+)"), size(R"(\d+)");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), entry);
        it != std::sregex_iterator(); ++it) {
+    std::string text = it->str();
+    if (!std::regex_match(text, size))
+      return bad(path, "shape entry '" + text + "' is not a size");
     try {
-      shape.push_back(std::stoll(it->str()));
+      shape.push_back(std::stoll(text));
     } catch (const std::exception &) {
-      return bad(path, "shape entry out of range");
+      return bad(path, "shape entry " + text + " is out of range");
     }
   }
+  std::optional<int64_t> want = byteSize(shape, dtypeSize(type->dtype));
+  if (!want)
+    return bad(path, "shape " + shapeToString(shape) +
+                         " is too large: its size in bytes overflows int64");
 
   HostTensor tensor;
   tensor.dtype = type->dtype;
   tensor.shape = shape;
-  int64_t count = tensor.numElements();
-  size_t want = static_cast<size_t>(count) * dtypeSize(type->dtype);
   size_t dataStart = headerStart + headerLen;
-  if (count < 0 || bytes.size() - dataStart < want)
-    return bad(path, "truncated data: expected " + std::to_string(want) +
+  if (bytes.size() - dataStart < static_cast<uint64_t>(*want))
+    return bad(path, "truncated data: expected " + std::to_string(*want) +
                          " bytes for shape " + shapeToString(shape) + ", found " +
                          std::to_string(bytes.size() - dataStart));
-  tensor.data.resize(want);
-  std::memcpy(tensor.data.data(), bytes.data() + dataStart, want);
+  tensor.data.resize(*want);
+  if (*want > 0) // memcpy's pointers must be valid even for 0 bytes
+    std::memcpy(tensor.data.data(), bytes.data() + dataStart, *want);
   if (fortran && shape.size() > 1)
     tensor.data = fortranToC(tensor.data, shape, dtypeSize(type->dtype));
   return tensor;
+}
+} // namespace
+
+Expected<HostTensor> readNpy(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return bad(path, "is a directory, not a .npy file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return bad(path, "cannot open file");
+  try {
+    std::string bytes((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    if (in.bad())
+      return bad(path, "cannot read file");
+    return parseNpy(path, bytes);
+  } catch (const std::bad_alloc &) {
+    return makeError(ErrorKind::OutOfMemory,
+                     path + ": the file does not fit in host memory");
+  }
 }
 
 Expected<void> writeNpy(const std::string &path, const HostTensor &tensor) {
