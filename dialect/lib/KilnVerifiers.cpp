@@ -454,7 +454,9 @@ LogicalResult SliceOp::verify() {
       return emitOpError() << "slice [" << start[d] << ", " << stop[d]
                            << ") of dim " << d << " is outside [0, " << size
                            << "]";
-    want.push_back((stop[d] - start[d] + step[d] - 1) / step[d]);
+    // ceil((stop - start) / step), without overflow for huge steps.
+    int64_t span = stop[d] - start[d];
+    want.push_back(span / step[d] + (span % step[d] != 0));
   }
   return verifyShapeIs(*this, getResult(), want, "result");
 }
@@ -472,10 +474,12 @@ LogicalResult PadOp::verify() {
   for (size_t d = 0; d < rank; ++d) {
     if (getLow()[d] < 0 || getHigh()[d] < 0)
       return emitOpError() << "padding of dim " << d << " is negative";
-    int64_t size = in.getDimSize(d);
-    want.push_back(ShapedType::isDynamic(size)
-                       ? size
-                       : size + getLow()[d] + getHigh()[d]);
+    int64_t size = in.getDimSize(d), padded = size;
+    if (!ShapedType::isDynamic(size) &&
+        (llvm::AddOverflow(size, getLow()[d], padded) ||
+         llvm::AddOverflow(padded, getHigh()[d], padded)))
+      return emitOpError() << "padded size of dim " << d << " overflows int64";
+    want.push_back(padded);
   }
   return verifyShapeIs(*this, getResult(), want, "result");
 }
@@ -513,7 +517,12 @@ LogicalResult ConcatOp::verify() {
         return emitOpError() << "operand #" << i << " has size "
                              << type.getDimSize(d) << " in dim " << d
                              << ", expected " << first.getDimSize(d);
-    want[getDim()] += type.getDimSize(getDim());
+    int64_t size = type.getDimSize(getDim()), &sum = want[getDim()];
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(sum))
+      sum = ShapedType::kDynamic;
+    else if (llvm::AddOverflow(sum, size, sum))
+      return emitOpError() << "concatenated size of dim " << getDim()
+                           << " overflows int64";
   }
   if (failed(verifySameElementType(*this, getXs().front(), getResult(),
                                    "operand", "result")))

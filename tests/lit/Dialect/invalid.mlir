@@ -755,3 +755,20 @@ func.func @result_too_large() {
   %r = kiln.fill {value = 1.0 : f64} : tensor<4611686018427387904x4xi8>
   return
 }
+
+// -----
+
+// Shape arithmetic in verifiers is checked too.
+func.func @pad_overflow(%x: tensor<4xf32>) {
+  // expected-error @+1 {{padded size of dim 0 overflows int64}}
+  %r = kiln.pad %x {low = array<i64: 9223372036854775807>, high = array<i64: 1>} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_overflow(%x: tensor<4611686018427387904xi8>) {
+  // expected-error @+1 {{concatenated size of dim 0 overflows int64}}
+  %r = kiln.concat %x, %x {dim = 0} : (tensor<4611686018427387904xi8>, tensor<4611686018427387904xi8>) -> tensor<1xi8>
+  return
+}
