@@ -1,10 +1,11 @@
 //===- Npy.cpp - NumPy .npy reading and writing --------------------------===//
 #include "kiln/runtime/Npy.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace kiln {
@@ -62,6 +63,39 @@ std::optional<int64_t> byteSize(const std::vector<int64_t> &shape,
   return n;
 }
 
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
+/// The text after `'key':` in the header's dict literal. Hand-parsed in one
+/// pass: std::regex recurses per character and overflowed the stack on
+/// long headers.
+std::optional<std::string_view> valueOf(std::string_view header,
+                                        std::string_view key) {
+  std::string quoted = "'" + std::string(key) + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = trim(header.substr(at + quoted.size()));
+  if (!rest.starts_with(":"))
+    return std::nullopt;
+  return trim(rest.substr(1));
+}
+
+/// The contents of the '...' string that `text` starts with.
+std::optional<std::string_view> quotedString(std::optional<std::string_view> text) {
+  if (!text || !text->starts_with("'"))
+    return std::nullopt;
+  size_t end = text->find('\'', 1);
+  if (end == std::string_view::npos)
+    return std::nullopt;
+  return text->substr(1, end - 1);
+}
+
 Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad(path, "not a .npy file (bad magic)");
@@ -85,38 +119,44 @@ Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes)
     return bad(path, "truncated header");
   std::string header = bytes.substr(headerStart, headerLen);
 
-  std::smatch m;
-  if (!std::regex_search(header, m,
-                         std::regex(R"('descr'\s*:\s*'([<>|=])([a-zA-Z]\d+)')")))
+  std::optional<std::string_view> descr = quotedString(valueOf(header, "descr"));
+  if (!descr || descr->size() < 2 || !std::string_view("<>|=").contains(descr->front()))
     return bad(path, "header has no 'descr'");
-  std::string order = m[1], code = m[2];
+  char order = descr->front();
+  std::string_view code = descr->substr(1);
   const NpyType *type = nullptr;
   for (const NpyType &t : kNpyTypes)
     if (code == t.descr)
       type = &t;
   if (!type)
-    return bad(path, "unsupported dtype '" + order + code + "'");
-  if (order == ">" && code.substr(1) != "1")
+    return bad(path, "unsupported dtype '" + std::string(*descr) + "'");
+  if (order == '>' && code.substr(1) != "1")
     return bad(path, "big-endian data is not supported");
-  if (!std::regex_search(header, m,
-                         std::regex(R"('fortran_order'\s*:\s*(True|False))")))
+  std::optional<std::string_view> fortranOrder = valueOf(header, "fortran_order");
+  if (!fortranOrder ||
+      !(fortranOrder->starts_with("True") || fortranOrder->starts_with("False")))
     return bad(path, "header has no 'fortran_order'");
-  bool fortran = m[1] == "True";
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
+  bool fortran = fortranOrder->starts_with("True");
+  std::optional<std::string_view> shapeText = valueOf(header, "shape");
+  size_t close = shapeText ? shapeText->find(')') : std::string_view::npos;
+  if (!shapeText || !shapeText->starts_with("(") || close == std::string_view::npos)
     return bad(path, "header has no 'shape'");
   std::vector<int64_t> shape;
-  std::string dims = m[1];
-  std::regex entry(R"([^,\s]+)"), size(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), entry);
-       it != std::sregex_iterator(); ++it) {
-    std::string text = it->str();
-    if (!std::regex_match(text, size))
-      return bad(path, "shape entry '" + text + "' is not a size");
-    try {
-      shape.push_back(std::stoll(text));
-    } catch (const std::exception &) {
-      return bad(path, "shape entry " + text + " is out of range");
-    }
+  std::string_view dims = shapeText->substr(1, close - 1);
+  while (!dims.empty()) {
+    size_t comma = std::min(dims.find(','), dims.size());
+    std::string_view text = trim(dims.substr(0, comma));
+    dims.remove_prefix(std::min(comma + 1, dims.size()));
+    if (text.empty() && dims.empty()) // the trailing comma of "(5,)"
+      break;
+    int64_t size = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+    if (text.empty() || end != text.data() + text.size() || text.front() == '-' ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
+      return bad(path, "shape entry '" + std::string(text) + "' is not a size");
+    if (ec == std::errc::result_out_of_range)
+      return bad(path, "shape entry " + std::string(text) + " is out of range");
+    shape.push_back(size);
   }
   std::optional<int64_t> want = byteSize(shape, dtypeSize(type->dtype));
   if (!want)

@@ -23,7 +23,8 @@ std::string writeRawNpy(const std::string &name, std::string dict,
   std::string path = tempPath(name);
   std::ofstream out(path, std::ios::binary);
   out.write("\x93NUMPY\x01\x00", 8);
-  out.put(static_cast<char>(dict.size())).put(0);
+  out.put(static_cast<char>(dict.size() & 0xff))
+      .put(static_cast<char>(dict.size() >> 8));
   out << dict;
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
   return path;
@@ -112,6 +113,19 @@ TEST(Npy, ShapeEntriesMustBeSizes) {
                                           "False, 'shape': (-1, 3), }",
                           std::string(12, '\0')),
               "shape entry '-1' is not a size");
+}
+
+TEST(Npy, LongHeadersAreReadInOnePass) {
+  // 20000 shape entries (60 KB): std::regex recursed per character here and
+  // overflowed the stack.
+  std::string dims;
+  for (int i = 0; i < 20000; ++i)
+    dims += "1, ";
+  auto t = readNpy(writeRawNpy(
+      "long.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }",
+      std::string(4, '\0')));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->shape.size(), 20000u);
 }
 
 TEST(Npy, EmptyTensorsHaveNoData) {
