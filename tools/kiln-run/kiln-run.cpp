@@ -91,7 +91,7 @@ Options parseArgs(int argc, char **argv) {
 
 template <typename T, typename Next> void fillWith(HostTensor &t, Next next) {
   T *p = t.as<T>();
-  for (int64_t i = 0; i < t.numElements(); ++i)
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
     p[i] = static_cast<T>(next());
 }
 
