@@ -9,6 +9,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -202,6 +203,55 @@ LogicalResult kiln::verifyElementKind(Operation *op, Value value,
   return op->emitOpError() << what << " element type " << elem
                            << " is not supported: expected "
                            << describeElementKinds(kinds);
+}
+
+LogicalResult
+kiln::verifyTensorSize(function_ref<InFlightDiagnostic()> emitError, Type type,
+                       StringRef what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return success();
+  int64_t count = 1;
+  for (int64_t d : shaped.getShape())
+    if (!ShapedType::isDynamic(d) && llvm::MulOverflow(count, d, count))
+      return emitError() << what << " type " << type
+                         << " is too large: its element count overflows int64";
+  Type elem = shaped.getElementType();
+  if (!elem.isIntOrFloat())
+    return success();
+  int64_t bytes = 0;
+  if (llvm::MulOverflow(
+          count, static_cast<int64_t>(llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8)),
+          bytes))
+    return emitError() << what << " type " << type << " is too large: " << count
+                       << " elements overflow int64 as a size in bytes";
+  return success();
+}
+
+LogicalResult kiln::verifyKilnOp(Operation *op,
+                                 ArrayRef<StringRef> attributeNames) {
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (llvm::is_contained(attributeNames, attr.getName().strref()))
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "has no attribute '" << attr.getName().strref()
+                              << "'";
+    if (attributeNames.empty())
+      diag << " (it takes none)";
+    else
+      diag << " (its attributes: " << llvm::join(attributeNames, ", ") << ")";
+    return diag;
+  }
+  auto emit = [&] { return op->emitOpError(); };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(verifyTensorSize(emit, v.getType(),
+                                "operand #" + std::to_string(i))))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(verifyTensorSize(emit, v.getType(),
+                                "result #" + std::to_string(i))))
+      return failure();
+  return success();
 }
 
 LogicalResult kiln::OpTrait::verifyBroadcastBinary(Operation *op,
@@ -404,7 +454,9 @@ LogicalResult SliceOp::verify() {
       return emitOpError() << "slice [" << start[d] << ", " << stop[d]
                            << ") of dim " << d << " is outside [0, " << size
                            << "]";
-    want.push_back((stop[d] - start[d] + step[d] - 1) / step[d]);
+    // ceil((stop - start) / step), without overflow for huge steps.
+    int64_t span = stop[d] - start[d];
+    want.push_back(span / step[d] + (span % step[d] != 0));
   }
   return verifyShapeIs(*this, getResult(), want, "result");
 }
@@ -422,10 +474,12 @@ LogicalResult PadOp::verify() {
   for (size_t d = 0; d < rank; ++d) {
     if (getLow()[d] < 0 || getHigh()[d] < 0)
       return emitOpError() << "padding of dim " << d << " is negative";
-    int64_t size = in.getDimSize(d);
-    want.push_back(ShapedType::isDynamic(size)
-                       ? size
-                       : size + getLow()[d] + getHigh()[d]);
+    int64_t size = in.getDimSize(d), padded = size;
+    if (!ShapedType::isDynamic(size) &&
+        (llvm::AddOverflow(size, getLow()[d], padded) ||
+         llvm::AddOverflow(padded, getHigh()[d], padded)))
+      return emitOpError() << "padded size of dim " << d << " overflows int64";
+    want.push_back(padded);
   }
   return verifyShapeIs(*this, getResult(), want, "result");
 }
@@ -463,7 +517,12 @@ LogicalResult ConcatOp::verify() {
         return emitOpError() << "operand #" << i << " has size "
                              << type.getDimSize(d) << " in dim " << d
                              << ", expected " << first.getDimSize(d);
-    want[getDim()] += type.getDimSize(getDim());
+    int64_t size = type.getDimSize(getDim()), &sum = want[getDim()];
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(sum))
+      sum = ShapedType::kDynamic;
+    else if (llvm::AddOverflow(sum, size, sum))
+      return emitOpError() << "concatenated size of dim " << getDim()
+                           << " overflows int64";
   }
   if (failed(verifySameElementType(*this, getXs().front(), getResult(),
                                    "operand", "result")))
@@ -480,14 +539,28 @@ LogicalResult verifyIndexTensor(Operation *op, Value idx) {
   return success();
 }
 
+/// Out-of-range indices are clamped into the dim, but an empty dim has no
+/// element to clamp to: as in torch, any index into it is an error.
+LogicalResult verifyIndexedDimNotEmpty(Operation *op, Value x, Value idx,
+                                       int64_t dim) {
+  ArrayRef<int64_t> idxShape = tensorType(idx).getShape();
+  if (tensorType(x).getDimSize(dim) != 0 || llvm::is_contained(idxShape, 0))
+    return success();
+  return op->emitOpError() << "dim " << dim
+                           << " of the operand is empty, so no index into it "
+                              "is valid (index shape "
+                           << shapeString(idxShape) << ")";
+}
+
 /// What gather and index_select share: types, index type, the dim.
 template <typename OpT> LogicalResult verifyLookup(OpT op) {
   if (failed(verifyKilnElementTypes(op)) ||
       failed(verifyIndexTensor(op, op.getIdx())) ||
       failed(verifySameElementType(op, op.getX(), op.getResult(), "operand",
-                                   "result")))
+                                   "result")) ||
+      failed(verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim")))
     return failure();
-  return verifyDim(op, op.getDim(), op.getX().getType().getRank(), "dim");
+  return verifyIndexedDimNotEmpty(op, op.getX(), op.getIdx(), op.getDim());
 }
 } // namespace
 
@@ -545,6 +618,8 @@ LogicalResult ScatterAddOp::verify() {
       return emitOpError() << "index size " << n << " in dim " << d
                            << " exceeds the source or operand size";
   }
+  if (failed(verifyIndexedDimNotEmpty(*this, getX(), getIdx(), getDim())))
+    return failure();
   return verifyShapeIs(*this, getResult(), getX().getType().getShape(),
                        "result");
 }

@@ -2,6 +2,7 @@
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/Lowering/GpuPlanExtraction.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/Passes.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -278,6 +279,13 @@ formKernels(MLIRContext &ctx, std::string_view source,
   }
   if (!module)
     return makeError(ErrorKind::InvalidArgument, diagnostics.text);
+  {
+    // What is not a kiln program is the user's mistake, not a compile error.
+    PassManager pm(&ctx);
+    pm.addPass(createKilnVerifyProgram());
+    if (failed(pm.run(*module)))
+      return makeError(ErrorKind::InvalidArgument, diagnostics.text);
+  }
   auto entry = module->lookupSymbol<func::FuncOp>(options.entry);
   if (!entry || entry.isExternal())
     return makeError(ErrorKind::InvalidArgument,

@@ -1,9 +1,11 @@
 //===- Npy.cpp - NumPy .npy reading and writing --------------------------===//
 #include "kiln/runtime/Npy.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace kiln {
@@ -49,14 +51,52 @@ Bytes fortranToC(const Bytes &src,
   }
   return dst;
 }
-} // namespace
 
-Expected<HostTensor> readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return bad(path, "cannot open file");
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
+/// The byte size of `shape` in elements of `elemSize` bytes, if it fits in
+/// int64.
+std::optional<int64_t> byteSize(const std::vector<int64_t> &shape,
+                                size_t elemSize) {
+  int64_t n = static_cast<int64_t>(elemSize);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  return n;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
+/// The text after `'key':` in the header's dict literal. Hand-parsed in one
+/// pass: std::regex recurses per character and overflowed the stack on
+/// long headers.
+std::optional<std::string_view> valueOf(std::string_view header,
+                                        std::string_view key) {
+  std::string quoted = "'" + std::string(key) + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = trim(header.substr(at + quoted.size()));
+  if (!rest.starts_with(":"))
+    return std::nullopt;
+  return trim(rest.substr(1));
+}
+
+/// The contents of the '...' string that `text` starts with.
+std::optional<std::string_view> quotedString(std::optional<std::string_view> text) {
+  if (!text || !text->starts_with("'"))
+    return std::nullopt;
+  size_t end = text->find('\'', 1);
+  if (end == std::string_view::npos)
+    return std::nullopt;
+  return text->substr(1, end - 1);
+}
+
+Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad(path, "not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -79,52 +119,84 @@ Expected<HostTensor> readNpy(const std::string &path) {
     return bad(path, "truncated header");
   std::string header = bytes.substr(headerStart, headerLen);
 
-  std::smatch m;
-  if (!std::regex_search(header, m,
-                         std::regex(R"('descr'\s*:\s*'([<>|=])([a-zA-Z]\d+)')")))
+  std::optional<std::string_view> descr = quotedString(valueOf(header, "descr"));
+  if (!descr || descr->size() < 2 || !std::string_view("<>|=").contains(descr->front()))
     return bad(path, "header has no 'descr'");
-  std::string order = m[1], code = m[2];
+  char order = descr->front();
+  std::string_view code = descr->substr(1);
   const NpyType *type = nullptr;
   for (const NpyType &t : kNpyTypes)
     if (code == t.descr)
       type = &t;
   if (!type)
-    return bad(path, "unsupported dtype '" + order + code + "'");
-  if (order == ">" && code.substr(1) != "1")
+    return bad(path, "unsupported dtype '" + std::string(*descr) + "'");
+  if (order == '>' && code.substr(1) != "1")
     return bad(path, "big-endian data is not supported");
-  if (!std::regex_search(header, m,
-                         std::regex(R"('fortran_order'\s*:\s*(True|False))")))
+  std::optional<std::string_view> fortranOrder = valueOf(header, "fortran_order");
+  if (!fortranOrder ||
+      !(fortranOrder->starts_with("True") || fortranOrder->starts_with("False")))
     return bad(path, "header has no 'fortran_order'");
-  bool fortran = m[1] == "True";
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
+  bool fortran = fortranOrder->starts_with("True");
+  std::optional<std::string_view> shapeText = valueOf(header, "shape");
+  size_t close = shapeText ? shapeText->find(')') : std::string_view::npos;
+  if (!shapeText || !shapeText->starts_with("(") || close == std::string_view::npos)
     return bad(path, "header has no 'shape'");
   std::vector<int64_t> shape;
-  std::string dims = m[1];
-  std::regex number(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it) {
-    try {
-      shape.push_back(std::stoll(it->str()));
-    } catch (const std::exception &) {
-      return bad(path, "shape entry out of range");
-    }
+  std::string_view dims = shapeText->substr(1, close - 1);
+  while (!dims.empty()) {
+    size_t comma = std::min(dims.find(','), dims.size());
+    std::string_view text = trim(dims.substr(0, comma));
+    dims.remove_prefix(std::min(comma + 1, dims.size()));
+    if (text.empty() && dims.empty()) // the trailing comma of "(5,)"
+      break;
+    int64_t size = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+    if (text.empty() || end != text.data() + text.size() || text.front() == '-' ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
+      return bad(path, "shape entry '" + std::string(text) + "' is not a size");
+    if (ec == std::errc::result_out_of_range)
+      return bad(path, "shape entry " + std::string(text) + " is out of range");
+    shape.push_back(size);
   }
+  std::optional<int64_t> want = byteSize(shape, dtypeSize(type->dtype));
+  if (!want)
+    return bad(path, "shape " + shapeToString(shape) +
+                         " is too large: its size in bytes overflows int64");
 
   HostTensor tensor;
   tensor.dtype = type->dtype;
   tensor.shape = shape;
-  int64_t count = tensor.numElements();
-  size_t want = static_cast<size_t>(count) * dtypeSize(type->dtype);
   size_t dataStart = headerStart + headerLen;
-  if (count < 0 || bytes.size() - dataStart < want)
-    return bad(path, "truncated data: expected " + std::to_string(want) +
+  if (bytes.size() - dataStart < static_cast<uint64_t>(*want))
+    return bad(path, "truncated data: expected " + std::to_string(*want) +
                          " bytes for shape " + shapeToString(shape) + ", found " +
                          std::to_string(bytes.size() - dataStart));
-  tensor.data.resize(want);
-  std::memcpy(tensor.data.data(), bytes.data() + dataStart, want);
+  tensor.data.resize(*want);
+  if (*want > 0) // memcpy's pointers must be valid even for 0 bytes
+    std::memcpy(tensor.data.data(), bytes.data() + dataStart, *want);
   if (fortran && shape.size() > 1)
     tensor.data = fortranToC(tensor.data, shape, dtypeSize(type->dtype));
   return tensor;
+}
+} // namespace
+
+Expected<HostTensor> readNpy(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return bad(path, "is a directory, not a .npy file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return bad(path, "cannot open file");
+  try {
+    std::string bytes((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    if (in.bad())
+      return bad(path, "cannot read file");
+    return parseNpy(path, bytes);
+  } catch (const std::bad_alloc &) {
+    return makeError(ErrorKind::OutOfMemory,
+                     path + ": the file does not fit in host memory");
+  }
 }
 
 Expected<void> writeNpy(const std::string &path, const HostTensor &tensor) {

@@ -331,6 +331,27 @@ def test_gather_index_select_scatter_add():
     check(got, want, np.float32)
 
 
+
+def test_empty_index_into_empty_dims():
+    # An empty index reads and writes nothing, also on an empty dim (a
+    # non-empty one is a verifier error: no element to read).
+    x, idx, sel = np.zeros((4, 0), np.float32), np.zeros((4, 0), np.int64), np.zeros(0, np.int32)
+    y, j = rand((3, 5), np.float32), np.zeros((0, 5), np.int64)
+    t = lambda a: tensor_type(a.shape, a.dtype)
+    program = f"""func.func @main(%x: {t(x)}, %idx: {t(idx)}, %sel: {t(sel)}, %y: {t(y)}, %j: {t(j)})
+    -> ({t(x)}, {t(x)}, {t(x)}, tensor<0x5xf32>, {t(y)}) {{
+  %g = kiln.gather %x, %idx {{dim = 1}} : ({t(x)}, {t(idx)}) -> {t(x)}
+  %is = kiln.index_select %x, %sel {{dim = 1}} : ({t(x)}, {t(sel)}) -> {t(x)}
+  %sa = kiln.scatter_add %x, %idx, %x {{dim = 1}} : ({t(x)}, {t(idx)}, {t(x)}) -> {t(x)}
+  %g2 = kiln.gather %y, %j {{dim = 0}} : ({t(y)}, {t(j)}) -> tensor<0x5xf32>
+  %s2 = kiln.scatter_add %y, %j, %y {{dim = 0}} : ({t(y)}, {t(j)}, {t(y)}) -> {t(y)}
+  return %g, %is, %sa, %g2, %s2 : {t(x)}, {t(x)}, {t(x)}, tensor<0x5xf32>, {t(y)}
+}}
+"""
+    results, _ = run_kiln(program, [x, idx, sel, y, j])
+    assert [r.shape for r in results] == [(4, 0), (4, 0), (4, 0), (0, 5), (3, 5)]
+    np.testing.assert_array_equal(results[4], y)
+
 REDUCE = {"reduce_sum": np.sum, "reduce_prod": np.prod, "reduce_mean": np.mean,
           "reduce_max": np.max, "reduce_min": np.min}
 

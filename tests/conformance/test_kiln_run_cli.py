@@ -1,6 +1,7 @@
 """kiln-run's command line: results, random inputs, and one clear message
 with exit 2 for every kind of bad input."""
 import os
+import resource
 import subprocess
 import tempfile
 
@@ -20,7 +21,7 @@ func.func @other(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 """
 
 
-def kiln_run(args, program=ADD, files=None):
+def kiln_run(args, program=ADD, files=None, memory_limit=None):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.mlir")
         with open(path, "w") as f:
@@ -33,7 +34,10 @@ def kiln_run(args, program=ADD, files=None):
                 with open(p, "wb") as f:
                     f.write(content)
         full = [KILN_RUN] + [a.replace("{tmp}", tmp).replace("{prog}", path) for a in args]
-        return subprocess.run(full, capture_output=True, text=True, timeout=60)
+        limit = None if memory_limit is None else (
+            lambda: resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit)))
+        return subprocess.run(full, capture_output=True, text=True, timeout=60,
+                              preexec_fn=limit)
 
 
 def x23():
@@ -146,3 +150,93 @@ def test_cuda_compile_only_needs_no_gpu_and_dumps_ptx():
         assert r.returncode == 0, r.stderr
         ptx = [f for f in os.listdir(dump) if f.endswith(".ptx")]
         assert ptx and ".target sm_80" in open(os.path.join(dump, ptx[0])).read()
+
+
+@pytest.mark.parametrize("flag", ["--output-dir", "--dump-dir"])
+def test_directories_that_cannot_be_created_exit_2(flag):
+    r = kiln_run(["{prog}", flag, "/proc/x"])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"{flag} /proc/x: cannot create the directory" in r.stderr, r.stderr
+    r = kiln_run(["{prog}", flag, "{tmp}/a.npy"], files={"a.npy": x23()})
+    assert r.returncode == 2 and "cannot create the directory" in r.stderr, r.stderr
+
+
+def test_directories_as_files_exit_2():
+    r = kiln_run(["{prog}", "--input", "{tmp}", "--input", "{tmp}/a.npy"],
+                 files={"a.npy": x23()})
+    assert r.returncode == 2 and "is a directory, not a .npy file" in r.stderr, r.stderr
+    r = kiln_run(["{tmp}"])
+    assert r.returncode == 2 and "is a directory, not a program" in r.stderr, r.stderr
+
+
+def test_npy_whose_size_overflows_exits_2():
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }"
+    header += b" " * ((64 - (10 + len(header) + 1) % 64) % 64) + b"\n"
+    raw = b"\x93NUMPY\x01\x00" + bytes([len(header), 0]) + header
+    r = kiln_run(["{prog}", "--input", "{tmp}/h.npy", "--input", "{tmp}/a.npy"],
+                 files={"h.npy": raw, "a.npy": x23()})
+    assert r.returncode == 2 and "is too large" in r.stderr, r.stderr
+
+
+HUGE_INPUT = """func.func @main(%a: tensor<6442450944xf64>) -> tensor<6442450944xf64> {
+  %0 = kiln.neg %a : tensor<6442450944xf64>
+  return %0 : tensor<6442450944xf64>
+}
+"""
+HUGE_OUTPUT = """func.func @main() -> tensor<6442450944xf64> {
+  %0 = kiln.fill {value = 1.0 : f64} : tensor<6442450944xf64>
+  return %0 : tensor<6442450944xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("program,message", [
+    (HUGE_INPUT, "not enough host memory for input #0 (tensor<6442450944xf64>)"),
+    (HUGE_OUTPUT, "not enough host memory for the results (tensor<6442450944xf64>)"),
+])
+def test_tensors_larger_than_memory_exit_2(program, message):
+    # 48 GiB tensors under an 8 GiB address-space limit.
+    r = kiln_run(["{prog}"], program=program, memory_limit=8 << 30)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert message in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+def program_of(body, args="%x: tensor<4x5xf32>", result="tensor<4x5xf32>"):
+    return f"func.func @main({args}) -> {result} {{\n{body}\n}}\n"
+
+
+@pytest.mark.parametrize("program,message", [
+    # Only kiln ops (and tensor constants, calls, returns) make a program.
+    (program_of("  %0 = arith.addf %x, %x : tensor<4x5xf32>\n  return %0 : tensor<4x5xf32>"),
+     "'arith.addf' is not allowed in a kiln program"),
+    (program_of("  %0 = func.call @main(%x) : (tensor<4x5xf32>) -> tensor<4x5xf32>\n"
+                "  return %0 : tensor<4x5xf32>"),
+     "recursive call: @main -> @main"),
+    (program_of("  %0 = kiln.softmax %x {dim = 1, keep_dims = true} : tensor<4x5xf32>\n"
+                "  return %0 : tensor<4x5xf32>"),
+     "'kiln.softmax' op has no attribute 'keep_dims'"),
+    (program_of("  %0 = kiln.neg %x : tensor<2147483648x2147483648xf32>\n"
+                "  return %0 : tensor<2147483648x2147483648xf32>",
+                "%x: tensor<2147483648x2147483648xf32>", "tensor<2147483648x2147483648xf32>"),
+     "is too large"),
+    (program_of("  %0 = kiln.gather %x, %i {dim = 1} : (tensor<4x0xf32>, tensor<4x2xi64>)"
+                " -> tensor<4x2xf32>\n  return %0 : tensor<4x2xf32>",
+                "%x: tensor<4x0xf32>, %i: tensor<4x2xi64>", "tensor<4x2xf32>"),
+     "dim 1 of the operand is empty"),
+])
+def test_programs_outside_kiln_exit_2(program, message):
+    r = kiln_run(["{prog}"], program=program)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert message in r.stderr and r.stderr.count("kiln-run:") == 1, r.stderr
+
+
+@pytest.mark.parametrize("dtype", ["i64", "ui64", "i32", "ui8"])
+def test_random_integer_inputs_are_small(dtype):
+    program = (f"func.func @main(%x: tensor<64x{dtype}>) -> tensor<64x{dtype}> {{\n"
+               f"  %0 = kiln.max %x, %x : (tensor<64x{dtype}>, tensor<64x{dtype}>) -> tensor<64x{dtype}>\n"
+               f"  return %0 : tensor<64x{dtype}>\n}}\n")
+    with tempfile.TemporaryDirectory() as out:
+        r = kiln_run(["{prog}", "--seed", "3", "--output-dir", out], program=program)
+        assert r.returncode == 0, r.stderr
+        x = np.load(os.path.join(out, "result0.npy"))
+    assert x.min() >= 0 and x.max() <= 9 and len(set(x.tolist())) > 1, x

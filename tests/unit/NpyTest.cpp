@@ -6,12 +6,35 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 using namespace kiln;
 
 namespace {
 std::string tempPath(const std::string &name) {
   return (std::filesystem::temp_directory_path() / ("kiln-npy-" + name)).string();
+}
+
+/// A version 1.0 .npy file with the header dict `dict`, followed by `data`.
+std::string writeRawNpy(const std::string &name, std::string dict,
+                        std::string_view data = {}) {
+  dict.append((64 - (10 + dict.size() + 1) % 64) % 64, ' ');
+  dict += '\n';
+  std::string path = tempPath(name);
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(static_cast<char>(dict.size() & 0xff))
+      .put(static_cast<char>(dict.size() >> 8));
+  out << dict;
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  return path;
+}
+
+void expectError(const std::string &path, const std::string &message) {
+  auto t = readNpy(path);
+  ASSERT_FALSE(t) << path << " was read";
+  EXPECT_NE(t.error().message.find(message), std::string::npos)
+      << t.error().message;
 }
 } // namespace
 
@@ -44,17 +67,11 @@ TEST(Npy, ScalarAndVectorShapes) {
 }
 
 TEST(Npy, FortranOrderBecomesRowMajor) {
-  std::string header = "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }";
-  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
-  header += '\n';
-  std::string path = tempPath("fortran.npy");
-  std::ofstream out(path, std::ios::binary);
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(static_cast<char>(header.size())).put(0);
-  out << header;
   int32_t columnMajor[] = {0, 3, 1, 4, 2, 5}; // [[0 1 2] [3 4 5]]
-  out.write(reinterpret_cast<const char *>(columnMajor), sizeof columnMajor);
-  out.close();
+  std::string path = writeRawNpy(
+      "fortran.npy", "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
+      std::string_view(reinterpret_cast<const char *>(columnMajor),
+                        sizeof columnMajor));
   auto t = readNpy(path);
   ASSERT_TRUE(t) << t.error().message;
   for (int i = 0; i < 6; ++i)
@@ -78,6 +95,51 @@ TEST(Npy, CorruptFilesGiveErrorsThatNameTheProblem) {
   auto missing = readNpy(tempPath("does-not-exist.npy"));
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("cannot open"), std::string::npos);
+}
+
+TEST(Npy, ShapesWhoseSizeOverflowsAreRejected) {
+  // 2^62 x 4 f32 is 2^66 bytes: a wrapped size of 0 must not pass as "no
+  // data needed".
+  expectError(writeRawNpy("huge.npy", "{'descr': '<f4', 'fortran_order': False, "
+                                      "'shape': (4611686018427387904, 4), }"),
+              "shape [4611686018427387904, 4] is too large");
+  expectError(writeRawNpy("huge-dim.npy", "{'descr': '<f4', 'fortran_order': "
+                                          "False, 'shape': (99999999999999999999,), }"),
+              "shape entry 99999999999999999999 is out of range");
+}
+
+TEST(Npy, ShapeEntriesMustBeSizes) {
+  expectError(writeRawNpy("negative.npy", "{'descr': '<f4', 'fortran_order': "
+                                          "False, 'shape': (-1, 3), }",
+                          std::string(12, '\0')),
+              "shape entry '-1' is not a size");
+}
+
+TEST(Npy, LongHeadersAreReadInOnePass) {
+  // 20000 shape entries (60 KB): std::regex recursed per character here and
+  // overflowed the stack.
+  std::string dims;
+  for (int i = 0; i < 20000; ++i)
+    dims += "1, ";
+  auto t = readNpy(writeRawNpy(
+      "long.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }",
+      std::string(4, '\0')));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->shape.size(), 20000u);
+}
+
+TEST(Npy, EmptyTensorsHaveNoData) {
+  std::string path = writeRawNpy(
+      "empty.npy", "{'descr': '<f8', 'fortran_order': True, 'shape': (0, 3), }");
+  auto t = readNpy(path);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(t->data.empty());
+}
+
+TEST(Npy, ADirectoryIsNotAFile) {
+  expectError(std::filesystem::temp_directory_path().string(),
+              "is a directory, not a .npy file");
 }
 
 TEST(HalfFloats, ConvertWithRoundToNearestEven) {

@@ -1,5 +1,6 @@
 //===- kiln-opt.cpp - mlir-opt with the kiln dialect and passes ----------===//
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/Passes.h"
 #include "kiln/Lowering/Passes.h"
 
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@ int main(int argc, char **argv) {
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::registerAllPasses();
   kiln::registerKilnDialect(registry);
+  kiln::registerKilnDialectPasses();
   kiln::registerKilnLoweringPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));

@@ -3,7 +3,8 @@
 // kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
 //   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
 //   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]
-// Exit 0 on success, 2 for bad usage or bad input, 1 for a runtime failure.
+// Exit 0 on success, 2 for bad usage or bad input (tensors too large for
+// memory included), 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Engine.h"
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -89,23 +89,37 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
+template <typename T, typename Next> void fillWith(HostTensor &t, Next next) {
+  T *p = t.as<T>();
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    p[i] = static_cast<T>(next());
+}
+
 /// Random inputs: floats uniform in [-1, 1), ints in [0, 10), bools 0/1.
 HostTensor randomTensor(const TensorSignature &s, std::mt19937_64 &rng) {
   HostTensor t(s.dtype, s.shape);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 9);
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    switch (s.dtype) {
-    case DType::F64: t.as<double>()[i] = real(rng); break;
-    case DType::F32: t.as<float>()[i] = static_cast<float>(real(rng)); break;
-    case DType::F16: t.as<uint16_t>()[i] = floatToHalf(static_cast<float>(real(rng))); break;
-    case DType::BF16: t.as<uint16_t>()[i] = floatToBf16(static_cast<float>(real(rng))); break;
-    case DType::Bool: t.as<uint8_t>()[i] = small(rng) & 1; break;
-    default: {
-      int v = small(rng);
-      std::memcpy(t.data.data() + i * dtypeSize(s.dtype), &v, dtypeSize(s.dtype));
-    }
-    }
+  std::uniform_real_distribution<double> realDist(-1.0, 1.0);
+  std::uniform_int_distribution<int> smallDist(0, 9);
+  auto real = [&] { return realDist(rng); };
+  auto small = [&] { return smallDist(rng); };
+  switch (s.dtype) {
+  case DType::F64: fillWith<double>(t, real); break;
+  case DType::F32: fillWith<float>(t, real); break;
+  case DType::F16:
+    fillWith<uint16_t>(t, [&] { return floatToHalf(static_cast<float>(real())); });
+    break;
+  case DType::BF16:
+    fillWith<uint16_t>(t, [&] { return floatToBf16(static_cast<float>(real())); });
+    break;
+  case DType::Bool: fillWith<uint8_t>(t, [&] { return small() & 1; }); break;
+  case DType::I8: fillWith<int8_t>(t, small); break;
+  case DType::I16: fillWith<int16_t>(t, small); break;
+  case DType::I32: fillWith<int32_t>(t, small); break;
+  case DType::I64: fillWith<int64_t>(t, small); break;
+  case DType::U8: fillWith<uint8_t>(t, small); break;
+  case DType::U16: fillWith<uint16_t>(t, small); break;
+  case DType::U32: fillWith<uint32_t>(t, small); break;
+  case DType::U64: fillWith<uint64_t>(t, small); break;
   }
   return t;
 }
@@ -138,7 +152,34 @@ void printTensor(size_t index, const HostTensor &t) {
 int fail(const Error &e) {
   std::fprintf(stderr, "kiln-run: %s error: %s\n", errorKindName(e.kind),
                e.message.c_str());
-  return e.kind == ErrorKind::InvalidArgument ? 2 : 1;
+  return e.kind == ErrorKind::InvalidArgument || e.kind == ErrorKind::OutOfMemory
+             ? 2
+             : 1;
+}
+
+/// `what`, made of `tensors`, could not be allocated in host memory.
+Error tooLarge(const std::string &what,
+               const std::vector<TensorSignature> &tensors) {
+  std::string types;
+  for (const TensorSignature &t : tensors)
+    types += (types.empty() ? "" : ", ") + describeTensorType(t.dtype, t.shape);
+  return {ErrorKind::OutOfMemory,
+          "not enough host memory for " + what + " (" + types + ")"};
+}
+
+/// Creates the directory `dir` given with `flag` up front: a path that cannot
+/// hold files is bad usage, reported before any work is done.
+Expected<void> prepareDirectory(const std::string &flag, const std::string &dir) {
+  if (dir.empty())
+    return {};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    return makeError(ErrorKind::InvalidArgument,
+                     flag + " " + dir + ": cannot create the directory: " + ec.message());
+  return {};
 }
 
 using Clock = std::chrono::steady_clock;
@@ -154,9 +195,16 @@ std::string ptxasPath() {
 }
 
 int runMain(const Options &o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.program, ec))
+    return fail({ErrorKind::InvalidArgument, o.program + ": is a directory, not a program"});
   std::ifstream file(o.program);
   if (!file)
     return fail({ErrorKind::InvalidArgument, o.program + ": cannot open file"});
+  for (auto [flag, dir] : {std::pair{"--output-dir", &o.outputDir},
+                           std::pair{"--dump-dir", &o.dumpDir}})
+    if (auto ok = prepareDirectory(flag, *dir); !ok)
+      return fail(ok.error());
   std::stringstream source;
   source << file.rdbuf();
 
@@ -224,8 +272,13 @@ int runMain(const Options &o) {
   std::vector<HostTensor> inputs;
   if (o.inputs.empty()) {
     std::mt19937_64 rng(o.seed);
-    for (const TensorSignature &s : want)
-      inputs.push_back(randomTensor(s, rng));
+    for (size_t i = 0; i < want.size(); ++i) {
+      try {
+        inputs.push_back(randomTensor(want[i], rng));
+      } catch (const std::bad_alloc &) {
+        return fail(tooLarge("input #" + std::to_string(i), {want[i]}));
+      }
+    }
   } else {
     if (o.inputs.size() != want.size())
       return fail({ErrorKind::InvalidArgument,
@@ -248,7 +301,12 @@ int runMain(const Options &o) {
   }
 
   start = Clock::now();
-  auto outputs = (*program)->run(inputs);
+  Expected<std::vector<HostTensor>> outputs;
+  try {
+    outputs = (*program)->run(inputs);
+  } catch (const std::bad_alloc &) {
+    return fail(tooLarge("the results", (*program)->outputs()));
+  }
   if (!outputs)
     return fail(outputs.error());
   std::printf("ran in %.3f ms\n", msSince(start));
@@ -270,7 +328,6 @@ int runMain(const Options &o) {
     if (o.print)
       printTensor(i, t);
     if (!o.outputDir.empty()) {
-      std::filesystem::create_directories(o.outputDir);
       std::string path = o.outputDir + "/result" + std::to_string(i) + ".npy";
       auto written = writeNpy(path, t.dtype == DType::BF16 ? f32FromBf16(t) : t);
       if (!written)
@@ -288,6 +345,8 @@ int main(int argc, char **argv) {
   } catch (const UsageError &e) {
     std::fprintf(stderr, "kiln-run: %s\n%s", e.message.c_str(), kUsage);
     return 2;
+  } catch (const std::bad_alloc &) {
+    return fail({ErrorKind::OutOfMemory, "host memory is exhausted"});
   } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run: internal error: %s\n", e.what());
     return 1;

@@ -662,3 +662,113 @@ func.func @dequantize_input(%q: tensor<8xi32>, %s: tensor<f32>) {
   %x = kiln.dequantize %q, %s : (tensor<8xi32>, tensor<f32>) -> tensor<8xf32>
   return
 }
+
+// -----
+
+// An index into an empty dim has nothing to read (torch errors too).
+func.func @gather_empty_dim(%x: tensor<4x0xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @+1 {{dim 1 of the operand is empty, so no index into it is valid (index shape [4, 2])}}
+  %r = kiln.gather %x, %i {dim = 1} : (tensor<4x0xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @index_select_empty_dim(%x: tensor<4x0xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{dim 1 of the operand is empty}}
+  %r = kiln.index_select %x, %i {dim = 1} : (tensor<4x0xf32>, tensor<3xi32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_empty_dim(%x: tensor<4x0xf32>, %i: tensor<4x2xi64>, %s: tensor<4x2xf32>) {
+  // expected-error @+1 {{dim 1 of the operand is empty}}
+  %r = kiln.scatter_add %x, %i, %s {dim = 1} : (tensor<4x0xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+// Attributes an op does not define are errors, not silently ignored.
+func.func @unknown_attribute(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'kiln.softmax' op has no attribute 'keep_dims' (its attributes: dim)}}
+  %r = kiln.softmax %x {dim = 1, keep_dims = true} : tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @misspelt_attribute(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'kiln.reduce_sum' op has no attribute 'keepdims' (its attributes: dims, keep_dims)}}
+  %r = kiln.reduce_sum %x {dims = array<i64: 1>, keepdims = true} : tensor<4x5xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @attribute_on_op_without_any(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'kiln.exp' op has no attribute 'fast' (it takes none)}}
+  %r = kiln.exp %x {fast} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_attribute_generic(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{'kiln.cumsum' op has no attribute 'reverse' (its attributes: dim)}}
+  %r = "kiln.cumsum"(%x) {dim = 1 : i64, reverse = true} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// Kiln ops keep attributes in their dictionary, where every one is checked:
+// a properties struct would drop unknown entries silently.
+func.func @properties(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{this operation does not support properties}}
+  %r = "kiln.cumsum"(%x) <{dim = 1 : i64, reverse = true}> : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// Sizes in bytes are computed from shapes everywhere: they must fit in int64.
+func.func @byte_size_overflow(%x: tensor<2147483648x2147483648xf32>) {
+  // expected-error @+1 {{operand #0 type 'tensor<2147483648x2147483648xf32>' is too large: 4611686018427387904 elements overflow int64 as a size in bytes}}
+  %r = kiln.neg %x : tensor<2147483648x2147483648xf32>
+  return
+}
+
+// -----
+
+func.func @element_count_overflow(%x: tensor<4294967296x4294967296x2xf32>) {
+  // expected-error @+1 {{operand #0 type 'tensor<4294967296x4294967296x2xf32>' is too large: its element count overflows int64}}
+  %r = kiln.reshape %x : tensor<4294967296x4294967296x2xf32> -> tensor<2x4294967296x4294967296xf32>
+  return
+}
+
+// -----
+
+func.func @result_too_large() {
+  // expected-error @+1 {{result #0 type 'tensor<4611686018427387904x4xi8>' is too large}}
+  %r = kiln.fill {value = 1.0 : f64} : tensor<4611686018427387904x4xi8>
+  return
+}
+
+// -----
+
+// Shape arithmetic in verifiers is checked too.
+func.func @pad_overflow(%x: tensor<4xf32>) {
+  // expected-error @+1 {{padded size of dim 0 overflows int64}}
+  %r = kiln.pad %x {low = array<i64: 9223372036854775807>, high = array<i64: 1>} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_overflow(%x: tensor<4611686018427387904xi8>) {
+  // expected-error @+1 {{concatenated size of dim 0 overflows int64}}
+  %r = kiln.concat %x, %x {dim = 0} : (tensor<4611686018427387904xi8>, tensor<4611686018427387904xi8>) -> tensor<1xi8>
+  return
+}

@@ -148,6 +148,26 @@ func.func @movement(%x: tensor<2x3x4xf16>, %y: tensor<2x5x4xf16>, %idx: tensor<2
   return
 }
 
+// A step beyond the dim takes its first element.
+// CHECK-LABEL: func @huge_step
+func.func @huge_step(%x: tensor<4xf32>) {
+  // CHECK: kiln.slice {{.*}} -> tensor<1xf32>
+  %s = kiln.slice %x {start = array<i64: 0>, stop = array<i64: 4>, step = array<i64: 9223372036854775807>} : tensor<4xf32> -> tensor<1xf32>
+  return
+}
+
+// An empty dim may be indexed by an empty index: nothing is read or written.
+// CHECK-LABEL: func @empty_lookups
+func.func @empty_lookups(%x: tensor<4x0xf32>, %idx: tensor<4x0xi64>, %sel: tensor<0xi32>) {
+  // CHECK: kiln.gather
+  %g = kiln.gather %x, %idx {dim = 1} : (tensor<4x0xf32>, tensor<4x0xi64>) -> tensor<4x0xf32>
+  // CHECK: kiln.index_select
+  %is = kiln.index_select %x, %sel {dim = 1} : (tensor<4x0xf32>, tensor<0xi32>) -> tensor<4x0xf32>
+  // CHECK: kiln.scatter_add
+  %sa = kiln.scatter_add %x, %idx, %x {dim = 1} : (tensor<4x0xf32>, tensor<4x0xi64>, tensor<4x0xf32>) -> tensor<4x0xf32>
+  return
+}
+
 // CHECK-LABEL: func @reductions
 func.func @reductions(%x: tensor<4x5xbf16>, %b: tensor<4x5xi1>) {
   // CHECK: kiln.reduce_sum %{{.*}} {dims = array<i64: 1>} : tensor<4x5xbf16> -> tensor<4xbf16>

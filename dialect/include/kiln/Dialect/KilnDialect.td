@@ -13,9 +13,19 @@ def Kiln_Dialect : Dialect {
   }];
   let cppNamespace = "::kiln";
   let hasConstantMaterializer = 0;
+  // Attributes live in the op's dictionary, where KilnOpChecks sees every
+  // one: a properties struct would drop unknown entries of a generic
+  // `<{...}>` silently.
+  let usePropertiesForAttributes = 0;
+}
+
+// Rules every kiln op shares (KilnOps.h): only the attributes the op defines,
+// and no tensor whose size overflows int64.
+def Kiln_OpChecksTrait : NativeOpTrait<"KilnOpChecks"> {
+  let cppNamespace = "::kiln::OpTrait";
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Kiln_Dialect, mnemonic, traits>;
+    : Op<Kiln_Dialect, mnemonic, [Kiln_OpChecksTrait] # traits>;
 
 #endif // KILN_DIALECT_TD

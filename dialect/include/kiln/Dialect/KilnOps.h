@@ -44,6 +44,19 @@ mlir::LogicalResult verifyKilnElementTypes(mlir::Operation *op);
 mlir::LogicalResult verifyElementKind(mlir::Operation *op, mlir::Value value,
                                       unsigned kinds, llvm::StringRef what);
 
+/// Checks that `type`, if a shaped type, has an element count and a byte size
+/// that fit in int64 (sizes in bytes are computed from them everywhere);
+/// `what` names the value in the diagnostic.
+mlir::LogicalResult
+verifyTensorSize(llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
+                 mlir::Type type, llvm::StringRef what);
+
+/// The rules every kiln op shares: no attribute outside `attributeNames`
+/// (the op's ODS attributes: a misspelt one would otherwise be ignored) and
+/// no operand or result whose size overflows.
+mlir::LogicalResult verifyKilnOp(mlir::Operation *op,
+                                 llvm::ArrayRef<llvm::StringRef> attributeNames);
+
 /// Result types that follow from operands and attributes, for the builders
 /// that need no result type. Operands must already be well-formed.
 mlir::RankedTensorType broadcastResultType(mlir::ValueRange operands,
@@ -53,6 +66,15 @@ mlir::RankedTensorType reducedType(mlir::Value x, llvm::ArrayRef<int64_t> dims,
 mlir::RankedTensorType withShape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
 
 namespace OpTrait {
+template <typename ConcreteType>
+class KilnOpChecks
+    : public mlir::OpTrait::TraitBase<ConcreteType, KilnOpChecks> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyKilnOp(op, ConcreteType::getAttributeNames());
+  }
+};
+
 template <typename ConcreteType>
 class ElementwiseUnary
     : public mlir::OpTrait::TraitBase<ConcreteType, ElementwiseUnary> {
