@@ -11,3 +11,6 @@ ninja -C build check-lit
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
 /usr/bin/python3 -m pytest -q tests/conformance
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py
+# Random programs on the CPU and Vulkan against each other and a float64
+# NumPy reference (tests/differential, docs/testing.md).
+/usr/bin/python3 tests/differential/run_differential.py --seed 1 --count 300
