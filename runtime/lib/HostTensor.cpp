@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 
 namespace kiln {
@@ -77,9 +76,8 @@ Expected<size_t> tensorBytes(DType type, const std::vector<int64_t> &shape) {
                        describeTensorType(type, shape) + " has a negative dimension");
     if (__builtin_mul_overflow(bytes, d, &bytes))
       return makeError(ErrorKind::InvalidArgument,
-                       describeTensorType(type, shape) + " has more than " +
-                           std::to_string(std::numeric_limits<int64_t>::max()) +
-                           " bytes (its size overflows)");
+                       describeTensorType(type, shape) +
+                           " is too large: its size in bytes overflows int64");
   }
   return static_cast<size_t>(bytes);
 }

@@ -52,17 +52,6 @@ Bytes fortranToC(const Bytes &src,
   return dst;
 }
 
-/// The byte size of `shape` in elements of `elemSize` bytes, if it fits in
-/// int64.
-std::optional<int64_t> byteSize(const std::vector<int64_t> &shape,
-                                size_t elemSize) {
-  int64_t n = static_cast<int64_t>(elemSize);
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      return std::nullopt;
-  return n;
-}
-
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
@@ -158,10 +147,9 @@ Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes)
       return bad(path, "shape entry " + std::string(text) + " is out of range");
     shape.push_back(size);
   }
-  std::optional<int64_t> want = byteSize(shape, dtypeSize(type->dtype));
+  auto want = tensorBytes(type->dtype, shape);
   if (!want)
-    return bad(path, "shape " + shapeToString(shape) +
-                         " is too large: its size in bytes overflows int64");
+    return bad(path, want.error().message);
 
   HostTensor tensor;
   tensor.dtype = type->dtype;

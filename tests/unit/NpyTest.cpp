@@ -102,7 +102,7 @@ TEST(Npy, ShapesWhoseSizeOverflowsAreRejected) {
   // data needed".
   expectError(writeRawNpy("huge.npy", "{'descr': '<f4', 'fortran_order': False, "
                                       "'shape': (4611686018427387904, 4), }"),
-              "shape [4611686018427387904, 4] is too large");
+              "tensor<4611686018427387904x4xf32> is too large");
   expectError(writeRawNpy("huge-dim.npy", "{'descr': '<f4', 'fortran_order': "
                                           "False, 'shape': (99999999999999999999,), }"),
               "shape entry 99999999999999999999 is out of range");
