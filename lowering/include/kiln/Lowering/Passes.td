@@ -229,14 +229,25 @@ def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleO
 }
 
 def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir::ModuleOp"> {
-  let summary = "Collapse each outermost multi-dim scf.parallel into one dim";
+  let summary = "Leave one level of one-dim scf.parallel loops to split across threads";
   let description = [{
-    Run before async-parallel-for: LLVM 22's pass splits a multi-dim loop
-    whose inner dims have few static iterations into blocks aligned to them,
-    but counts the blocks before aligning, so an extra block can wrap
-    around and redo the first rows concurrently (a race where the body
-    accumulates, e.g. a matmul into C). A one-dim loop has no inner dims to
-    align to. Loops with reductions are left alone.
+    Run before async-parallel-for, which splits every scf.parallel without
+    reductions into blocks run by a thread pool, nested ones too. Two LLVM
+    22 defects follow:
+    - it splits a multi-dim loop whose inner dims have few static
+      iterations into blocks aligned to them, but counts the blocks before
+      aligning, so an extra block can wrap around and redo the first rows
+      concurrently (a race where the body accumulates: a matmul into C, a
+      reduction over a middle dim into its output). Each such loop is
+      collapsed into one dim over the product of its dims, which has no
+      inner dims to align to.
+    - a loop nested in a split loop waits for its blocks with a blocking
+      wait on a pool thread; once every pool thread waits so, nothing runs
+      the blocks (a hang, e.g. a sum over dim 1 of 4096x2x4x257). A loop
+      that has a loop nested in it therefore runs serially (scf.for), and
+      the innermost level, which holds the contiguous dims, is split.
+    Loops with reductions, which async-parallel-for leaves serial, are left
+    alone.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
