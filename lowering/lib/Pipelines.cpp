@@ -48,6 +48,7 @@ static void addBufferization(OpPassManager &pm) {
   // temporary that is copied.
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnDistinctResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

@@ -78,6 +78,17 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnDistinctResults : Pass<"kiln-distinct-results", "mlir::ModuleOp"> {
+  let summary = "Give each buffer a function returns a buffer of its own";
+  let description = [{
+    Run before buffer-results-to-out-params, which turns each returned
+    buffer into an out-param and crashes on one returned twice
+    (`return %0, %0`): further occurrences of a returned buffer return a
+    copy of it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "Turn memref.copy into linalg.copy";
   let description = [{
