@@ -53,3 +53,16 @@ def test_matmul_epilogue_then_softmax():
     softmax = e / e.sum(1, keepdims=True)
     np.testing.assert_allclose(results[0], softmax, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(results[1], np.log(softmax), rtol=1e-5, atol=1e-5)
+
+
+def test_iota_along_size_one_dims():
+    # The kernel writes a constant 0 (the index along a size-1 dim): the
+    # GPU vectoriser crashed on a body that yields a value from outside.
+    for shape, dim in [((1, 5), 0), ((1, 13), 0), ((3, 1, 9), 1), ((2, 7), 1)]:
+        t = tensor_type(shape, np.float32)
+        results, _ = run_kiln(f"func.func @main() -> {t} {{\n"
+                              f"  %r = kiln.iota {{dim = {dim}}} : {t}\n"
+                              f"  return %r : {t}\n}}\n", [])
+        want = np.broadcast_to(np.arange(shape[dim]).reshape(
+            [-1 if d == dim else 1 for d in range(len(shape))]), shape)
+        np.testing.assert_array_equal(results[0], want.astype(np.float32))
