@@ -64,6 +64,7 @@ static void addBufferization(OpPassManager &pm) {
 static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
                                   ArrayRef<int64_t> maxGrid = {},
                                   std::optional<KilnGpuTileMatmulOptions> tileMatmul = {}) {
+  pm.addPass(createKilnGpuMaterializeConstants());
   addBufferization(pm);
   if (tileMatmul)
     pm.addPass(createKilnGpuTileMatmul(*tileMatmul));

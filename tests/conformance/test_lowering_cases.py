@@ -1,6 +1,8 @@
 """Valid programs the lowering once failed on or crashed on, end to end
 against NumPy: a value returned twice, matmul epilogues whose output is not
 a result, a returned constant, an iota along a size-1 dim."""
+import os
+
 import numpy as np
 
 from kiln_harness import run_kiln, tensor_type
@@ -66,3 +68,42 @@ def test_iota_along_size_one_dims():
         want = np.broadcast_to(np.arange(shape[dim]).reshape(
             [-1 if d == dim else 1 for d in range(len(shape))]), shape)
         np.testing.assert_array_equal(results[0], want.astype(np.float32))
+
+
+def constant_program(values, elem):
+    t = tensor_type(values.shape, elem)
+    text = np.array2string(values, separator=", ", threshold=10**9).replace("\n", "")
+    return (f"func.func @main(%a: {t}) -> ({t}, {t}) {{\n"
+            f"  %c = arith.constant dense<{text}> : {t}\n"
+            f"  %r = kiln.add %a, %c : ({t}, {t}) -> {t}\n"
+            f"  return %c, %r : {t}, {t}\n}}\n")
+
+
+def test_returned_constants():
+    # A tensor constant returned as is and used by a kernel, of each kind of
+    # element, and a splat: on GPUs it once stayed in host memory.
+    for values, elem in [
+            (np.arange(6, dtype=np.float32).reshape(2, 3) / 4, "f32"),
+            (np.arange(-3, 2, dtype=np.int64), "i64"),
+            (np.array([[1, -2], [3, 4]], np.int32), "i32"),
+            (np.array([0.5, -1.25, 3.0], np.float16), "f16"),
+            (np.array([1.5, 2.0, -3.25], np.float64), "f64"),
+            (np.full((3, 4), 2.5, np.float32), "f32")]:
+        program = constant_program(values, elem)
+        x = np.ones_like(values)
+        results, _ = run_kiln(program, [x])
+        np.testing.assert_array_equal(results[0], values, err_msg=program)
+        np.testing.assert_array_equal(results[1], values + x, err_msg=program)
+
+
+def test_large_constant():
+    # On GPUs a constant is written element by element up to 4096 distinct
+    # elements; a larger one is refused, naming the limit.
+    values = np.arange(5000, dtype=np.float32)
+    results, proc = run_kiln(constant_program(values, "f32"), [values], check=False)
+    if os.environ.get("KILN_DEVICE", "cpu").startswith("cpu"):
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_array_equal(results[1], 2 * values)
+    else:
+        assert proc.returncode != 0
+        assert "5000 elements is not supported on GPUs (at most 4096" in proc.stderr, proc.stderr

@@ -98,6 +98,22 @@ def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def KilnGpuMaterializeConstants : Pass<"kiln-gpu-materialize-constants", "mlir::ModuleOp"> {
+  let summary = "Compute tensor constants on the device";
+  let description = [{
+    Run on GPU pipelines before bufferization, which would turn a tensor
+    constant into a memref.get_global of host memory that no kernel can
+    read and no GPU plan can name (a returned constant failed with "a value
+    computed on the device is used on the host"). A splat becomes a
+    linalg.fill; any other constant a tensor.from_elements of scalar
+    constants, whose stores run as a one-thread kernel (at most 4096
+    elements; a larger one is reported as not supported: pass it as an
+    input).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
   let summary = "Tile top-level parallel loops into blocks and threads";
   let description = [{
