@@ -270,9 +270,11 @@ def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir:
       inner dims to align to.
     - a loop nested in a split loop waits for its blocks with a blocking
       wait on a pool thread; once every pool thread waits so, nothing runs
-      the blocks (a hang, e.g. a sum over dim 1 of 4096x2x4x257). A loop
-      that has a loop nested in it therefore runs serially (scf.for), and
-      the innermost level, which holds the contiguous dims, is split.
+      the blocks (a hang, e.g. a sum over dim 1 of 4096x2x4x257). Of
+      nested loops, one level therefore stays parallel: the outer one when
+      it has at least as many iterations as each loop nested in it (those
+      run serially, as scf.for), else the outer one runs serially and the
+      choice repeats one level down.
     Loops with reductions, which async-parallel-for leaves serial, are left
     alone.
   }];
