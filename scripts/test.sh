@@ -10,6 +10,7 @@ ninja -C build check-lit
 (cd build && ctest --output-on-failure)
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
 /usr/bin/python3 -m pytest -q tests/conformance
+KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py
 # Random programs on the CPU and Vulkan against each other and a float64
 # NumPy reference (tests/differential, docs/testing.md).

@@ -11,10 +11,15 @@ using namespace mlir;
 namespace kiln {
 
 linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
+  // Allocations and constants in between (e.g. the epilogue's output when
+  // it is not a result) are looked past.
+  SmallVector<Operation *> between;
   Operation *next = matmul->getNextNode();
   while (next && (isa<memref::AllocOp>(next) ||
-                  next->hasTrait<OpTrait::ConstantLike>()))
+                  next->hasTrait<OpTrait::ConstantLike>())) {
+    between.push_back(next);
     next = next->getNextNode();
+  }
   auto e = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
       !hasScalarBody(e) || e.getNumLoops() != 2 ||
@@ -46,7 +51,13 @@ linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
     if (user != matmul && user != e &&
         !isa<linalg::FillOp, memref::DeallocOp>(user))
       return {};
-  return readsC ? e : linalg::GenericOp();
+  if (!readsC)
+    return {};
+  // The fused kernel is built at the matmul: what the epilogue uses must be
+  // defined there. Allocations and constants depend on nothing in between.
+  for (Operation *op : between)
+    op->moveBefore(matmul);
+  return e;
 }
 
 void storeThroughEpilogue(OpBuilder &b, Location loc, linalg::GenericOp e, Value c,

@@ -15,7 +15,9 @@ namespace kiln {
 /// The elementwise generic right after the 2-d `matmul` that can run on its
 /// registers: it reads C in place and nothing else reads C afterwards, its
 /// output is contiguous and the other inputs are rows or row values. Null
-/// when there is none.
+/// when there is none. When there is one, the allocations and constants
+/// between the two move above `matmul`, so that everything the epilogue
+/// uses is defined where the fused kernel is built.
 mlir::linalg::GenericOp findMatmulEpilogue(mlir::linalg::LinalgOp matmul, mlir::Value c);
 
 /// Stores the epilogue's value at [i, j .. j + width) (width 0: one scalar)

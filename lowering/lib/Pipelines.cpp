@@ -48,6 +48,7 @@ static void addBufferization(OpPassManager &pm) {
   // temporary that is copied.
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createKilnDistinctResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
@@ -63,6 +64,7 @@ static void addBufferization(OpPassManager &pm) {
 static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
                                   ArrayRef<int64_t> maxGrid = {},
                                   std::optional<KilnGpuTileMatmulOptions> tileMatmul = {}) {
+  pm.addPass(createKilnGpuMaterializeConstants());
   addBufferization(pm);
   if (tileMatmul)
     pm.addPass(createKilnGpuTileMatmul(*tileMatmul));

@@ -68,7 +68,16 @@ SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
 
 void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                int64_t width, Operation *skip) {
-  DenseMap<Value, Value> splats;
+  // Scalars from outside the body (hoisted constants) stay as they are, or
+  // become splats.
+  auto mapOutside = [&](Value v) {
+    if (mapping.contains(v) || v.getParentBlock() == &body)
+      return;
+    mapping.map(v, width == 0 ? v
+                              : vector::BroadcastOp::create(
+                                    b, loc, VectorType::get({width}, v.getType()), v)
+                                    .getResult());
+  };
   for (Operation &op : body.without_terminator()) {
     if (&op == skip)
       continue;
@@ -76,16 +85,8 @@ void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
       b.clone(op, mapping);
       continue;
     }
-    // Scalars from outside the body (hoisted constants) become splats.
-    for (Value operand : op.getOperands()) {
-      if (mapping.contains(operand))
-        continue;
-      Value &splat = splats[operand];
-      if (!splat)
-        splat = vector::BroadcastOp::create(
-            b, loc, VectorType::get({width}, operand.getType()), operand);
-      mapping.map(operand, splat);
-    }
+    for (Value operand : op.getOperands())
+      mapOutside(operand);
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto type = VectorType::get({width}, constant.getType());
       mapping.map(constant.getResult(),
@@ -98,6 +99,13 @@ void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
     for (Value r : copy->getResults())
       r.setType(VectorType::get({width}, r.getType()));
   }
+  // What the body yields, or `skip` combines, may come from outside too (a
+  // kernel that only writes a constant has no body ops at all).
+  for (Value v : body.getTerminator()->getOperands())
+    mapOutside(v);
+  if (skip)
+    for (Value v : skip->getOperands())
+      mapOutside(v);
 }
 
 

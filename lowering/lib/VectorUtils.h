@@ -36,7 +36,9 @@ llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b,
                                           mlir::AffineMap map,
                                           mlir::ValueRange ivs);
 /// Clones the body ops (all but the terminator and `skip`) with `mapping`
-/// (block args already mapped); with `width` > 0, as vector ops.
+/// (block args already mapped); with `width` > 0, as vector ops. Values
+/// from outside the body that the ops, the terminator or `skip` use are
+/// mapped too (to splats of them with `width` > 0).
 void cloneBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
                mlir::IRMapping &mapping, int64_t width,
                mlir::Operation *skip = nullptr);

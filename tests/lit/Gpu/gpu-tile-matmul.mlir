@@ -70,3 +70,31 @@ func.func @bias_relu(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %bias: memref
   memref.dealloc %c : memref<64x64xf32>
   return
 }
+
+// An epilogue whose output is a temporary allocated after the matmul: the
+// allocation moves above the launch that stores into it.
+// CHECK-LABEL: func @epilogue_into_temporary
+// CHECK: %[[T:.*]] = memref.alloc() : memref<64x64xf32>
+// CHECK: gpu.launch
+// CHECK: math.tanh
+// CHECK: memref.store %{{.*}}, %[[T]]
+// CHECK-NOT: linalg.generic
+// CHECK: memref.collapse_shape %[[T]]
+func.func @epilogue_into_temporary(%a: memref<64x32xf32>, %b: memref<32x64xf32>,
+                                   %out: memref<4096xf32>) {
+  %c = memref.alloc() : memref<64x64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  %t = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%t : memref<64x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.tanh %v : f32
+    linalg.yield %r : f32
+  }
+  %flat = memref.collapse_shape %t [[0, 1]] : memref<64x64xf32> into memref<4096xf32>
+  memref.copy %flat, %out : memref<4096xf32> to memref<4096xf32>
+  return
+}

@@ -28,6 +28,70 @@ func.func @accumulate(%a: memref<7x16xi32>, %b: memref<16x150xi32>, %c: memref<7
   return
 }
 
+// Of nested loops only the level with the most iterations stays parallel:
+// here the inner one (1028 iterations, collapsed) of a reduction over the
+// middle dim of 2x2x4x257.
+// CHECK-LABEL: func @nested
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for
+// CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1028{{.*}}) step
+// CHECK-DAG: arith.remsi %[[J]], %c257
+// CHECK-DAG: arith.divsi %[[J]], %c257
+// CHECK-NOT: scf.parallel
+func.func @nested(%a: memref<2x2x4x257xi32>, %r: memref<2x4x257xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c257 = arith.constant 257 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.for %k = %c0 to %c2 step %c1 {
+      scf.parallel (%j, %l) = (%c0, %c0) to (%c4, %c257) step (%c1, %c1) {
+        %x = memref.load %a[%i, %k, %j, %l] : memref<2x2x4x257xi32>
+        %y = memref.load %r[%i, %j, %l] : memref<2x4x257xi32>
+        %s = arith.addi %x, %y : i32
+        memref.store %s, %r[%i, %j, %l] : memref<2x4x257xi32>
+        scf.reduce
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// Here the outer one (4096 iterations) of a reduction over the middle dim
+// of 4096x5x2x3; the inner one (6) runs as scf.for loops.
+// CHECK-LABEL: func @nested_outer
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4096{{.*}}) step
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c5
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3
+// CHECK-NOT: scf.parallel
+func.func @nested_outer(%a: memref<4096x5x2x3xf32>, %r: memref<4096x2x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c4096 = arith.constant 4096 : index
+  scf.parallel (%i) = (%c0) to (%c4096) step (%c1) {
+    scf.for %k = %c0 to %c5 step %c1 {
+      scf.parallel (%j, %l) = (%c0, %c0) to (%c2, %c3) step (%c1, %c1) {
+        %x = memref.load %a[%i, %k, %j, %l] : memref<4096x5x2x3xf32>
+        %y = memref.load %r[%i, %j, %l] : memref<4096x2x3xf32>
+        %s = arith.addf %x, %y : f32
+        memref.store %s, %r[%i, %j, %l] : memref<4096x2x3xf32>
+        scf.reduce
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
 // One-dim loops and loops with reductions stay as they are.
 // CHECK-LABEL: func @untouched
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c150

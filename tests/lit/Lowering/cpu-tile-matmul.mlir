@@ -50,3 +50,33 @@ func.func @bias(%a: memref<12x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf
   memref.dealloc %c : memref<12x64xf32>
   return
 }
+
+// -----
+
+// An epilogue whose output is a temporary allocated after the matmul (a
+// reshape of it is the result): the allocation moves above the fused
+// kernel that stores into it.
+// CHECK-LABEL: func @epilogue_into_temporary
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK: math.tanh %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[T]]
+// CHECK: memref.collapse_shape %[[T]]
+func.func @epilogue_into_temporary(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %out: memref<256xf32>) {
+  %c = memref.alloc() : memref<8x32xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  %t = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c : memref<8x32xf32>) outs(%t : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.tanh %x : f32
+    linalg.yield %y : f32
+  }
+  %flat = memref.collapse_shape %t [[0, 1]] : memref<8x32xf32> into memref<256xf32>
+  memref.copy %flat, %out : memref<256xf32> to memref<256xf32>
+  memref.dealloc %c : memref<8x32xf32>
+  memref.dealloc %t : memref<8x32xf32>
+  return
+}

@@ -57,3 +57,22 @@ func.func @untouched(%x: memref<20x20xf32>, %out: memref<20xf32>, %t: memref<20x
   }
   return
 }
+
+// -----
+
+// A kernel that only writes a value from outside its body (an iota along a
+// size-1 dim, folded to zeros) stores splats of it.
+// CHECK-LABEL: func @yields_outside_value
+// CHECK: %[[Z:.*]] = arith.constant 0.0
+// CHECK: scf.parallel
+// CHECK: %[[V:.*]] = vector.broadcast %[[Z]] : f32 to vector<8xf32>
+// CHECK: vector.store %[[V]]
+// CHECK: linalg.generic
+func.func @yields_outside_value(%out: memref<1x13xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%out : memref<1x13xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  return
+}

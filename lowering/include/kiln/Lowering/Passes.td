@@ -78,6 +78,17 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def KilnDistinctResults : Pass<"kiln-distinct-results", "mlir::ModuleOp"> {
+  let summary = "Give each buffer a function returns a buffer of its own";
+  let description = [{
+    Run before buffer-results-to-out-params, which turns each returned
+    buffer into an out-param and crashes on one returned twice
+    (`return %0, %0`): further occurrences of a returned buffer return a
+    copy of it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "Turn memref.copy into linalg.copy";
   let description = [{
@@ -85,6 +96,22 @@ def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
     parallel loop like any other linalg op.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnGpuMaterializeConstants : Pass<"kiln-gpu-materialize-constants", "mlir::ModuleOp"> {
+  let summary = "Compute tensor constants on the device";
+  let description = [{
+    Run on GPU pipelines before bufferization, which would turn a tensor
+    constant into a memref.get_global of host memory that no kernel can
+    read and no GPU plan can name (a returned constant failed with "a value
+    computed on the device is used on the host"). A splat becomes a
+    linalg.fill; any other constant a tensor.from_elements of scalar
+    constants, whose stores run as a one-thread kernel (at most 4096
+    elements; a larger one is reported as not supported: pass it as an
+    input).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
@@ -229,14 +256,27 @@ def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleO
 }
 
 def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir::ModuleOp"> {
-  let summary = "Collapse each outermost multi-dim scf.parallel into one dim";
+  let summary = "Leave one level of one-dim scf.parallel loops to split across threads";
   let description = [{
-    Run before async-parallel-for: LLVM 22's pass splits a multi-dim loop
-    whose inner dims have few static iterations into blocks aligned to them,
-    but counts the blocks before aligning, so an extra block can wrap
-    around and redo the first rows concurrently (a race where the body
-    accumulates, e.g. a matmul into C). A one-dim loop has no inner dims to
-    align to. Loops with reductions are left alone.
+    Run before async-parallel-for, which splits every scf.parallel without
+    reductions into blocks run by a thread pool, nested ones too. Two LLVM
+    22 defects follow:
+    - it splits a multi-dim loop whose inner dims have few static
+      iterations into blocks aligned to them, but counts the blocks before
+      aligning, so an extra block can wrap around and redo the first rows
+      concurrently (a race where the body accumulates: a matmul into C, a
+      reduction over a middle dim into its output). Each such loop is
+      collapsed into one dim over the product of its dims, which has no
+      inner dims to align to.
+    - a loop nested in a split loop waits for its blocks with a blocking
+      wait on a pool thread; once every pool thread waits so, nothing runs
+      the blocks (a hang, e.g. a sum over dim 1 of 4096x2x4x257). Of
+      nested loops, one level therefore stays parallel: the outer one when
+      it has at least as many iterations as each loop nested in it (those
+      run serially, as scf.for), else the outer one runs serially and the
+      choice repeats one level down.
+    Loops with reductions, which async-parallel-for leaves serial, are left
+    alone.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }

@@ -1,0 +1,109 @@
+"""Valid programs the lowering once failed on or crashed on, end to end
+against NumPy: a value returned twice, matmul epilogues whose output is not
+a result, a returned constant, an iota along a size-1 dim."""
+import os
+
+import numpy as np
+
+from kiln_harness import run_kiln, tensor_type
+
+RNG = np.random.default_rng(7)
+
+
+def test_value_returned_twice():
+    x = RNG.uniform(-1, 1, (3, 5)).astype(np.float32)
+    t = tensor_type(x.shape, np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {t}) -> ({t}, {t}, {t}) {{\n"
+                          f"  %0 = kiln.exp %a : {t}\n"
+                          f"  return %0, %0, %a : {t}, {t}, {t}\n}}\n", [x])
+    assert len(results) == 3
+    np.testing.assert_allclose(results[0], np.exp(x), rtol=2e-6)
+    np.testing.assert_array_equal(results[1], results[0])
+    np.testing.assert_array_equal(results[2], x)
+
+
+def matmul_bias(m, k, n):
+    a = RNG.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (k, n)).astype(np.float32)
+    c = RNG.uniform(-1, 1, (n,)).astype(np.float32)
+    ta, tb, tc, tr = (tensor_type(s, np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    head = (f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+            f"  %1 = kiln.add %0, %c : ({tr}, {tc}) -> {tr}\n")
+    ref = a.astype(np.float64) @ b.astype(np.float64) + c
+    return [a, b, c], f"%a: {ta}, %b: {tb}, %c: {tc}", head, tr, ref
+
+
+def test_matmul_epilogue_then_reshape():
+    # A recurrent cell's tanh(x W + b), flattened: the epilogue writes a
+    # temporary that the reshape reads.
+    inputs, args, head, tr, ref = matmul_bias(8, 16, 32)
+    flat = tensor_type((256,), np.float32)
+    results, _ = run_kiln(f"func.func @main({args}) -> {flat} {{\n{head}"
+                          f"  %2 = kiln.tanh %1 : {tr}\n"
+                          f"  %3 = kiln.reshape %2 : {tr} -> {flat}\n"
+                          f"  return %3 : {flat}\n}}\n", inputs)
+    np.testing.assert_allclose(results[0], np.tanh(ref).reshape(256), rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_epilogue_then_softmax():
+    inputs, args, head, tr, ref = matmul_bias(9, 24, 40)
+    results, _ = run_kiln(f"func.func @main({args}) -> ({tr}, {tr}) {{\n{head}"
+                          f"  %2 = kiln.softmax %1 {{dim = 1}} : {tr}\n"
+                          f"  %3 = kiln.log_softmax %1 {{dim = 1}} : {tr}\n"
+                          f"  return %2, %3 : {tr}, {tr}\n}}\n", inputs)
+    e = np.exp(ref - ref.max(1, keepdims=True))
+    softmax = e / e.sum(1, keepdims=True)
+    np.testing.assert_allclose(results[0], softmax, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1], np.log(softmax), rtol=1e-5, atol=1e-5)
+
+
+def test_iota_along_size_one_dims():
+    # The kernel writes a constant 0 (the index along a size-1 dim): the
+    # GPU vectoriser crashed on a body that yields a value from outside.
+    for shape, dim in [((1, 5), 0), ((1, 13), 0), ((3, 1, 9), 1), ((2, 7), 1)]:
+        t = tensor_type(shape, np.float32)
+        results, _ = run_kiln(f"func.func @main() -> {t} {{\n"
+                              f"  %r = kiln.iota {{dim = {dim}}} : {t}\n"
+                              f"  return %r : {t}\n}}\n", [])
+        want = np.broadcast_to(np.arange(shape[dim]).reshape(
+            [-1 if d == dim else 1 for d in range(len(shape))]), shape)
+        np.testing.assert_array_equal(results[0], want.astype(np.float32))
+
+
+def constant_program(values, elem):
+    t = tensor_type(values.shape, elem)
+    text = np.array2string(values, separator=", ", threshold=10**9).replace("\n", "")
+    return (f"func.func @main(%a: {t}) -> ({t}, {t}) {{\n"
+            f"  %c = arith.constant dense<{text}> : {t}\n"
+            f"  %r = kiln.add %a, %c : ({t}, {t}) -> {t}\n"
+            f"  return %c, %r : {t}, {t}\n}}\n")
+
+
+def test_returned_constants():
+    # A tensor constant returned as is and used by a kernel, of each kind of
+    # element, and a splat: on GPUs it once stayed in host memory.
+    for values, elem in [
+            (np.arange(6, dtype=np.float32).reshape(2, 3) / 4, "f32"),
+            (np.arange(-3, 2, dtype=np.int64), "i64"),
+            (np.array([[1, -2], [3, 4]], np.int32), "i32"),
+            (np.array([0.5, -1.25, 3.0], np.float16), "f16"),
+            (np.array([1.5, 2.0, -3.25], np.float64), "f64"),
+            (np.full((3, 4), 2.5, np.float32), "f32")]:
+        program = constant_program(values, elem)
+        x = np.ones_like(values)
+        results, _ = run_kiln(program, [x])
+        np.testing.assert_array_equal(results[0], values, err_msg=program)
+        np.testing.assert_array_equal(results[1], values + x, err_msg=program)
+
+
+def test_large_constant():
+    # On GPUs a constant is written element by element up to 4096 distinct
+    # elements; a larger one is refused, naming the limit.
+    values = np.arange(5000, dtype=np.float32)
+    results, proc = run_kiln(constant_program(values, "f32"), [values], check=False)
+    if os.environ.get("KILN_DEVICE", "cpu").startswith("cpu"):
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_array_equal(results[1], 2 * values)
+    else:
+        assert proc.returncode != 0
+        assert "5000 elements is not supported on GPUs (at most 4096" in proc.stderr, proc.stderr
