@@ -64,7 +64,9 @@ Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
                               arith::ConstantIndexOp::create(b, loc, size)),
         idx);
   }
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), linear);
+  // Zero-extend: the index is never negative, and lavapipe miscompiles the
+  // OpSConvert that a signed index_cast becomes on 32-bit SPIR-V indices.
+  return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), linear);
 }
 
 struct IotaToLinalg : OpConversionPattern<IotaOp> {
@@ -77,7 +79,8 @@ struct IotaToLinalg : OpConversionPattern<IotaOp> {
     Value result = buildElementwise(
         rewriter, op.getLoc(), type.getShape(), type.getElementType(), {},
         [&](OpBuilder &b, Location loc, ValueRange) {
-          Value idx = arith::IndexCastOp::create(
+          // Zero-extended, as in linearIndex.
+          Value idx = arith::IndexCastUIOp::create(
               b, loc, b.getI64Type(),
               linalg::IndexOp::create(b, loc, op.getDim()));
           return castScalar(b, loc, idx, b.getI64Type(), kilnElem);
