@@ -453,7 +453,8 @@ VulkanTarget VulkanTarget::of(const VulkanDeviceProperties &device) {
            device.maxWorkgroupCount[2]},
           device.preserveNan16,
           device.preserveNan32,
-          device.preserveNan64};
+          device.preserveNan64,
+          std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet)};
 }
 
 namespace {
@@ -572,6 +573,16 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
   }
   if (auto ok = attachPlan(**module, options, binaries, ".spv", diagnostics, result); !ok)
     return std::unexpected(ok.error());
+  // Each kernel binds each buffer once (kiln-gpu-sink-views); more buffers
+  // than the device has would crash its driver, so they never reach it.
+  for (const KernelLaunch &launch : result.plan.launches)
+    if (launch.arguments.size() > options.vulkan.maxStorageBuffers)
+      return makeError(ErrorKind::Unsupported,
+                       "vulkan: kernel " + launch.kernel + " reads and writes " +
+                           std::to_string(launch.arguments.size()) +
+                           " distinct buffers, beyond the device's "
+                           "maxPerStageDescriptorStorageBuffers (" +
+                           std::to_string(options.vulkan.maxStorageBuffers) + ")");
   return result;
 }
 
