@@ -500,6 +500,7 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   if (target.storage16)
     o.extensions.push_back("SPV_KHR_16bit_storage");
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
+  o.exactF32Division = target.int64;
   for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
                                   {32, target.preserveNan32},
                                   {64, target.preserveNan64}})

@@ -180,6 +180,8 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnExpandF64Math());
+  if (options.exactF32Division)
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnExactF32Division());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvPrepareKernels());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
   pm.addPass(createConvertGPUToSPIRVPass());
@@ -192,6 +194,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
                            options.preserveNanWidths.end());
     kernels.addPass(createKilnSpirvPreserveNan(preserve));
   }
+  kernels.addPass(createKilnSpirvNoContraction());
   kernels.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 

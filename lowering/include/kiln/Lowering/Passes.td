@@ -214,6 +214,30 @@ def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::Mod
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvNoContraction : Pass<"kiln-spirv-no-contraction", "mlir::spirv::ModuleOp"> {
+  let summary = "Decorate float add, sub and mul NoContraction";
+  let description = [{
+    Without the decoration a Vulkan driver may fuse a multiply and an add
+    into one fma (NVIDIA does), so the same kernel rounds differently from
+    the CPU and CUDA. Every float add, sub and mul rounds on its own, as arith
+    ops do on the other targets (docs/precision.md).
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnExactF32Division : Pass<"kiln-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Correctly rounded f32 division from integer operations";
+  let description = [{
+    Vulkan allows f32 division 2.5 ulp of error (NVIDIA's driver uses it:
+    round(x / scale) of a quantisation was off by one), while kiln promises
+    IEEE division on every target (docs/precision.md). Each f32 arith.divf
+    (scalar or vector) becomes a 64-bit integer division of the significands
+    with one round-to-nearest-even step, subnormals, infinities and NaN
+    handled, which every device evaluates exactly. Needs shaderInt64.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
   let summary = "Declare SignedZeroInfNanPreserve on every entry point";
   let description = [{
