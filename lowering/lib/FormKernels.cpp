@@ -43,6 +43,16 @@ bool isCloneable(Operation *op) {
   return op && (isa<tensor::EmptyOp>(op) || op->hasTrait<OpTrait::ConstantLike>());
 }
 
+/// Views of a tensor (slices, reshapes) that a kernel reads go into the
+/// kernel with it: the kernel then takes the whole tensor and reads the view
+/// in place, where a view passed in became a copy into a buffer of its own
+/// (33 slices of one input: 33 copies, and a kernel of 34 buffers, beyond
+/// Vulkan's storage-buffer limit).
+bool isView(Operation *op) {
+  return isa_and_nonnull<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                         tensor::CollapseShapeOp>(op);
+}
+
 void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
                    SymbolTable &symbols) {
   // The kernel's ops, in program order: init fills, then the root.
@@ -57,22 +67,29 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
   // Arguments: values used by the kernel that are defined outside it.
   llvm::SetVector<Value> inputs;
   llvm::SetVector<Operation *> clones;
-  auto consider = [&](Value v) {
+  // `read`: the kernel only reads `v` (an input, not an output it updates).
+  std::function<void(Value, bool)> consider = [&](Value v, bool read) {
     Operation *def = v.getDefiningOp();
     if (def && members.contains(def))
       return;
-    if (isCloneable(def))
+    if (read && isView(def)) {
+      for (Value operand : def->getOperands())
+        consider(operand, true);
       clones.insert(def);
-    else
+    } else if (isCloneable(def)) {
+      clones.insert(def);
+    } else {
       inputs.insert(v);
+    }
   };
   for (Operation *op : ops) {
-    for (Value v : op->getOperands())
-      consider(v);
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    for (OpOperand &operand : op->getOpOperands())
+      consider(operand.get(), linalgOp && linalgOp.isDpsInput(&operand));
     llvm::SetVector<Value> above;
     getUsedValuesDefinedAbove(op->getRegions(), above);
     for (Value v : above)
-      consider(v);
+      consider(v, true);
   }
 
   OpBuilder b(parent);
@@ -139,10 +156,11 @@ struct KilnFormKernelsPass
           roots.push_back(&op);
       for (auto [i, root] : llvm::enumerate(roots))
         outlineKernel(root, f, i, symbols);
-      // Empties and constants that moved into kernels are dead here now.
+      // Empties, constants and views that moved into kernels are dead here
+      // now.
       for (Operation &op :
            llvm::make_early_inc_range(llvm::reverse(f.getBody().front())))
-        if (isCloneable(&op) && op.use_empty())
+        if ((isCloneable(&op) || isView(&op)) && op.use_empty())
           op.erase();
     }
   }

@@ -88,7 +88,11 @@ static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
   // constants the canonicalizer hoists out of launch bodies go back in.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Each buffer one kernel parameter, however many views of it a kernel
+  // reads: the views are folded into the accesses once outlined.
+  pm.addPass(createKilnGpuSinkViews());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(memref::createFoldMemRefAliasOpsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -143,7 +147,11 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertVectorToLLVMPass());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // Shapes are static, so a buffer is one pointer, not an expanded
+  // descriptor: the 4 KiB of kernel parameters then hold ~500 buffers.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

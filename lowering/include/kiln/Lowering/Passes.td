@@ -107,6 +107,17 @@ def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnGpuSinkViews : Pass<"kiln-gpu-sink-views", "mlir::ModuleOp"> {
+  let summary = "Clone slices of buffers into the gpu.launch bodies that use them";
+  let description = [{
+    A kernel then takes each buffer once, however many slices of it it
+    reads, which keeps it within the device's storage-buffer and
+    kernel-parameter limits. Slices used only by loads, stores and further
+    slices are sunk; fold-memref-alias-ops folds them away after outlining.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the innermost loop as one block per row";
   let description = [{
