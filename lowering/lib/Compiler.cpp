@@ -268,7 +268,7 @@ struct StageTimer {
 static Expected<OwningOpRef<ModuleOp>>
 formKernels(MLIRContext &ctx, std::string_view source,
             const CompileOptions &options, CompiledProgram &result,
-            DiagnosticCollector &diagnostics) {
+            DiagnosticCollector &diagnostics, unsigned maxKernelBuffers = 0) {
   OwningOpRef<ModuleOp> module;
   {
     StageTimer timer{result, "parse"};
@@ -295,7 +295,7 @@ formKernels(MLIRContext &ctx, std::string_view source,
   {
     StageTimer timer{result, "kernels"};
     PassManager pm(&ctx);
-    buildKilnToKernelsPipeline(pm);
+    buildKilnToKernelsPipeline(pm, maxKernelBuffers);
     if (failed(pm.run(*module)))
       return diagnostics.fail("kernel formation failed");
   }
@@ -532,7 +532,9 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
   MLIRContext &ctx = impl->context;
   DiagnosticCollector diagnostics(ctx);
   CompiledGpuProgram result;
-  auto module = formKernels(ctx, source, options, result, diagnostics);
+  // Fused chains are split to the storage buffers the device can bind.
+  auto module = formKernels(ctx, source, options, result, diagnostics,
+                            options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
   std::optional<std::string> missing;

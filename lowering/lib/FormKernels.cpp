@@ -53,6 +53,13 @@ bool isView(Operation *op) {
                          tensor::CollapseShapeOp>(op);
 }
 
+/// The tensor `v` reads, through views: slices of one tensor are one buffer.
+Value viewedTensor(Value v) {
+  while (isView(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
+
 void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
                    SymbolTable &symbols) {
   // The kernel's ops, in program order: init fills, then the root.
@@ -128,16 +135,30 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
 
 struct KilnFormKernelsPass
     : kiln::impl::KilnFormKernelsBase<KilnFormKernelsPass> {
+  using KilnFormKernelsBase::KilnFormKernelsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
     RewritePatternSet patterns(ctx);
-    // Fuse a producer only into its single consumer, so no work is repeated.
+    // Fuse a producer only into its single consumer, so no work is repeated,
+    // and only while the fused kernel stays within maxBuffers tensors.
+    unsigned limit = maxBuffers;
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *operand) {
+        patterns, [limit](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          if (!producer || !producer->hasOneUse())
+            return false;
+          if (limit == 0)
+            return true;
+          Operation *consumer = operand->getOwner();
+          llvm::SmallPtrSet<Value, 16> buffers;
+          for (Operation *op : {producer, consumer})
+            for (OpOperand &o : op->getOpOperands())
+              if (&o != operand && !o.get().getDefiningOp<tensor::EmptyOp>())
+                buffers.insert(viewedTensor(o.get()));
+          return buffers.size() + consumer->getNumResults() <= limit;
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);

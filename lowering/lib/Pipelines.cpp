@@ -21,10 +21,12 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildKilnToKernelsPipeline(OpPassManager &pm) {
+void buildKilnToKernelsPipeline(OpPassManager &pm, unsigned maxKernelBuffers) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertKilnToLinalg());
-  pm.addPass(createKilnFormKernels());
+  KilnFormKernelsOptions formKernels;
+  formKernels.maxBuffers = maxKernelBuffers;
+  pm.addPass(createKilnFormKernels(formKernels));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -258,7 +260,7 @@ void registerKilnLoweringPasses() {
   registerKilnPasses();
   PassPipelineRegistration<>("kiln-to-kernels",
                              "kiln -> fused kernels on linalg tensors",
-                             buildKilnToKernelsPipeline);
+                             [](OpPassManager &pm) { buildKilnToKernelsPipeline(pm); });
   PassPipelineRegistration<>(
       "kiln-to-cpu-llvm", "kiln -> LLVM dialect for the host CPU",
       [](OpPassManager &pm) { buildKilnToCpuLLVMPipeline(pm, {}); });

@@ -65,7 +65,10 @@ struct SpirvPipelineOptions {
 };
 
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
-void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
+/// `maxKernelBuffers`: most distinct tensors one kernel may read and write
+/// (0: no limit); longer fused chains are split.
+void buildKilnToKernelsPipeline(mlir::OpPassManager &pm,
+                                unsigned maxKernelBuffers = 0);
 /// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
 void buildKilnToCpuLLVMPipeline(mlir::OpPassManager &pm,
                                 const CpuPipelineOptions &options);

@@ -27,7 +27,13 @@ def KilnFormKernels : Pass<"kiln-form-kernels", "mlir::ModuleOp"> {
     and movement ops become one generic; reductions take their elementwise
     producers as prologue), then outlines every remaining compute op into a
     private `func.func` tagged `kiln.kernel`, called from the entry function.
+    With `max-buffers`, a fusion that would make a kernel read and write
+    more distinct tensors than that is not done: the chain is split into
+    kernels a device can bind (Vulkan's maxPerStageDescriptorStorageBuffers).
   }];
+  let options = [Option<"maxBuffers", "max-buffers", "unsigned", "0",
+                        "most distinct tensors a fused kernel may read and "
+                        "write (0: no limit)">];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::func::FuncDialect"];
 }
