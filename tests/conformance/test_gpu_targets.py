@@ -46,7 +46,7 @@ def random_program(op, attrs, dtype, shape):
 @pytest.mark.parametrize("op,attrs", [
     ("random_uniform", "low = -1.0 : f64, high = 3.0 : f64"),
     ("random_normal", "mean = 0.5 : f64, std = 2.0 : f64")])
-@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16"])
 @pytest.mark.parametrize("shape,seed", [((4096,), 3), ((37, 129), 123456789), ((2, 3, 5), -7)])
 def test_random_bits_are_identical_on_every_target(op, attrs, dtype, shape, seed, monkeypatch):
     program = random_program(op, attrs, dtype, shape)
