@@ -269,7 +269,7 @@ struct StageTimer {
 static Expected<OwningOpRef<ModuleOp>>
 formKernels(MLIRContext &ctx, std::string_view source,
             const CompileOptions &options, CompiledProgram &result,
-            DiagnosticCollector &diagnostics) {
+            DiagnosticCollector &diagnostics, unsigned maxKernelBuffers = 0) {
   OwningOpRef<ModuleOp> module;
   {
     StageTimer timer{result, "parse"};
@@ -303,7 +303,7 @@ formKernels(MLIRContext &ctx, std::string_view source,
   {
     StageTimer timer{result, "kernels"};
     PassManager pm(&ctx);
-    buildKilnToKernelsPipeline(pm);
+    buildKilnToKernelsPipeline(pm, maxKernelBuffers);
     if (failed(pm.run(*module)))
       return diagnostics.fail("kernel formation failed");
   }
@@ -461,7 +461,8 @@ VulkanTarget VulkanTarget::of(const VulkanDeviceProperties &device) {
            device.maxWorkgroupCount[2]},
           device.preserveNan16,
           device.preserveNan32,
-          device.preserveNan64};
+          device.preserveNan64,
+          std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet)};
 }
 
 namespace {
@@ -507,6 +508,7 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   if (target.storage16)
     o.extensions.push_back("SPV_KHR_16bit_storage");
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
+  o.exactF32Division = target.int64;
   for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
                                   {32, target.preserveNan32},
                                   {64, target.preserveNan64}})
@@ -538,7 +540,9 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
   MLIRContext &ctx = impl->context;
   DiagnosticCollector diagnostics(ctx);
   CompiledGpuProgram result;
-  auto module = formKernels(ctx, source, options, result, diagnostics);
+  // Fused chains are split to the storage buffers the device can bind.
+  auto module = formKernels(ctx, source, options, result, diagnostics,
+                            options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
   std::optional<std::string> missing;
@@ -580,6 +584,16 @@ Compiler::compileForVulkan(std::string_view source, const CompileOptions &option
   }
   if (auto ok = attachPlan(**module, options, binaries, ".spv", diagnostics, result); !ok)
     return std::unexpected(ok.error());
+  // Each kernel binds each buffer once (kiln-gpu-sink-views); more buffers
+  // than the device has would crash its driver, so they never reach it.
+  for (const KernelLaunch &launch : result.plan.launches)
+    if (launch.arguments.size() > options.vulkan.maxStorageBuffers)
+      return makeError(ErrorKind::Unsupported,
+                       "vulkan: kernel " + launch.kernel + " reads and writes " +
+                           std::to_string(launch.arguments.size()) +
+                           " distinct buffers, beyond the device's "
+                           "maxPerStageDescriptorStorageBuffers (" +
+                           std::to_string(options.vulkan.maxStorageBuffers) + ")");
   return result;
 }
 

@@ -43,6 +43,23 @@ bool isCloneable(Operation *op) {
   return op && (isa<tensor::EmptyOp>(op) || op->hasTrait<OpTrait::ConstantLike>());
 }
 
+/// Views of a tensor (slices, reshapes) that a kernel reads go into the
+/// kernel with it: the kernel then takes the whole tensor and reads the view
+/// in place, where a view passed in became a copy into a buffer of its own
+/// (33 slices of one input: 33 copies, and a kernel of 34 buffers, beyond
+/// Vulkan's storage-buffer limit).
+bool isView(Operation *op) {
+  return isa_and_nonnull<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                         tensor::CollapseShapeOp>(op);
+}
+
+/// The tensor `v` reads, through views: slices of one tensor are one buffer.
+Value viewedTensor(Value v) {
+  while (isView(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
+
 void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
                    SymbolTable &symbols) {
   // The kernel's ops, in program order: init fills, then the root.
@@ -57,22 +74,29 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
   // Arguments: values used by the kernel that are defined outside it.
   llvm::SetVector<Value> inputs;
   llvm::SetVector<Operation *> clones;
-  auto consider = [&](Value v) {
+  // `read`: the kernel only reads `v` (an input, not an output it updates).
+  std::function<void(Value, bool)> consider = [&](Value v, bool read) {
     Operation *def = v.getDefiningOp();
     if (def && members.contains(def))
       return;
-    if (isCloneable(def))
+    if (read && isView(def)) {
+      for (Value operand : def->getOperands())
+        consider(operand, true);
       clones.insert(def);
-    else
+    } else if (isCloneable(def)) {
+      clones.insert(def);
+    } else {
       inputs.insert(v);
+    }
   };
   for (Operation *op : ops) {
-    for (Value v : op->getOperands())
-      consider(v);
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    for (OpOperand &operand : op->getOpOperands())
+      consider(operand.get(), linalgOp && linalgOp.isDpsInput(&operand));
     llvm::SetVector<Value> above;
     getUsedValuesDefinedAbove(op->getRegions(), above);
     for (Value v : above)
-      consider(v);
+      consider(v, true);
   }
 
   OpBuilder b(parent);
@@ -111,16 +135,30 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
 
 struct KilnFormKernelsPass
     : kiln::impl::KilnFormKernelsBase<KilnFormKernelsPass> {
+  using KilnFormKernelsBase::KilnFormKernelsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
     RewritePatternSet patterns(ctx);
-    // Fuse a producer only into its single consumer, so no work is repeated.
+    // Fuse a producer only into its single consumer, so no work is repeated,
+    // and only while the fused kernel stays within maxBuffers tensors.
+    unsigned limit = maxBuffers;
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *operand) {
+        patterns, [limit](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          if (!producer || !producer->hasOneUse())
+            return false;
+          if (limit == 0)
+            return true;
+          Operation *consumer = operand->getOwner();
+          llvm::SmallPtrSet<Value, 16> buffers;
+          for (Operation *op : {producer, consumer})
+            for (OpOperand &o : op->getOpOperands())
+              if (&o != operand && !o.get().getDefiningOp<tensor::EmptyOp>())
+                buffers.insert(viewedTensor(o.get()));
+          return buffers.size() + consumer->getNumResults() <= limit;
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
@@ -139,10 +177,11 @@ struct KilnFormKernelsPass
           roots.push_back(&op);
       for (auto [i, root] : llvm::enumerate(roots))
         outlineKernel(root, f, i, symbols);
-      // Empties and constants that moved into kernels are dead here now.
+      // Empties, constants and views that moved into kernels are dead here
+      // now.
       for (Operation &op :
            llvm::make_early_inc_range(llvm::reverse(f.getBody().front())))
-        if (isCloneable(&op) && op.use_empty())
+        if ((isCloneable(&op) || isView(&op)) && op.use_empty())
           op.erase();
     }
   }

@@ -300,8 +300,11 @@ reductionStage(linalg::GenericOp op) {
   std::optional<gpu::AllReduceOperation> allReduce = allReduceOf(reduction->kind);
   if (!allReduce)
     return std::nullopt;
+  // The ranges live in a named vector: a range-for over a view of the returned
+  // temporary would read it after its destruction.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = 1;
-  for (int64_t r : ArrayRef(op.getStaticLoopRanges()).drop_back())
+  for (int64_t r : ArrayRef(ranges).drop_back())
     rows *= r;
   if (rows == 0 || rows > std::numeric_limits<int32_t>::max())
     return std::nullopt;

@@ -21,10 +21,12 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildKilnToKernelsPipeline(OpPassManager &pm) {
+void buildKilnToKernelsPipeline(OpPassManager &pm, unsigned maxKernelBuffers) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertKilnToLinalg());
-  pm.addPass(createKilnFormKernels());
+  KilnFormKernelsOptions formKernels;
+  formKernels.maxBuffers = maxKernelBuffers;
+  pm.addPass(createKilnFormKernels(formKernels));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -90,7 +92,11 @@ static void addGpuKernelOutlining(OpPassManager &pm, int64_t vectorWidth,
   // constants the canonicalizer hoists out of launch bodies go back in.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Each buffer one kernel parameter, however many views of it a kernel
+  // reads: the views are folded into the accesses once outlined.
+  pm.addPass(createKilnGpuSinkViews());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(memref::createFoldMemRefAliasOpsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -145,7 +151,11 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm,
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertVectorToLLVMPass());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // Shapes are static, so a buffer is one pointer, not an expanded
+  // descriptor: the 4 KiB of kernel parameters then hold ~500 buffers.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
@@ -182,6 +192,8 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnExpandF64Math());
+  if (options.exactF32Division)
+    pm.addNestedPass<gpu::GPUModuleOp>(createKilnExactF32Division());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvPrepareKernels());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
   pm.addPass(createConvertGPUToSPIRVPass());
@@ -194,6 +206,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
                            options.preserveNanWidths.end());
     kernels.addPass(createKilnSpirvPreserveNan(preserve));
   }
+  kernels.addPass(createKilnSpirvNoContraction());
   kernels.addPass(spirv::createSPIRVUpdateVCEPass());
 }
 
@@ -249,7 +262,7 @@ void registerKilnLoweringPasses() {
   registerKilnPasses();
   PassPipelineRegistration<>("kiln-to-kernels",
                              "kiln -> fused kernels on linalg tensors",
-                             buildKilnToKernelsPipeline);
+                             [](OpPassManager &pm) { buildKilnToKernelsPipeline(pm); });
   PassPipelineRegistration<>(
       "kiln-to-cpu-llvm", "kiln -> LLVM dialect for the host CPU",
       [](OpPassManager &pm) { buildKilnToCpuLLVMPipeline(pm, {}); });

@@ -498,8 +498,8 @@ Value emitElementwise(OpBuilder &b, Location loc, Operation *op,
   return fromComputeFloat(b, loc, r, kilnType);
 }
 
-std::pair<Value, Value> emitPhilox(OpBuilder &b, Location loc, Value index64,
-                                   Value seed64) {
+std::array<Value, 4> emitPhilox(OpBuilder &b, Location loc, Value index64,
+                                Value seed64) {
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c32 = [&](uint32_t v) {
     return arith::ConstantOp::create(b, loc, i32,
@@ -528,7 +528,7 @@ std::pair<Value, Value> emitPhilox(OpBuilder &b, Location loc, Value index64,
     k0 = arith::AddIOp::create(b, loc, k0, w0);
     k1 = arith::AddIOp::create(b, loc, k1, w1);
   }
-  return {c0, c1};
+  return {c0, c1, c2, c3};
 }
 
 } // namespace kiln

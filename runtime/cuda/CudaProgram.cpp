@@ -39,14 +39,9 @@ Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
         values.push_back(scalar->bits);
         continue;
       }
-      const BufferView &view = std::get<BufferView>(arg);
-      values.push_back(buffers[view.buffer]);
-      values.push_back(buffers[view.buffer]);
-      values.push_back(static_cast<uint64_t>(view.offset));
-      for (int64_t s : view.sizes)
-        values.push_back(static_cast<uint64_t>(s));
-      for (int64_t s : view.strides)
-        values.push_back(static_cast<uint64_t>(s));
+      // Kernels take bare pointers: the view's offset and strides are
+      // static in the kernel.
+      values.push_back(buffers[std::get<BufferView>(arg).buffer]);
     }
     std::vector<void *> params;
     for (uint64_t &v : values)

@@ -114,10 +114,22 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   enumerateExtensions(physical, nullptr, &extensionCount, nullptr);
   std::vector<VkExtensionProperties> extensions(extensionCount);
   enumerateExtensions(physical, nullptr, &extensionCount, extensions.data());
-  bool floatControls = false;
-  for (const VkExtensionProperties &e : extensions)
-    floatControls |= std::string_view(e.extensionName) ==
-                     VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+  auto has = [&](std::string_view name) {
+    for (const VkExtensionProperties &e : extensions)
+      if (name == e.extensionName)
+        return true;
+    return false;
+  };
+  // kiln's instance asks for Vulkan 1.1, so what SPIR-V for this device may
+  // declare beyond 1.1 (8-bit storage, Int8/Float16, float controls) must
+  // be enabled as extensions, and their features queried through them.
+  std::vector<const char *> enabled;
+  for (const char *name : {VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME,
+                           VK_KHR_8BIT_STORAGE_EXTENSION_NAME,
+                           VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME})
+    if (has(name))
+      enabled.push_back(name);
+  bool floatControls = has(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -139,6 +151,11 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   p.maxSharedMemoryBytes = base.limits.maxComputeSharedMemorySize;
   p.maxWorkgroupInvocations = base.limits.maxComputeWorkGroupInvocations;
   p.maxStorageBufferRange = base.limits.maxStorageBufferRange;
+  p.maxStorageBuffersPerStage = base.limits.maxPerStageDescriptorStorageBuffers;
+  p.maxStorageBuffersPerSet = base.limits.maxDescriptorSetStorageBuffers;
+  p.maxPushConstantsBytes = base.limits.maxPushConstantsSize;
+  for (int d = 0; d < 3; ++d)
+    p.maxWorkgroupSize[d] = base.limits.maxComputeWorkGroupSize[d];
   p.timestampQueries = base.limits.timestampComputeAndGraphics;
   p.timestampPeriodNs = base.limits.timestampPeriod;
   p.preserveNan16 = floatProps.shaderSignedZeroInfNanPreserveFloat16;
@@ -153,10 +170,17 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDevice16BitStorageFeatures storage16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  f16i8.pNext = &storage8;
-  storage8.pNext = &storage16;
+  // 16-bit storage is core in 1.1; the others only where their extension is.
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &f16i8;
+  features.pNext = &storage16;
+  if (has(VK_KHR_8BIT_STORAGE_EXTENSION_NAME)) {
+    storage8.pNext = features.pNext;
+    features.pNext = &storage8;
+  }
+  if (has(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
+    f16i8.pNext = features.pNext;
+    features.pNext = &f16i8;
+  }
   l.proc<PFN_vkGetPhysicalDeviceFeatures2>("vkGetPhysicalDeviceFeatures2")(
       physical, &features);
   p.float16 = f16i8.shaderFloat16;
@@ -176,11 +200,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
   deviceInfo.pNext = &features; // enable what the device has
-  const char *floatControlsName = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
-  if (floatControls) {
-    deviceInfo.enabledExtensionCount = 1;
-    deviceInfo.ppEnabledExtensionNames = &floatControlsName;
-  }
+  deviceInfo.enabledExtensionCount = enabled.size();
+  deviceInfo.ppEnabledExtensionNames = enabled.data();
+  p.enabledExtensions.assign(enabled.begin(), enabled.end());
   VkDevice device;
   VkResult r = l.proc<PFN_vkCreateDevice>("vkCreateDevice")(physical, &deviceInfo,
                                                             nullptr, &device);

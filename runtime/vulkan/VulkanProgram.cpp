@@ -31,30 +31,60 @@ struct VulkanProgram::Resources {
 VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
     : device(device), plan(std::move(plan)), vk(std::make_unique<Resources>()) {}
 
-Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &device,
-                                                             GpuPlan plan) {
-  const VulkanDeviceProperties &props = device.properties();
+/// Every device limit a plan depends on, checked before anything reaches the
+/// driver (which may crash on a pipeline beyond them: lavapipe does with
+/// more storage buffers than it has).
+static Expected<void> checkLimits(const GpuPlan &plan,
+                                  const VulkanDeviceProperties &props) {
+  auto beyond = [](const std::string &what, uint64_t needed, const char *limit,
+                   uint64_t allowed) {
+    return makeError(ErrorKind::Unsupported,
+                     "vulkan: " + what + " is " + std::to_string(needed) +
+                         ", beyond the device's " + limit + " (" +
+                         std::to_string(allowed) + ")");
+  };
   for (const KernelLaunch &launch : plan.launches) {
-    for (int d = 0; d < 3; ++d)
+    std::string kernel = "kernel " + launch.kernel;
+    uint64_t invocations = 1;
+    for (int d = 0; d < 3; ++d) {
+      std::string dim = " in dim " + std::to_string(d);
       if (launch.shape.grid[d] > props.maxWorkgroupCount[d])
-        return makeError(ErrorKind::Unsupported,
-                         "vulkan: kernel " + launch.kernel + " needs " +
-                             std::to_string(launch.shape.grid[d]) +
-                             " workgroups in dim " + std::to_string(d) +
-                             ", the device allows " +
-                             std::to_string(props.maxWorkgroupCount[d]));
+        return beyond(kernel + " workgroups" + dim, launch.shape.grid[d],
+                      "maxComputeWorkGroupCount", props.maxWorkgroupCount[d]);
+      if (launch.shape.block[d] > props.maxWorkgroupSize[d])
+        return beyond(kernel + " workgroup size" + dim, launch.shape.block[d],
+                      "maxComputeWorkGroupSize", props.maxWorkgroupSize[d]);
+      invocations *= launch.shape.block[d];
+    }
+    if (invocations > props.maxWorkgroupInvocations)
+      return beyond(kernel + " invocations per workgroup", invocations,
+                    "maxComputeWorkGroupInvocations", props.maxWorkgroupInvocations);
+    if (launch.shape.sharedMemoryBytes > props.maxSharedMemoryBytes)
+      return beyond(kernel + " shared memory bytes", launch.shape.sharedMemoryBytes,
+                    "maxComputeSharedMemorySize", props.maxSharedMemoryBytes);
+    uint32_t limit = std::min(props.maxStorageBuffersPerStage,
+                              props.maxStorageBuffersPerSet);
+    if (launch.arguments.size() > limit)
+      return beyond(kernel + " storage buffers", launch.arguments.size(),
+                    "maxPerStageDescriptorStorageBuffers", limit);
     for (const KernelArgument &arg : launch.arguments)
       if (std::holds_alternative<ScalarArgument>(arg))
         return makeError(ErrorKind::Unsupported,
-                         "vulkan: kernel " + launch.kernel +
+                         "vulkan: " + kernel +
                              " takes a scalar parameter, which kiln cannot pass yet");
   }
   for (size_t bytes : plan.bufferBytes)
     if (bytes > props.maxStorageBufferRange)
-      return makeError(ErrorKind::Unsupported,
-                       "vulkan: a buffer of " + std::to_string(bytes) +
-                           " bytes exceeds the device's maxStorageBufferRange (" +
-                           std::to_string(props.maxStorageBufferRange) + ")");
+      return beyond("a buffer's byte size", bytes, "maxStorageBufferRange",
+                    props.maxStorageBufferRange);
+  return {};
+}
+
+Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &device,
+                                                             GpuPlan plan) {
+  const VulkanDeviceProperties &props = device.properties();
+  if (auto ok = checkLimits(plan, props); !ok)
+    return std::unexpected(ok.error());
 
   std::unique_ptr<VulkanProgram> program(new VulkanProgram(device, std::move(plan)));
   const GpuPlan &p = program->plan;

@@ -23,3 +23,8 @@ if os.path.exists(ptxas):
 import shutil
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
+
+# The Khronos validation layer (Debian vulkan-validationlayers) checks kiln's
+# use of a Vulkan device (lavapipe in CI).
+if os.path.exists("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json"):
+    config.available_features.add("vulkan-validation")

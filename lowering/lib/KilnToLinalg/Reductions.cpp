@@ -220,7 +220,7 @@ struct ArgToGeneric : OpConversionPattern<OpT> {
               b, l, arith::CmpIPredicate::eq, pos,
               arith::ConstantIndexOp::create(b, l, 0));
           better = arith::OrIOp::create(b, l, better, first);
-          Value posI64 = arith::IndexCastOp::create(b, l, i64, pos);
+          Value posI64 = arith::IndexCastUIOp::create(b, l, i64, pos);
           linalg::YieldOp::create(
               b, l,
               ValueRange{arith::SelectOp::create(b, l, better, v, cur),

@@ -45,3 +45,22 @@ func.func @shared(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   %2 = kiln.sin %0 : tensor<16xf32>
   return %1, %2 : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Slices and reshapes a kernel reads go into it: the kernel takes the whole
+// tensor once (not a copy per slice), and nothing is left in the caller.
+// CHECK-LABEL: func.func private @slices_kernel0
+// CHECK-SAME: (%[[X:.*]]: tensor<16x16xf32>) -> tensor<8x8xf32>
+// CHECK-DAG: tensor.extract_slice %[[X]][0, 0] [8, 8] [1, 1]
+// CHECK-DAG: tensor.extract_slice %[[X]][1, 2] [8, 8] [1, 1]
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @slices
+// CHECK-NOT: tensor.extract_slice
+// CHECK: call @slices_kernel0(%{{.*}}) : (tensor<16x16xf32>)
+func.func @slices(%x: tensor<16x16xf32>) -> tensor<8x8xf32> {
+  %a = kiln.slice %x {start = array<i64: 0, 0>, stop = array<i64: 8, 8>, step = array<i64: 1, 1>} : tensor<16x16xf32> -> tensor<8x8xf32>
+  %b = kiln.slice %x {start = array<i64: 1, 2>, stop = array<i64: 9, 10>, step = array<i64: 1, 1>} : tensor<16x16xf32> -> tensor<8x8xf32>
+  %0 = kiln.add %a, %b : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

@@ -56,13 +56,19 @@ struct SpirvPipelineOptions {
   /// Float widths whose NaN and infinities the driver must preserve
   /// (SignedZeroInfNanPreserve); empty where the device cannot promise it.
   std::vector<int32_t> preserveNanWidths;
+  /// Correctly rounded f32 division from 64-bit integer operations
+  /// (kiln-exact-f32-division); needs the Int64 capability.
+  bool exactF32Division = true;
   /// What every Vulkan 1.1 compute device kiln targets has: subgroup
   /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
   static SpirvPipelineOptions baseline();
 };
 
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
-void buildKilnToKernelsPipeline(mlir::OpPassManager &pm);
+/// `maxKernelBuffers`: most distinct tensors one kernel may read and write
+/// (0: no limit); longer fused chains are split.
+void buildKilnToKernelsPipeline(mlir::OpPassManager &pm,
+                                unsigned maxKernelBuffers = 0);
 /// kiln -> LLVM dialect for the host CPU (`kiln-to-cpu-llvm`).
 void buildKilnToCpuLLVMPipeline(mlir::OpPassManager &pm,
                                 const CpuPipelineOptions &options);

@@ -27,7 +27,13 @@ def KilnFormKernels : Pass<"kiln-form-kernels", "mlir::ModuleOp"> {
     and movement ops become one generic; reductions take their elementwise
     producers as prologue), then outlines every remaining compute op into a
     private `func.func` tagged `kiln.kernel`, called from the entry function.
+    With `max-buffers`, a fusion that would make a kernel read and write
+    more distinct tensors than that is not done: the chain is split into
+    kernels a device can bind (Vulkan's maxPerStageDescriptorStorageBuffers).
   }];
+  let options = [Option<"maxBuffers", "max-buffers", "unsigned", "0",
+                        "most distinct tensors a fused kernel may read and "
+                        "write (0: no limit)">];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::func::FuncDialect"];
 }
@@ -132,6 +138,17 @@ def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
                         "2^31-1, 65535, 65535); a loop with more takes "
                         "several rounds per block">];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def KilnGpuSinkViews : Pass<"kiln-gpu-sink-views", "mlir::ModuleOp"> {
+  let summary = "Clone slices of buffers into the gpu.launch bodies that use them";
+  let description = [{
+    A kernel then takes each buffer once, however many slices of it it
+    reads, which keeps it within the device's storage-buffer and
+    kernel-parameter limits. Slices used only by loads, stores and further
+    slices are sunk; fold-memref-alias-ops folds them away after outlining.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
@@ -239,6 +256,30 @@ def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::Mod
     accesses become one scalar access per lane.
   }];
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnSpirvNoContraction : Pass<"kiln-spirv-no-contraction", "mlir::spirv::ModuleOp"> {
+  let summary = "Decorate float add, sub and mul NoContraction";
+  let description = [{
+    Without the decoration a Vulkan driver may fuse a multiply and an add
+    into one fma (NVIDIA does), so the same kernel rounds differently from
+    the CPU and CUDA. Every float add, sub and mul rounds on its own, as arith
+    ops do on the other targets (docs/precision.md).
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnExactF32Division : Pass<"kiln-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Correctly rounded f32 division from integer operations";
+  let description = [{
+    Vulkan allows f32 division 2.5 ulp of error (NVIDIA's driver uses it:
+    round(x / scale) of a quantisation was off by one), while kiln promises
+    IEEE division on every target (docs/precision.md). Each f32 arith.divf
+    (scalar or vector) becomes a 64-bit integer division of the significands
+    with one round-to-nearest-even step, subnormals, infinities and NaN
+    handled, which every device evaluates exactly. Needs shaderInt64.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
 def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {

@@ -9,6 +9,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <array>
+
 namespace kiln {
 
 /// True for kiln's unsigned element types (ui8..ui64).
@@ -37,12 +39,10 @@ bool isElementwiseKilnOp(mlir::Operation *op);
 mlir::Value emitElementwise(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Operation *op, mlir::ValueRange args);
 
-/// Philox4x32-10 on counter (index, 0, 0) and key `seed`; returns the first
-/// two 32-bit words of the block.
-std::pair<mlir::Value, mlir::Value> emitPhilox(mlir::OpBuilder &b,
-                                               mlir::Location loc,
-                                               mlir::Value index64,
-                                               mlir::Value seed64);
+/// Philox4x32-10 on counter (index, 0, 0) and key `seed`; returns the four
+/// 32-bit words of the block.
+std::array<mlir::Value, 4> emitPhilox(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::Value index64, mlir::Value seed64);
 
 } // namespace kiln
 

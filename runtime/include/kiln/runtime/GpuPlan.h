@@ -38,7 +38,8 @@ struct ScalarArgument {
 };
 
 /// One kernel parameter: a scalar or a memref view, which the kernel takes
-/// as (allocated, aligned, offset, sizes..., strides...).
+/// as the start of the view's buffer (a bare pointer on CUDA, a binding of
+/// the whole buffer on Vulkan); offset and strides are static in the kernel.
 using KernelArgument = std::variant<ScalarArgument, BufferView>;
 
 struct KernelLaunch {

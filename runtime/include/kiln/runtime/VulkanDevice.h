@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -26,6 +27,11 @@ struct VulkanDeviceProperties {
   uint32_t maxWorkgroupInvocations = 0;
   uint32_t maxStorageBufferRange = 0;
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};
+  uint32_t maxWorkgroupSize[3] = {0, 0, 0};
+  /// Storage buffers one kernel may bind (maxPerStageDescriptorStorageBuffers,
+  /// and per descriptor set): 32 on lavapipe.
+  uint32_t maxStorageBuffersPerStage = 0, maxStorageBuffersPerSet = 0;
+  uint32_t maxPushConstantsBytes = 0;
   float timestampPeriodNs = 0; // device time per timestamp tick
   uint32_t computeQueueFamily = 0;
   bool float16 = false, float64 = false, int8 = false, int16 = false,
@@ -34,6 +40,8 @@ struct VulkanDeviceProperties {
   /// SignedZeroInfNanPreserve for 16/32/64-bit floats (float controls,
   /// enabled on the logical device when the driver has it).
   bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
+  /// The device extensions enabled on the logical device.
+  std::vector<std::string> enabledExtensions;
   /// "vulkan-<vendor>-<device>-<driver>", hex ids: what SPIR-V for it
   /// depends on.
   std::string fingerprint() const;
