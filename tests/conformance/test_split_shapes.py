@@ -44,8 +44,10 @@ def program(shape, dim):
                          ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
 def test_reductions_and_rows(shape, dim):
     rng = np.random.default_rng(sum(shape) * 10 + dim)
-    # Distinct values, so that argmax has one answer.
-    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32) / np.prod(shape)
+    # Distinct values, so that argmax has one answer (divided before the cast:
+    # NumPy 2 makes float32 / an int64 scalar float64).
+    n = int(np.prod(shape))
+    x = (rng.permutation(n).reshape(shape) / n).astype(np.float32)
     w = rng.uniform(0.5, 1.5, shape[-1:]).astype(np.float32)
     b = rng.uniform(-1, 1, shape[-1:]).astype(np.float32)
     results, _ = run_kiln(program(shape, dim), [x, w, b])
