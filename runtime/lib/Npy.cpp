@@ -57,6 +57,10 @@ Expected<HostTensor> readNpy(const std::string &path) {
     return bad(path, "cannot open file");
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
+  return parseNpy(bytes, path);
+}
+
+Expected<HostTensor> parseNpy(std::string_view bytes, const std::string &path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad(path, "not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -77,7 +81,7 @@ Expected<HostTensor> readNpy(const std::string &path) {
   }
   if (headerStart + headerLen > bytes.size())
     return bad(path, "truncated header");
-  std::string header = bytes.substr(headerStart, headerLen);
+  std::string header(bytes.substr(headerStart, headerLen));
 
   std::smatch m;
   if (!std::regex_search(header, m,
