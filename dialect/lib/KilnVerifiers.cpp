@@ -674,7 +674,7 @@ template <typename OpT> LogicalResult verifyArg(OpT op) {
     return op.emitOpError() << "cannot take the arg of an empty dim "
                             << op.getDim();
   return verifyShapeIs(op, op.getResult(),
-                       reducedShape(in.getShape(), {op.getDim()},
+                       reducedShape(in.getShape(), {static_cast<int64_t>(op.getDim())},
                                     op.getKeepDims()),
                        "result");
 }

@@ -85,7 +85,9 @@ std::optional<std::string_view> quotedString(std::optional<std::string_view> tex
   return text->substr(1, end - 1);
 }
 
-Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes) {
+} // namespace
+
+Expected<HostTensor> parseNpy(std::string_view bytes, const std::string &path) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad(path, "not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(bytes[6]);
@@ -106,7 +108,7 @@ Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes)
   }
   if (headerStart + headerLen > bytes.size())
     return bad(path, "truncated header");
-  std::string header = bytes.substr(headerStart, headerLen);
+  std::string header(bytes.substr(headerStart, headerLen));
 
   std::optional<std::string_view> descr = quotedString(valueOf(header, "descr"));
   if (!descr || descr->size() < 2 || !std::string_view("<>|=").contains(descr->front()))
@@ -166,7 +168,6 @@ Expected<HostTensor> parseNpy(const std::string &path, const std::string &bytes)
     tensor.data = fortranToC(tensor.data, shape, dtypeSize(type->dtype));
   return tensor;
 }
-} // namespace
 
 Expected<HostTensor> readNpy(const std::string &path) {
   std::error_code ec;
@@ -180,7 +181,7 @@ Expected<HostTensor> readNpy(const std::string &path) {
                       std::istreambuf_iterator<char>());
     if (in.bad())
       return bad(path, "cannot read file");
-    return parseNpy(path, bytes);
+    return parseNpy(bytes, path);
   } catch (const std::bad_alloc &) {
     return makeError(ErrorKind::OutOfMemory,
                      path + ": the file does not fit in host memory");

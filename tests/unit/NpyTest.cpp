@@ -142,6 +142,23 @@ TEST(Npy, ADirectoryIsNotAFile) {
               "is a directory, not a .npy file");
 }
 
+TEST(Npy, ParsesBytesAsReadNpyReadsTheFile) {
+  HostTensor tensor(DType::I16, {3, 2});
+  for (size_t i = 0; i < tensor.data.size(); ++i)
+    tensor.data[i] = static_cast<std::byte>(i);
+  std::string path = tempPath("bytes.npy");
+  ASSERT_TRUE(writeNpy(path, tensor));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto parsed = parseNpy(bytes, "in memory");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->shape, tensor.shape);
+  EXPECT_EQ(parsed->data, tensor.data);
+  auto bad = parseNpy(bytes.substr(0, 8), "in memory");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message.rfind("in memory: ", 0), 0u) << bad.error().message;
+}
+
 TEST(HalfFloats, ConvertWithRoundToNearestEven) {
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(halfToFloat(0x3c00), 1.0f);

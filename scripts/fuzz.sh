@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target (tests/fuzz) for SECONDS (default 60) on its
+# seed corpus, in the sanitizer build. A crash, hang, leak or sanitizer
+# report fails the run; the input that caused it is left in
+# build-san/fuzz/artifacts/ (replay: build-san/bin/TARGET FILE).
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi)
+scripts/build-san.sh "${targets[@]}"
+source scripts/sanitizer-env.sh
+mkdir -p build-san/fuzz/artifacts
+status=0
+for t in "${targets[@]}"; do
+  name="${t#fuzz-}"
+  # New inputs go to a scratch corpus; the repo's seeds stay as they are.
+  work="build-san/fuzz/corpus/$name"
+  mkdir -p "$work"
+  dict=()
+  [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
+  echo "== $t: ${seconds}s"
+  build-san/bin/"$t" "$work" "tests/fuzz/corpus/$name" "${dict[@]}" \
+    -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=4096 \
+    -print_final_stats=1 -artifact_prefix=build-san/fuzz/artifacts/"$name"- \
+    || { echo "$t: FAILED (see build-san/fuzz/artifacts/)"; status=1; }
+done
+exit $status

@@ -1,0 +1,4 @@
+func.func @main(%a0: tensor<3x5x37xf32>) -> tensor<3x5xf32> {
+  %r = kiln.reduce_min %a0 {dims = array<i64: 2>} : tensor<3x5x37xf32> -> tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}

@@ -1,0 +1,4 @@
+func.func @main(%a0: tensor<9x5xi64>) -> tensor<9x5xi64> {
+  %r = kiln.neg %a0 : tensor<9x5xi64>
+  return %r : tensor<9x5xi64>
+}

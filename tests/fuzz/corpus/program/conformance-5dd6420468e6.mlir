@@ -1,0 +1,4 @@
+func.func @main(%a: tensor<4x64xf32>, %s: tensor<bf16>) -> tensor<4x64xi8> {
+  %r = kiln.quantize %a, %s : (tensor<4x64xf32>, tensor<bf16>) -> tensor<4x64xi8>
+  return %r : tensor<4x64xi8>
+}

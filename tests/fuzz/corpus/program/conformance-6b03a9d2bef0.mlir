@@ -1,0 +1,4 @@
+func.func @main(%a0: tensor<9x5xi32>) -> tensor<9x5xi32> {
+  %r = kiln.relu %a0 : tensor<9x5xi32>
+  return %r : tensor<9x5xi32>
+}

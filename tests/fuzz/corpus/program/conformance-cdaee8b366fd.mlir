@@ -1,0 +1,4 @@
+func.func @main(%a0: tensor<7x33xf16>) -> tensor<7x33xf16> {
+  %r = kiln.round %a0 : tensor<7x33xf16>
+  return %r : tensor<7x33xf16>
+}

@@ -1,0 +1,19 @@
+func.func @identities(%x: tensor<4x1xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = kiln.reshape %x : tensor<4x1xf32> -> tensor<4x1xf32>
+  %1 = kiln.broadcast %x : tensor<4x1xf32> -> tensor<4x1xf32>
+  %2 = kiln.transpose %x {perm = array<i64: 0, 1>} : tensor<4x1xf32> -> tensor<4x1xf32>
+  %3 = kiln.cast %x : tensor<4x1xf32> -> tensor<4x1xf32>
+  %4 = kiln.slice %x {start = array<i64: 0, 0>, stop = array<i64: 4, 1>} : tensor<4x1xf32> -> tensor<4x1xf32>
+  %5 = kiln.flip %x {dims = array<i64: 1>} : tensor<4x1xf32> -> tensor<4x1xf32>
+  %6 = kiln.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 0>} : tensor<4x1xf32> -> tensor<4x1xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}
+
+
+func.func @main(%x: tensor<2x6xf32>) -> (tensor<2x6xf32>, tensor<3x4xf32>) {
+  %0 = kiln.reshape %x : tensor<2x6xf32> -> tensor<12xf32>
+  %1 = kiln.reshape %0 : tensor<12xf32> -> tensor<2x6xf32>
+  %2 = kiln.reshape %0 : tensor<12xf32> -> tensor<3x4xf32>
+  %3 = kiln.flip %2 {dims = array<i64: 0>} : tensor<3x4xf32> -> tensor<3x4xf32>
+  return %1, %3 : tensor<2x6xf32>, tensor<3x4xf32>
+}

@@ -1,0 +1,4 @@
+func.func @f33(%x: tensor<4x3xf32>) {
+  %r = kiln.transpose %x {perm = array<i64: 0>} : tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
