@@ -200,7 +200,8 @@ kiln_status kiln_tensor_to_host(kiln_backend *backend, const kiln_tensor *tensor
     auto host = backend->backend->download(tensor->tensor);
     if (!host)
       return fromError(host.error());
-    std::memcpy(data, host->data.data(), bytes);
+    if (bytes)
+      std::memcpy(data, host->data.data(), bytes);
     return ok();
   });
 }
@@ -216,7 +217,8 @@ kiln_status kiln_tensor_write(kiln_backend *backend, kiln_tensor *tensor, const 
                                                std::to_string(t.bytes()) + " bytes, the data " +
                                                std::to_string(bytes));
     HostTensor host(t.dtype(), t.shape());
-    std::memcpy(host.data.data(), data, bytes);
+    if (bytes)
+      std::memcpy(host.data.data(), data, bytes);
     return check(backend->backend->write(t, host));
   });
 }
