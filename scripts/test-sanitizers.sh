@@ -19,7 +19,9 @@ subset="softmax or layer_norm or gather or slice or concat or random or (cumsum 
 subset+=" or (test_reductions and reduce_sum and float32) or reduce_any or arg_reductions"
 subset+=" or (test_matmul_f32 and not tf32 and (shape0 or shape1)) or test_cast or fill_and_iota"
 subset+=" or (unary_int and int64) or (binary_float_broadcast and add) or size_zero or fused_chain"
-/usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py || status=1
+# ASan reserves terabytes of address space for its shadow, so the case that
+# caps the address space (ulimit -v) cannot run under it.
+/usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || status=1
 /usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || status=1
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py \
   -k "$subset" || status=1

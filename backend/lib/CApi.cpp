@@ -1,5 +1,6 @@
 //===- CApi.cpp - kiln.h over the C++ Backend ----------------------------===//
 #include "kiln/kiln.h"
+#include "kiln/runtime/CopyBytes.h"
 
 #include "kiln/backend/Backend.h"
 
@@ -166,8 +167,7 @@ kiln_status kiln_tensor_from_host(kiln_backend *backend, kiln_dtype dtype,
                     std::string(__func__) + ": the tensor needs " + std::to_string(*needed) +
                         " bytes, got " + std::to_string(bytes) + (data ? "" : " and no data"));
     HostTensor host(toDType(dtype), std::move(dims));
-    if (bytes)
-      std::memcpy(host.data.data(), data, bytes);
+    copyBytes(host.data.data(), data, bytes);
     auto uploaded = backend->backend->upload(host);
     if (!uploaded)
       return fromError(uploaded.error());
@@ -200,8 +200,7 @@ kiln_status kiln_tensor_to_host(kiln_backend *backend, const kiln_tensor *tensor
     auto host = backend->backend->download(tensor->tensor);
     if (!host)
       return fromError(host.error());
-    if (bytes)
-      std::memcpy(data, host->data.data(), bytes);
+    copyBytes(data, host->data.data(), bytes);
     return ok();
   });
 }
@@ -217,8 +216,7 @@ kiln_status kiln_tensor_write(kiln_backend *backend, kiln_tensor *tensor, const 
                                                std::to_string(t.bytes()) + " bytes, the data " +
                                                std::to_string(bytes));
     HostTensor host(t.dtype(), t.shape());
-    if (bytes)
-      std::memcpy(host.data.data(), data, bytes);
+    copyBytes(host.data.data(), data, bytes);
     return check(backend->backend->write(t, host));
   });
 }

@@ -1,5 +1,6 @@
 //===- DeviceQueue.cpp - CUDA and host-memory device queues --------------===//
 #include "DeviceQueue.h"
+#include "kiln/runtime/CopyBytes.h"
 
 #include "kiln/runtime/VulkanExecutor.h"
 
@@ -61,15 +62,12 @@ public:
   void releaseExact(uint64_t address) override {
     freeHostBuffer(reinterpret_cast<void *>(address));
   }
-  // Empty tensors pass null pointers, which memcpy may not take even for 0 bytes.
   Expected<void> write(uint64_t dst, const void *src, size_t bytes) override {
-    if (bytes)
-      std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+    copyBytes(reinterpret_cast<void *>(dst), src, bytes);
     return {};
   }
   Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
-    if (bytes)
-      std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+    copyBytes(dst, reinterpret_cast<const void *>(src), bytes);
     return {};
   }
   Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {

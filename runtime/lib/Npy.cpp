@@ -1,5 +1,6 @@
 //===- Npy.cpp - NumPy .npy reading and writing --------------------------===//
 #include "kiln/runtime/Npy.h"
+#include "kiln/runtime/CopyBytes.h"
 
 #include <cctype>
 #include <charconv>
@@ -162,8 +163,7 @@ Expected<HostTensor> parseNpy(std::string_view bytes, const std::string &path) {
                          " bytes for shape " + shapeToString(shape) + ", found " +
                          std::to_string(bytes.size() - dataStart));
   tensor.data.resize(*want);
-  if (*want > 0) // memcpy's pointers must be valid even for 0 bytes
-    std::memcpy(tensor.data.data(), bytes.data() + dataStart, *want);
+  copyBytes(tensor.data.data(), bytes.data() + dataStart, *want);
   if (fortran && shape.size() > 1)
     tensor.data = fortranToC(tensor.data, shape, dtypeSize(type->dtype));
   return tensor;

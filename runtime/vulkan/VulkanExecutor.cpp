@@ -1,5 +1,6 @@
 //===- VulkanExecutor.cpp - device-resident work on a Vulkan device ------===//
 #include "kiln/runtime/VulkanExecutor.h"
+#include "kiln/runtime/CopyBytes.h"
 
 #include "VulkanCommon.h"
 
@@ -199,7 +200,7 @@ Expected<void> VulkanExecutor::write(uint64_t dst, const void *src, size_t bytes
     return std::unexpected(to.error());
   if (auto ok = ensureStaging(bytes); !ok)
     return ok;
-  std::memcpy(vk->stagingData, src, bytes);
+  copyBytes(vk->stagingData, src, bytes);
   const VulkanApi &api = device.api();
   return runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
     VkBufferCopy copy{0, to->offset, bytes};
@@ -229,7 +230,7 @@ Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
   });
   if (!copied)
     return copied;
-  std::memcpy(dst, vk->stagingData, bytes);
+  copyBytes(dst, vk->stagingData, bytes);
   return {};
 }
 

@@ -1,5 +1,6 @@
 //===- VulkanProgram.cpp - running a GpuPlan on a Vulkan device ----------===//
 #include "kiln/runtime/VulkanProgram.h"
+#include "kiln/runtime/CopyBytes.h"
 
 #include "VulkanCommon.h"
 
@@ -336,12 +337,12 @@ Expected<void> VulkanProgram::submit(void *commandBuffer) {
 Expected<void> VulkanProgram::run(void **buffers) {
   std::lock_guard lock(mutex);
   for (size_t i = 0; i < plan.inputCount; ++i)
-    std::memcpy(vk->stagingData + vk->stagingOffsets[i], buffers[i], plan.bufferBytes[i]);
+    copyBytes(vk->stagingData + vk->stagingOffsets[i], buffers[i], plan.bufferBytes[i]);
   if (auto ok = submit(vk->runCommands); !ok)
     return ok;
   for (size_t o = 0; o < plan.outputCount; ++o) {
     size_t b = plan.inputCount + o;
-    std::memcpy(buffers[b], vk->stagingData + vk->stagingOffsets[b], plan.bufferBytes[b]);
+    copyBytes(buffers[b], vk->stagingData + vk->stagingOffsets[b], plan.bufferBytes[b]);
   }
   return {};
 }
