@@ -22,6 +22,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm-c/Target.h"
@@ -145,6 +147,17 @@ std::string print(Operation *op) {
   op->print(os);
   return s;
 }
+/// Parses a program from text that need not end in NUL: MLIR's lexer reads
+/// one past the end of its buffer (ASan, fuzz-program), so it gets a copy
+/// that does.
+OwningOpRef<ModuleOp> parseProgram(std::string_view source, const ParserConfig &config) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()),
+                                           "program"),
+      llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, config);
+}
 } // namespace
 
 struct Compiler::Impl {
@@ -209,8 +222,7 @@ Expected<std::string> Compiler::canonicalForm(std::string_view source) {
     return success();
   });
   ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(source.data(), source.size()), config, "program");
+  OwningOpRef<ModuleOp> module = parseProgram(source, config);
   if (!module)
     return makeError(ErrorKind::InvalidArgument, diagnostics);
   std::string text;
@@ -274,8 +286,7 @@ formKernels(MLIRContext &ctx, std::string_view source,
   {
     StageTimer timer{result, "parse"};
     ParserConfig config(&ctx);
-    module = parseSourceString<ModuleOp>(
-        llvm::StringRef(source.data(), source.size()), config, "program");
+    module = parseProgram(source, config);
   }
   if (!module)
     return makeError(ErrorKind::InvalidArgument, diagnostics.text);
