@@ -236,6 +236,10 @@ Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
 
 Expected<void> VulkanExecutor::launch(VulkanProgram &program,
                                       const std::vector<uint64_t> &addresses) {
+  // A program of empty tensors launches nothing (and has no descriptor pool
+  // to reset or make).
+  if (program.launchCount() == 0)
+    return {};
   std::vector<VulkanProgram::Binding> bindings;
   for (uint64_t address : addresses) {
     auto binding = resolve(address);

@@ -71,6 +71,20 @@ TEST_P(BackendTest, OpsRunOnDeviceTensors) {
   EXPECT_EQ(download(*reduced).shape, std::vector<int64_t>{64});
 }
 
+// Ops on empty tensors launch nothing (fuzz-capi: Vulkan reset a descriptor
+// pool it had never made and crashed in the driver).
+TEST_P(BackendTest, OpsOnEmptyTensorsLaunchNothing) {
+  Tensor a = upload(HostTensor(DType::F32, {0, 3}));
+  auto negated = backend->apply("kiln.neg", {a}, DType::F32, {0, 3});
+  ASSERT_TRUE(negated) << negated.error().message;
+  EXPECT_EQ(download(*negated).shape, (std::vector<int64_t>{0, 3}));
+  auto summed = backend->apply("kiln.reduce_sum", {a}, DType::F32, {3}, "dims = array<i64: 0>");
+  ASSERT_TRUE(summed) << summed.error().message;
+  HostTensor zeros = download(*summed);
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(zeros.as<float>()[i], 0.0f);
+}
+
 // Three kernels with an intermediate buffer between them (the matmul's
 // result), and a unary op in the generic form apply() writes.
 TEST_P(BackendTest, ProgramsWithIntermediateBuffersRunOnDeviceTensors) {
