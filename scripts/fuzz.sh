@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target (tests/fuzz) for SECONDS (default 60) on its
 # seed corpus, in the sanitizer build. A crash, hang, leak or sanitizer
-# report fails the run; the input that caused it is left in
+# report fails the run (the mutation seed is fixed, KILN_FUZZ_SEED, so CI
+# repeats the run it saw green); the input that caused it is left in
 # build-san/fuzz/artifacts/ (replay: build-san/bin/TARGET FILE).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
@@ -23,7 +24,7 @@ for t in "${targets[@]}"; do
   [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
   echo "== $t: ${seconds}s"
   build-san/bin/"$t" "$work" "tests/fuzz/corpus/$name" "${dict[@]}" \
-    -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=4096 \
+    -seed="${KILN_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=4096 \
     -print_final_stats=1 -artifact_prefix=build-san/fuzz/artifacts/"$name"- \
     || { echo "$t: FAILED (see build-san/fuzz/artifacts/)"; status=1; }
 done
