@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
-#include "kiln/runtime/CudaProgram.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
 #include "programs.h"
 
 #include <chrono>

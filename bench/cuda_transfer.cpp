@@ -5,8 +5,8 @@
 // kiln's pinned staging memory, and prints the median GB/s of each way.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime/CudaDevice.h"
-#include "kiln/runtime/HostTensor.h"
+#include "kiln/runtime/cuda/CudaDevice.h"
+#include "kiln/runtime/common/HostTensor.h"
 
 #include <algorithm>
 #include <chrono>

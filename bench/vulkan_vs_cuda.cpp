@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
-#include "kiln/runtime/CudaProgram.h"
-#include "kiln/runtime/VulkanProgram.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
+#include "kiln/runtime/vulkan/VulkanProgram.h"
 #include "programs.h"
 
 #include <algorithm>

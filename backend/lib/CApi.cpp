@@ -1,6 +1,6 @@
 //===- CApi.cpp - kiln.h over the C++ Backend ----------------------------===//
 #include "kiln/kiln.h"
-#include "kiln/runtime/CopyBytes.h"
+#include "kiln/runtime/common/CopyBytes.h"
 
 #include "kiln/backend/Backend.h"
 

@@ -1,8 +1,8 @@
 //===- DeviceQueue.cpp - CUDA and host-memory device queues --------------===//
 #include "DeviceQueue.h"
-#include "kiln/runtime/CopyBytes.h"
+#include "kiln/runtime/common/CopyBytes.h"
 
-#include "kiln/runtime/VulkanExecutor.h"
+#include "kiln/runtime/vulkan/VulkanExecutor.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 //===- CpuDevice.cpp - running native kernels on the host ----------------===//
-#include "kiln/runtime/CpuDevice.h"
+#include "kiln/runtime/cpu/CpuDevice.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"

@@ -1,5 +1,5 @@
 //===- CudaDevice.cpp - NVIDIA GPUs through the CUDA driver API ----------===//
-#include "kiln/runtime/CudaDevice.h"
+#include "kiln/runtime/cuda/CudaDevice.h"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,5 @@
 //===- CudaProgram.cpp - running a GpuPlan on a CUDA device --------------===//
-#include "kiln/runtime/CudaProgram.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
 
 namespace kiln {
 

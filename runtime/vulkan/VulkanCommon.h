@@ -3,7 +3,7 @@
 #define KILN_RUNTIME_VULKAN_VULKANCOMMON_H
 
 #include "VulkanApi.h"
-#include "kiln/runtime/VulkanDevice.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 namespace kiln {
 

@@ -1,5 +1,5 @@
 //===- VulkanDevice.cpp - Vulkan compute devices -------------------------===//
-#include "kiln/runtime/VulkanDevice.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include "VulkanApi.h"
 

@@ -1,6 +1,6 @@
 //===- VulkanExecutor.cpp - device-resident work on a Vulkan device ------===//
-#include "kiln/runtime/VulkanExecutor.h"
-#include "kiln/runtime/CopyBytes.h"
+#include "kiln/runtime/vulkan/VulkanExecutor.h"
+#include "kiln/runtime/common/CopyBytes.h"
 
 #include "VulkanCommon.h"
 

@@ -1,6 +1,6 @@
 //===- VulkanProgram.cpp - running a GpuPlan on a Vulkan device ----------===//
-#include "kiln/runtime/VulkanProgram.h"
-#include "kiln/runtime/CopyBytes.h"
+#include "kiln/runtime/vulkan/VulkanProgram.h"
+#include "kiln/runtime/common/CopyBytes.h"
 
 #include "VulkanCommon.h"
 

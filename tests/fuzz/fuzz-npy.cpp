@@ -4,7 +4,7 @@
 // exactly its shape's size, or an error with a message, never a crash.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime/Npy.h"
+#include "kiln/runtime/common/Npy.h"
 
 #include <cstdlib>
 #include <cstdio>

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Backend.h"
-#include "kiln/runtime/CudaDevice.h"
-#include "kiln/runtime/CudaProgram.h"
+#include "kiln/runtime/cuda/CudaDevice.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
 
 #include <gtest/gtest.h>
 

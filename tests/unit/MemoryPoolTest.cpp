@@ -1,5 +1,5 @@
 //===- MemoryPoolTest.cpp - memory pool reuse, reports, cleanup, bounds --===//
-#include "kiln/runtime/MemoryPool.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 #include <gtest/gtest.h>
 

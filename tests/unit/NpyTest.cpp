@@ -1,5 +1,5 @@
 //===- NpyTest.cpp - .npy reading and writing ----------------------------===//
-#include "kiln/runtime/Npy.h"
+#include "kiln/runtime/common/Npy.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Engine.h"
-#include "kiln/runtime/VulkanDevice.h"
-#include "kiln/runtime/VulkanProgram.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
+#include "kiln/runtime/vulkan/VulkanProgram.h"
 
 #include <gtest/gtest.h>
 

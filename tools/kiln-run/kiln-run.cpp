@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Engine.h"
-#include "kiln/runtime/Npy.h"
+#include "kiln/runtime/common/Npy.h"
 
 #include <algorithm>
 #include <charconv>

@@ -10,7 +10,7 @@
 #ifndef KILN_BACKEND_CAPABILITIES_H
 #define KILN_BACKEND_CAPABILITIES_H
 
-#include "kiln/runtime/VulkanDevice.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <map>
 #include <optional>

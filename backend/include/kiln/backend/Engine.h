@@ -4,9 +4,9 @@
 
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Capabilities.h"
-#include "kiln/runtime/CpuDevice.h"
-#include "kiln/runtime/CudaProgram.h"
-#include "kiln/runtime/VulkanProgram.h"
+#include "kiln/runtime/cpu/CpuDevice.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
+#include "kiln/runtime/vulkan/VulkanProgram.h"
 
 #include <functional>
 #include <memory>

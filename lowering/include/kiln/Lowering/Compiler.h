@@ -2,10 +2,10 @@
 #ifndef KILN_LOWERING_COMPILER_H
 #define KILN_LOWERING_COMPILER_H
 
-#include "kiln/runtime/Error.h"
-#include "kiln/runtime/GpuPlan.h"
-#include "kiln/runtime/HostTensor.h"
-#include "kiln/runtime/VulkanDevice.h"
+#include "kiln/runtime/common/Error.h"
+#include "kiln/runtime/common/GpuPlan.h"
+#include "kiln/runtime/common/DType.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 #ifndef KILN_LOWERING_GPUPLANEXTRACTION_H
 #define KILN_LOWERING_GPUPLANEXTRACTION_H
 
-#include "kiln/runtime/GpuPlan.h"
+#include "kiln/runtime/common/GpuPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

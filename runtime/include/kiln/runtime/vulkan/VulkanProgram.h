@@ -9,11 +9,11 @@
 // memcpys and one submit.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_VULKANPROGRAM_H
-#define KILN_RUNTIME_VULKANPROGRAM_H
+#ifndef KILN_RUNTIME_VULKAN_VULKANPROGRAM_H
+#define KILN_RUNTIME_VULKAN_VULKANPROGRAM_H
 
-#include "kiln/runtime/GpuPlan.h"
-#include "kiln/runtime/VulkanDevice.h"
+#include "kiln/runtime/common/GpuPlan.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <memory>
 #include <mutex>

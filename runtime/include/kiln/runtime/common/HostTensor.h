@@ -1,8 +1,8 @@
-//===- HostTensor.h - element types and tensors in host memory --*- C++ -*-===//
-#ifndef KILN_RUNTIME_HOSTTENSOR_H
-#define KILN_RUNTIME_HOSTTENSOR_H
+//===- HostTensor.h - tensors in host memory --------------------*- C++ -*-===//
+#ifndef KILN_RUNTIME_COMMON_HOSTTENSOR_H
+#define KILN_RUNTIME_COMMON_HOSTTENSOR_H
 
-#include "kiln/runtime/Error.h"
+#include "kiln/runtime/common/DType.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,21 +13,6 @@
 #include <vector>
 
 namespace kiln {
-
-/// Element types a tensor can hold in memory. Bool is stored as one byte.
-enum class DType { F64, F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
-
-size_t dtypeSize(DType type);
-/// kiln's spelling of the type, as in MLIR ("f32", "ui8", "i1").
-std::string_view dtypeName(DType type);
-std::optional<DType> dtypeFromName(std::string_view name);
-bool isFloatDType(DType type);
-
-/// The byte size of a tensor of `type` and `shape`. Every tensor size is
-/// computed here: a negative dim, or a size that does not fit in 63 bits
-/// (where a plain product would wrap, to 0 for [2^62, 4] f32), is an
-/// invalid_argument error naming the tensor type.
-Expected<size_t> tensorBytes(DType type, const std::vector<int64_t> &shape);
 
 /// Large host buffers: 64-byte aligned (one vector register), and backed by
 /// huge pages where the OS allows, which saves most first-touch page faults.
@@ -69,10 +54,6 @@ struct HostTensor {
   /// Element `i` converted to double (for printing and checking).
   double elementAsDouble(int64_t i) const;
 };
-
-std::string shapeToString(const std::vector<int64_t> &shape);
-/// "tensor<4x3xf32>" for diagnostics.
-std::string describeTensorType(DType type, const std::vector<int64_t> &shape);
 
 /// IEEE half and bfloat16 conversions (round to nearest even).
 float halfToFloat(uint16_t bits);

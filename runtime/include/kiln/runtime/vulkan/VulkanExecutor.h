@@ -8,11 +8,11 @@
 // each with descriptor sets of its own, and a replay is one submit.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_VULKANEXECUTOR_H
-#define KILN_RUNTIME_VULKANEXECUTOR_H
+#ifndef KILN_RUNTIME_VULKAN_VULKANEXECUTOR_H
+#define KILN_RUNTIME_VULKAN_VULKANEXECUTOR_H
 
-#include "kiln/runtime/MemoryPool.h"
-#include "kiln/runtime/VulkanProgram.h"
+#include "kiln/runtime/common/MemoryPool.h"
+#include "kiln/runtime/vulkan/VulkanProgram.h"
 
 #include <functional>
 #include <map>

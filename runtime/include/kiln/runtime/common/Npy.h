@@ -1,9 +1,9 @@
 //===- Npy.h - NumPy .npy files -----------------------------------*- C++ -*-===//
-#ifndef KILN_RUNTIME_NPY_H
-#define KILN_RUNTIME_NPY_H
+#ifndef KILN_RUNTIME_COMMON_NPY_H
+#define KILN_RUNTIME_COMMON_NPY_H
 
-#include "kiln/runtime/Error.h"
-#include "kiln/runtime/HostTensor.h"
+#include "kiln/runtime/common/Error.h"
+#include "kiln/runtime/common/HostTensor.h"
 
 #include <string>
 #include <string_view>

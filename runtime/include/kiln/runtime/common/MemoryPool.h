@@ -17,10 +17,10 @@
 // last cleanup wait there for reuse.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_MEMORYPOOL_H
-#define KILN_RUNTIME_MEMORYPOOL_H
+#ifndef KILN_RUNTIME_COMMON_MEMORYPOOL_H
+#define KILN_RUNTIME_COMMON_MEMORYPOOL_H
 
-#include "kiln/runtime/Error.h"
+#include "kiln/runtime/common/Error.h"
 
 #include <algorithm>
 #include <cstdint>

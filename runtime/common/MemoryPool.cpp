@@ -1,5 +1,5 @@
 //===- MemoryPool.cpp - device memory pools ------------------------------===//
-#include "kiln/runtime/MemoryPool.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 #include <bit>
 

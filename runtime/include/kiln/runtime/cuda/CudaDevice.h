@@ -6,12 +6,12 @@
 // device_poisoned at once, as the context cannot be trusted again.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_CUDADEVICE_H
-#define KILN_RUNTIME_CUDADEVICE_H
+#ifndef KILN_RUNTIME_CUDA_CUDADEVICE_H
+#define KILN_RUNTIME_CUDA_CUDADEVICE_H
 
-#include "kiln/runtime/Error.h"
-#include "kiln/runtime/GpuPlan.h"
-#include "kiln/runtime/MemoryPool.h"
+#include "kiln/runtime/common/Error.h"
+#include "kiln/runtime/common/GpuPlan.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 #include <array>
 #include <cstddef>

@@ -1,9 +1,9 @@
 //===- CudaProgram.h - running a GpuPlan on a CUDA device -------*- C++ -*-===//
-#ifndef KILN_RUNTIME_CUDAPROGRAM_H
-#define KILN_RUNTIME_CUDAPROGRAM_H
+#ifndef KILN_RUNTIME_CUDA_CUDAPROGRAM_H
+#define KILN_RUNTIME_CUDA_CUDAPROGRAM_H
 
-#include "kiln/runtime/CudaDevice.h"
-#include "kiln/runtime/GpuPlan.h"
+#include "kiln/runtime/cuda/CudaDevice.h"
+#include "kiln/runtime/common/GpuPlan.h"
 
 #include <memory>
 

@@ -6,8 +6,8 @@
 // remains once kernels are outlined.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_GPUPLAN_H
-#define KILN_RUNTIME_GPUPLAN_H
+#ifndef KILN_RUNTIME_COMMON_GPUPLAN_H
+#define KILN_RUNTIME_COMMON_GPUPLAN_H
 
 #include <array>
 #include <cstdint>

@@ -5,10 +5,10 @@
 // never initialises MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_CPUDEVICE_H
-#define KILN_RUNTIME_CPUDEVICE_H
+#ifndef KILN_RUNTIME_CPU_CPUDEVICE_H
+#define KILN_RUNTIME_CPU_CPUDEVICE_H
 
-#include "kiln/runtime/Error.h"
+#include "kiln/runtime/common/Error.h"
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 //===- CopyBytes.h - memcpy for tensor data, empty tensors included -*- C++ -*-===//
-#ifndef KILN_RUNTIME_COPYBYTES_H
-#define KILN_RUNTIME_COPYBYTES_H
+#ifndef KILN_RUNTIME_COMMON_COPYBYTES_H
+#define KILN_RUNTIME_COMMON_COPYBYTES_H
 
 #include <cstring>
 

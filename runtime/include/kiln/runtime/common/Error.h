@@ -1,6 +1,11 @@
 //===- Error.h - kiln's error type ------------------------------*- C++ -*-===//
-#ifndef KILN_RUNTIME_ERROR_H
-#define KILN_RUNTIME_ERROR_H
+//
+// Header-only: part of the compiler<->runtime contract (with DType.h and
+// GpuPlan.h), so the compiler uses it without linking the runtime.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_COMMON_ERROR_H
+#define KILN_RUNTIME_COMMON_ERROR_H
 
 #include <expected>
 #include <string>
@@ -16,7 +21,17 @@ enum class ErrorKind {
   DevicePoisoned,
 };
 
-const char *errorKindName(ErrorKind kind);
+inline const char *errorKindName(ErrorKind kind) {
+  switch (kind) {
+  case ErrorKind::InvalidArgument: return "invalid_argument";
+  case ErrorKind::Compile: return "compile";
+  case ErrorKind::Launch: return "launch";
+  case ErrorKind::OutOfMemory: return "out_of_memory";
+  case ErrorKind::Unsupported: return "unsupported";
+  case ErrorKind::DevicePoisoned: return "device_poisoned";
+  }
+  return "error";
+}
 
 /// What went wrong and where, in words a user can act on.
 struct Error {

@@ -1,6 +1,6 @@
 //===- Npy.cpp - NumPy .npy reading and writing --------------------------===//
-#include "kiln/runtime/Npy.h"
-#include "kiln/runtime/CopyBytes.h"
+#include "kiln/runtime/common/Npy.h"
+#include "kiln/runtime/common/CopyBytes.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,6 +1,6 @@
-//===- HostTensor.cpp - element types and host tensors -------------------===//
-#include "kiln/runtime/HostTensor.h"
-#include "kiln/runtime/Error.h"
+//===- HostTensor.cpp - tensors in host memory ----------------------------===//
+#include "kiln/runtime/common/HostTensor.h"
+#include "kiln/runtime/common/Error.h"
 
 #include <bit>
 #include <cstdlib>
@@ -12,34 +12,6 @@
 #include <stdexcept>
 
 namespace kiln {
-
-const char *errorKindName(ErrorKind kind) {
-  switch (kind) {
-  case ErrorKind::InvalidArgument: return "invalid_argument";
-  case ErrorKind::Compile: return "compile";
-  case ErrorKind::Launch: return "launch";
-  case ErrorKind::OutOfMemory: return "out_of_memory";
-  case ErrorKind::Unsupported: return "unsupported";
-  case ErrorKind::DevicePoisoned: return "device_poisoned";
-  }
-  return "error";
-}
-
-namespace {
-struct DTypeInfo {
-  DType type;
-  std::string_view name;
-  size_t size;
-};
-constexpr DTypeInfo kDTypes[] = {
-    {DType::F64, "f64", 8},  {DType::F32, "f32", 4},  {DType::F16, "f16", 2},
-    {DType::BF16, "bf16", 2}, {DType::I8, "i8", 1},   {DType::I16, "i16", 2},
-    {DType::I32, "i32", 4},  {DType::I64, "i64", 8},  {DType::U8, "ui8", 1},
-    {DType::U16, "ui16", 2}, {DType::U32, "ui32", 4}, {DType::U64, "ui64", 8},
-    {DType::Bool, "i1", 1},
-};
-const DTypeInfo &info(DType t) { return kDTypes[static_cast<int>(t)]; }
-} // namespace
 
 void *allocateHostBuffer(size_t bytes) {
   constexpr size_t kHugePage = size_t(2) << 20;
@@ -55,32 +27,6 @@ void *allocateHostBuffer(size_t bytes) {
 }
 
 void freeHostBuffer(void *p) noexcept { std::free(p); }
-
-size_t dtypeSize(DType type) { return info(type).size; }
-std::string_view dtypeName(DType type) { return info(type).name; }
-std::optional<DType> dtypeFromName(std::string_view name) {
-  for (const DTypeInfo &i : kDTypes)
-    if (i.name == name)
-      return i.type;
-  return std::nullopt;
-}
-bool isFloatDType(DType t) {
-  return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16;
-}
-
-Expected<size_t> tensorBytes(DType type, const std::vector<int64_t> &shape) {
-  int64_t bytes = static_cast<int64_t>(dtypeSize(type));
-  for (int64_t d : shape) {
-    if (d < 0)
-      return makeError(ErrorKind::InvalidArgument,
-                       describeTensorType(type, shape) + " has a negative dimension");
-    if (__builtin_mul_overflow(bytes, d, &bytes))
-      return makeError(ErrorKind::InvalidArgument,
-                       describeTensorType(type, shape) +
-                           " is too large: its size in bytes overflows int64");
-  }
-  return static_cast<size_t>(bytes);
-}
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype(dtype), shape(std::move(shape)) {
@@ -114,20 +60,6 @@ double HostTensor::elementAsDouble(int64_t i) const {
   case DType::Bool: return as<uint8_t>()[i] != 0;
   }
   return 0;
-}
-
-std::string shapeToString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string describeTensorType(DType type, const std::vector<int64_t> &shape) {
-  std::string s = "tensor<";
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + std::string(dtypeName(type)) + ">";
 }
 
 float halfToFloat(uint16_t h) {

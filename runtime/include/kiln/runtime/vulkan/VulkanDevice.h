@@ -5,10 +5,10 @@
 // Mesa's lavapipe is a real Vulkan device on the CPU.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_VULKANDEVICE_H
-#define KILN_RUNTIME_VULKANDEVICE_H
+#ifndef KILN_RUNTIME_VULKAN_VULKANDEVICE_H
+#define KILN_RUNTIME_VULKAN_VULKANDEVICE_H
 
-#include "kiln/runtime/Error.h"
+#include "kiln/runtime/common/Error.h"
 
 #include <cstdint>
 #include <memory>
