@@ -1,9 +1,9 @@
 //===- Compiler.cpp - kiln programs -> CPU object code or PTX ------------===//
 #include "kiln/Lowering/Compiler.h"
-#include "kiln/Lowering/GpuPlanExtraction.h"
+#include "kiln/Lowering/GPU/GpuPlanExtraction.h"
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/Passes.h"
-#include "kiln/Lowering/Passes.h"
+#include "kiln/Lowering/Common/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 

@@ -1,6 +1,6 @@
 //===- Builders.cpp - linalg building blocks for kiln's kernels ----------===//
 #include "Patterns.h"
-#include "kiln/Lowering/ScalarOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
-#include "kiln/Lowering/ScalarOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -1,7 +1,7 @@
 //===- Elementwise.cpp - kiln elementwise ops and generators -> linalg ---===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
-#include "kiln/Lowering/ScalarOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

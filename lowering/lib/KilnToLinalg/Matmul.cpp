@@ -1,7 +1,7 @@
 //===- Matmul.cpp - kiln.matmul -> linalg.matmul / batch_matmul ----------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
-#include "kiln/Lowering/ScalarOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

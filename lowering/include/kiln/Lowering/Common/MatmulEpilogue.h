@@ -1,0 +1,32 @@
+//===- MatmulEpilogue.h - elementwise consumers fused into matmuls -*- C++ -*-===//
+//
+// A matmul's elementwise consumer (bias, activation, scaling) can run on
+// the matmul's result while it is still in registers, so C never goes to
+// memory: the CPU and both GPU matmul kernels do this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_MATMULEPILOGUE_H
+#define KILN_LOWERING_MATMULEPILOGUE_H
+
+#include "kiln/Lowering/Common/Passes.h"
+
+namespace kiln {
+
+/// The elementwise generic right after the 2-d `matmul` that can run on its
+/// registers: it reads C in place and nothing else reads C afterwards, its
+/// output is contiguous and the other inputs are rows or row values. Null
+/// when there is none. When there is one, the allocations and constants
+/// between the two move above `matmul`, so that everything the epilogue
+/// uses is defined where the fused kernel is built.
+mlir::linalg::GenericOp findMatmulEpilogue(mlir::linalg::LinalgOp matmul, mlir::Value c);
+
+/// Stores the epilogue's value at [i, j .. j + width) (width 0: one scalar)
+/// into its output, given C's value there (a vector of `width` lanes or a
+/// scalar).
+void storeThroughEpilogue(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::linalg::GenericOp epilogue, mlir::Value c, mlir::Value cValue,
+                          mlir::Value i, mlir::Value j, int64_t width);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,127 @@
+//===- CpuFlattenParallelLoops.cpp - the kiln-cpu-flatten-parallel-loops pass ===//
+//
+// Leaves async-parallel-for one level of one-dim scf.parallel loops to split
+// into blocks (see Passes.td for the LLVM 22 bugs this avoids):
+// - of nested loops (a reduction over a middle dim: parallel, for,
+//   parallel) only one level, the one with the most iterations, stays
+//   parallel; the others run serially;
+// - every other loop of several dims becomes one dim over their product
+//   (indices recovered by div/rem of constants).
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+#include <numeric>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUFLATTENPARALLELLOOPS
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// The loops async-parallel-for splits across threads: those without
+/// reductions.
+bool isSplit(scf::ParallelOp loop) { return loop.getNumResults() == 0; }
+
+/// Replaces `loop` by a nest of scf.for loops with the same body.
+void serialize(IRRewriter &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  scf::LoopNest nest =
+      scf::buildLoopNest(rewriter, loop.getLoc(), loop.getLowerBound(),
+                         loop.getUpperBound(), loop.getStep());
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      nest.loops, [](scf::ForOp f) -> Value { return f.getInductionVar(); });
+  Block *inner = nest.loops.back().getBody();
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), inner->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+}
+
+/// The iterations of `loop` (the most an index can hold when not static).
+int64_t tripCount(scf::ParallelOp loop) {
+  int64_t count = 1;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::numeric_limits<int64_t>::max();
+    count *= std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+  }
+  return count;
+}
+
+/// The split loops nested in `loop`, innermost first.
+SmallVector<scf::ParallelOp> nestedSplitLoops(scf::ParallelOp loop) {
+  SmallVector<scf::ParallelOp> nested;
+  loop.getBody()->walk([&](scf::ParallelOp n) {
+    if (isSplit(n))
+      nested.push_back(n);
+  });
+  return nested;
+}
+
+/// The nearest split loop around `op`, or null.
+scf::ParallelOp splitParent(Operation *op) {
+  for (auto p = op->getParentOfType<scf::ParallelOp>(); p;
+       p = p->getParentOfType<scf::ParallelOp>())
+    if (isSplit(p))
+      return p;
+  return {};
+}
+
+/// Leaves one level of split loops in the nest under `loop` (itself split,
+/// under no split loop): `loop` when it has at least as many iterations as
+/// any loop nested in it, else (recursively) the next level down.
+void keepOneLevel(IRRewriter &rewriter, scf::ParallelOp loop) {
+  SmallVector<scf::ParallelOp> nested = nestedSplitLoops(loop);
+  int64_t most = 0;
+  for (scf::ParallelOp n : nested)
+    most = std::max(most, tripCount(n));
+  if (tripCount(loop) >= most) {
+    for (scf::ParallelOp n : nested)
+      serialize(rewriter, n);
+    return;
+  }
+  SmallVector<scf::ParallelOp> next;
+  for (scf::ParallelOp n : nested)
+    if (splitParent(n) == loop)
+      next.push_back(n);
+  serialize(rewriter, loop);
+  for (scf::ParallelOp n : next)
+    keepOneLevel(rewriter, n);
+}
+
+struct KilnCpuFlattenParallelLoopsPass
+    : kiln::impl::KilnCpuFlattenParallelLoopsBase<KilnCpuFlattenParallelLoopsPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<scf::ParallelOp> outermost;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (isSplit(loop) && !splitParent(loop))
+        outermost.push_back(loop);
+    });
+    for (scf::ParallelOp loop : outermost)
+      keepOneLevel(rewriter, loop);
+    SmallVector<scf::ParallelOp> multiDim;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (isSplit(loop) && loop.getNumLoops() > 1)
+        multiDim.push_back(loop);
+    });
+    for (scf::ParallelOp loop : multiDim) {
+      std::vector<unsigned> all(loop.getNumLoops());
+      std::iota(all.begin(), all.end(), 0u);
+      rewriter.setInsertionPoint(loop);
+      collapseParallelLoops(rewriter, loop, {all});
+    }
+  }
+};
+} // namespace

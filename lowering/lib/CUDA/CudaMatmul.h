@@ -1,0 +1,59 @@
+//===- GpuMatmul.h - matmul kernel builders of kiln-gpu-tile-matmul -*- C++ -*-===//
+#ifndef KILN_LOWERING_GPUMATMUL_H
+#define KILN_LOWERING_GPUMATMUL_H
+
+#include "kiln/Lowering/Common/Passes.h"
+
+namespace kiln {
+
+/// Builds index arithmetic at one insertion point.
+struct IndexBuilder {
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
+  mlir::Value add(mlir::Value x, mlir::Value y) { return mlir::arith::AddIOp::create(b, loc, x, y); }
+  mlir::Value add(mlir::Value x, int64_t y) { return add(x, c(y)); }
+  mlir::Value mul(mlir::Value x, int64_t y) { return mlir::arith::MulIOp::create(b, loc, x, c(y)); }
+  mlir::Value div(mlir::Value x, int64_t y) { return mlir::arith::DivUIOp::create(b, loc, x, c(y)); }
+  mlir::Value rem(mlir::Value x, int64_t y) { return mlir::arith::RemUIOp::create(b, loc, x, c(y)); }
+  mlir::Value xorI(mlir::Value x, mlir::Value y) { return mlir::arith::XOrIOp::create(b, loc, x, y); }
+  mlir::Value lt(mlir::Value x, int64_t y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, x, c(y));
+  }
+  mlir::Value both(mlir::Value x, mlir::Value y) { return mlir::arith::AndIOp::create(b, loc, x, y); }
+  mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) {
+    return mlir::arith::SelectOp::create(b, loc, cond, x, y);
+  }
+};
+
+/// Indices of element (row, col) of a matrix operand, with the batch index
+/// first when the operand has one.
+inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value batch, mlir::Value row,
+                                                    mlir::Value col) {
+  if (batch)
+    return {batch, row, col};
+  return {row, col};
+}
+
+/// Shape of the tensor-core kernel: 128 x `tileN` outputs per block of 8
+/// warps, K in steps of `stepBytes` of A's rows through `stages`
+/// shared-memory buffers, at most `maxSharedBytes` in all.
+struct MmaTiling {
+  int64_t tileN = 128;
+  int64_t stages = 2;
+  int64_t stepBytes = 64;
+  int64_t maxSharedBytes = 48 * 1024;
+};
+
+/// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of
+/// one type (f32 too when `tf32`), contiguous, N and K multiples of 16
+/// bytes (rows of whole 16-byte copies).
+bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
+
+/// Replaces the matmul by the tensor-core kernel (mma.sync fed by ldmatrix
+/// from swizzled shared memory, filled by cp.async `stages` deep).
+mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const MmaTiling &tiling);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,360 @@
+//===- GpuMmaMatmul.cpp - the tensor-core matmul kernel ------------------===//
+//
+// Matmuls with f32 accumulation on mma.sync: f16/bf16 as m16n8k16, f32 as
+// tf32 m16n8k8. A block of 8 warps (2 along M, 4 along N) owns 128 x tileN
+// outputs; each warp 64 x tileN/4, held as m16n8 accumulator fragments in
+// registers. K advances 64 bytes of A's row at a time (32 halves, 16
+// floats) through `stages` shared-memory buffers filled by 16-byte cp.async
+// copies issued stages-1 steps ahead, so loads of later steps overlap the
+// math of the current one. A fragments come from shared memory by ldmatrix,
+// B fragments by ldmatrix.trans (16-bit) or single loads (tf32, which
+// ldmatrix cannot transpose). Shared rows are XOR-swizzled in 16-byte chunks
+// so the 8 rows one ldmatrix reads hit 8 different banks. Copies outside
+// the matrix read nothing and zero-fill (the M, N and K edges); C += the
+// tile, as linalg.matmul accumulates, or C = the tile where C was just
+// filled with zeros; an elementwise consumer of C (bias, activation) runs on
+// the fragments and stores its own output instead. Blocks take their tiles
+// in groups of 8 tile rows for L2 reuse.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaMatmul.h"
+#include "kiln/Lowering/Common/MatmulEpilogue.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+constexpr int64_t kTileM = 128, kThreads = 256;
+constexpr int64_t kWarpsM = 2, kWarpsN = 4, kWarpM = kTileM / kWarpsM;
+constexpr int64_t kChunkBytes = 16;
+
+/// What the kernel's shape is in elements of one input type.
+struct ElementShape {
+  int64_t chunk;     // elements in one 16-byte copy
+  int64_t stepBytes; // bytes of A's row per pipeline step (64 or 128)
+  int64_t stepK;     // K per pipeline step
+  int64_t mmaK;      // K per mma.sync: 2 chunks
+  NVVM::MMATypes type;
+
+  static ElementShape of(Type element, int64_t stepBytes) {
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    auto type = element.isF32()    ? NVVM::MMATypes::tf32
+                : element.isBF16() ? NVVM::MMATypes::bf16
+                                   : NVVM::MMATypes::f16;
+    return {kChunkBytes / bytes, stepBytes, stepBytes / bytes, 2 * kChunkBytes / bytes, type};
+  }
+  int64_t aChunksPerRow() const { return stepBytes / kChunkBytes; }
+};
+
+/// The stored 16-byte chunk of logical chunk `chunk` in `row` of an A
+/// stage: XOR-swizzled so the 8 rows one ldmatrix reads land in 8
+/// different bank groups (a 64-byte row shares its 128-byte bank line with
+/// the next row, so rows pair up there).
+Value swizzleA(IndexBuilder &x, Value chunk, Value row, int64_t chunksPerRow) {
+  Value key = chunksPerRow >= 8 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+  return x.xorI(chunk, key);
+}
+
+struct Operands {
+  Value a, b, c, batch; // batch: the block's batch index, or null
+  int64_t m, n, k;
+  ElementShape shape;
+};
+
+/// Issues the cp.async copies of K step `step` (dynamic, may be past the
+/// end: then nothing is read) into `stage` and closes them as one group.
+Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
+               Value bStage, Value tid, Value row0, Value col0, Value step,
+               Value stage, int64_t tileN) {
+  IndexBuilder x{b, loc};
+  const int64_t chunkSize = ops.shape.chunk, stepK = ops.shape.stepK;
+  Value k0 = x.mul(step, stepK);
+  Value zero = x.c(0), full = x.c(chunkSize);
+  SmallVector<Value> tokens;
+  auto copy = [&](Value src, Value srcRow, Value srcCol, Value inside, Value dst,
+                  Value dstRow, Value dstChunk) {
+    SmallVector<Value> from = matrixIndices(ops.batch, x.select(inside, srcRow, zero),
+                                            x.select(inside, srcCol, zero));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, dst, ValueRange{stage, dstRow, x.mul(dstChunk, chunkSize)}, src, from,
+        b.getIndexAttr(chunkSize), x.select(inside, full, zero), b.getUnitAttr()));
+  };
+  // A: 128 rows of 4 chunks; the chunk swizzle uses bits 1-2 of the row, as
+  // a 64-byte row puts two rows in one 128-byte line of banks.
+  const int64_t aChunksPerRow = ops.shape.aChunksPerRow();
+  for (int64_t i = 0; i < kTileM * aChunksPerRow / kThreads; ++i) {
+    Value q = x.add(tid, i * kThreads);
+    Value row = x.div(q, aChunksPerRow), chunk = x.rem(q, aChunksPerRow);
+    Value gRow = x.add(row0, row), gK = x.add(k0, x.mul(chunk, chunkSize));
+    Value inside = x.both(x.lt(gRow, ops.m), x.lt(gK, ops.k));
+    copy(ops.a, gRow, gK, inside, aStage, row, swizzleA(x, chunk, row, aChunksPerRow));
+  }
+  // B: stepK rows of tileN elements, swizzled by the row's low 3 bits.
+  int64_t bChunksPerRow = tileN / chunkSize;
+  for (int64_t i = 0; i < stepK * bChunksPerRow / kThreads; ++i) {
+    Value q = x.add(tid, i * kThreads);
+    Value row = x.div(q, bChunksPerRow), chunk = x.rem(q, bChunksPerRow);
+    Value gK = x.add(k0, row), gCol = x.add(col0, x.mul(chunk, chunkSize));
+    Value inside = x.both(x.lt(gK, ops.k), x.lt(gCol, ops.n));
+    copy(ops.b, gK, gCol, inside, bStage, row, x.xorI(chunk, x.rem(row, 8)));
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+/// The four 32-bit registers of an ldmatrix.x4 at `indices`, typed as
+/// nvvm.mma.sync takes them: vector<2xf16> for f16, i32 for bf16 and tf32.
+SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value stage,
+                                ValueRange indices, bool transpose) {
+  Type element = cast<MemRefType>(stage.getType()).getElementType();
+  auto fragment = VectorType::get({4, 32 / element.getIntOrFloatBitWidth()}, element);
+  Value tiles = nvgpu::LdMatrixOp::create(b, loc, fragment, stage, indices, transpose, 4);
+  bool f16 = element.isF16();
+  if (!f16)
+    tiles = vector::BitCastOp::create(b, loc, VectorType::get({4, 1}, b.getI32Type()), tiles);
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(f16 ? vector::ExtractOp::create(b, loc, tiles, ArrayRef<int64_t>{i})
+                       : vector::ExtractOp::create(b, loc, tiles, ArrayRef<int64_t>{i, 0}));
+  return regs;
+}
+
+/// acc (4 x f32 of an m16n8 tile) += a (16 x mmaK) * b (mmaK x 8).
+Value mma(OpBuilder &b, Location loc, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+          Value acc, const ElementShape &shape) {
+  NVVM::MMATypes inputType = shape.type;
+  Type f32 = b.getF32Type();
+  SmallVector<Value> c;
+  for (int64_t i = 0; i < 4; ++i)
+    c.push_back(vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultType, aRegs, bRegs, c, ArrayRef<int64_t>{16, 8, shape.mmaK},
+      std::nullopt, std::nullopt, std::array{inputType, inputType},
+      std::array{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
+  return vector::FromElementsOp::create(b, loc, acc.getType(), out);
+}
+
+/// The fill of `c` with zeros right before `op`, which the kernel's stores
+/// make redundant, or null.
+linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.getDpsInits()[0] != c ||
+      !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return {};
+  return fill;
+}
+
+/// The output tile of a block: blocks start in launch order (x fastest),
+/// and consecutive ones walk down a group of `kGroupRows` tile rows before
+/// moving right, so a wave of blocks shares A rows and B columns in L2
+/// instead of streaming all of B once per tile row.
+std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
+                                         int64_t numTilesM, int64_t numTilesN) {
+  constexpr int64_t kGroupRows = 8;
+  Value order = x.add(x.mul(block.y, numTilesN), block.x);
+  Value group = x.div(order, kGroupRows * numTilesN);
+  Value firstRow = x.mul(group, kGroupRows);
+  Value rowsLeft = arith::SubIOp::create(x.b, x.loc, x.c(numTilesM), firstRow);
+  Value rows = arith::MinUIOp::create(x.b, x.loc, rowsLeft, x.c(kGroupRows));
+  Value inGroup = x.rem(order, kGroupRows * numTilesN);
+  Value row = x.add(firstRow, arith::RemUIOp::create(x.b, x.loc, inGroup, rows));
+  Value col = arith::DivUIOp::create(x.b, x.loc, inGroup, rows);
+  return {row, col};
+}
+
+} // namespace
+
+bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  Type element = a.getElementType();
+  bool takes = element.isF16() || element.isBF16() || (tf32 && element.isF32());
+  if (!takes || b.getElementType() != element)
+    return false;
+  if (!a.getLayout().isIdentity() || !b.getLayout().isIdentity() ||
+      !c.getLayout().isIdentity())
+    return false;
+  int64_t chunk = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
+  return a.getShape().back() % chunk == 0 && b.getShape().back() % chunk == 0;
+}
+
+LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
+  const int64_t tileN = tiling.tileN, stages = tiling.stages;
+  const int64_t warpN = tileN / kWarpsN, tilesM = kWarpM / 16, tilesN = warpN / 8;
+  if (tileN % 64 != 0 || tileN > 256 || stages < 2 ||
+      (tiling.stepBytes != 64 && tiling.stepBytes != 128))
+    return op->emitError("tensor-core tiling needs a tile N of 64, 128, 192 or 256, "
+                         "2 or more stages and a K step of 64 or 128 bytes, got ")
+           << tileN << ", " << stages << " and " << tiling.stepBytes;
+  const int64_t aStageBytes = kTileM * tiling.stepBytes, bStageBytes = tileN * tiling.stepBytes;
+  const int64_t sharedBytes = stages * (aStageBytes + bStageBytes);
+  if (sharedBytes > tiling.maxSharedBytes)
+    return op->emitError("tensor-core tiling needs ")
+           << sharedBytes << " bytes of shared memory; at most " << tiling.maxSharedBytes;
+
+  Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
+  Operands ops{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {}, 0, 0, 0,
+               ElementShape::of(element, tiling.stepBytes)};
+  const int64_t chunkSize = ops.shape.chunk, stepK = ops.shape.stepK, mmaK = ops.shape.mmaK;
+  bool batched = isa<linalg::BatchMatmulOp>(op);
+  auto cShape = cast<MemRefType>(ops.c.getType()).getShape();
+  int64_t batch = batched ? cShape[0] : 1;
+  ops.m = cShape[cShape.size() - 2];
+  ops.n = cShape.back();
+  ops.k = cast<MemRefType>(ops.a.getType()).getShape().back();
+  const int64_t steps = (ops.k + stepK - 1) / stepK;
+  // Every element of C inside the matrix gets exactly one store, so C =
+  // the tile replaces a zero fill followed by C += the tile.
+  linalg::FillOp zeroFill = zeroFillBefore(op, ops.c);
+  // A bias or activation after the matmul runs on the fragments.
+  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findMatmulEpilogue(op, ops.c);
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexBuilder ib{b, loc};
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto aStageType = MemRefType::get({stages, kTileM, stepK}, element, AffineMap(), workgroup);
+  auto bStageType = MemRefType::get({stages, stepK, tileN}, element, AffineMap(), workgroup);
+  const int64_t numTilesM = (ops.m + kTileM - 1) / kTileM, numTilesN = (ops.n + tileN - 1) / tileN;
+  // Dynamic shared memory: beyond 48 KiB a kernel must ask for it at launch
+  // (the runtime opts in up to the device's limit).
+  Value sharedSize = arith::ConstantIntOp::create(b, loc, sharedBytes, 32);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch), ib.c(kThreads), ib.c(1),
+      ib.c(1), sharedSize);
+
+  b.setInsertionPointToStart(&launch.getBody().front());
+  IndexBuilder kb{b, loc};
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(), workgroup));
+  Value aStage = memref::ViewOp::create(b, loc, aStageType, shared, kb.c(0), ValueRange{});
+  Value bStage = memref::ViewOp::create(b, loc, bStageType, shared, kb.c(stages * aStageBytes),
+                                        ValueRange{});
+  gpu::KernelDim3 block = launch.getBlockIds();
+  Value tid = launch.getThreadIds().x;
+  ops.batch = batched ? block.z : Value();
+  auto [tileRow, tileCol] = groupedTileOrder(kb, block, numTilesM, numTilesN);
+  Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, tileN);
+  Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
+  Value warpRow = kb.mul(kb.div(warp, kWarpsN), kWarpM);
+  Value warpCol = kb.mul(kb.rem(warp, kWarpsN), warpN);
+  // mma fragments give a lane rows `group` (+8) and columns 2*`inGroup` (+1)
+  // of C, and B's K rows `inGroup` (+4) in tf32.
+  Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
+
+  Value lastGroup;
+  for (int64_t s = 0; s + 1 < stages; ++s)
+    lastGroup = copyStep(b, loc, ops, aStage, bStage, tid, row0, col0, kb.c(s), kb.c(s), tileN);
+
+  auto accType = VectorType::get({4}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+  SmallVector<Value> init(tilesM * tilesN, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.c(0), kb.c(steps), kb.c(1), init,
+      [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
+        IndexBuilder x{lb, l};
+        // Step `step` has landed for this thread; the barrier makes it
+        // everyone's and frees the stage the next copies overwrite.
+        nvgpu::DeviceAsyncWaitOp::create(lb, l, lastGroup, lb.getI32IntegerAttr(stages - 2));
+        gpu::BarrierOp::create(lb, l);
+        Value ahead = x.add(step, stages - 1);
+        copyStep(lb, l, ops, aStage, bStage, tid, row0, col0, ahead, x.rem(ahead, stages), tileN);
+        Value stage = x.rem(step, stages);
+        SmallVector<Value> sums(acc.begin(), acc.end());
+        for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
+          // ldmatrix.x4: lanes 0-15 address rows of the first chunk of the
+          // mma's K, lanes 16-31 those of the second.
+          Value half = x.div(lane, 16), row16 = x.rem(lane, 16);
+          SmallVector<SmallVector<Value>> aFrags, bFrags;
+          for (int64_t i = 0; i < tilesM; ++i) {
+            Value row = x.add(warpRow, x.add(row16, i * 16));
+            Value chunk = x.add(half, kk * 2);
+            Value swizzled = swizzleA(x, chunk, row, ops.shape.aChunksPerRow());
+            aFrags.push_back(loadMatrices(lb, l, aStage,
+                                          {stage, row, x.mul(swizzled, chunkSize)}, false));
+          }
+          // B: 16-bit pairs of n8 tiles by ldmatrix.x4.trans; tf32 one
+          // element per register.
+          for (int64_t j = 0; j < tilesN; ++j) {
+            if (ops.shape.type != NVVM::MMATypes::tf32) {
+              if (j % 2 == 0) {
+                Value row = x.add(row16, kk * mmaK);
+                Value chunk = x.add(x.div(x.add(warpCol, j * 8), chunkSize), half);
+                Value swizzled = x.xorI(chunk, x.rem(row, 8));
+                auto regs = loadMatrices(lb, l, bStage,
+                                         {stage, row, x.mul(swizzled, chunkSize)}, true);
+                bFrags.push_back({regs[0], regs[1]});
+                bFrags.push_back({regs[2], regs[3]});
+              }
+              continue;
+            }
+            Value col = x.add(warpCol, x.add(group, j * 8));
+            Value chunk = x.div(col, chunkSize), within = x.rem(col, chunkSize);
+            SmallVector<Value> regs;
+            for (int64_t h = 0; h < 2; ++h) {
+              Value row = x.add(inGroup, kk * mmaK + h * 4);
+              Value at = x.add(x.mul(x.xorI(chunk, x.rem(row, 8)), chunkSize), within);
+              Value v = memref::LoadOp::create(lb, l, bStage, ValueRange{stage, row, at});
+              regs.push_back(arith::BitcastOp::create(lb, l, lb.getI32Type(), v));
+            }
+            bFrags.push_back(regs);
+          }
+          for (int64_t i = 0; i < tilesM; ++i)
+            for (int64_t j = 0; j < tilesN; ++j) {
+              Value &sum = sums[i * tilesN + j];
+              sum = mma(lb, l, aFrags[i], bFrags[j], sum, ops.shape);
+            }
+        }
+        scf::YieldOp::create(lb, l, sums);
+      });
+  // The copies issued past the last step still write shared memory.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
+
+  Value pairCol = kb.mul(inGroup, 2);
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t i = 0; i < tilesM; ++i)
+    for (int64_t j = 0; j < tilesN; ++j) {
+      Value acc = loop.getResult(i * tilesN + j);
+      Value col = kb.add(kb.add(col0, warpCol), kb.add(pairCol, j * 8));
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = kb.add(kb.add(row0, warpRow), kb.add(group, i * 16 + h * 8));
+        Value inside = kb.both(kb.lt(row, ops.m), kb.lt(col, ops.n));
+        Value pair = vector::ExtractStridedSliceOp::create(
+            b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+        scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+          SmallVector<Value> at = matrixIndices(ops.batch, row, col);
+          Value sum = pair;
+          if (!zeroFill)
+            sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, pairType, ops.c, at), pair);
+          if (!epilogue) {
+            vector::StoreOp::create(tb, l, sum, ops.c, at);
+          } else {
+            IndexBuilder x{tb, l};
+            for (int64_t e = 0; e < 2; ++e)
+              storeThroughEpilogue(tb, l, epilogue, ops.c,
+                                   vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
+                                   row, x.add(col, e), /*width=*/0);
+          }
+          scf::YieldOp::create(tb, l);
+        });
+      }
+    }
+  gpu::TerminatorOp::create(b, loc);
+  op->erase();
+  if (zeroFill)
+    zeroFill->erase();
+  if (epilogue)
+    epilogue->erase();
+  return success();
+}
+
+} // namespace kiln

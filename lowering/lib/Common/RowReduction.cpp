@@ -1,0 +1,77 @@
+//===- RowReduction.cpp - matching reductions over the innermost loop ----===//
+#include "kiln/Lowering/Common/RowReduction.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+std::optional<vector::CombiningKind> combiningKind(Operation *op) {
+  using K = vector::CombiningKind;
+  auto reassoc = [](arith::FastMathFlagsAttr fm) {
+    return fm && bitEnumContainsAll(fm.getValue(), arith::FastMathFlags::reassoc);
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([&](arith::AddFOp o) -> std::optional<K> {
+        return reassoc(o.getFastmathAttr()) ? std::optional(K::ADD) : std::nullopt;
+      })
+      .Case([&](arith::MulFOp o) -> std::optional<K> {
+        return reassoc(o.getFastmathAttr()) ? std::optional(K::MUL) : std::nullopt;
+      })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Case([](arith::MaxUIOp) { return K::MAXUI; })
+      .Case([](arith::MinUIOp) { return K::MINUI; })
+      .Case([](arith::AndIOp) { return K::AND; })
+      .Case([](arith::OrIOp) { return K::OR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+} // namespace
+
+bool hasScalarBody(linalg::GenericOp op) {
+  return llvm::all_of(op.getBody()->without_terminator(), [](Operation &o) {
+    StringRef dialect = o.getDialect() ? o.getDialect()->getNamespace() : "";
+    return (dialect == "arith" || dialect == "math") && o.getNumRegions() == 0 &&
+           llvm::all_of(o.getResultTypes(), [](Type t) { return t.isIntOrFloat(); });
+  });
+}
+
+std::optional<RowReduction> matchRowReduction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      !hasScalarBody(op))
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  unsigned last = iterators.size() - 1;
+  if (iterators.empty() || iterators[last] != utils::IteratorType::reduction ||
+      llvm::any_of(ArrayRef(iterators).drop_back(), [](auto t) {
+        return t != utils::IteratorType::parallel;
+      }))
+    return std::nullopt;
+  SmallVector<AffineExpr> outer;
+  for (unsigned d = 0; d < last; ++d)
+    outer.push_back(getAffineDimExpr(d, op.getContext()));
+  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+      AffineMap::get(iterators.size(), 0, outer, op.getContext()))
+    return std::nullopt;
+  Block *body = op.getBody();
+  BlockArgument acc = body->getArguments().back();
+  Operation *combiner = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
+      acc.getUses().begin()->getOwner() != combiner)
+    return std::nullopt;
+  std::optional<vector::CombiningKind> kind = combiningKind(combiner);
+  if (!kind)
+    return std::nullopt;
+  Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                 : combiner->getOperand(0);
+  return RowReduction{combiner, element, *kind};
+}
+
+} // namespace kiln

@@ -1,0 +1,112 @@
+//===- VectorUtils.cpp - vectorising kernel bodies along the innermost loop -===//
+#include "kiln/Lowering/Common/VectorUtils.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+
+bool unitInnerStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         (strides.empty() || strides.back() == 1);
+}
+
+/// How operand `map` reads along loop `last`, or nullopt if neither way.
+std::optional<Access> classify(AffineMap map, Value memref, unsigned last) {
+  bool usesLast = false;
+  for (AffineExpr e : map.getResults())
+    usesLast |= e.isFunctionOfDim(last);
+  if (!usesLast)
+    return Access::Splat;
+  if (map.getNumResults() == 0 || map.getResults().back() != getAffineDimExpr(last, map.getContext()))
+    return std::nullopt;
+  for (AffineExpr e : map.getResults().drop_back())
+    if (e.isFunctionOfDim(last))
+      return std::nullopt;
+  if (!unitInnerStride(memref))
+    return std::nullopt;
+  return Access::Vector;
+}
+
+/// The alignment (bytes, at most 16) that every `width`-wide access at a
+/// multiple-of-`width` innermost index of `memref` has, or 0 if unknown.
+/// Buffers themselves are at least 16-byte aligned.
+static int64_t vectorAlignment(Value memref, int64_t width) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % width != 0)
+    return 0;
+  for (int64_t s : ArrayRef(strides).drop_back())
+    if (ShapedType::isDynamic(s) || s % width != 0)
+      return 0;
+  int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  return std::min<int64_t>(bytes, 16);
+}
+
+IntegerAttr alignmentAttr(OpBuilder &b, Value memref, int64_t width) {
+  int64_t align = vectorAlignment(memref, width);
+  return align ? b.getI64IntegerAttr(align) : IntegerAttr();
+}
+
+SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
+                              ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr e : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
+  return indices;
+}
+
+void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
+               int64_t width, Operation *skip) {
+  // Scalars from outside the body (hoisted constants) stay as they are, or
+  // become splats.
+  auto mapOutside = [&](Value v) {
+    if (mapping.contains(v) || v.getParentBlock() == &body)
+      return;
+    mapping.map(v, width == 0 ? v
+                              : vector::BroadcastOp::create(
+                                    b, loc, VectorType::get({width}, v.getType()), v)
+                                    .getResult());
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (&op == skip)
+      continue;
+    if (width == 0) {
+      b.clone(op, mapping);
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      mapOutside(operand);
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto type = VectorType::get({width}, constant.getType());
+      mapping.map(constant.getResult(),
+                  arith::ConstantOp::create(
+                      b, loc, type,
+                      DenseElementsAttr::get(type, constant.getValue())));
+      continue;
+    }
+    Operation *copy = b.clone(op, mapping);
+    for (Value r : copy->getResults())
+      r.setType(VectorType::get({width}, r.getType()));
+  }
+  // What the body yields, or `skip` combines, may come from outside too (a
+  // kernel that only writes a constant has no body ops at all).
+  for (Value v : body.getTerminator()->getOperands())
+    mapOutside(v);
+  if (skip)
+    for (Value v : skip->getOperands())
+      mapOutside(v);
+}
+
+
+} // namespace kiln

@@ -1,0 +1,240 @@
+//===- Vectorize.cpp - the kiln-vectorize pass ---------------------------===//
+//
+// Vectorises kiln's elementwise and last-dim reduction kernels on buffers
+// along their innermost loop: on the CPU, instead of hoping LLVM's loop
+// vectoriser sees through memref descriptors and polynomial math (it often
+// does not); on GPUs, so that each thread moves 16 bytes at a time.
+//
+// An operand whose innermost index is the innermost loop (with unit stride)
+// is loaded as a vector; one that does not depend on that loop (a row value
+// broadcast along it) is loaded once and splatted. Anything else (a
+// transpose in the last dim, a gather) keeps the scalar lowering. The last
+// `size % width` iterations run as a scalar linalg.generic on subviews.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/RowReduction.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNVECTORIZE
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+using kiln::Access;
+using kiln::alignmentAttr;
+using kiln::classify;
+using kiln::cloneBody;
+using kiln::indicesFor;
+using kiln::unitInnerStride;
+
+class Vectorizer {
+public:
+  Vectorizer(linalg::GenericOp op, int64_t width) : op(op), width(width) {}
+
+  LogicalResult run() {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+      return failure();
+    for (Value v : op->getOperands()) {
+      auto type = cast<MemRefType>(v.getType());
+      // Vectors of i1 are bit-packed in memory, where kiln stores a byte per
+      // bool: those kernels stay scalar.
+      if (!type.hasStaticShape() || type.getElementTypeBitWidth() < 8)
+        return failure();
+    }
+    if (!kiln::hasScalarBody(op))
+      return failure();
+    ranges = op.getStaticLoopRanges();
+    if (ranges.empty())
+      return failure();
+    last = ranges.size() - 1;
+    size = ranges[last];
+    chunks = size / width;
+    if (chunks == 0)
+      return failure();
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto access = classify(op.getMatchingIndexingMap(in), in->get(), last);
+      if (!access)
+        return failure();
+      accesses.push_back(*access);
+    }
+    auto iterators = op.getIteratorTypesArray();
+    bool outerParallel = llvm::all_of(ArrayRef(iterators).drop_back(), [](auto t) {
+      return t == utils::IteratorType::parallel;
+    });
+    if (!outerParallel)
+      return failure();
+    if (iterators[last] == utils::IteratorType::parallel)
+      return vectorizeElementwise();
+    return vectorizeRowReduction();
+  }
+
+private:
+  /// Loads inputs at loop indices `ivs` (innermost one = first lane).
+  void loadInputs(OpBuilder &b, Location loc, ValueRange ivs, IRMapping &mapping,
+                  int64_t lanes) {
+    for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
+      SmallVector<Value> idx =
+          indicesFor(b, loc, op.getMatchingIndexingMap(in), ivs);
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      Value v;
+      if (lanes == 0)
+        v = memref::LoadOp::create(b, loc, in->get(), idx);
+      else if (accesses[i] == Access::Vector)
+        v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem),
+                                   in->get(), idx, /*nontemporal=*/false,
+                                   alignmentAttr(b, in->get(), lanes));
+      else
+        v = vector::BroadcastOp::create(
+            b, loc, VectorType::get({lanes}, elem),
+            memref::LoadOp::create(b, loc, in->get(), idx));
+      mapping.map(op.getBody()->getArgument(i), v);
+    }
+  }
+
+  Value yielded() {
+    return op.getBody()->getTerminator()->getOperand(0);
+  }
+
+  /// Runs the remaining iterations as a scalar generic on subviews.
+  void emitTail(OpBuilder &b, Location loc) {
+    int64_t done = chunks * width;
+    if (done == size)
+      return;
+    SmallVector<Value> operands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = cast<MemRefType>(operand.get().getType());
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        bool inner = e == getAffineDimExpr(last, b.getContext());
+        offsets.push_back(b.getIndexAttr(inner ? done : 0));
+        sizes.push_back(b.getIndexAttr(inner ? size - done : type.getDimSize(d)));
+        strides.push_back(b.getIndexAttr(1));
+      }
+      operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets,
+                                                   sizes, strides));
+    }
+    auto tail = cast<linalg::GenericOp>(b.clone(*op));
+    tail->setOperands(operands);
+  }
+
+  LogicalResult vectorizeElementwise() {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+            AffineMap::getMultiDimIdentityMap(ranges.size(), b.getContext()) ||
+        !unitInnerStride(op.getDpsInits()[0]))
+      return failure();
+    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d < last; ++d) {
+      lbs.push_back(c(0));
+      ubs.push_back(c(ranges[d]));
+      steps.push_back(c(1));
+    }
+    lbs.push_back(c(0));
+    ubs.push_back(c(chunks * width));
+    steps.push_back(c(width));
+    scf::ParallelOp::create(b, loc, lbs, ubs, steps,
+                            [&](OpBuilder &pb, Location l, ValueRange ivs) {
+                              IRMapping mapping;
+                              loadInputs(pb, l, ivs, mapping, width);
+                              cloneBody(pb, l, *op.getBody(), mapping, width);
+                              Value out = op.getDpsInits()[0];
+                              vector::StoreOp::create(pb, l, mapping.lookup(yielded()),
+                                                      out, ivs, /*nontemporal=*/false,
+                                                      alignmentAttr(pb, out, width));
+                            });
+    emitTail(b, loc);
+    op.erase();
+    return success();
+  }
+
+  LogicalResult vectorizeRowReduction() {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Block *body = op.getBody();
+    std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op);
+    if (!reduction)
+      return failure();
+    Operation *combiner = reduction->combiner;
+    Value element = reduction->element;
+    std::optional<vector::CombiningKind> kind = reduction->kind;
+
+    auto c = [&](OpBuilder &ob, int64_t v) {
+      return arith::ConstantIndexOp::create(ob, loc, v);
+    };
+    auto row = [&](OpBuilder &rb, Location l, ValueRange outerIvs) {
+      // The element value at innermost index `j`, `lanes` wide (0: scalar).
+      auto elementAt = [&](OpBuilder &eb, Value j, int64_t lanes) {
+        SmallVector<Value> ivs(outerIvs.begin(), outerIvs.end());
+        ivs.push_back(j);
+        IRMapping mapping;
+        loadInputs(eb, l, ivs, mapping, lanes);
+        cloneBody(eb, l, *body, mapping, lanes, combiner);
+        return mapping.lookup(element);
+      };
+      Value first = elementAt(rb, c(rb, 0), width);
+      auto chunkLoop = scf::ForOp::create(
+          rb, l, c(rb, width), c(rb, chunks * width), c(rb, width), ValueRange{first},
+          [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+            Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
+                                                    elementAt(lb, j, width));
+            scf::YieldOp::create(lb, ll, next);
+          });
+      Value total = vector::ReductionOp::create(rb, l, *kind, chunkLoop.getResult(0));
+      auto tailLoop = scf::ForOp::create(
+          rb, l, c(rb, chunks * width), c(rb, size), c(rb, 1), ValueRange{total},
+          [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+            Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
+                                                    elementAt(lb, j, 0));
+            scf::YieldOp::create(lb, ll, next);
+          });
+      Value out = op.getDpsInits()[0];
+      Value init = memref::LoadOp::create(rb, l, out, outerIvs);
+      Value result = vector::makeArithReduction(rb, l, *kind, tailLoop.getResult(0), init);
+      memref::StoreOp::create(rb, l, result, out, outerIvs);
+    };
+    if (last == 0) {
+      row(b, loc, {});
+    } else {
+      SmallVector<Value> lbs, ubs, steps;
+      for (int64_t d = 0; d < last; ++d) {
+        lbs.push_back(c(b, 0));
+        ubs.push_back(c(b, ranges[d]));
+        steps.push_back(c(b, 1));
+      }
+      scf::ParallelOp::create(b, loc, lbs, ubs, steps, row);
+    }
+    op.erase();
+    return success();
+  }
+
+  linalg::GenericOp op;
+  int64_t width;
+  SmallVector<int64_t> ranges;
+  SmallVector<Access> accesses;
+  int64_t last = 0, size = 0, chunks = 0;
+};
+
+struct KilnVectorizePass
+    : kiln::impl::KilnVectorizeBase<KilnVectorizePass> {
+  using KilnVectorizeBase::KilnVectorizeBase;
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
+    for (linalg::GenericOp g : generics)
+      (void)Vectorizer(g, vectorWidth).run();
+  }
+};
+
+} // namespace

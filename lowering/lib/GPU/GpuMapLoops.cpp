@@ -1,0 +1,209 @@
+//===- GpuMapLoops.cpp - the kiln-gpu-map-loops pass ---------------------===//
+//
+// Prepares a bufferized host function for convert-parallel-loops-to-gpu:
+// each top-level parallel loop nest is reordered innermost dim first and
+// tiled so that this dim runs on 256 threads of a block (x), the other dims
+// becoming blocks; serial work
+// left at the top level (scans, full reductions, rank-0 arithmetic) is
+// wrapped in a one-thread parallel loop, since the host cannot touch device
+// memory.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUMAPLOOPS
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that stay on the host: buffer management, views, constants.
+bool staysOnHost(Operation *op) {
+  return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
+             memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::ReinterpretCastOp, memref::CastOp, func::ReturnOp,
+             scf::ParallelOp, gpu::LaunchOp>(op) ||
+         op->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// Moves `ops` into `scf.parallel (0) to (1) { scf.parallel (0) to (1) }`,
+/// which maps to one block of one thread.
+LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 8> group(ops.begin(), ops.end());
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers()) {
+      // Users nested in a group member move along with it.
+      Operation *top = user;
+      while (top->getParentOp() && !isa<func::FuncOp>(top->getParentOp()))
+        top = top->getParentOp();
+      if (!group.contains(top))
+        return op->emitError() << "kiln-gpu-map-loops: a value computed on "
+                                  "the device is used on the host";
+    }
+  OpBuilder b(ops.front());
+  Location loc = ops.front()->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto outer = scf::ParallelOp::create(b, loc, zero, one, one);
+  b.setInsertionPointToStart(outer.getBody());
+  auto inner = scf::ParallelOp::create(b, loc, zero, one, one);
+  Operation *terminator = inner.getBody()->getTerminator();
+  for (Operation *op : ops)
+    op->moveBefore(terminator);
+  return success();
+}
+
+/// The same loop with its dims in reverse order, so that the innermost
+/// (contiguous) dim maps to thread x: coalesced, and free of the 64-thread
+/// limit of blockDim.z. Dims are also normalised to start 0 and step 1, as
+/// the bounds checks of scf::tileParallelLoop assume.
+scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
+  if (!loop.getInitVals().empty())
+    return loop;
+  SmallVector<int64_t> lbs, ubs, steps;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
+                                       loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return loop;
+    lbs.push_back(*l);
+    ubs.push_back(*u);
+    steps.push_back(*s);
+  }
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  SmallVector<Value> zeros, counts, ones;
+  for (int64_t d = lbs.size() - 1; d >= 0; --d) {
+    zeros.push_back(c(0));
+    counts.push_back(c(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d])));
+    ones.push_back(c(1));
+  }
+  auto flipped = scf::ParallelOp::create(b, loc, zeros, counts, ones);
+  Block *body = flipped.getBody();
+  b.setInsertionPointToStart(body);
+  for (auto [d, oldIv] : llvm::enumerate(loop.getInductionVars())) {
+    Value k = flipped.getInductionVars()[lbs.size() - 1 - d];
+    Value iv = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, k, c(steps[d])), c(lbs[d]));
+    oldIv.replaceAllUsesWith(iv);
+  }
+  Operation *terminator = body->getTerminator();
+  for (Operation &op :
+       llvm::make_early_inc_range(loop.getBody()->without_terminator()))
+    op.moveBefore(terminator);
+  loop.erase();
+  return flipped;
+}
+
+/// Caps the blocks of dim `d` (tiled by `step`) of `outer` at `limit`: each
+/// block then runs rounds r = 0, 1, ... of the threads' body at block index
+/// iv + r * blocks-per-round * step, skipping those past the end.
+void capBlocks(scf::ParallelOp outer, unsigned d, int64_t step, int64_t limit) {
+  std::optional<int64_t> ub = getConstantIntValue(outer.getUpperBound()[d]);
+  auto inners = outer.getBody()->getOps<scf::ParallelOp>();
+  if (!ub || inners.empty())
+    return;
+  int64_t blocks = (*ub + step - 1) / step;
+  if (blocks <= limit)
+    return;
+  scf::ParallelOp inner = *inners.begin();
+  int64_t rounds = (blocks + limit - 1) / limit;
+  int64_t perRound = (blocks + rounds - 1) / rounds;
+  OpBuilder b(outer);
+  Location loc = outer.getLoc();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  outer.getUpperBoundMutable()[d].set(c(perRound * step));
+  Block *body = inner.getBody();
+  SmallVector<Operation *> work;
+  for (Operation &op : body->without_terminator())
+    work.push_back(&op);
+  b.setInsertionPointToStart(body);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(rounds), c(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value iv = outer.getInductionVars()[d];
+  Value shifted = arith::AddIOp::create(
+      b, loc, iv, arith::MulIOp::create(b, loc, loop.getInductionVar(), c(perRound * step)));
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, shifted, c(*ub));
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  for (Operation *op : work)
+    op->moveBefore(guard.thenBlock()->getTerminator());
+  iv.replaceUsesWithIf(shifted, [&](OpOperand &use) {
+    return guard->isProperAncestor(use.getOwner());
+  });
+}
+
+/// Clones the constants a device region uses into it, so that they do not
+/// become kernel parameters (vector constants could not be passed at all).
+void sinkConstants(Operation *deviceOp) {
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(deviceOp->getRegions(), above);
+  Block &entry = deviceOp->getRegion(0).front();
+  for (Value v : above) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !def->hasTrait<OpTrait::ConstantLike>() || v.getType().isIndex())
+      continue;
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Value copy = b.clone(*def)->getResult(0);
+    v.replaceUsesWithIf(copy, [&](OpOperand &use) {
+      return deviceOp->isProperAncestor(use.getOwner());
+    });
+  }
+}
+
+struct KilnGpuMapLoopsPass
+    : kiln::impl::KilnGpuMapLoopsBase<KilnGpuMapLoopsPass> {
+  using KilnGpuMapLoopsBase::KilnGpuMapLoopsBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &body = func.getBody().front();
+      SmallVector<scf::ParallelOp> loops;
+      SmallVector<SmallVector<Operation *>> serialGroups(1);
+      for (Operation &op : body) {
+        if (auto loop = dyn_cast<scf::ParallelOp>(op))
+          loops.push_back(loop);
+        if (staysOnHost(&op)) {
+          if (!serialGroups.back().empty())
+            serialGroups.emplace_back();
+          continue;
+        }
+        serialGroups.back().push_back(&op);
+      }
+      for (scf::ParallelOp loop : loops) {
+        loop = normalizedInnermostFirst(loop);
+        SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
+        tiles.front() = blockSize;
+        auto [outer, inner] =
+            scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
+        int64_t limits[3] = {2147483647, 65535, 65535};
+        for (auto [d, limit] : llvm::enumerate(maxGrid))
+          if (d < 3)
+            limits[d] = limit;
+        for (unsigned d = 0; d < std::min(3u, outer.getNumLoops()); ++d)
+          capBlocks(outer, d, tiles[d], limits[d]);
+      }
+      for (ArrayRef<Operation *> group : serialGroups)
+        if (!group.empty() && failed(wrapSerial(group)))
+          return signalPassFailure();
+      for (Operation &op : body)
+        if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
+          sinkConstants(&op);
+    }
+  }
+};
+
+} // namespace

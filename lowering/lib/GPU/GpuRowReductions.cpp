@@ -1,0 +1,388 @@
+//===- GpuRowReductions.cpp - the kiln-gpu-row-reductions pass -----------===//
+//
+// A reduction over the innermost loop runs one row per block: the block's
+// threads stride over the row (coalesced, 16 bytes a load where the layout
+// allows), each keeps a partial result, and gpu.all_reduce combines them
+// (warp shuffles, then shared memory). The generic mapping would give each
+// row to one thread. Row reductions and row-wise elementwise ops over the
+// same rows that follow it join the same kernel as further stages.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/RowReduction.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUROWREDUCTIONS
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+using Kind = vector::CombiningKind;
+
+std::optional<gpu::AllReduceOperation> allReduceOf(Kind kind) {
+  using G = gpu::AllReduceOperation;
+  switch (kind) {
+  case Kind::ADD: return G::ADD;
+  case Kind::MUL: return G::MUL;
+  case Kind::MAXIMUMF: return G::MAXIMUMF;
+  case Kind::MINIMUMF: return G::MINIMUMF;
+  case Kind::MAXSI: return G::MAXSI;
+  case Kind::MINSI: return G::MINSI;
+  case Kind::MAXUI: return G::MAXUI;
+  case Kind::MINUI: return G::MINUI;
+  case Kind::AND: return G::AND;
+  case Kind::OR: return G::OR;
+  default: return std::nullopt;
+  }
+}
+
+/// The value that `kind` leaves unchanged.
+Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    double inf = std::numeric_limits<double>::infinity();
+    double v = kind == Kind::MUL ? 1.0 : kind == Kind::MAXIMUMF ? -inf
+               : kind == Kind::MINIMUMF ? inf : 0.0;
+    return arith::ConstantOp::create(b, loc, ft, b.getFloatAttr(ft, v));
+  }
+  unsigned w = type.getIntOrFloatBitWidth();
+  APInt v = kind == Kind::MUL     ? APInt(w, 1)
+            : kind == Kind::MAXSI ? APInt::getSignedMinValue(w)
+            : kind == Kind::MINSI ? APInt::getSignedMaxValue(w)
+            : kind == Kind::MINUI || kind == Kind::AND ? APInt::getMaxValue(w)
+                                                       : APInt(w, 0);
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+/// One block per row of an iteration space `outerRanges x [row length]`,
+/// running stages one after another, separated by barriers: row reductions
+/// (threads stride the row, gpu.all_reduce combines, thread 0 stores) and
+/// row-wise elementwise ops that read what earlier stages stored for the row.
+/// A softmax (row max, sum of exp, normalise) is one kernel whose later
+/// passes over the row hit the cache.
+class RowKernel {
+public:
+  RowKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> outerRanges,
+            int64_t blockSize, int64_t lanes)
+      : outerRanges(outerRanges), blockSize(blockSize), lanes(lanes), loc(loc) {
+    int64_t rows = 1;
+    for (int64_t r : outerRanges)
+      rows *= r;
+    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    launch = gpu::LaunchOp::create(b, loc, c(rows), c(1), c(1), c(blockSize),
+                                   c(1), c(1));
+    OpBuilder ib = OpBuilder::atBlockBegin(&launch.getBody().front());
+    tid = launch.getThreadIds().x;
+    // The row's outer indices, innermost outer dim fastest.
+    outer.resize(outerRanges.size());
+    Value rest = launch.getBlockIds().x;
+    for (int64_t d = static_cast<int64_t>(outerRanges.size()) - 1; d >= 0; --d) {
+      Value size = arith::ConstantIndexOp::create(ib, loc, outerRanges[d]);
+      outer[d] = arith::RemUIOp::create(ib, loc, rest, size);
+      rest = arith::DivUIOp::create(ib, loc, rest, size);
+    }
+    gpu::TerminatorOp::create(ib, loc);
+  }
+
+  /// True if `op` iterates over this kernel's rows and reads what earlier
+  /// stages wrote only in its own row (other blocks write other rows).
+  bool fits(linalg::GenericOp op) const {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (ranges.empty() || ArrayRef(ranges).drop_back() != ArrayRef(outerRanges))
+      return false;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (written.contains(rootOf(in->get())) &&
+          !sameRow(op.getMatchingIndexingMap(in)))
+        return false;
+    return true;
+  }
+
+  /// A reduction over the row, `reduction` of `op`.
+  void addReduction(linalg::GenericOp op, const kiln::RowReduction &reduction,
+                    gpu::AllReduceOperation allReduce) {
+    wrote(op.getDpsInits()[0]);
+    OpBuilder b = beginStage();
+    Type accType = reduction.combiner->getResult(0).getType();
+    int64_t width = vectorWidth(op);
+    Value init = identity(b, loc, reduction.kind, accType);
+    if (width)
+      init = vector::BroadcastOp::create(b, loc, VectorType::get({width}, accType),
+                                         init);
+    auto loop = rowLoop(b, op, width, init, [&](OpBuilder &lb, Value j, Value acc) {
+      IRMapping mapping = loadInputs(lb, op, j, width);
+      kiln::cloneBody(lb, loc, *op.getBody(), mapping, width, reduction.combiner);
+      Value next = vector::makeArithReduction(lb, loc, reduction.kind, acc,
+                                              mapping.lookup(reduction.element));
+      scf::YieldOp::create(lb, loc, next);
+    });
+    Value partial = loop.getResult(0);
+    if (width)
+      partial = vector::ReductionOp::create(b, loc, reduction.kind, partial);
+    Value total = gpu::AllReduceOp::create(
+        b, loc, partial, gpu::AllReduceOperationAttr::get(b.getContext(), allReduce),
+        /*uniform=*/true);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                        arith::ConstantIndexOp::create(b, loc, 0));
+    scf::IfOp::create(b, loc, first, [&](OpBuilder &ib, Location l) {
+      Value out = op.getDpsInits()[0];
+      Value init = memref::LoadOp::create(ib, l, out, outer);
+      Value result = vector::makeArithReduction(ib, l, reduction.kind, total, init);
+      memref::StoreOp::create(ib, l, result, out, outer);
+      scf::YieldOp::create(ib, l);
+    });
+  }
+
+  /// A fill of a buffer holding one value per row.
+  void addFill(linalg::FillOp fill) {
+    wrote(fill.getOutputs()[0]);
+    OpBuilder b = beginStage();
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                        arith::ConstantIndexOp::create(b, loc, 0));
+    scf::IfOp::create(b, loc, first, [&](OpBuilder &ib, Location l) {
+      memref::StoreOp::create(ib, l, fill.getInputs()[0], fill.getOutputs()[0], outer);
+      scf::YieldOp::create(ib, l);
+    });
+  }
+
+  bool fitsRows(linalg::FillOp fill) const {
+    auto type = dyn_cast<MemRefType>(fill.getOutputs()[0].getType());
+    return type && type.getShape() == ArrayRef(outerRanges);
+  }
+
+  /// An elementwise op over the row, writing its output in place.
+  void addElementwise(linalg::GenericOp op) {
+    wrote(op.getDpsInits()[0]);
+    OpBuilder b = beginStage();
+    int64_t width = vectorWidth(op);
+    Value out = op.getDpsInits()[0];
+    rowLoop(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Value) {
+      IRMapping mapping = loadInputs(lb, op, j, width);
+      kiln::cloneBody(lb, loc, *op.getBody(), mapping, width);
+      Value v = mapping.lookup(op.getBody()->getTerminator()->getOperand(0));
+      SmallVector<Value> at(outer);
+      at.push_back(j);
+      if (width)
+        vector::StoreOp::create(lb, loc, v, out, at, /*nontemporal=*/false,
+                                kiln::alignmentAttr(lb, out, width));
+      else
+        memref::StoreOp::create(lb, loc, v, out, at);
+      scf::YieldOp::create(lb, loc);
+    });
+  }
+
+private:
+  /// The allocation (or argument) a view is a view of.
+  static Value rootOf(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+               memref::CastOp, memref::ReinterpretCastOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  }
+
+  /// A map that reads row (d0, ..., d_{n-2}) itself: the whole row, or its
+  /// one value.
+  bool sameRow(AffineMap map) const {
+    unsigned rowDims = outerRanges.size();
+    if (map.getNumResults() != rowDims && map.getNumResults() != rowDims + 1)
+      return false;
+    for (unsigned d = 0; d < map.getNumResults(); ++d)
+      if (map.getResult(d) != getAffineDimExpr(d, map.getContext()))
+        return false;
+    return true;
+  }
+
+  void wrote(Value buffer) { written.insert(rootOf(buffer)); }
+
+  /// An insertion point for the next stage: after a barrier, so that it sees
+  /// what earlier stages stored.
+  OpBuilder beginStage() {
+    OpBuilder b(launch.getBody().front().getTerminator());
+    if (stages++ > 0)
+      gpu::BarrierOp::create(b, loc);
+    return b;
+  }
+
+  /// `lanes` when rows are whole vectors and every operand is a contiguous
+  /// aligned row or one value per row; 0 otherwise.
+  int64_t vectorWidth(linalg::GenericOp op) const {
+    if (lanes <= 1)
+      return 0;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    unsigned last = ranges.size() - 1;
+    if (ranges.back() % lanes != 0)
+      return 0;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = cast<MemRefType>(operand.get().getType());
+      std::optional<kiln::Access> access =
+          kiln::classify(op.getMatchingIndexingMap(&operand), operand.get(), last);
+      if (!access || type.getElementTypeBitWidth() < 8)
+        return 0;
+      OpBuilder probe(op);
+      if (*access == kiln::Access::Vector &&
+          !kiln::alignmentAttr(probe, operand.get(), lanes))
+        return 0;
+    }
+    return lanes;
+  }
+
+  /// The inputs of `op` at innermost index `j` (`width` lanes, 0: scalar).
+  IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op, Value j, int64_t width) {
+    SmallVector<Value> ivs(outer);
+    ivs.push_back(j);
+    unsigned last = ivs.size() - 1;
+    IRMapping mapping;
+    for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      SmallVector<Value> idx = kiln::indicesFor(b, loc, map, ivs);
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      Value v;
+      if (width == 0)
+        v = memref::LoadOp::create(b, loc, in->get(), idx);
+      else if (kiln::classify(map, in->get(), last) == kiln::Access::Vector)
+        v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem), in->get(),
+                                   idx, /*nontemporal=*/false,
+                                   kiln::alignmentAttr(b, in->get(), width));
+      else
+        v = vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem),
+                                        memref::LoadOp::create(b, loc, in->get(), idx));
+      mapping.map(op.getBody()->getArgument(i), v);
+    }
+    return mapping;
+  }
+
+  /// for (j = tid * w; j < length; j += blockSize * w) with an optional carry.
+  scf::ForOp rowLoop(OpBuilder &b, linalg::GenericOp op, int64_t width, Value init,
+                     function_ref<void(OpBuilder &, Value, Value)> step) {
+    int64_t w = std::max<int64_t>(width, 1);
+    Value start = arith::MulIOp::create(b, loc, tid,
+                                        arith::ConstantIndexOp::create(b, loc, w));
+    Value length = arith::ConstantIndexOp::create(b, loc, op.getStaticLoopRanges().back());
+    Value stride = arith::ConstantIndexOp::create(b, loc, blockSize * w);
+    return scf::ForOp::create(
+        b, loc, start, length, stride, init ? ValueRange{init} : ValueRange{},
+        [&](OpBuilder &lb, Location, Value j, ValueRange carry) {
+          step(lb, j, carry.empty() ? Value() : carry[0]);
+        });
+  }
+
+  SmallVector<int64_t> outerRanges;
+  int64_t blockSize;
+  int64_t lanes;
+  Location loc;
+  gpu::LaunchOp launch;
+  SmallVector<Value> outer;
+  Value tid;
+  int stages = 0;
+  llvm::SmallPtrSet<Value, 8> written; // buffers that stages of this kernel wrote
+};
+
+/// The reduction and its all-reduce op if `op` can be a RowKernel stage.
+std::optional<std::pair<kiln::RowReduction, gpu::AllReduceOperation>>
+reductionStage(linalg::GenericOp op) {
+  std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op);
+  if (!reduction)
+    return std::nullopt;
+  Type accType = reduction->combiner->getResult(0).getType();
+  // Shuffles move 32-bit words.
+  if (!accType.isF32() && !accType.isInteger(32))
+    return std::nullopt;
+  std::optional<gpu::AllReduceOperation> allReduce = allReduceOf(reduction->kind);
+  if (!allReduce)
+    return std::nullopt;
+  // The ranges live in a named vector: a range-for over a view of the returned
+  // temporary would read it after its destruction.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = 1;
+  for (int64_t r : ArrayRef(ranges).drop_back())
+    rows *= r;
+  if (rows == 0 || rows > std::numeric_limits<int32_t>::max())
+    return std::nullopt;
+  return std::make_pair(*reduction, *allReduce);
+}
+
+/// An elementwise op that a RowKernel can run as a stage: all-parallel, its
+/// output written in iteration order.
+bool isRowElementwise(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+         kiln::hasScalarBody(op) && op.getNumLoops() > 0 &&
+         op.getNumParallelLoops() == op.getNumLoops() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+}
+
+struct KilnGpuRowReductionsPass
+    : kiln::impl::KilnGpuRowReductionsBase<KilnGpuRowReductionsPass> {
+  using KilnGpuRowReductionsBase::KilnGpuRowReductionsBase;
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &entry = func.getBody().front();
+      // Static allocations go first, so that a kernel can take in stages
+      // whose buffers were allocated after its first one.
+      for (Operation &op : llvm::make_early_inc_range(entry))
+        if (isa<memref::AllocOp>(op) && op.getNumOperands() == 0)
+          op.moveBefore(&entry, entry.begin());
+      std::optional<RowKernel> kernel;
+      linalg::FillOp pendingFill; // a fill that may start the next kernel
+      for (Operation &op : llvm::make_early_inc_range(entry)) {
+        if (auto fill = dyn_cast<linalg::FillOp>(op);
+            fill && fill.hasPureBufferSemantics()) {
+          if (kernel && kernel->fitsRows(fill)) {
+            kernel->addFill(fill);
+            fill.erase();
+            continue;
+          }
+          kernel.reset();
+          pendingFill = fill;
+          continue;
+        }
+        auto generic = dyn_cast<linalg::GenericOp>(op);
+        if (!generic) {
+          if (!op.hasTrait<OpTrait::ConstantLike>() && !isa<memref::AllocOp>(op)) {
+            kernel.reset();
+            pendingFill = nullptr;
+          }
+          continue;
+        }
+        if (auto stage = reductionStage(generic)) {
+          if (!kernel || !kernel->fits(generic)) {
+            OpBuilder b(generic);
+            SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+            kernel.emplace(b, generic.getLoc(), ArrayRef(ranges).drop_back(),
+                           blockSize, vectorWidth);
+            // The fill of this reduction's output right before it: stage 1.
+            if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
+                kernel->fitsRows(pendingFill)) {
+              kernel->addFill(pendingFill);
+              pendingFill.erase();
+            }
+          }
+          pendingFill = nullptr;
+          kernel->addReduction(generic, stage->first, stage->second);
+          generic.erase();
+          continue;
+        }
+        pendingFill = nullptr;
+        if (kernel && isRowElementwise(generic) && kernel->fits(generic)) {
+          kernel->addElementwise(generic);
+          generic.erase();
+          continue;
+        }
+        kernel.reset();
+      }
+    }
+  }
+};
+
+} // namespace

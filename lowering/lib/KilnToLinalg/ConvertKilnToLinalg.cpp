@@ -1,0 +1,78 @@
+//===- ConvertKilnToLinalg.cpp - the kiln-convert-to-linalg pass ---------===//
+#include "Patterns.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLINALG
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Rejects what the kernels cannot express, naming the op.
+LogicalResult checkLowerable(ModuleOp module) {
+  WalkResult result = module.walk([](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() != "kiln")
+      return WalkResult::advance();
+    for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                           op->getResultTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor)
+        continue;
+      if (!tensor.hasStaticShape()) {
+        op->emitError() << "dynamic shapes are not supported yet: " << tensor;
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct ConvertKilnToLinalgPass
+    : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkLowerable(module)))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    converter.addConversion([](Type t) { return t; });
+    converter.addConversion([](RankedTensorType t) -> Type {
+      return kiln::to_linalg::signlessTensorType(t);
+    });
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<kiln::KilnDialect>();
+    target.addLegalOp<ModuleOp>();
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect,
+                           scf::SCFDialect>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+      return converter.isSignatureLegal(f.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(ctx);
+    kiln::to_linalg::populateElementwisePatterns(converter, patterns);
+    kiln::to_linalg::populateDataMovementPatterns(converter, patterns);
+    kiln::to_linalg::populateReductionPatterns(converter, patterns);
+    kiln::to_linalg::populateMatmulPatterns(converter, patterns);
+    kiln::to_linalg::populateQuantizePatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,275 @@
+//===- ExpandF64Math.cpp - the kiln-expand-f64-math pass -----------------===//
+//
+// f64 transcendental functions from f64 arithmetic and bit operations, for
+// targets without them (SPIR-V's GLSL.std.450 stops at 32 bits). Works on
+// scalars and vectors alike: every constant is splat to the operand type.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNEXPANDF64MATH
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Builds f64 (or vector of f64) arithmetic at one insertion point.
+class F64Builder {
+public:
+  F64Builder(OpBuilder &b, Location loc, Type type)
+      : b(b), loc(loc), type(type), intType(withElement(b.getI64Type())),
+        boolType(withElement(b.getI1Type())) {}
+
+  Value c(double v) { return constant(b.getF64FloatAttr(v), type); }
+  Value ci(int64_t v) { return constant(b.getI64IntegerAttr(v), intType); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, loc, x, y, z); }
+  Value abs(Value x) { return math::AbsFOp::create(b, loc, x); }
+  Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
+  Value roundEven(Value x) { return math::RoundEvenOp::create(b, loc, x); }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value lt(Value x, Value y) { return cmp(arith::CmpFPredicate::OLT, x, y); }
+  Value gt(Value x, Value y) { return cmp(arith::CmpFPredicate::OGT, x, y); }
+  Value eq(Value x, Value y) { return cmp(arith::CmpFPredicate::OEQ, x, y); }
+  Value isNan(Value x) { return cmp(arith::CmpFPredicate::UNO, x, x); }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value bits(Value x) { return arith::BitcastOp::create(b, loc, intType, x); }
+  Value fromBits(Value i) { return arith::BitcastOp::create(b, loc, type, i); }
+  Value toInt(Value x) { return arith::FPToSIOp::create(b, loc, intType, x); }
+  Value toFloat(Value i) { return arith::SIToFPOp::create(b, loc, type, i); }
+  Value iadd(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value isub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value iand(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value ior(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value shl(Value x, int64_t n) { return arith::ShLIOp::create(b, loc, x, ci(n)); }
+  Value shr(Value x, int64_t n) { return arith::ShRSIOp::create(b, loc, x, ci(n)); }
+  Value ieq(Value x, int64_t v) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, ci(v));
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value notOf(Value x) {
+    return arith::XOrIOp::create(b, loc, x, constant(b.getBoolAttr(true), boolType));
+  }
+
+  /// c[0] + x * (c[1] + x * (...)).
+  Value polynomial(Value x, ArrayRef<double> coefficients) {
+    Value acc = c(coefficients.back());
+    for (double k : llvm::reverse(coefficients.drop_back()))
+      acc = fma(acc, x, c(k));
+    return acc;
+  }
+
+  /// 2^k for integer-valued k in [-1077, 1025], as two normal factors.
+  Value scaleByPowerOfTwo(Value x, Value k) {
+    Value ki = toInt(k);
+    Value k1 = shr(ki, 1);
+    Value k2 = isub(ki, k1);
+    Value s1 = fromBits(shl(iadd(k1, ci(1023)), 52));
+    Value s2 = fromBits(shl(iadd(k2, ci(1023)), 52));
+    return mul(mul(x, s1), s2);
+  }
+
+  Value exp(Value x) {
+    const double inf = std::numeric_limits<double>::infinity();
+    Value clamped = arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, c(-746.0)), c(710.0));
+    Value k = roundEven(mul(clamped, c(std::numbers::log2e)));
+    Value r = fma(neg(k), c(6.93147180369123816490e-01), clamped);
+    r = fma(neg(k), c(1.90821492927058770002e-10), r);
+    SmallVector<double> taylor;
+    double factorial = 1;
+    for (int i = 0; i <= 13; ++i) {
+      factorial *= i ? i : 1;
+      taylor.push_back(1.0 / factorial);
+    }
+    Value result = scaleByPowerOfTwo(polynomial(r, taylor), k);
+    result = select(gt(x, c(709.782712893384)), c(inf), result);
+    result = select(lt(x, c(-745.2)), c(0.0), result);
+    return select(isNan(x), x, result);
+  }
+
+  /// exp(y) - 1 for y >= 0, accurate near 0.
+  Value expm1NonNegative(Value y) {
+    SmallVector<double> taylor = {0.0};
+    double factorial = 1;
+    for (int i = 1; i <= 16; ++i) {
+      factorial *= i;
+      taylor.push_back(1.0 / factorial);
+    }
+    return select(lt(y, c(0.5)), polynomial(y, taylor), sub(exp(y), c(1.0)));
+  }
+
+  Value log(Value x) {
+    const double inf = std::numeric_limits<double>::infinity();
+    Value subnormal = lt(abs(x), c(2.2250738585072014e-308));
+    Value scaled = select(subnormal, mul(x, c(18014398509481984.0)), x); // 2^54
+    Value i = bits(scaled);
+    Value e = isub(iand(shr(i, 52), ci(0x7ff)), ci(1023));
+    e = select(subnormal, isub(e, ci(54)), e);
+    Value m = fromBits(ior(iand(i, ci(0x000fffffffffffffLL)), ci(0x3ff0000000000000LL)));
+    Value big = gt(m, c(std::numbers::sqrt2));
+    m = select(big, mul(m, c(0.5)), m);
+    e = select(big, iadd(e, ci(1)), e);
+    Value f = sub(m, c(1.0));
+    Value s = div(f, add(c(2.0), f));
+    SmallVector<double> atanh;
+    for (int k = 0; k <= 11; ++k)
+      atanh.push_back(2.0 / (2 * k + 1));
+    Value series = mul(s, polynomial(mul(s, s), atanh));
+    Value ef = toFloat(e);
+    Value result = fma(ef, c(6.93147180369123816490e-01),
+                       fma(ef, c(1.90821492927058770002e-10), series));
+    result = select(eq(x, c(inf)), x, result);
+    result = select(eq(x, c(0.0)), c(-inf), result);
+    result = select(lt(x, c(0.0)), c(std::nan("")), result);
+    return select(isNan(x), x, result);
+  }
+
+  Value log1p(Value x) {
+    Value u = add(c(1.0), x);
+    Value d = sub(u, c(1.0));
+    Value result = mul(log(u), div(x, d));
+    result = select(eq(d, c(0.0)), x, result);
+    return select(eq(x, c(std::numeric_limits<double>::infinity())), x, result);
+  }
+
+  /// sin (wantCos false) or cos of x by pi/2 reduction (three-part pi/2).
+  Value sinCos(Value x, bool wantCos) {
+    Value k = roundEven(mul(x, c(2.0 / std::numbers::pi)));
+    Value r = fma(neg(k), c(1.57079632673412561417e+00), x);
+    r = fma(neg(k), c(6.07710050630396597660e-11), r);
+    r = fma(neg(k), c(2.02226624871116645580e-21), r);
+    Value z = mul(r, r);
+    SmallVector<double> sinTerms, cosTerms;
+    double factorial = 1;
+    for (int n = 1; n <= 19; ++n) {
+      factorial *= n;
+      double term = ((n / 2) % 2 ? -1.0 : 1.0) / factorial;
+      (n % 2 ? sinTerms : cosTerms).push_back(term);
+    }
+    Value sinR = mul(r, polynomial(z, sinTerms));
+    Value cosR = fma(z, polynomial(z, ArrayRef(cosTerms)), c(1.0));
+    // cosTerms start at -1/2!: cos r = 1 + z * (-1/2 + z/24 - ...).
+    Value quadrant = iand(toInt(k), ci(3));
+    if (wantCos)
+      quadrant = iand(iadd(quadrant, ci(1)), ci(3));
+    Value result = select(ieq(quadrant, 0), sinR, neg(cosR));
+    result = select(ieq(quadrant, 1), cosR, result);
+    return select(ieq(quadrant, 2), neg(sinR), result);
+  }
+
+  Value tanh(Value x) {
+    Value ax = abs(x);
+    Value t = expm1NonNegative(mul(c(2.0), ax));
+    Value result = div(t, add(t, c(2.0)));
+    result = select(gt(ax, c(22.0)), c(1.0), result);
+    result = select(lt(x, c(0.0)), neg(result), result);
+    return select(isNan(x), x, result);
+  }
+
+  /// erf(x) = 2/sqrt(pi) e^{-x^2} sum_n (2x^2)^n x / (1*3*...*(2n+1)):
+  /// positive terms, so no cancellation; 100 terms reach 1e-17 at |x| = 6,
+  /// beyond which erf is +-1 in f64.
+  Value erf(Value x) {
+    Value ax = arith::MinimumFOp::create(b, loc, abs(x), c(6.0));
+    Value twoX2 = mul(c(2.0), mul(ax, ax));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value count = arith::ConstantIndexOp::create(b, loc, 100);
+    auto loop = scf::ForOp::create(
+        b, loc, zero, count, one, ValueRange{ax, ax, c(1.0)},
+        [&](OpBuilder &lb, Location l, Value, ValueRange state) {
+          F64Builder in(lb, l, type);
+          Value denominator = in.add(state[2], in.c(2.0));
+          Value term = in.div(in.mul(state[0], twoX2), denominator);
+          scf::YieldOp::create(lb, l, ValueRange{term, in.add(state[1], term),
+                                                 denominator});
+        });
+    Value sum = loop.getResult(1);
+    Value result = mul(mul(c(2.0 / std::sqrt(std::numbers::pi)),
+                           exp(neg(mul(ax, ax)))),
+                       sum);
+    result = arith::MinimumFOp::create(b, loc, result, c(1.0));
+    result = select(lt(x, c(0.0)), neg(result), result);
+    return select(isNan(x), x, result);
+  }
+
+  /// x^y with C's special cases: negative bases need integer exponents.
+  Value pow(Value x, Value y) {
+    Value magnitude = exp(mul(y, log(abs(x))));
+    Value integral = eq(floor(y), y);
+    Value half = mul(y, c(0.5));
+    Value odd = both(integral, notOf(eq(floor(half), half)));
+    Value negativeBase = lt(x, c(0.0));
+    Value signed_ = select(odd, neg(magnitude), magnitude);
+    Value result = select(negativeBase, select(integral, signed_, c(std::nan(""))),
+                          magnitude);
+    result = select(eq(x, c(1.0)), c(1.0), result);
+    return select(eq(y, c(0.0)), c(1.0), result);
+  }
+
+private:
+  Type withElement(Type element) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return VectorType::get(vector.getShape(), element);
+    return element;
+  }
+  Value constant(TypedAttr scalar, Type t) {
+    if (auto vector = dyn_cast<VectorType>(t))
+      return arith::ConstantOp::create(b, loc, t,
+                                       DenseElementsAttr::get(vector, scalar));
+    return arith::ConstantOp::create(b, loc, t, scalar);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type type, intType, boolType;
+};
+
+struct KilnExpandF64MathPass
+    : kiln::impl::KilnExpandF64MathBase<KilnExpandF64MathPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<math::ExpOp, math::LogOp, math::Log1pOp, math::SinOp, math::CosOp,
+              math::TanhOp, math::ErfOp, math::PowFOp>(op) &&
+          getElementTypeOrSelf(op->getResult(0).getType()).isF64())
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      F64Builder f(b, op->getLoc(), op->getResult(0).getType());
+      Value x = op->getOperand(0);
+      Value result =
+          llvm::TypeSwitch<Operation *, Value>(op)
+              .Case([&](math::ExpOp) { return f.exp(x); })
+              .Case([&](math::LogOp) { return f.log(x); })
+              .Case([&](math::Log1pOp) { return f.log1p(x); })
+              .Case([&](math::SinOp) { return f.sinCos(x, false); })
+              .Case([&](math::CosOp) { return f.sinCos(x, true); })
+              .Case([&](math::TanhOp) { return f.tanh(x); })
+              .Case([&](math::ErfOp) { return f.erf(x); })
+              .Case([&](math::PowFOp) { return f.pow(x, op->getOperand(1)); });
+      op->getResult(0).replaceAllUsesWith(result);
+      op->erase();
+    }
+  }
+};
+
+} // namespace
