@@ -107,9 +107,7 @@ int warmDispatch(Compiler &compiler, CudaDevice &device) {
 
 int main(int argc, char **argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 20;
-  struct Tiling {
-    int64_t tileN = 256, stages = 2, stepBytes = 128;
-  };
+  using Tiling = CudaMmaMatmulTunables;
   std::vector<Tiling> tilings;
   for (int i = 2; i < argc; ++i) {
     Tiling t;
@@ -136,9 +134,7 @@ int main(int argc, char **argv) {
       continue;
     CompileOptions options;
     options.chip = (*device)->properties().chip();
-    options.mmaTileN = tiling.tileN;
-    options.mmaStages = tiling.stages;
-    options.mmaStepBytes = tiling.stepBytes;
+    options.mma = tiling;
     options.tf32 = c.tf32;
     std::string name = c.name;
     if (sweep)

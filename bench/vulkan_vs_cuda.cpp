@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
+#include "kiln/backend/Engine.h"
 #include "kiln/runtime/cuda/CudaProgram.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
 #include "programs.h"
@@ -43,7 +44,7 @@ std::vector<std::vector<float>> hostBuffers(const GpuPlan &plan) {
 
 double vulkanMs(Compiler &compiler, VulkanDevice &device, const Case &c, int runs) {
   CompileOptions options;
-  options.vulkan = VulkanTarget::of(device.properties());
+  options.vulkan = vulkanTargetOf(device.properties());
   auto compiled = compiler.compileForVulkan(c.program, options);
   if (!compiled) {
     std::fprintf(stderr, "%s: %s\n", c.name, compiled.error().message.c_str());

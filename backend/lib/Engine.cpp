@@ -152,19 +152,36 @@ Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
 }
 } // namespace
 
+VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
+  return {device.float16,
+          device.float64,
+          device.int8,
+          device.int16,
+          device.int64,
+          device.storage8,
+          device.storage16,
+          {device.maxWorkgroupCount[0], device.maxWorkgroupCount[1],
+           device.maxWorkgroupCount[2]},
+          device.preserveNan16,
+          device.preserveNan32,
+          device.preserveNan64,
+          std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet)};
+}
+
 Expected<std::shared_ptr<Program>>
-Engine::build(std::string_view source, const CompileOptions &options) {
+Engine::build(ParsedProgram program, const CompileOptions &options) {
   CompileOptions target = options;
   if (cuda) {
     target.chip = cuda->properties().chip();
-    return loadGpuProgram<CudaProgram>(*cuda, compiler.compileForCuda(source, target));
+    return loadGpuProgram<CudaProgram>(*cuda,
+                                       compiler.compileForCuda(std::move(program), target));
   }
   if (vulkan) {
-    target.vulkan = VulkanTarget::of(vulkan->properties());
-    return loadGpuProgram<VulkanProgram>(*vulkan,
-                                         compiler.compileForVulkan(source, target));
+    target.vulkan = vulkanTargetOf(vulkan->properties());
+    return loadGpuProgram<VulkanProgram>(
+        *vulkan, compiler.compileForVulkan(std::move(program), target));
   }
-  auto compiled = compiler.compileForCpu(source, options);
+  auto compiled = compiler.compileForCpu(std::move(program), options);
   if (!compiled)
     return std::unexpected(compiled.error());
   auto executable = cpu->load(compiled->object);
@@ -199,13 +216,12 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
       return it->second;
     }
   }
-  // The key proper hashes the canonical IR, so reformatted text hits too.
-  auto canonical = compiler.canonicalForm(source);
-  if (!canonical) {
-    // Let compile() report the problem with locations.
-    canonical = std::string(source);
-  }
-  std::string key = "ir:" + hash(*canonical) + suffix;
+  // The key proper hashes the canonical IR, so reformatted text hits too;
+  // on a miss the compile takes the same parse.
+  auto parsed = compiler.parse(source);
+  if (!parsed)
+    return std::unexpected(parsed.error());
+  std::string key = "ir:" + hash(parsed->canonicalText()) + suffix;
   if (!dump) {
     if (auto it = cache.find(key); it != cache.end()) {
       ++hits;
@@ -213,7 +229,7 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
       return it->second;
     }
   }
-  auto program = build(source, options);
+  auto program = build(std::move(*parsed), options);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;

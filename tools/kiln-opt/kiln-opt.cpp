@@ -1,7 +1,7 @@
 //===- kiln-opt.cpp - mlir-opt with the kiln dialect and passes ----------===//
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/Passes.h"
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/RegisterPasses.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"

@@ -6,13 +6,15 @@
 // shape, so no descriptor layout leaks into the MLIR-free runtime.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/CPU/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUENTRY
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/CPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

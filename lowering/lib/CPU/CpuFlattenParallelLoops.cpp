@@ -9,8 +9,10 @@
 //   (indices recovered by div/rem of constants).
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -20,7 +22,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUFLATTENPARALLELLOOPS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/CPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

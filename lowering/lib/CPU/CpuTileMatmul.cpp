@@ -12,26 +12,28 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/CPU/MatmulTunables.h"
+#include "kiln/Lowering/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUTILEMATMUL
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/CPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
 
 namespace {
 
-constexpr int64_t kRows = 6; // MR: rows of C per block
-
-/// NV, vectors of C per row: MR*NV accumulators plus NV B vectors and one
-/// broadcast must fit the register file (32 registers with AVX-512's 16
-/// lanes, 16 with AVX2's 8).
-int64_t vectorsPerRow(int64_t width) { return width >= 16 ? 4 : 2; }
+constexpr kiln::CpuMatmulTunables kTiling;
+constexpr int64_t kRows = kTiling.rows; // MR: rows of C per block
 
 struct MatmulOperands {
   Value a, b, c, batch; // batch is null for a plain matmul
@@ -155,7 +157,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     struct ColumnGroup {
       int64_t start, blocks, vectors;
     };
-    int64_t nv = vectorsPerRow(width);
+    int64_t nv = kTiling.vectorsPerRow(width);
     SmallVector<ColumnGroup> groups;
     int64_t fullBlocks = nSize / (nv * width);
     if (fullBlocks > 0)

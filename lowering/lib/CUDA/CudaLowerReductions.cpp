@@ -1,24 +1,28 @@
-//===- GpuLowerReductions.cpp - the kiln-gpu-lower-reductions pass -------===//
+//===- CudaLowerReductions.cpp - the kiln-cuda-lower-reductions pass -------===//
 //
 // gpu.all_reduce has no lowering of its own in the NVVM conversion: rewrite
 // it (in outlined kernels) into warp shuffles and a workgroup buffer.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/CUDA/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNGPULOWERREDUCTIONS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#define GEN_PASS_DEF_KILNCUDALOWERREDUCTIONS
+#include "kiln/Lowering/CUDA/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
 
 namespace {
-struct KilnGpuLowerReductionsPass
-    : kiln::impl::KilnGpuLowerReductionsBase<KilnGpuLowerReductionsPass> {
+struct KilnCudaLowerReductionsPass
+    : kiln::impl::KilnCudaLowerReductionsBase<KilnCudaLowerReductionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGpuAllReducePatterns(patterns);

@@ -1,8 +1,11 @@
-//===- GpuMatmul.h - matmul kernel builders of kiln-gpu-tile-matmul -*- C++ -*-===//
-#ifndef KILN_LOWERING_GPUMATMUL_H
-#define KILN_LOWERING_GPUMATMUL_H
+//===- CudaMatmul.h - matmul kernel builders of kiln-cuda-tile-matmul -*- C++ -*-===//
+#ifndef KILN_LOWERING_CUDA_CUDAMATMUL_H
+#define KILN_LOWERING_CUDA_CUDAMATMUL_H
 
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/CUDA/MatmulTunables.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace kiln {
 
@@ -35,24 +38,16 @@ inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value batch, mlir::Val
   return {row, col};
 }
 
-/// Shape of the tensor-core kernel: 128 x `tileN` outputs per block of 8
-/// warps, K in steps of `stepBytes` of A's rows through `stages`
-/// shared-memory buffers, at most `maxSharedBytes` in all.
-struct MmaTiling {
-  int64_t tileN = 128;
-  int64_t stages = 2;
-  int64_t stepBytes = 64;
-  int64_t maxSharedBytes = 48 * 1024;
-};
-
 /// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of
 /// one type (f32 too when `tf32`), contiguous, N and K multiples of 16
 /// bytes (rows of whole 16-byte copies).
 bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
 /// Replaces the matmul by the tensor-core kernel (mma.sync fed by ldmatrix
-/// from swizzled shared memory, filled by cp.async `stages` deep).
-mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const MmaTiling &tiling);
+/// from swizzled shared memory, filled by cp.async `stages` deep), using at
+/// most `maxSharedBytes` of shared memory.
+mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
+                                   int64_t maxSharedBytes);
 
 } // namespace kiln
 

@@ -1,4 +1,4 @@
-//===- GpuMmaMatmul.cpp - the tensor-core matmul kernel ------------------===//
+//===- CudaMmaMatmul.cpp - the tensor-core matmul kernel ------------------===//
 //
 // Matmuls with f32 accumulation on mma.sync: f16/bf16 as m16n8k16, f32 as
 // tf32 m16n8k8. A block of 8 warps (2 along M, 4 along N) owns 128 x tileN
@@ -20,6 +20,13 @@
 #include "CudaMatmul.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
@@ -187,7 +194,8 @@ bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   return a.getShape().back() % chunk == 0 && b.getShape().back() % chunk == 0;
 }
 
-LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
+LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
+                             int64_t maxSharedBytes) {
   const int64_t tileN = tiling.tileN, stages = tiling.stages;
   const int64_t warpN = tileN / kWarpsN, tilesM = kWarpM / 16, tilesN = warpN / 8;
   if (tileN % 64 != 0 || tileN > 256 || stages < 2 ||
@@ -197,9 +205,9 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const MmaTiling &tiling) {
            << tileN << ", " << stages << " and " << tiling.stepBytes;
   const int64_t aStageBytes = kTileM * tiling.stepBytes, bStageBytes = tileN * tiling.stepBytes;
   const int64_t sharedBytes = stages * (aStageBytes + bStageBytes);
-  if (sharedBytes > tiling.maxSharedBytes)
+  if (sharedBytes > maxSharedBytes)
     return op->emitError("tensor-core tiling needs ")
-           << sharedBytes << " bytes of shared memory; at most " << tiling.maxSharedBytes;
+           << sharedBytes << " bytes of shared memory; at most " << maxSharedBytes;
 
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
   Operands ops{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {}, 0, 0, 0,

@@ -1,6 +1,6 @@
-//===- GpuTileMatmul.cpp - the kiln-gpu-tile-matmul pass -----------------===//
+//===- CudaTileMatmul.cpp - the kiln-cuda-tile-matmul pass -----------------===//
 //
-// f16/bf16 matmuls take the tensor-core kernel (GpuMmaMatmul.cpp) where the
+// f16/bf16 matmuls take the tensor-core kernel (CudaMmaMatmul.cpp) where the
 // target has one and the shapes fit; the others the classic SIMT GEMM
 // (f16/bf16 inputs are widened to f32 as they are staged): each block owns
 // a 128x128 tile of C, each of its 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
@@ -11,11 +11,23 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
+#include "kiln/Lowering/CUDA/Passes.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 namespace kiln {
-#define GEN_PASS_DEF_KILNGPUTILEMATMUL
-#include "kiln/Lowering/Common/Passes.h.inc"
+#define GEN_PASS_DEF_KILNCUDATILEMATMUL
+#include "kiln/Lowering/CUDA/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
@@ -24,7 +36,10 @@ using kiln::matrixIndices;
 
 namespace {
 
-constexpr int64_t kTile = 128, kStep = 8, kThreads = 256, kPerThread = 8;
+constexpr kiln::CudaSimtMatmulTunables kSimt;
+constexpr int64_t kTile = kSimt.tile, kStep = kSimt.step, kThreads = kSimt.threads,
+                  kPerThread = kSimt.perThread;
+static_assert((kTile / kPerThread) * (kTile / kPerThread) == kThreads);
 
 /// `memref[indices]` as f32 where `inBounds`, 0 elsewhere.
 Value guardedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
@@ -163,19 +178,19 @@ bool isTileableMatmul(linalg::LinalgOp op) {
          staticOf(op.getDpsInits()[0], [](Type t) { return t.isF32(); });
 }
 
-struct KilnGpuTileMatmulPass
-    : kiln::impl::KilnGpuTileMatmulBase<KilnGpuTileMatmulPass> {
-  using KilnGpuTileMatmulBase::KilnGpuTileMatmulBase;
+struct KilnCudaTileMatmulPass
+    : kiln::impl::KilnCudaTileMatmulBase<KilnCudaTileMatmulPass> {
+  using KilnCudaTileMatmulBase::KilnCudaTileMatmulBase;
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isTileableMatmul(op))
         matmuls.push_back(op);
     });
-    kiln::MmaTiling tiling{mmaTileN, mmaStages, mmaStepBytes, maxSharedBytes};
+    kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     for (linalg::LinalgOp op : matmuls) {
       bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
-      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, tiling) : tileOnSimtCores(op)))
+      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, tiling, maxSharedBytes) : tileOnSimtCores(op)))
         return signalPassFailure();
     }
   }

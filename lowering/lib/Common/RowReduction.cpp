@@ -1,6 +1,8 @@
 //===- RowReduction.cpp - matching reductions over the innermost loop ----===//
 #include "kiln/Lowering/Common/RowReduction.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
 

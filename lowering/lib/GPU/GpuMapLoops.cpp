@@ -9,8 +9,12 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/GPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -20,7 +24,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMAPLOOPS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/GPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

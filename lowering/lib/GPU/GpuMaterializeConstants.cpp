@@ -6,7 +6,7 @@
 // element (stores that kiln-gpu-map-loops runs as a one-thread kernel).
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,7 +14,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMATERIALIZECONSTANTS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/GPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

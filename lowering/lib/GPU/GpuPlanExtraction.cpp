@@ -1,6 +1,7 @@
 //===- GpuPlanExtraction.cpp - host function -> GpuPlan ------------------===//
 #include "kiln/Lowering/GPU/GpuPlanExtraction.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -10,8 +10,14 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/GPU/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
@@ -19,7 +25,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUROWREDUCTIONS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/GPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -11,7 +11,7 @@
 // were never copies; they stay kernel arguments.)
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,7 +22,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUSINKVIEWS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/GPU/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

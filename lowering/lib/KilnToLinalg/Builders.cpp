@@ -2,6 +2,7 @@
 #include "Patterns.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"

@@ -1,14 +1,20 @@
 //===- ConvertKilnToLinalg.cpp - the kiln-convert-to-linalg pass ---------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/KilnToLinalg/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTKILNTOLINALG
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/KilnToLinalg/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

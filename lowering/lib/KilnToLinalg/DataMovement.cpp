@@ -8,6 +8,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

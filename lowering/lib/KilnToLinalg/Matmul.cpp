@@ -3,6 +3,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

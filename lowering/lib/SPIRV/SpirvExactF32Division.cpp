@@ -1,4 +1,4 @@
-//===- ExactF32Division.cpp - the kiln-exact-f32-division pass ------------===//
+//===- SpirvExactF32Division.cpp - the kiln-spirv-exact-f32-division pass ------------===//
 //
 // f32 a / b rounded to nearest even from integer operations, which every
 // device evaluates exactly: the significands A and B (normalised to 24 bits,
@@ -8,13 +8,15 @@
 // sticky bit. Vulkan's own OpFDiv may be 2.5 ulp off.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNEXACTF32DIVISION
-#include "kiln/Lowering/Common/Passes.h.inc"
+#define GEN_PASS_DEF_KILNSPIRVEXACTF32DIVISION
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
@@ -146,8 +148,8 @@ Value exactDivide(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::BitcastOp::create(b, loc, lhs.getType(), result);
 }
 
-struct KilnExactF32DivisionPass
-    : kiln::impl::KilnExactF32DivisionBase<KilnExactF32DivisionPass> {
+struct KilnSpirvExactF32DivisionPass
+    : kiln::impl::KilnSpirvExactF32DivisionBase<KilnSpirvExactF32DivisionPass> {
   void runOnOperation() override {
     SmallVector<arith::DivFOp> divisions;
     getOperation().walk([&](arith::DivFOp op) {

@@ -1,20 +1,24 @@
-//===- ExpandF64Math.cpp - the kiln-expand-f64-math pass -----------------===//
+//===- SpirvExpandF64Math.cpp - the kiln-spirv-expand-f64-math pass -----------------===//
 //
 // f64 transcendental functions from f64 arithmetic and bit operations, for
 // targets without them (SPIR-V's GLSL.std.450 stops at 32 bits). Works on
 // scalars and vectors alike: every constant is splat to the operand type.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <numbers>
 
 namespace kiln {
-#define GEN_PASS_DEF_KILNEXPANDF64MATH
-#include "kiln/Lowering/Common/Passes.h.inc"
+#define GEN_PASS_DEF_KILNSPIRVEXPANDF64MATH
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;
@@ -242,8 +246,8 @@ private:
   Type type, intType, boolType;
 };
 
-struct KilnExpandF64MathPass
-    : kiln::impl::KilnExpandF64MathBase<KilnExpandF64MathPass> {
+struct KilnSpirvExpandF64MathPass
+    : kiln::impl::KilnSpirvExpandF64MathBase<KilnSpirvExpandF64MathPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {

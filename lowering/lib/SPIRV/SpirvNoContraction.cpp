@@ -7,13 +7,13 @@
 // and within docs/precision.md elsewhere.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVNOCONTRACTION
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -5,15 +5,22 @@
 // reductions, defined results of zero-trip loops.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVPREPAREKERNELS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -1,11 +1,11 @@
 //===- SpirvPreserveNan.cpp - the kiln-spirv-preserve-nan pass -----------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVPRESERVENAN
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

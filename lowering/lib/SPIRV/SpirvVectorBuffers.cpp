@@ -1,5 +1,5 @@
 //===- SpirvVectorBuffers.cpp - the kiln-spirv-vector-buffers pass -------===//
-#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -7,7 +7,7 @@
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVVECTORBUFFERS
-#include "kiln/Lowering/Common/Passes.h.inc"
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
 } // namespace kiln
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-gpu-lower-reductions))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-cuda-lower-reductions))" | FileCheck %s
 
 // CHECK-LABEL: gpu.func @sum
 // CHECK-NOT: gpu.all_reduce

@@ -1,8 +1,10 @@
-// RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-stages=3" | FileCheck %s
-// RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 tf32=1" | FileCheck %s --check-prefix=TF32
-// RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=2" | FileCheck %s --check-prefix=WIDE
-// RUN: not kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=3" 2>&1 | FileCheck %s --check-prefix=TOO-BIG
-// RUN: kiln-opt %s --kiln-gpu-tile-matmul="tensor-cores=1 mma-stages=3 mma-step-bytes=128 max-shared-bytes=232448" | FileCheck %s --check-prefix=DEEP
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 mma-tile-n=128 mma-stages=3 mma-step-bytes=64" | FileCheck %s
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 tf32=1 mma-tile-n=128 mma-stages=2 mma-step-bytes=64" | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=2 mma-step-bytes=64" | FileCheck %s --check-prefix=WIDE
+// RUN: not kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 mma-tile-n=256 mma-stages=3 mma-step-bytes=64 max-shared-bytes=49152" 2>&1 | FileCheck %s --check-prefix=TOO-BIG
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 mma-tile-n=128 mma-stages=3 mma-step-bytes=128 max-shared-bytes=232448" | FileCheck %s --check-prefix=DEEP
+// The defaults are CudaMmaMatmulTunables' (CUDA/MatmulTunables.h): 128x256 outputs, 2 stages of 128 bytes.
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1" | FileCheck %s --check-prefix=DEFAULT
 
 // bf16 300x72 * 72x264: 3x3 blocks of 128x128 outputs, 256 threads, three
 // swizzled stages (48 KiB), two steps of K issued before the loop, K in 3
@@ -140,3 +142,8 @@ func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: me
   memref.dealloc %c : memref<256x128xf32>
   return
 }
+
+// DEFAULT-LABEL: func @bf16
+// DEFAULT: dynamic_shared_memory_size %c98304_i32
+// DEFAULT: memref.view {{.*}} to memref<2x128x64xbf16
+// DEFAULT: memref.view {{.*}} to memref<2x64x256xbf16

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-gpu-tile-matmul | FileCheck %s
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul | FileCheck %s
 
 // A 300x200 * 200x260 f32 matmul: 3x3 blocks of 128x128 outputs, 256
 // threads, two 8x128 workgroup stages, K in steps of 8 with bounds-checked

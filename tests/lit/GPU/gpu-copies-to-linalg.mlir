@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-copies-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-gpu-copies-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func @copy
 // CHECK-NOT: memref.copy

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-exact-f32-division))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-spirv-exact-f32-division))" | FileCheck %s
 
 // f32 division (scalar and vector) becomes a 64-bit integer division of the
 // significands; f64 division is left to the target.

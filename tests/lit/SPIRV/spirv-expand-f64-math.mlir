@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-expand-f64-math))" | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-spirv-expand-f64-math))" | FileCheck %s
 
 // f64 exp becomes a polynomial scaled by 2^k through exponent bits; erf a
 // loop of positive terms; f32 math is left to the target.

@@ -67,6 +67,9 @@ private:
   std::shared_ptr<VulkanProgram> vulkan;
 };
 
+/// What SPIR-V for a Vulkan device may use: its features and limits.
+VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device);
+
 /// One device's engine: compiler, in-memory kernel cache, device.
 class Engine {
 public:
@@ -77,6 +80,9 @@ public:
                                              const CompileOptions &options = {});
   /// How many programs this engine has compiled (cache misses).
   size_t compileCount() const { return compiles; }
+  /// How many program texts it has parsed (once per text the cache has not
+  /// seen: the canonical key and the compile share the parse).
+  size_t parseCount() const { return compiler.parseCount(); }
   size_t cacheHits() const { return hits; }
   const DeviceId &device() const { return deviceId; }
   /// What this engine's device can do with each element type.
@@ -88,7 +94,7 @@ public:
 
 private:
   explicit Engine(DeviceId id) : deviceId(id) {}
-  Expected<std::shared_ptr<Program>> build(std::string_view source,
+  Expected<std::shared_ptr<Program>> build(ParsedProgram program,
                                            const CompileOptions &options);
   DeviceId deviceId;
   std::unique_ptr<CpuDevice> cpu;   // for cpu:0

@@ -1,12 +1,13 @@
-//===- Compiler.h - kiln programs -> CPU object code or PTX -----*- C++ -*-===//
+//===- Compiler.h - kiln programs -> CPU objects, PTX or SPIR-V -*- C++ -*-===//
 #ifndef KILN_LOWERING_COMPILER_H
 #define KILN_LOWERING_COMPILER_H
 
+#include "kiln/Lowering/CUDA/MatmulTunables.h"
+#include "kiln/runtime/common/DType.h"
 #include "kiln/runtime/common/Error.h"
 #include "kiln/runtime/common/GpuPlan.h"
-#include "kiln/runtime/common/DType.h"
-#include "kiln/runtime/vulkan/VulkanDevice.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,13 +37,15 @@ struct CompiledCpuProgram : CompiledProgram {
   std::string object;
 };
 
-/// For CUDA and Vulkan: PTX or SPIR-V modules and the launches that run them.
+/// For CUDA and Vulkan: PTX (or cubin) or SPIR-V modules and the launches
+/// that run them.
 struct CompiledGpuProgram : CompiledProgram {
   GpuPlan plan;
 };
 
 /// The optional Vulkan features SPIR-V for a device may use; the default is
-/// what lavapipe and NVIDIA's driver both have.
+/// what lavapipe and NVIDIA's driver both have. The backend fills it from
+/// the device's properties.
 struct VulkanTarget {
   bool float16 = true, float64 = true, int8 = true, int16 = true, int64 = true,
        storage8 = true, storage16 = true;
@@ -53,7 +56,6 @@ struct VulkanTarget {
   /// Storage buffers one kernel may bind (maxPerStageDescriptorStorageBuffers;
   /// lavapipe's 32 when compiling without a device).
   uint32_t maxStorageBuffers = 32;
-  static VulkanTarget of(const VulkanDeviceProperties &device);
 };
 
 struct CompileOptions {
@@ -64,9 +66,8 @@ struct CompileOptions {
   /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a
   /// name on PATH) instead of leaving PTX to the driver's JIT.
   std::string ptxas;
-  /// CUDA: shape of the tensor-core matmul kernel (output columns per block,
-  /// shared-memory stages); see kiln-gpu-tile-matmul.
-  int64_t mmaTileN = 256, mmaStages = 2, mmaStepBytes = 128;
+  /// CUDA: tiling of the tensor-core matmul kernel (kiln-cuda-tile-matmul).
+  CudaMmaMatmulTunables mma;
   /// CUDA: f32 matmuls on tensor cores with inputs as tf32 (10-bit
   /// mantissa), as torch's allow_tf32.
   bool tf32 = false;
@@ -74,37 +75,85 @@ struct CompileOptions {
 
   /// The options that change generated code, for kernel cache keys.
   std::string codegenKey() const {
-    return "threads=" + std::to_string(numThreads) + ",mma=" + std::to_string(mmaTileN) +
-           "x" + std::to_string(mmaStages) + "x" + std::to_string(mmaStepBytes) +
-           (tf32 ? ",tf32" : "") +
-           (ptxas.empty() ? "" : ",cubin");
+    return "threads=" + std::to_string(numThreads) + ",mma=" + mma.key() +
+           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin");
   }
+};
+
+class Compiler;
+
+/// A program parsed and verified once (Compiler::parse): its canonical text
+/// keys kernel caches, and one compile for any target then consumes it.
+/// Lives no longer than the Compiler that parsed it.
+class ParsedProgram {
+public:
+  ParsedProgram(ParsedProgram &&) noexcept;
+  ParsedProgram &operator=(ParsedProgram &&) noexcept;
+  ~ParsedProgram();
+  /// Generic op syntax without locations, so that reformatted text of one
+  /// program has one canonical text.
+  const std::string &canonicalText() const { return canonical; }
+
+private:
+  friend class Compiler;
+  friend class CompileSession;
+  struct Module;
+  ParsedProgram(std::unique_ptr<Module> module, std::string canonical,
+                double parseMilliseconds);
+  std::unique_ptr<Module> module;
+  std::string canonical;
+  double parseMilliseconds;
 };
 
 /// Compiles kiln programs. Owns one MLIR context, reused across compiles.
 /// Bad programs give InvalidArgument with the parser's or verifier's
-/// message; what a target cannot run yet gives Unsupported.
+/// message; what a target cannot run yet gives Unsupported. Each target's
+/// driver lives in its lowering folder (CPU/CpuCompile.cpp, ...).
 class Compiler {
 public:
   Compiler();
   ~Compiler();
-  Expected<CompiledCpuProgram> compileForCpu(std::string_view source,
+  /// Parses and verifies `source`: the one parse of a compile.
+  Expected<ParsedProgram> parse(std::string_view source);
+  /// A relocatable object for the host CPU.
+  Expected<CompiledCpuProgram> compileForCpu(ParsedProgram program,
                                              const CompileOptions &options);
-  /// Needs no GPU: PTX for `options.chip`.
-  Expected<CompiledGpuProgram> compileForCuda(std::string_view source,
+  /// Needs no GPU: PTX for `options.chip` (cubin with `options.ptxas`).
+  Expected<CompiledGpuProgram> compileForCuda(ParsedProgram program,
                                               const CompileOptions &options);
   /// Needs no device: SPIR-V for `options.vulkan`, each module validated by
   /// SPIRV-Tools; a type the device lacks is Unsupported, naming the feature.
-  Expected<CompiledGpuProgram> compileForVulkan(std::string_view source,
+  Expected<CompiledGpuProgram> compileForVulkan(ParsedProgram program,
                                                 const CompileOptions &options);
-  /// The program in canonical form (generic op syntax, no locations), so
-  /// that reformatted text of one program has one cache key.
-  Expected<std::string> canonicalForm(std::string_view source);
-  /// "cpu-<triple>-<cpu>+<features>": what generated code depends on.
+  /// The same from program text: parse, then compile.
+  Expected<CompiledCpuProgram> compileForCpu(std::string_view source,
+                                             const CompileOptions &options) {
+    return parseAndCompile(source, options, &Compiler::compileForCpu);
+  }
+  Expected<CompiledGpuProgram> compileForCuda(std::string_view source,
+                                              const CompileOptions &options) {
+    return parseAndCompile(source, options, &Compiler::compileForCuda);
+  }
+  Expected<CompiledGpuProgram> compileForVulkan(std::string_view source,
+                                                const CompileOptions &options) {
+    return parseAndCompile(source, options, &Compiler::compileForVulkan);
+  }
+  /// "cpu-<triple>-<cpu>+<features>": what generated host code depends on.
   std::string targetFingerprint() const;
+  /// Programs this compiler has parsed (tests check one parse per compile).
+  size_t parseCount() const;
 
 private:
   struct Impl;
+  template <typename Compiled>
+  Expected<Compiled> parseAndCompile(std::string_view source, const CompileOptions &options,
+                                     Expected<Compiled> (Compiler::*compile)(
+                                         ParsedProgram, const CompileOptions &)) {
+    auto program = parse(source);
+    if (!program)
+      return std::unexpected(program.error());
+    return (this->*compile)(std::move(*program), options);
+  }
   std::unique_ptr<Impl> impl;
 };
 

@@ -5,10 +5,10 @@
 // memory: the CPU and both GPU matmul kernels do this.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_MATMULEPILOGUE_H
-#define KILN_LOWERING_MATMULEPILOGUE_H
+#ifndef KILN_LOWERING_COMMON_MATMULEPILOGUE_H
+#define KILN_LOWERING_COMMON_MATMULEPILOGUE_H
 
-#include "kiln/Lowering/Common/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace kiln {
 

@@ -1,6 +1,6 @@
 //===- RowReduction.h - matching reductions over the innermost loop --*- C++ -*-===//
-#ifndef KILN_LOWERING_ROWREDUCTION_H
-#define KILN_LOWERING_ROWREDUCTION_H
+#ifndef KILN_LOWERING_COMMON_ROWREDUCTION_H
+#define KILN_LOWERING_COMMON_ROWREDUCTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -6,8 +6,8 @@
 // on scalars or on vectors.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_VECTORUTILS_H
-#define KILN_LOWERING_VECTORUTILS_H
+#ifndef KILN_LOWERING_COMMON_VECTORUTILS_H
+#define KILN_LOWERING_COMMON_VECTORUTILS_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

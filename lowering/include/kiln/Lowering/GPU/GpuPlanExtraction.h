@@ -1,6 +1,6 @@
 //===- GpuPlanExtraction.h - host function -> GpuPlan -----------*- C++ -*-===//
-#ifndef KILN_LOWERING_GPUPLANEXTRACTION_H
-#define KILN_LOWERING_GPUPLANEXTRACTION_H
+#ifndef KILN_LOWERING_GPU_GPUPLANEXTRACTION_H
+#define KILN_LOWERING_GPU_GPUPLANEXTRACTION_H
 
 #include "kiln/runtime/common/GpuPlan.h"
 

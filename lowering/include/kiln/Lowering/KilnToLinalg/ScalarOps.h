@@ -4,8 +4,8 @@
 // arith/math ops on signless scalars. Every target's kernels build on it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LOWERING_SCALAROPS_H
-#define KILN_LOWERING_SCALAROPS_H
+#ifndef KILN_LOWERING_KILNTOLINALG_SCALAROPS_H
+#define KILN_LOWERING_KILNTOLINALG_SCALAROPS_H
 
 #include "mlir/IR/Builders.h"
 

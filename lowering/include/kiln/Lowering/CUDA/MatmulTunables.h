@@ -1,0 +1,55 @@
+//===- MatmulTunables.h - tunables of CUDA's matmul kernels -----*- C++ -*-===//
+//
+// The one declaration of the CUDA matmul templates' tunables and defaults:
+// kiln-cuda-tile-matmul's options, the CUDA pipeline, CompileOptions and
+// its cache key all read it. Plain C++ (no MLIR), for the backend too.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_CUDA_MATMULTUNABLES_H
+#define KILN_LOWERING_CUDA_MATMULTUNABLES_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+/// The tensor-core kernel (mma.sync, sm_80 and later): 128 x `tileN` outputs
+/// per block of 8 warps, K in steps of `stepBytes` of A's rows through
+/// `stages` shared-memory buffers filled by cp.async.
+struct CudaMmaMatmulTunables {
+  int64_t tileN = 256;    // 64, 128, 192 or 256
+  int64_t stages = 2;     // 2 or more
+  int64_t stepBytes = 128; // 64 or 128
+
+  /// Shared memory the kernel's stages take.
+  constexpr int64_t sharedBytes() const { return stages * (128 + tileN) * stepBytes; }
+  /// "NxSxB", as cache keys and benchmark tables write it.
+  std::string key() const {
+    return std::to_string(tileN) + "x" + std::to_string(stages) + "x" +
+           std::to_string(stepBytes);
+  }
+  constexpr bool operator==(const CudaMmaMatmulTunables &) const = default;
+
+  /// What a chip whose opt-in shared memory cannot hold a tiling gets: it
+  /// fits every tensor-core chip (32 KiB).
+  static constexpr CudaMmaMatmulTunables portable() { return {128, 2, 64}; }
+  /// The autotuner's candidates: the default first (the H200 sweep of
+  /// docs/cuda.md: fastest on bf16 and tf32), then the runners-up of that
+  /// sweep, the portable tiling last.
+  static constexpr std::array<CudaMmaMatmulTunables, 6> candidates() {
+    return {{{}, {128, 4, 128}, {128, 4, 64}, {128, 3, 128}, {256, 3, 64}, portable()}};
+  }
+};
+
+/// The SIMT kernel (every other static f32/f16/bf16 matmul): `tile` x `tile`
+/// outputs per block of `threads`, each thread `perThread` x `perThread` of
+/// them in registers; K advances `step` at a time through workgroup memory.
+/// Fixed for now: the kernel assumes (tile / perThread)^2 == threads.
+struct CudaSimtMatmulTunables {
+  int64_t tile = 128, step = 8, threads = 256, perThread = 8;
+};
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,53 @@
+//===- Passes.td - kiln lowering: passes of the CUDA target ---*- tablegen -*-===//
+#ifndef KILN_LOWERING_CUDA_PASSES_TD
+#define KILN_LOWERING_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
+  let summary = "Matmul on buffers as a shared-memory tiled GPU kernel";
+  let description = [{
+    A linalg.matmul or batch_matmul of static f32, f16 or bf16 buffers
+    accumulating into f32 becomes a
+    gpu.launch: 128x128 output tiles per block of 256 threads, each thread
+    accumulating 8x8 outputs in registers; the K dim advances 8 at a time
+    through two workgroup buffers (A transposed, B) filled cooperatively,
+    (inputs widened to f32 there) with bounds checks at the edges. The
+    result is added to C, as linalg.matmul accumulates.
+
+    With `tensor-cores` (sm_80 and later), contiguous f16/bf16 matmuls whose
+    N and K are multiples of 8 instead take mma.sync m16n8k16 (and, with
+    `tf32`, f32 matmuls whose N and K are multiples of 4 take tf32
+    m16n8k8): 128 x `mma-tile-n` outputs per block of 8 warps, K in steps of
+    `mma-step-bytes` through `mma-stages` swizzled buffers in dynamic shared
+    memory filled by cp.async ahead of the math, fragments loaded by
+    ldmatrix.
+  }];
+  let options = [
+    Option<"tensorCores", "tensor-cores", "bool", "false",
+           "f16/bf16 matmuls on mma.sync (sm_80+)">,
+    Option<"tf32", "tf32", "bool", "false",
+           "with tensor-cores: f32 matmuls too, inputs rounded to tf32">,
+    Option<"mmaTileN", "mma-tile-n", "int64_t", "kiln::CudaMmaMatmulTunables{}.tileN",
+           "output columns per block of the tensor-core kernel (64..256)">,
+    Option<"mmaStages", "mma-stages", "int64_t", "kiln::CudaMmaMatmulTunables{}.stages",
+           "shared-memory buffers of the tensor-core kernel's K pipeline">,
+    Option<"mmaStepBytes", "mma-step-bytes", "int64_t",
+           "kiln::CudaMmaMatmulTunables{}.stepBytes",
+           "bytes of A's rows per K step of the tensor-core kernel (64 or 128)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "shared memory a block may use (the device's opt-in limit; "
+           "default: sm_90's)">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
+                           "mlir::math::MathDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
+}
+
+#endif

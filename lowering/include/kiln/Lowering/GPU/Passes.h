@@ -1,0 +1,27 @@
+//===- Passes.h - passes and pipelines both GPU targets run -----*- C++ -*-===//
+#ifndef KILN_LOWERING_GPU_PASSES_H
+#define KILN_LOWERING_GPU_PASSES_H
+
+#include "kiln/Lowering/GPU/KernelTunables.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Lowering/GPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Lowering/GPU/Passes.h.inc"
+
+/// Fused kernels on tensors -> a host function on buffers, with tensor
+/// constants computed on the device.
+void buildGpuBufferizationPipeline(mlir::OpPassManager &pm);
+/// Bufferized kernels -> gpu.launch_func on the host and outlined kernels in
+/// gpu.modules. `maxGrid`: the most blocks per grid dim (empty: CUDA's).
+void buildGpuKernelOutliningPipeline(mlir::OpPassManager &pm,
+                                     llvm::ArrayRef<int64_t> maxGrid = {});
+
+} // namespace kiln
+
+#endif

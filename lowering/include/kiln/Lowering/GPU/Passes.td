@@ -1,0 +1,83 @@
+//===- Passes.td - kiln lowering: passes both GPU targets run ---*- tablegen -*-===//
+#ifndef KILN_LOWERING_GPU_PASSES_TD
+#define KILN_LOWERING_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnGpuCopiesToLinalg : Pass<"kiln-gpu-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Turn memref.copy into linalg.copy";
+  let description = [{
+    On GPUs every data movement must be a kernel; linalg.copy lowers to a
+    parallel loop like any other linalg op.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def KilnGpuMaterializeConstants : Pass<"kiln-gpu-materialize-constants", "mlir::ModuleOp"> {
+  let summary = "Compute tensor constants on the device";
+  let description = [{
+    Run on GPU pipelines before bufferization, which would turn a tensor
+    constant into a memref.get_global of host memory that no kernel can
+    read and no GPU plan can name (a returned constant failed with "a value
+    computed on the device is used on the host"). A splat becomes a
+    linalg.fill; any other constant a tensor.from_elements of scalar
+    constants, whose stores run as a one-thread kernel (at most 4096
+    elements; a larger one is reported as not supported: pass it as an
+    input).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
+  let summary = "Tile top-level parallel loops into blocks and threads";
+  let description = [{
+    For convert-parallel-loops-to-gpu: every top-level scf.parallel is tiled
+    with `block-size` on its innermost dim (threads) and 1 elsewhere (blocks),
+    with bounds checks instead of min/max bounds; where a dim has more
+    blocks than the grid allows, each block runs several rounds; serial
+    top-level work
+    (scf.for nests, rank-0 arithmetic) is wrapped in a one-iteration
+    parallel loop, so that it runs on the device as one thread.
+  }];
+  let options = [Option<"blockSize", "block-size", "int64_t",
+                        "kiln::GpuMapLoopsTunables{}.blockSize",
+                        "threads per block along the innermost dim">,
+                 ListOption<"maxGrid", "max-grid", "int64_t",
+                        "most blocks per grid dim x, y, z (default: CUDA's "
+                        "2^31-1, 65535, 65535); a loop with more takes "
+                        "several rounds per block">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def KilnGpuSinkViews : Pass<"kiln-gpu-sink-views", "mlir::ModuleOp"> {
+  let summary = "Clone slices of buffers into the gpu.launch bodies that use them";
+  let description = [{
+    A kernel then takes each buffer once, however many slices of it it
+    reads, which keeps it within the device's storage-buffer and
+    kernel-parameter limits. Slices used only by loads, stores and further
+    slices are sunk; fold-memref-alias-ops folds them away after outlining.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
+  let summary = "Reductions over the innermost loop as one block per row";
+  let description = [{
+    A linalg.generic on buffers that reduces its innermost loop with an
+    associative 32-bit combiner becomes a gpu.launch of one block per row:
+    threads stride over the row and gpu.all_reduce combines their partials.
+  }];
+  let options = [Option<"blockSize", "block-size", "int64_t",
+                        "kiln::GpuRowReductionTunables{}.blockSize", "threads per row">,
+                 Option<"vectorWidth", "vector-width", "int64_t",
+                        "kiln::GpuRowReductionTunables{}.vectorWidth",
+                        "lanes of each thread's loads (16 bytes of f32); "
+                        "0 or 1: scalar loads">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+#endif

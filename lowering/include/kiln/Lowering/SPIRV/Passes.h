@@ -1,0 +1,42 @@
+//===- Passes.h - the SPIR-V target's passes and pipeline -------*- C++ -*-===//
+#ifndef KILN_LOWERING_SPIRV_PASSES_H
+#define KILN_LOWERING_SPIRV_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
+
+/// Options of the Vulkan pipeline: the SPIR-V target environment.
+struct SpirvPipelineOptions {
+  std::string version = "v1.3";
+  std::vector<std::string> capabilities, extensions;
+  /// maxComputeWorkGroupCount: 65535 per dim is what Vulkan guarantees.
+  std::vector<int64_t> maxGrid = {65535, 65535, 65535};
+  /// Float widths whose NaN and infinities the driver must preserve
+  /// (SignedZeroInfNanPreserve); empty where the device cannot promise it.
+  std::vector<int32_t> preserveNanWidths;
+  /// Correctly rounded f32 division from 64-bit integer operations
+  /// (kiln-spirv-exact-f32-division); needs the Int64 capability.
+  bool exactF32Division = true;
+  /// What every Vulkan 1.1 compute device kiln targets has: subgroup
+  /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
+  static SpirvPipelineOptions baseline();
+};
+
+/// Fused kernels -> spirv.modules (one per gpu.module, kept beside it) and
+/// the same host function as for CUDA.
+void buildKernelsToSpirvPipeline(mlir::OpPassManager &pm,
+                                 const SpirvPipelineOptions &options);
+/// Registers `kiln-to-spirv`: kiln -> SPIR-V for the Vulkan 1.1 baseline.
+void registerKilnSpirvPipelines();
+
+} // namespace kiln
+
+#endif

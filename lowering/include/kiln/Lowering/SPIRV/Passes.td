@@ -1,0 +1,90 @@
+//===- Passes.td - kiln lowering: passes of the SPIR-V (Vulkan) target ---*- tablegen -*-===//
+#ifndef KILN_LOWERING_SPIRV_PASSES_TD
+#define KILN_LOWERING_SPIRV_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Make outlined kernels convertible by convert-gpu-to-spirv";
+  let description = [{
+    Gives each kernel its `spirv.entry_point_abi` (workgroup size from
+    `known_block_size`); rewrites gpu.all_reduce into gpu.subgroup_reduce
+    (SPIR-V group operations, whatever the device's subgroup size) plus one
+    partial per subgroup in workgroup memory; folds vector max/min
+    reductions lane by lane (GLSL's are undefined on NaN); selects the
+    inits of loops that run zero times (the SCF conversion leaves them
+    undefined).
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::spirv::SPIRVDialect"];
+}
+
+def KilnSpirvExpandF64Math : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "f64 exp, log, log1p, sin, cos, tanh, erf and pow in arithmetic";
+  let description = [{
+    SPIR-V's GLSL.std.450 has no 64-bit transcendental functions. This pass
+    computes them from f64 arithmetic and bit operations (scalars or
+    vectors): exp by Cody-Waite reduction and a degree-13 polynomial, log by
+    exponent extraction and an atanh series, sin/cos by a three-part pi/2
+    reduction and Taylor polynomials, erf by its all-positive series (no
+    cancellation), tanh through expm1, log1p and pow from log and exp with
+    the IEEE special cases. Accurate to a few ulp for the arguments kiln's
+    tests use (|x| < 1e5 for sin/cos).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
+def KilnSpirvExactF32Division : Pass<"kiln-spirv-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Correctly rounded f32 division from integer operations";
+  let description = [{
+    Vulkan allows f32 division 2.5 ulp of error (NVIDIA's driver uses it:
+    round(x / scale) of a quantisation was off by one), while kiln promises
+    IEEE division on every target (docs/precision.md). Each f32 arith.divf
+    (scalar or vector) becomes a 64-bit integer division of the significands
+    with one round-to-nearest-even step, subnormals, infinities and NaN
+    handled, which every device evaluates exactly. Needs shaderInt64.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::ModuleOp"> {
+  let summary = "Storage buffers of 16-byte vectors for kernels that access them so";
+  let description = [{
+    The memref conversion turns a vector load from a scalar buffer into a
+    pointer bitcast, which logical addressing forbids. A StorageBuffer
+    variable that is only accessed as whole, aligned vectors (`Aligned`
+    memory access, which kiln-vectorize sets where it proves it) is retyped
+    as an array of those vectors and indexed by index / lanes: one 16-byte
+    access. A buffer with mixed accesses keeps its scalars and its vector
+    accesses become one scalar access per lane.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
+  let summary = "Declare SignedZeroInfNanPreserve on every entry point";
+  let description = [{
+    Without this execution mode (SPV_KHR_float_controls) a Vulkan driver may
+    assume floats are never NaN or infinite (NVIDIA folds a NaN-correct
+    `select(x < 0, 0, x)` into a max that drops NaN). Declared for each
+    float width in `widths` (what the device supports); run before
+    spirv-update-vce, which then requires the capability and extension.
+  }];
+  let options = [ListOption<"widths", "widths", "int32_t",
+                            "float bit widths to preserve (16, 32, 64)">];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+def KilnSpirvNoContraction : Pass<"kiln-spirv-no-contraction", "mlir::spirv::ModuleOp"> {
+  let summary = "Decorate float add, sub and mul NoContraction";
+  let description = [{
+    Without the decoration a Vulkan driver may fuse a multiply and an add
+    into one fma (NVIDIA does), so the same kernel rounds differently from
+    the CPU and CUDA. Every float add, sub and mul rounds on its own, as arith
+    ops do on the other targets (docs/precision.md).
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
+#endif

@@ -1,0 +1,121 @@
+//===- CpuCompile.cpp - the CPU target's compile driver ------------------===//
+//
+// Fused kernels -> LLVM dialect -> LLVM IR optimised for the host CPU ->
+// a relocatable object with `_kiln_entry`.
+//
+//===----------------------------------------------------------------------===//
+#include "CompilerInternals.h"
+#include "kiln/Lowering/CPU/Passes.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+HostCpu HostCpu::detect() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  HostCpu host;
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  llvm::Triple t(triple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, error);
+  llvm::SubtargetFeatures subtarget;
+  for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    subtarget.AddFeature(name, enabled);
+  std::string features = subtarget.getString();
+  auto has = [&](llvm::StringRef f) {
+    return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
+  };
+  host.f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+  // Computed once: getHostCPUName reads /proc/cpuinfo, far too slow for
+  // every kernel-cache lookup.
+  host.fingerprint = "cpu-" + triple + "-" + llvm::sys::getHostCPUName().str() + "+" +
+                     std::to_string(std::hash<std::string>{}(features));
+  if (target) {
+    llvm::TargetOptions options;
+    host.targetMachine.reset(target->createTargetMachine(
+        t, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  }
+  return host;
+}
+
+std::string Compiler::targetFingerprint() const { return impl->host().fingerprint; }
+
+Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
+                                                     const CompileOptions &options) {
+  const HostCpu &host = impl->host();
+  if (!host.targetMachine)
+    return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
+                                                 llvm::sys::getProcessTriple());
+  CompiledCpuProgram result;
+  CompileSession session(impl->context, options, result);
+  auto module = session.formKernels(program);
+  if (!module)
+    return std::unexpected(module.error());
+  CpuPipelineOptions pipeline;
+  pipeline.entry = options.entry;
+  pipeline.numThreads = options.numThreads;
+  pipeline.vectorWidth = host.f32Lanes;
+  if (auto ok = session.lower(
+          *module, "llvm-dialect",
+          [&](OpPassManager &pm) { buildKernelsToCpuLLVMPipeline(pm, pipeline); },
+          "lowering to the LLVM dialect failed", "2-llvm.mlir");
+      !ok)
+    return std::unexpected(ok.error());
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  llvm::TargetMachine &tm = *host.targetMachine;
+  {
+    auto timer = session.time("llvm-ir");
+    llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln");
+    if (!llvmModule)
+      return session.fail("translation to LLVM IR failed");
+    llvmModule->setDataLayout(tm.createDataLayout());
+    llvmModule->setTargetTriple(tm.getTargetTriple());
+    for (llvm::Function &f : *llvmModule) {
+      if (f.isDeclaration())
+        continue;
+      f.addFnAttr("target-cpu", tm.getTargetCPU());
+      f.addFnAttr("target-features", tm.getTargetFeatureString());
+    }
+  }
+  {
+    auto timer = session.time("llvm-opt");
+    if (auto err = makeOptimizingTransformer(3, 0, &tm)(llvmModule.get()))
+      return makeError(ErrorKind::Compile, "LLVM optimisation failed: " +
+                                               llvm::toString(std::move(err)));
+  }
+  if (!options.dumpDir.empty()) {
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    llvmModule->print(os, nullptr);
+    session.dump("3-llvm.ll", ir);
+  }
+  {
+    auto timer = session.time("codegen");
+    llvm::SmallVector<char, 0> object;
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (tm.addPassesToEmitFile(codegen, os, nullptr,
+                               llvm::CodeGenFileType::ObjectFile))
+      return makeError(ErrorKind::Compile, "cpu: cannot emit object code");
+    codegen.run(*llvmModule);
+    result.object.assign(object.begin(), object.end());
+  }
+  session.dump("4-kernel.o", result.object);
+  return result;
+}
+
+} // namespace kiln

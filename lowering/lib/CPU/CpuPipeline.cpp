@@ -1,0 +1,76 @@
+//===- CpuPipeline.cpp - fused kernels -> LLVM dialect for the host CPU --===//
+#include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/Lowering/Common/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Async/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <thread>
+
+using namespace mlir;
+
+namespace kiln {
+
+void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
+                                   const CpuPipelineOptions &options) {
+  buildKernelBufferizationPipeline(pm);
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+
+  KilnCpuTileMatmulOptions tile;
+  tile.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuTileMatmul(tile));
+  KilnVectorizeOptions vectorize;
+  vectorize.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnVectorize(vectorize));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  unsigned threads = options.numThreads ? options.numThreads
+                                        : std::thread::hardware_concurrency();
+  pm.addPass(createKilnCpuFlattenParallelLoops());
+  pm.addPass(createCanonicalizerPass()); // folds the collapsed bounds
+  AsyncParallelForPassOptions parallel;
+  parallel.asyncDispatch = false;
+  parallel.numWorkerThreads = static_cast<int32_t>(std::max(threads, 1u));
+  parallel.minTaskSize = 1024;
+  pm.addPass(createAsyncParallelForPass(parallel));
+  pm.addPass(createKilnExpandMath());
+  pm.addPass(createAsyncToAsyncRuntimePass());
+  pm.addPass(createAsyncRuntimeRefCountingPass());
+  pm.addPass(createAsyncRuntimeRefCountingOptPass());
+  pm.addPass(createConvertAsyncToLLVMPass());
+
+  KilnCpuEntryOptions entry;
+  entry.entry = options.entry;
+  pm.addPass(createKilnCpuEntry(entry));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  // Math with an LLVM intrinsic (fma on vectors too) goes first; only what is
+  // left (f64 erf, tanh, ...) becomes libm calls, which would scalarise.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void registerKilnCpuPipelines() {
+  PassPipelineRegistration<>("kiln-to-cpu-llvm", "kiln -> LLVM dialect for the host CPU",
+                             [](OpPassManager &pm) {
+                               buildKilnToKernelsPipeline(pm);
+                               buildKernelsToCpuLLVMPipeline(pm, {});
+                             });
+}
+
+} // namespace kiln

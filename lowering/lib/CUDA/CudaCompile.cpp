@@ -1,0 +1,118 @@
+//===- CudaCompile.cpp - the CUDA target's compile driver ----------------===//
+//
+// Fused kernels -> PTX through NVPTX in-process (gpu-module-to-binary), and
+// optionally a cubin from the CUDA toolkit's ptxas, run as a subprocess.
+//
+//===----------------------------------------------------------------------===//
+#include "CompilerInternals.h"
+#include "kiln/Lowering/CUDA/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm-c/Target.h"
+
+#include <filesystem>
+#include <fstream>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+/// NVPTX, which gpu-module-to-binary looks up, registered once per process.
+void initializeNvptx() {
+  static const bool initialized = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+}
+
+/// libdevice for f64 math in kernels, where the CUDA toolkit has it.
+std::string libdevicePath() {
+  const char *root = std::getenv("CUDA_HOME");
+  std::string path = std::string(root ? root : "/usr/local/cuda") +
+                     "/nvvm/libdevice/libdevice.10.bc";
+  return std::filesystem::exists(path) ? path : "";
+}
+
+/// `ptx` assembled by ptxas for `chip`; a failure carries ptxas's output
+/// and the command line that reproduces it.
+Expected<std::string> assembleCubin(const std::string &ptxas, const std::string &chip,
+                                    const std::string &ptx) {
+  auto program = llvm::sys::findProgramByName(ptxas);
+  if (!program)
+    return makeError(ErrorKind::InvalidArgument, "ptxas '" + ptxas + "' not found");
+  llvm::SmallString<64> in, out, log;
+  for (auto [path, suffix] : {std::pair{&in, "ptx"}, {&out, "cubin"}, {&log, "log"}})
+    if (llvm::sys::fs::createTemporaryFile("kiln", suffix, *path))
+      return makeError(ErrorKind::Compile, "ptxas: cannot create a temporary file");
+  bool failed = false; // then the input stays, for the repro line
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (auto *path : {&in, &out, &log})
+      if (!failed || path != &in)
+        llvm::sys::fs::remove(*path);
+  });
+  std::ofstream(in.str().str(), std::ios::binary) << ptx;
+  llvm::SmallVector<llvm::StringRef> args = {*program, "--gpu-name", chip, "-O3",
+                                            "-o", out, in};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects);
+  auto slurp = [](llvm::StringRef path) {
+    std::ifstream f(path.str(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  failed = rc != 0;
+  if (failed)
+    return makeError(ErrorKind::Compile,
+                     "ptxas failed (exit " + std::to_string(rc) + "):\n" +
+                         slurp(log) + "repro: " + llvm::join(args, " "));
+  return slurp(out);
+}
+} // namespace
+
+Expected<CompiledGpuProgram> Compiler::compileForCuda(ParsedProgram program,
+                                                      const CompileOptions &options) {
+  initializeNvptx();
+  CompiledGpuProgram result;
+  CompileSession session(impl->context, options, result);
+  auto module = session.formKernels(program);
+  if (!module)
+    return std::unexpected(module.error());
+  CudaPipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.libdevice = libdevicePath();
+  pipeline.mma = options.mma;
+  pipeline.tf32 = options.tf32;
+  if (auto ok = session.lower(
+          *module, "ptx", [&](OpPassManager &pm) { buildKernelsToNvvmPipeline(pm, pipeline); },
+          "lowering to PTX failed", "2-gpu.mlir");
+      !ok)
+    return std::unexpected(ok.error());
+  llvm::StringMap<std::string> ptx;
+  for (auto binary : module->getOps<gpu::BinaryOp>())
+    ptx[binary.getSymName()] =
+        cast<gpu::ObjectAttr>(binary.getObjects()[0]).getObject().str();
+  if (!options.ptxas.empty()) {
+    auto timer = session.time("ptxas");
+    for (auto &entry : ptx) {
+      auto cubin = assembleCubin(options.ptxas, options.chip, entry.second);
+      if (!cubin)
+        return std::unexpected(cubin.error());
+      entry.second = std::move(*cubin);
+    }
+  }
+  if (auto ok = attachGpuPlan(session, *module, ptx,
+                              options.ptxas.empty() ? ".ptx" : ".cubin", result);
+      !ok)
+    return std::unexpected(ok.error());
+  return result;
+}
+
+} // namespace kiln
