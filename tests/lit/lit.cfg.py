@@ -10,6 +10,7 @@ config.test_exec_root = os.path.join(config.kiln_bin_dir, "..", "tests", "lit-ou
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%kiln_bin", config.kiln_bin_dir))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 

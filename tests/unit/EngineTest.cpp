@@ -53,6 +53,38 @@ func.func @main(%x: tensor<4xf32>,   %y: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_EQ(engine->compileCount(), 1u);
 }
 
+TEST(KernelCache, AMissParsesTheProgramOnce) {
+  auto engine = cpuEngine();
+  // The canonical key and the compile share one parse.
+  ASSERT_TRUE(engine->compile(kAddProgram));
+  EXPECT_EQ(engine->compileCount(), 1u);
+  EXPECT_EQ(engine->parseCount(), 1u);
+  // Text seen before hits without parsing.
+  ASSERT_TRUE(engine->compile(kAddProgram));
+  EXPECT_EQ(engine->parseCount(), 1u);
+  // New text is parsed once for its canonical key, which hits.
+  ASSERT_TRUE(engine->compile(std::string(kAddProgram) + "\n// reformatted\n"));
+  EXPECT_EQ(engine->parseCount(), 2u);
+  EXPECT_EQ(engine->compileCount(), 1u);
+}
+
+TEST(Compiler, ParsedProgramKnowsItsCanonicalTextAndCompilesOnce) {
+  Compiler compiler;
+  auto parsed = compiler.parse(kAddProgram);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_NE(parsed->canonicalText().find("\"kiln.add\"("), std::string::npos)
+      << parsed->canonicalText();
+  EXPECT_EQ(parsed->canonicalText().find("loc("), std::string::npos);
+  auto compiled = compiler.compileForCpu(std::move(*parsed), {});
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  EXPECT_EQ(compiler.parseCount(), 1u);
+  EXPECT_EQ(compiled->stageTimes.front().stage, "parse");
+  auto bad = compiler.parse("func.func @main(");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(bad.error().message.find("program:1:"), std::string::npos) << bad.error().message;
+}
+
 TEST(KernelCache, OtherProgramOrEntryCompilesAgain) {
   auto engine = cpuEngine();
   ASSERT_TRUE(engine->compile(kAddProgram));
