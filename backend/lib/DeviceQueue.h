@@ -63,6 +63,13 @@ private:
   size_t persistentLive = 0, persistentPeak = 0, persistentLargest = 0, persistentBytes = 0;
 };
 
+/// The bytes of a GPU program's temporaries: the buffers between its
+/// kernels, which a launch on device buffers takes after the outputs.
+inline std::vector<size_t> temporaryBytesOf(const GpuPlan &plan) {
+  return {plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
+          plan.bufferBytes.end()};
+}
+
 /// Host memory for tensors and staging, refused up front beyond the
 /// machine's RAM (with overcommit it would "succeed" and the process would
 /// be killed when the kernel touches it).

@@ -14,7 +14,7 @@ namespace {
 class CudaTargetProgram final : public Program {
 public:
   CudaTargetProgram(CompiledProgram compiled, std::unique_ptr<CudaProgram> cuda)
-      : Program(std::move(compiled), cuda->gpuPlan().temporaryBytes()), cuda(std::move(cuda)) {}
+      : Program(std::move(compiled), temporaryBytesOf(cuda->gpuPlan())), cuda(std::move(cuda)) {}
   Expected<void> runUnchecked(void **buffers) const override { return cuda->run(buffers); }
   Expected<void> launch(const std::vector<uint64_t> &buffers) const {
     return cuda->launchAll(buffers);

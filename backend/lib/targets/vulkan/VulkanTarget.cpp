@@ -15,7 +15,7 @@ namespace {
 class VulkanTargetProgram final : public Program {
 public:
   VulkanTargetProgram(CompiledProgram compiled, std::unique_ptr<VulkanProgram> vulkan)
-      : Program(std::move(compiled), vulkan->gpuPlan().temporaryBytes()),
+      : Program(std::move(compiled), temporaryBytesOf(vulkan->gpuPlan())),
         vulkan(std::move(vulkan)) {}
   Expected<void> runUnchecked(void **buffers) const override { return vulkan->run(buffers); }
   /// Device-resident launches go through the queue's executor.

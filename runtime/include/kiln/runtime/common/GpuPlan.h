@@ -56,12 +56,6 @@ struct GpuPlan {
   std::vector<size_t> bufferBytes;
   size_t inputCount = 0, outputCount = 0;
   std::vector<KernelLaunch> launches;
-
-  /// Bytes of the temporaries: the buffers between kernels, which a launch
-  /// on device buffers is given after the inputs and outputs.
-  std::vector<size_t> temporaryBytes() const {
-    return {bufferBytes.begin() + inputCount + outputCount, bufferBytes.end()};
-  }
 };
 
 } // namespace kiln
