@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
-#include "kiln/backend/Engine.h"
+#include "kiln/backend/Target.h"
 #include "kiln/runtime/cuda/CudaProgram.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
 #include "programs.h"

@@ -83,23 +83,14 @@ int64_t mixSeed(uint64_t seed, uint64_t draw) {
 }
 } // namespace
 
-int Backend::deviceCount(DeviceType type) {
-  switch (type) {
-  case DeviceType::Cpu:
-    return 1;
-  case DeviceType::Cuda:
-    return CudaDevice::deviceCount();
-  case DeviceType::Vulkan:
-    return VulkanDevice::deviceCount();
-  }
-  return 0;
-}
+int Backend::deviceCount(DeviceType type) { return targetKind(type).deviceCount(); }
 
 Expected<std::unique_ptr<Backend>> Backend::create(DeviceId device) {
   auto engine = Engine::create(device);
   if (!engine)
     return std::unexpected(engine.error());
-  auto queue = makeDeviceQueue(std::move(*engine));
+  std::shared_ptr<Engine> shared = std::move(*engine);
+  auto queue = shared->target().makeQueue(shared);
   if (!queue)
     return std::unexpected(queue.error());
   return std::unique_ptr<Backend>(new Backend(std::move(*queue)));
@@ -127,13 +118,7 @@ const DeviceId &Backend::device() const { return queue->kernels().device(); }
 Engine &Backend::kernels() { return queue->kernels(); }
 
 std::string Backend::name() const {
-  Engine &engine = queue->kernels();
-  std::string model = "host";
-  if (engine.cudaDevice())
-    model = engine.cudaDevice()->properties().name;
-  else if (engine.vulkanDevice())
-    model = engine.vulkanDevice()->properties().name;
-  return device().toString() + " (" + model + ")";
+  return device().toString() + " (" + queue->kernels().target().model() + ")";
 }
 
 void Backend::seed(uint64_t value) {

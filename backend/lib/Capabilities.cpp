@@ -1,5 +1,6 @@
 //===- Capabilities.cpp - what a device can do with each element type ----===//
 #include "kiln/backend/Capabilities.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 namespace kiln {
 

@@ -1,16 +1,18 @@
 //===- DeviceQueue.h - the device side of a Backend ---------------*- C++ -*-===//
 //
 // Memory, transfers, launches, timing and capture of one device, behind one
-// interface: CudaQueue on CUDA (device memory, the device's stream, CUDA
-// events, stream capture), VulkanQueue on Vulkan (device memory through a
-// VulkanExecutor, timestamp queries, recorded command buffers), HostQueue on
-// the CPU (host memory, launches run when made, the host clock).
+// interface; each target makes its own (Target::makeQueue, in
+// targets/<kind>/): device memory, the device's stream, CUDA events and
+// stream capture on CUDA; device memory through a VulkanExecutor, timestamp
+// queries and recorded command buffers on Vulkan; host memory, launches run
+// when made and the host clock on the CPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BACKEND_DEVICEQUEUE_H
 #define KILN_BACKEND_DEVICEQUEUE_H
 
 #include "kiln/backend/Engine.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 namespace kiln {
 
@@ -28,6 +30,8 @@ public:
   virtual Expected<void> write(uint64_t dst, const void *src, size_t bytes) = 0;
   /// Waits for queued work first.
   virtual Expected<void> read(void *dst, uint64_t src, size_t bytes) = 0;
+  /// Queues `program` (one this queue's target made) on device buffers:
+  /// inputs, outputs, then its temporaries.
   virtual Expected<void> launch(const Program &program,
                                 const std::vector<uint64_t> &buffers) = 0;
   virtual Expected<void> sync() = 0;
@@ -59,8 +63,23 @@ private:
   size_t persistentLive = 0, persistentPeak = 0, persistentLargest = 0, persistentBytes = 0;
 };
 
-/// The queue of `engine`'s device.
-Expected<std::shared_ptr<DeviceQueue>> makeDeviceQueue(std::shared_ptr<Engine> engine);
+/// The bytes of a GPU program's temporaries: the buffers between its
+/// kernels, which a launch on device buffers takes after the outputs.
+inline std::vector<size_t> temporaryBytesOf(const GpuPlan &plan) {
+  return {plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
+          plan.bufferBytes.end()};
+}
+
+/// Host memory for tensors and staging, refused up front beyond the
+/// machine's RAM (with overcommit it would "succeed" and the process would
+/// be killed when the kernel touches it).
+Expected<uint64_t> allocateHost(size_t bytes);
+void freeHost(uint64_t address);
+Expected<std::shared_ptr<void>> allocateHostStaging(size_t bytes);
+/// A mark of the host clock, in milliseconds, and the time between two
+/// marks of milliseconds.
+std::shared_ptr<void> hostClockMark();
+double millisecondsBetween(void *start, void *end);
 
 } // namespace kiln
 

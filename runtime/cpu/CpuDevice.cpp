@@ -6,6 +6,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <mutex>
 #include <unordered_map>
@@ -49,8 +50,14 @@ Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
   auto jit = processJit();
   if (!jit)
     return std::unexpected(jit.error());
+  // The CPU lowering compiles for the host CPU with all its features; the
+  // fingerprint is made once per device (getHostCPUName reads /proc/cpuinfo).
+  llvm::SubtargetFeatures features;
+  for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
   std::string fingerprint = "cpu-" + llvm::sys::getProcessTriple() + "-" +
-                            llvm::sys::getHostCPUName().str();
+                            llvm::sys::getHostCPUName().str() + "+" +
+                            std::to_string(std::hash<std::string>{}(features.getString()));
   return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(fingerprint)));
 }
 

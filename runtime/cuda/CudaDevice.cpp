@@ -1,70 +1,18 @@
 //===- CudaDevice.cpp - NVIDIA GPUs through the CUDA driver API ----------===//
 #include "kiln/runtime/cuda/CudaDevice.h"
 
+#include "cuda/CudaDriverTypes.h"
+
 #include <dlfcn.h>
 
 namespace kiln {
 
-// The few driver types and constants kiln uses (cuda.h), so that kiln builds
-// without the CUDA toolkit and never links the driver.
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void *;
-using CUstream = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUdeviceptr = unsigned long long;
-enum : int {
-  kCudaSuccess = 0,
-  kCudaOutOfMemory = 2,
-  kCudaNoDevice = 100,
-  kJitErrorLogBuffer = 5,
-  kJitErrorLogBufferSize = 6,
-  kAttrMaxThreadsPerBlock = 1,
-  kAttrSharedPerBlock = 8,
-  kAttrWarpSize = 10,
-  kAttrMultiprocessors = 16,
-  kAttrComputeMajor = 75,
-  kAttrComputeMinor = 76,
-  kAttrSharedPerBlockOptIn = 97,
-};
+using namespace cuda;
 
 struct CudaDriver {
-  CUresult (*init)(unsigned);
-  CUresult (*deviceGetCount)(int *);
-  CUresult (*deviceGet)(CUdevice *, int);
-  CUresult (*deviceGetName)(char *, int, CUdevice);
-  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*deviceTotalMem)(size_t *, CUdevice);
-  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*primaryCtxRelease)(CUdevice);
-  CUresult (*ctxSetCurrent)(CUcontext);
-  CUresult (*streamCreate)(CUstream *, unsigned);
-  CUresult (*streamDestroy)(CUstream);
-  CUresult (*streamSynchronize)(CUstream);
-  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
-  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, unsigned, unsigned, CUstream, void **, void **);
-  CUresult (*memAlloc)(CUdeviceptr *, size_t);
-  CUresult (*memFree)(CUdeviceptr);
-  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
-  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
-  CUresult (*memHostAlloc)(void **, size_t, unsigned);
-  CUresult (*memFreeHost)(void *);
-  CUresult (*funcSetAttribute)(CUfunction, int, int);
-  CUresult (*eventCreate)(void **, unsigned);
-  CUresult (*eventRecord)(void *, CUstream);
-  CUresult (*eventElapsedTime)(float *, void *, void *);
-  CUresult (*eventDestroy)(void *);
-  CUresult (*streamBeginCapture)(CUstream, int);
-  CUresult (*streamEndCapture)(CUstream, void **);
-  CUresult (*graphInstantiate)(void **, void *, unsigned long long);
-  CUresult (*graphLaunch)(void *, CUstream);
-  CUresult (*graphDestroy)(void *);
-  CUresult (*graphExecDestroy)(void *);
-  CUresult (*getErrorName)(CUresult, const char **);
-  CUresult (*getErrorString)(CUresult, const char **);
+#define KILN_CUDA_DRIVER_SYMBOL(member, symbol, parameters) CUresult(*member) parameters = nullptr;
+#include "cuda/CudaDriverSymbols.def"
+#undef KILN_CUDA_DRIVER_SYMBOL
 
   std::string unavailable; // why there is no usable driver, if there is none
   int count = 0;
@@ -83,55 +31,20 @@ private:
       d.unavailable = std::string("libcuda.so.1 not found: ") + (why ? why : "");
       return d;
     }
-    bool missing = false;
-    auto bind = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn && !missing) {
-        missing = true;
-        d.unavailable = std::string("libcuda.so.1 has no ") + name;
-      }
-    };
-    bind(d.init, "cuInit");
-    bind(d.deviceGetCount, "cuDeviceGetCount");
-    bind(d.deviceGet, "cuDeviceGet");
-    bind(d.deviceGetName, "cuDeviceGetName");
-    bind(d.deviceGetAttribute, "cuDeviceGetAttribute");
-    bind(d.deviceTotalMem, "cuDeviceTotalMem_v2");
-    bind(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    bind(d.primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-    bind(d.ctxSetCurrent, "cuCtxSetCurrent");
-    bind(d.streamCreate, "cuStreamCreate");
-    bind(d.streamDestroy, "cuStreamDestroy_v2");
-    bind(d.streamSynchronize, "cuStreamSynchronize");
-    bind(d.moduleLoadDataEx, "cuModuleLoadDataEx");
-    bind(d.moduleGetFunction, "cuModuleGetFunction");
-    bind(d.launchKernel, "cuLaunchKernel");
-    bind(d.memAlloc, "cuMemAlloc_v2");
-    bind(d.memFree, "cuMemFree_v2");
-    bind(d.memcpyHtoD, "cuMemcpyHtoD_v2");
-    bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
-    bind(d.memHostAlloc, "cuMemHostAlloc");
-    bind(d.memFreeHost, "cuMemFreeHost");
-    bind(d.funcSetAttribute, "cuFuncSetAttribute");
-    bind(d.eventCreate, "cuEventCreate");
-    bind(d.eventRecord, "cuEventRecord");
-    bind(d.eventElapsedTime, "cuEventElapsedTime_v2");
-    bind(d.eventDestroy, "cuEventDestroy_v2");
-    bind(d.streamBeginCapture, "cuStreamBeginCapture_v2");
-    bind(d.streamEndCapture, "cuStreamEndCapture");
-    bind(d.graphInstantiate, "cuGraphInstantiateWithFlags");
-    bind(d.graphLaunch, "cuGraphLaunch");
-    bind(d.graphDestroy, "cuGraphDestroy");
-    bind(d.graphExecDestroy, "cuGraphExecDestroy");
-    bind(d.getErrorName, "cuGetErrorName");
-    bind(d.getErrorString, "cuGetErrorString");
-    if (missing)
-      return d;
-    if (CUresult r = d.init(0); r != kCudaSuccess) {
+    // Every symbol, or the driver is unusable: the first one missing is named.
+#define KILN_CUDA_DRIVER_SYMBOL(member, symbol, parameters)                    \
+  d.member = reinterpret_cast<decltype(d.member)>(dlsym(lib, #symbol));        \
+  if (!d.member) {                                                             \
+    d.unavailable = "libcuda.so.1 has no " #symbol;                            \
+    return d;                                                                  \
+  }
+#include "cuda/CudaDriverSymbols.def"
+#undef KILN_CUDA_DRIVER_SYMBOL
+    if (CUresult r = d.init(0); r != CUDA_SUCCESS) {
       d.unavailable = "cuInit failed: " + d.describe(r);
       return d;
     }
-    if (d.deviceGetCount(&d.count) != kCudaSuccess || d.count == 0) {
+    if (d.deviceGetCount(&d.count) != CUDA_SUCCESS || d.count == 0) {
       d.count = 0;
       d.unavailable = "the CUDA driver finds no devices";
     }
@@ -180,9 +93,10 @@ CudaDevice::~CudaDevice() {
 /// Faults in kernels (illegal address, launch failure, traps, ...) are
 /// sticky: the context stays unusable, also for a device created later.
 static ErrorKind errorKindOf(CUresult result) {
-  if (result == kCudaOutOfMemory)
+  if (result == CUDA_ERROR_OUT_OF_MEMORY)
     return ErrorKind::OutOfMemory;
-  bool sticky = result == 700 || (result >= 714 && result <= 719);
+  bool sticky = result == CUDA_ERROR_ILLEGAL_ADDRESS ||
+                (result >= CUDA_ERROR_HARDWARE_STACK_ERROR && result <= CUDA_ERROR_LAUNCH_FAILED);
   return sticky ? ErrorKind::DevicePoisoned : ErrorKind::Launch;
 }
 
@@ -205,13 +119,13 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
   char name[256] = {};
   d.deviceGetName(name, sizeof name, device);
   p.name = name;
-  d.deviceGetAttribute(&p.computeMajor, kAttrComputeMajor, device);
-  d.deviceGetAttribute(&p.computeMinor, kAttrComputeMinor, device);
-  d.deviceGetAttribute(&p.multiprocessors, kAttrMultiprocessors, device);
-  d.deviceGetAttribute(&p.maxThreadsPerBlock, kAttrMaxThreadsPerBlock, device);
-  d.deviceGetAttribute(&p.warpSize, kAttrWarpSize, device);
-  d.deviceGetAttribute(&p.sharedMemoryPerBlock, kAttrSharedPerBlock, device);
-  d.deviceGetAttribute(&p.sharedMemoryPerBlockOptIn, kAttrSharedPerBlockOptIn, device);
+  d.deviceGetAttribute(&p.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  d.deviceGetAttribute(&p.computeMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  d.deviceGetAttribute(&p.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  d.deviceGetAttribute(&p.maxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device);
+  d.deviceGetAttribute(&p.warpSize, CU_DEVICE_ATTRIBUTE_WARP_SIZE, device);
+  d.deviceGetAttribute(&p.sharedMemoryPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, device);
+  d.deviceGetAttribute(&p.sharedMemoryPerBlockOptIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
   d.deviceTotalMem(&p.totalMemory, device);
   CUcontext context;
   if (CUresult r = d.primaryCtxRetain(&context, device))
@@ -227,7 +141,7 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
 }
 
 Expected<void> CudaDevice::check(int result, const char *what) {
-  if (result == kCudaSuccess)
+  if (result == CUDA_SUCCESS)
     return {};
   std::string where = "cuda:" + std::to_string(ordinal) + ": " + what + ": " +
                       driver.describe(result);
@@ -256,11 +170,11 @@ Expected<void *> CudaDevice::loadModule(std::string_view image) {
   KILN_CUDA_PRELUDE;
   std::string source(image); // PTX must be NUL-terminated
   std::vector<char> log(8192, '\0');
-  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
   CUmodule module = nullptr;
   CUresult r = driver.moduleLoadDataEx(&module, source.c_str(), 2, options, values);
-  if (r != kCudaSuccess) {
+  if (r != CUDA_SUCCESS) {
     auto error = check(r, "cuModuleLoadDataEx");
     if (!error && error.error().kind == ErrorKind::Launch)
       error.error().kind = ErrorKind::Compile;
@@ -287,8 +201,8 @@ Expected<void> CudaDevice::allowSharedMemory(CudaKernel kernel, unsigned bytes) 
                      "cuda:" + std::to_string(ordinal) + ": a kernel needs " +
                          std::to_string(bytes) + " bytes of shared memory, " + props.name +
                          " allows " + std::to_string(props.sharedMemoryPerBlockOptIn));
-  constexpr int kMaxDynamicSharedBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  return check(driver.funcSetAttribute(kernel.function, kMaxDynamicSharedBytes,
+  return check(driver.funcSetAttribute(kernel.function,
+                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        static_cast<int>(bytes)),
                "cuFuncSetAttribute");
 }
@@ -372,8 +286,9 @@ void CudaDevice::destroyEvent(void *event) {
 
 Expected<void> CudaDevice::beginCapture() {
   KILN_CUDA_PRELUDE;
-  constexpr int kCaptureModeRelaxed = 2; // allocations may happen meanwhile
-  return check(driver.streamBeginCapture(stream, kCaptureModeRelaxed), "cuStreamBeginCapture");
+  // Relaxed: allocations may happen meanwhile.
+  return check(driver.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+               "cuStreamBeginCapture");
 }
 
 Expected<void *> CudaDevice::endCapture() {

@@ -1,7 +1,8 @@
 //===- VulkanApi.h - the Vulkan entry points kiln calls ---------*- C++ -*-===//
 //
 // Internal to runtime/vulkan: device-level functions resolved once per
-// device with vkGetDeviceProcAddr (no link against libvulkan).
+// device with vkGetDeviceProcAddr (no link against libvulkan); the list is
+// third_party/vulkan/VulkanDeviceFunctions.def.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_VULKAN_VULKANAPI_H
@@ -14,29 +15,10 @@
 
 namespace kiln {
 
-#define KILN_VULKAN_DEVICE_FUNCTIONS(X)                                        \
-  X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)         \
-  X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory)      \
-  X(vkCreateShaderModule) X(vkDestroyShaderModule)                              \
-  X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                \
-  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)                          \
-  X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                            \
-  X(vkCreateComputePipelines) X(vkDestroyPipeline)                              \
-  X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                          \
-  X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                         \
-  X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)    \
-  X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline)            \
-  X(vkCmdBindDescriptorSets) X(vkCmdDispatch) X(vkCmdPipelineBarrier)           \
-  X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool)              \
-  X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults)           \
-  X(vkCreateFence) X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences)        \
-  X(vkQueueSubmit) X(vkDeviceWaitIdle) X(vkResetDescriptorPool)                \
-  X(vkFreeCommandBuffers)
-
 struct VulkanApi {
-#define KILN_DECLARE(name) PFN_##name name = nullptr;
-  KILN_VULKAN_DEVICE_FUNCTIONS(KILN_DECLARE)
-#undef KILN_DECLARE
+#define KILN_VULKAN_FUNCTION(name) PFN_##name name = nullptr;
+#include "vulkan/VulkanDeviceFunctions.def"
+#undef KILN_VULKAN_FUNCTION
   VkPhysicalDeviceMemoryProperties memory{};
 };
 

@@ -11,17 +11,16 @@
 namespace kiln {
 
 namespace {
-/// The loader, an instance and the physical devices with a compute queue.
+/// The loader, an instance, its functions and the physical devices with a
+/// compute queue.
 struct VulkanLoader {
-  PFN_vkGetInstanceProcAddr getProc = nullptr;
   VkInstance instance = VK_NULL_HANDLE;
+#define KILN_VULKAN_FUNCTION(name) PFN_##name name = nullptr;
+#include "vulkan/VulkanInstanceFunctions.def"
+#undef KILN_VULKAN_FUNCTION
   std::vector<VkPhysicalDevice> devices;
   std::vector<uint32_t> computeFamilies;
   std::string unavailable;
-
-  template <typename Fn> Fn proc(const char *name) const {
-    return reinterpret_cast<Fn>(getProc(instance, name));
-  }
 
   static const VulkanLoader &get() {
     static const VulkanLoader loader = load();
@@ -37,13 +36,14 @@ private:
       l.unavailable = std::string("libvulkan.so.1 not found: ") + (why ? why : "");
       return l;
     }
-    l.getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+    auto getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
         dlsym(lib, "vkGetInstanceProcAddr"));
-    if (!l.getProc) {
+    if (!getProc) {
       l.unavailable = "libvulkan.so.1 has no vkGetInstanceProcAddr";
       return l;
     }
-    auto createInstance = l.proc<PFN_vkCreateInstance>("vkCreateInstance");
+    auto createInstance =
+        reinterpret_cast<PFN_vkCreateInstance>(getProc(VK_NULL_HANDLE, "vkCreateInstance"));
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "kiln";
     app.apiVersion = VK_API_VERSION_1_1;
@@ -54,18 +54,23 @@ private:
       l.instance = VK_NULL_HANDLE;
       return l;
     }
-    auto enumerate = l.proc<PFN_vkEnumeratePhysicalDevices>("vkEnumeratePhysicalDevices");
-    auto families = l.proc<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
-        "vkGetPhysicalDeviceQueueFamilyProperties");
+#define KILN_VULKAN_FUNCTION(name)                                             \
+  l.name = reinterpret_cast<PFN_##name>(getProc(l.instance, #name));           \
+  if (!l.name) {                                                               \
+    l.unavailable = "the Vulkan loader has no " #name;                         \
+    return l;                                                                  \
+  }
+#include "vulkan/VulkanInstanceFunctions.def"
+#undef KILN_VULKAN_FUNCTION
     uint32_t count = 0;
-    enumerate(l.instance, &count, nullptr);
+    l.vkEnumeratePhysicalDevices(l.instance, &count, nullptr);
     std::vector<VkPhysicalDevice> all(count);
-    enumerate(l.instance, &count, all.data());
+    l.vkEnumeratePhysicalDevices(l.instance, &count, all.data());
     for (VkPhysicalDevice d : all) {
       uint32_t n = 0;
-      families(d, &n, nullptr);
+      l.vkGetPhysicalDeviceQueueFamilyProperties(d, &n, nullptr);
       std::vector<VkQueueFamilyProperties> props(n);
-      families(d, &n, props.data());
+      l.vkGetPhysicalDeviceQueueFamilyProperties(d, &n, props.data());
       for (uint32_t f = 0; f < n; ++f)
         if (props[f].queueFlags & VK_QUEUE_COMPUTE_BIT) {
           l.devices.push_back(d);
@@ -109,11 +114,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   p.computeQueueFamily = l.computeFamilies[index];
 
   uint32_t extensionCount = 0;
-  auto enumerateExtensions = l.proc<PFN_vkEnumerateDeviceExtensionProperties>(
-      "vkEnumerateDeviceExtensionProperties");
-  enumerateExtensions(physical, nullptr, &extensionCount, nullptr);
+  l.vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount, nullptr);
   std::vector<VkExtensionProperties> extensions(extensionCount);
-  enumerateExtensions(physical, nullptr, &extensionCount, extensions.data());
+  l.vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount, extensions.data());
   auto has = [&](std::string_view name) {
     for (const VkExtensionProperties &e : extensions)
       if (name == e.extensionName)
@@ -139,8 +142,7 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   props2.pNext = &subgroup;
   if (floatControls)
     subgroup.pNext = &floatProps;
-  l.proc<PFN_vkGetPhysicalDeviceProperties2>("vkGetPhysicalDeviceProperties2")(
-      physical, &props2);
+  l.vkGetPhysicalDeviceProperties2(physical, &props2);
   const VkPhysicalDeviceProperties &base = props2.properties;
   p.name = base.deviceName;
   p.vendorId = base.vendorID;
@@ -181,8 +183,7 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
     f16i8.pNext = features.pNext;
     features.pNext = &f16i8;
   }
-  l.proc<PFN_vkGetPhysicalDeviceFeatures2>("vkGetPhysicalDeviceFeatures2")(
-      physical, &features);
+  l.vkGetPhysicalDeviceFeatures2(physical, &features);
   p.float16 = f16i8.shaderFloat16;
   p.int8 = f16i8.shaderInt8;
   p.float64 = features.features.shaderFloat64;
@@ -204,23 +205,24 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   deviceInfo.ppEnabledExtensionNames = enabled.data();
   p.enabledExtensions.assign(enabled.begin(), enabled.end());
   VkDevice device;
-  VkResult r = l.proc<PFN_vkCreateDevice>("vkCreateDevice")(physical, &deviceInfo,
-                                                            nullptr, &device);
+  VkResult r = l.vkCreateDevice(physical, &deviceInfo, nullptr, &device);
   if (r != VK_SUCCESS)
     return makeError(ErrorKind::Launch, "vulkan:" + std::to_string(index) +
                                             ": vkCreateDevice failed (VkResult " +
                                             std::to_string(r) + ")");
   VkQueue queue;
-  l.proc<PFN_vkGetDeviceQueue>("vkGetDeviceQueue")(device, p.computeQueueFamily, 0,
-                                                   &queue);
+  l.vkGetDeviceQueue(device, p.computeQueueFamily, 0, &queue);
   auto api = std::make_unique<VulkanApi>();
-  auto deviceProc = l.proc<PFN_vkGetDeviceProcAddr>("vkGetDeviceProcAddr");
-#define KILN_LOAD(name)                                                        \
-  api->name = reinterpret_cast<PFN_##name>(deviceProc(device, #name));
-  KILN_VULKAN_DEVICE_FUNCTIONS(KILN_LOAD)
-#undef KILN_LOAD
-  l.proc<PFN_vkGetPhysicalDeviceMemoryProperties>(
-      "vkGetPhysicalDeviceMemoryProperties")(physical, &api->memory);
+#define KILN_VULKAN_FUNCTION(name)                                             \
+  api->name = reinterpret_cast<PFN_##name>(l.vkGetDeviceProcAddr(device, #name)); \
+  if (!api->name) {                                                            \
+    l.vkDestroyDevice(device, nullptr);                                        \
+    return makeError(ErrorKind::Unsupported, "vulkan:" + std::to_string(index) + \
+                                                 ": the driver has no " #name); \
+  }
+#include "vulkan/VulkanDeviceFunctions.def"
+#undef KILN_VULKAN_FUNCTION
+  l.vkGetPhysicalDeviceMemoryProperties(physical, &api->memory);
   return std::unique_ptr<VulkanDevice>(
       new VulkanDevice(device, queue, std::move(p), std::move(api)));
 }
@@ -238,9 +240,7 @@ int VulkanDevice::memoryType(uint32_t allowed, uint32_t flags) const {
 }
 
 VulkanDevice::~VulkanDevice() {
-  const VulkanLoader &l = VulkanLoader::get();
-  auto destroy = l.proc<PFN_vkDestroyDevice>("vkDestroyDevice");
-  destroy(static_cast<VkDevice>(device), nullptr);
+  VulkanLoader::get().vkDestroyDevice(static_cast<VkDevice>(device), nullptr);
 }
 
 } // namespace kiln

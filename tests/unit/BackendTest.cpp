@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Backend.h"
+#include "kiln/runtime/cpu/CpuDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
 //===- CapabilitiesTest.cpp - dtype capability answers per device --------===//
 #include "kiln/backend/Engine.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <gtest/gtest.h>
 
@@ -84,10 +85,9 @@ TEST(DtypeCapability, EachEngineAnswersForItsDevice) {
   if (VulkanDevice::deviceCount() > 0) {
     auto vk = Engine::create({DeviceType::Vulkan, 0});
     ASSERT_TRUE(vk) << vk.error().message;
-    // The engine's own device: a reference into a temporary device would
-    // dangle once the full expression ends.
-    const VulkanDeviceProperties &p = (*vk)->vulkanDevice()->properties();
-    EXPECT_EQ(supportsDtype((*vk)->capabilities(), {F64}), p.float64);
+    auto device = VulkanDevice::create(0);
+    ASSERT_TRUE(device) << device.error().message;
+    EXPECT_EQ(supportsDtype((*vk)->capabilities(), {F64}), (*device)->properties().float64);
   }
   // No CUDA engine here: CudaDeviceTest's last test leaves the process's
   // CUDA context poisoned; CUDA's answers are checked through

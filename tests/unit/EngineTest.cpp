@@ -1,5 +1,7 @@
 //===- EngineTest.cpp - engine, kernel cache and device ids --------------===//
 #include "kiln/backend/Engine.h"
+#include "kiln/runtime/cuda/CudaDevice.h"
+#include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <gtest/gtest.h>
 
@@ -205,6 +207,45 @@ TEST(DeviceId, Parses) {
   EXPECT_FALSE(DeviceId::parse("tpu"));
   EXPECT_FALSE(DeviceId::parse("cuda:x"));
   EXPECT_FALSE(DeviceId::parse("cpu:-1"));
+  auto unknown = DeviceId::parse("tpu:0");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("expected cpu[:N], cuda[:N] or vulkan[:N]"),
+            std::string::npos)
+      << unknown.error().message;
+}
+
+TEST(TargetRegistry, EveryKindOnceUnderItsName) {
+  std::vector<std::string> names;
+  for (const TargetKind *kind : targetKinds()) {
+    names.emplace_back(kind->name);
+    EXPECT_EQ(&targetKind(kind->type), kind) << kind->name;
+    auto id = DeviceId::parse(std::string(kind->name) + ":0");
+    ASSERT_TRUE(id) << id.error().message;
+    EXPECT_EQ(id->type, kind->type);
+    EXPECT_EQ(id->toString(), std::string(kind->name) + ":0");
+    EXPECT_GE(kind->deviceCount(), 0);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"cpu", "cuda", "vulkan"}));
+}
+
+TEST(TargetRegistry, EveryKindCompilesWithoutADevice) {
+  Compiler compiler;
+  for (const TargetKind *kind : targetKinds()) {
+    auto compiled = kind->compileOffline(compiler, kAddProgram, CompileOptions{});
+    ASSERT_TRUE(compiled) << kind->name << ": " << compiled.error().message;
+    EXPECT_EQ(compiled->program.kernelCount, 1u) << kind->name;
+    EXPECT_EQ(compiled->program.inputs.size(), 2u) << kind->name;
+    EXPECT_FALSE(compiled->artifacts.empty()) << kind->name;
+  }
+}
+
+TEST(TargetRegistry, CpuTargetNamesTheHost) {
+  auto engine = cpuEngine();
+  // The CPU target's fingerprint names the host (triple, CPU, features).
+  EXPECT_EQ(engine->target().fingerprint().rfind("cpu-", 0), 0u)
+      << engine->target().fingerprint();
+  EXPECT_NE(engine->target().fingerprint().find('+'), std::string::npos);
+  EXPECT_EQ(engine->target().model(), "host");
 }
 
 TEST(Compiler, CubinThroughPtxasFailureCarriesAReproLine) {

@@ -194,6 +194,14 @@ std::string ptxasPath() {
   return std::filesystem::exists(path) ? path : "ptxas";
 }
 
+/// " (parse 1.0, ...)" and the end of the line.
+void printStageTimes(const std::vector<StageTime> &stages) {
+  std::printf(" (");
+  for (size_t i = 0; i < stages.size(); ++i)
+    std::printf("%s%s %.1f", i ? ", " : "", stages[i].stage.c_str(), stages[i].milliseconds);
+  std::printf(")\n");
+}
+
 int runMain(const Options &o) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.program, ec))
@@ -214,32 +222,29 @@ int runMain(const Options &o) {
   if ((!o.chip.empty() || o.cubin || o.tf32) && device->type != DeviceType::Cuda)
     return fail({ErrorKind::InvalidArgument,
                  "--chip, --cubin and --tf32 only go with --device cuda"});
-  // Compiling for a GPU needs none: PTX for --chip (default sm_90), SPIR-V
-  // for the features every supported Vulkan device has.
-  if (o.compileOnly && device->type != DeviceType::Cpu) {
+  // --compile-only opens no device: it compiles for the kind's default
+  // one (PTX for --chip, default sm_90; SPIR-V for the features every
+  // supported Vulkan device has; the host CPU).
+  if (o.compileOnly) {
     Compiler compiler;
     CompileOptions options;
     options.entry = o.entry;
     options.dumpDir = o.dumpDir;
-    options.chip = o.chip.empty() ? "sm_90" : o.chip;
+    if (!o.chip.empty())
+      options.chip = o.chip;
     options.ptxas = o.cubin ? ptxasPath() : "";
     options.tf32 = o.tf32;
-    bool cuda = device->type == DeviceType::Cuda;
     auto start = Clock::now();
-    auto compiled = cuda ? compiler.compileForCuda(source.str(), options)
-                         : compiler.compileForVulkan(source.str(), options);
+    auto compiled = targetKind(device->type).compileOffline(compiler, source.str(), options);
     if (!compiled) {
       Error e = compiled.error();
       e.message = o.program + ": " + e.message;
       return fail(e);
     }
-    std::printf("compiled %s for %s: %zu kernel(s), %zu %s module(s), %zu "
-                "launch(es) in %.1f ms\n",
-                o.program.c_str(), cuda ? options.chip.c_str() : "vulkan",
-                compiled->kernelCount, compiled->plan.modules.size(),
-                cuda ? (options.ptxas.empty() ? "PTX" : "cubin") : "SPIR-V",
-                compiled->plan.launches.size(),
-                msSince(start));
+    std::printf("compiled %s for %s: %zu kernel(s), %s in %.1f ms", o.program.c_str(),
+                compiled->target.c_str(), compiled->program.kernelCount,
+                compiled->artifacts.c_str(), msSince(start));
+    printStageTimes(compiled->program.stageTimes);
     return 0;
   }
   auto engine = Engine::create(*device);
@@ -258,15 +263,9 @@ int runMain(const Options &o) {
     return fail(e);
   }
   double compileMs = msSince(start);
-  std::printf("compiled %s for %s: %zu kernel(s) in %.1f ms (", o.program.c_str(),
+  std::printf("compiled %s for %s: %zu kernel(s) in %.1f ms", o.program.c_str(),
               device->toString().c_str(), (*program)->kernelCount(), compileMs);
-  for (size_t i = 0; i < (*program)->stageTimes().size(); ++i) {
-    const StageTime &s = (*program)->stageTimes()[i];
-    std::printf("%s%s %.1f", i ? ", " : "", s.stage.c_str(), s.milliseconds);
-  }
-  std::printf(")\n");
-  if (o.compileOnly)
-    return 0;
+  printStageTimes((*program)->stageTimes());
 
   const auto &want = (*program)->inputs();
   std::vector<HostTensor> inputs;

@@ -1,7 +1,7 @@
 //===- Backend.h - the backend frameworks call, over every device -*- C++ -*-===//
 //
-// One Backend per device (cpu:0, cuda:N, vulkan:N) with the seed's
-// contract: tensors living on the device, the dialect's ops dispatched to
+// One Backend per device (cpu:0, cuda:N, vulkan:N) with the contract
+// frameworks build on (docs/backend.md): tensors living on the device, the dialect's ops dispatched to
 // it through the engine's kernel cache, sync/flush, profiling windows,
 // graph capture and replay, memory pools and their reports, pinned staging,
 // dtype queries. Launches are queued (CUDA: on the device's stream) and
@@ -15,8 +15,10 @@
 #define KILN_BACKEND_BACKEND_H
 
 #include "kiln/backend/Engine.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <optional>
 

@@ -1,6 +1,6 @@
 //===- Capabilities.h - what a device can do with each element type --*- C++ -*-===//
 //
-// The seed's capability contract: per device and element type a usage set
+// The capability contract: per device and element type a usage set
 // {Buffer, Conversion, Arithmetic, DotProduct}, the matrix-multiply-
 // accumulate shapes the device accelerates, and from those the backend's
 // answers `supportsDtype` and `dtypeUsage` {Storage, Arithmetic,
@@ -10,14 +10,14 @@
 #ifndef KILN_BACKEND_CAPABILITIES_H
 #define KILN_BACKEND_CAPABILITIES_H
 
-#include "kiln/runtime/vulkan/VulkanDevice.h"
-
 #include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 namespace kiln {
+
+struct VulkanDeviceProperties;
 
 enum class ElementType {
   F64, F32, TF32, F16, BF16, F8E4M3, F8E5M2,

@@ -1,8 +1,9 @@
 //===- KilnOps.td - ops of the kiln dialect ----------------*- tablegen -*-===//
 //
-// Op and attribute names here are kiln's public contract (DESIGN.md's op
-// table). Verification lives in C++ traits and verifiers so that every rule
-// reports the exact problem.
+// Op and attribute names here are kiln's public contract: programs and the
+// backend's apply() spell them, so a rename breaks users. Verification
+// lives in C++ traits and verifiers so that every rule reports the exact
+// problem.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_OPS_TD

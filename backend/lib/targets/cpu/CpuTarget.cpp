@@ -1,0 +1,124 @@
+//===- CpuTarget.cpp - the host CPU as a kiln target ---------------------===//
+//
+// Programs are native objects loaded into the process's JIT; tensors live
+// in pooled host memory and launches run when they are made.
+//
+//===----------------------------------------------------------------------===//
+#include "DeviceQueue.h"
+#include "kiln/runtime/common/CopyBytes.h"
+#include "kiln/runtime/cpu/CpuDevice.h"
+
+namespace kiln {
+namespace {
+
+class CpuProgram final : public Program {
+public:
+  CpuProgram(CompiledProgram compiled, std::shared_ptr<CpuExecutable> executable)
+      : Program(std::move(compiled)), executable(std::move(executable)) {}
+  Expected<void> runUnchecked(void **buffers) const override {
+    executable->run(buffers);
+    return {};
+  }
+
+private:
+  std::shared_ptr<CpuExecutable> executable;
+};
+
+/// Tensors in host memory; launches run synchronously as they are made.
+class HostQueue final : public DeviceQueue {
+public:
+  explicit HostQueue(std::shared_ptr<Engine> engine)
+      : DeviceQueue(std::move(engine)), memoryPool(MemoryPool::PageSource{allocateHost, freeHost}) {}
+
+  MemoryPool &pool() override { return memoryPool; }
+  Expected<uint64_t> allocateExact(size_t bytes) override { return allocateHost(bytes); }
+  void releaseExact(uint64_t address) override { freeHost(address); }
+  Expected<void> write(uint64_t dst, const void *src, size_t bytes) override {
+    copyBytes(reinterpret_cast<void *>(dst), src, bytes);
+    return {};
+  }
+  Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
+    copyBytes(dst, reinterpret_cast<const void *>(src), bytes);
+    return {};
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
+    std::vector<void *> pointers;
+    for (uint64_t address : buffers)
+      pointers.push_back(reinterpret_cast<void *>(address));
+    return program.runUnchecked(pointers.data());
+  }
+  Expected<void> sync() override { return {}; }
+  bool poisoned() const override { return false; }
+
+  Expected<std::shared_ptr<void>> mark() override { return hostClockMark(); }
+  Expected<double> elapsedMs(void *start, void *end) override {
+    return millisecondsBetween(start, end);
+  }
+  const char *clockName() const override { return "host"; }
+  bool capturesNatively() const override { return false; }
+
+  Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
+    return allocateHostStaging(bytes);
+  }
+
+private:
+  MemoryPool memoryPool;
+};
+
+class CpuTarget final : public Target {
+public:
+  explicit CpuTarget(std::unique_ptr<CpuDevice> device) : device(std::move(device)) {}
+  std::string model() const override { return "host"; }
+  const std::string &fingerprint() const override { return device->fingerprint(); }
+  DeviceCapabilities capabilities() const override { return DeviceCapabilities::cpu(); }
+
+  Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
+                                             const CompileOptions &options) override {
+    auto compiled = compiler.compileForCpu(std::move(program), options);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    return load(std::move(*compiled));
+  }
+
+  Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
+    return std::make_shared<HostQueue>(std::move(engine));
+  }
+
+private:
+  Expected<std::shared_ptr<Program>> load(CompiledCpuProgram compiled) {
+    auto executable = device->load(compiled.object);
+    if (!executable)
+      return std::unexpected(executable.error());
+    return std::make_shared<CpuProgram>(std::move(compiled), std::move(*executable));
+  }
+
+  std::unique_ptr<CpuDevice> device;
+};
+
+Expected<std::unique_ptr<Target>> openCpu(int index) {
+  if (index != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "device cpu:" + std::to_string(index) +
+                         " does not exist (one CPU device: cpu:0)");
+  auto device = CpuDevice::create();
+  if (!device)
+    return std::unexpected(device.error());
+  return std::make_unique<CpuTarget>(std::move(*device));
+}
+
+Expected<OfflineCompile> compileCpuOffline(Compiler &compiler, std::string_view source,
+                                           const CompileOptions &options) {
+  auto compiled = compiler.compileForCpu(source, options);
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  return OfflineCompile{std::move(*compiled), "cpu", "1 object"};
+}
+
+} // namespace
+
+namespace targets {
+extern const TargetKind cpu{DeviceType::Cpu, "cpu", [] { return 1; }, openCpu,
+                            compileCpuOffline};
+} // namespace targets
+
+} // namespace kiln

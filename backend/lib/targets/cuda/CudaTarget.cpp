@@ -1,0 +1,145 @@
+//===- CudaTarget.cpp - NVIDIA GPUs as a kiln target ---------------------===//
+//
+// Programs are PTX (or cubin) modules with a GpuPlan, loaded through the
+// CUDA driver; tensors live in the device's memory pool, launches queue on
+// its stream, timing uses CUDA events and captures are CUDA graphs.
+//
+//===----------------------------------------------------------------------===//
+#include "DeviceQueue.h"
+#include "kiln/runtime/cuda/CudaProgram.h"
+
+namespace kiln {
+namespace {
+
+class CudaTargetProgram final : public Program {
+public:
+  CudaTargetProgram(CompiledProgram compiled, std::unique_ptr<CudaProgram> cuda)
+      : Program(std::move(compiled), temporaryBytesOf(cuda->gpuPlan())), cuda(std::move(cuda)) {}
+  Expected<void> runUnchecked(void **buffers) const override { return cuda->run(buffers); }
+  Expected<void> launch(const std::vector<uint64_t> &buffers) const {
+    return cuda->launchAll(buffers);
+  }
+
+private:
+  std::unique_ptr<CudaProgram> cuda;
+};
+
+/// Tensors in CUDA device memory; launches queue on the device's stream.
+class CudaQueue final : public DeviceQueue {
+public:
+  CudaQueue(std::shared_ptr<Engine> engine, CudaDevice &device)
+      : DeviceQueue(std::move(engine)), device(device) {}
+
+  MemoryPool &pool() override { return device.pool(); }
+  Expected<uint64_t> allocateExact(size_t bytes) override { return device.allocate(bytes); }
+  void releaseExact(uint64_t address) override { (void)device.free(address); }
+  Expected<void> write(uint64_t dst, const void *src, size_t bytes) override {
+    return device.copyToDevice(dst, src, bytes);
+  }
+  Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
+    if (auto ok = device.sync(); !ok)
+      return ok;
+    return device.copyToHost(dst, src, bytes);
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
+    // This queue's engine compiled it, for this target.
+    return static_cast<const CudaTargetProgram &>(program).launch(buffers);
+  }
+  Expected<void> sync() override { return device.sync(); }
+  bool poisoned() const override { return device.poisoned(); }
+
+  Expected<std::shared_ptr<void>> mark() override {
+    auto event = device.recordEvent();
+    if (!event)
+      return std::unexpected(event.error());
+    return std::shared_ptr<void>(*event, [&device = device](void *e) { device.destroyEvent(e); });
+  }
+  Expected<double> elapsedMs(void *start, void *end) override {
+    return device.elapsedMs(start, end);
+  }
+  const char *clockName() const override { return "cuda-events"; }
+
+  bool capturesNatively() const override { return true; }
+  Expected<void> beginCapture() override { return device.beginCapture(); }
+  Expected<std::shared_ptr<void>> endCapture() override {
+    auto graph = device.endCapture();
+    if (!graph)
+      return std::unexpected(graph.error());
+    return std::shared_ptr<void>(*graph, [&device = device](void *g) { device.destroyGraph(g); });
+  }
+  Expected<void> replay(void *graph) override { return device.launchGraph(graph); }
+
+  Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
+    auto p = device.allocatePinned(bytes);
+    if (!p)
+      return std::unexpected(p.error());
+    return std::shared_ptr<void>(*p, [&device = device](void *q) { (void)device.freePinned(q); });
+  }
+
+private:
+  CudaDevice &device;
+};
+
+class CudaTarget final : public Target {
+public:
+  explicit CudaTarget(std::unique_ptr<CudaDevice> device)
+      : device(std::move(device)), fingerprint_("cuda-" + this->device->properties().chip()) {}
+  std::string model() const override { return device->properties().name; }
+  const std::string &fingerprint() const override { return fingerprint_; }
+  DeviceCapabilities capabilities() const override {
+    return DeviceCapabilities::cuda(device->properties().computeMajor,
+                                    device->properties().computeMinor);
+  }
+
+  Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
+                                             const CompileOptions &options) override {
+    CompileOptions forDevice = options;
+    forDevice.chip = device->properties().chip();
+    auto compiled = compiler.compileForCuda(std::move(program), forDevice);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    return load(std::move(*compiled));
+  }
+
+  Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
+    return std::make_shared<CudaQueue>(std::move(engine), *device);
+  }
+
+private:
+  Expected<std::shared_ptr<Program>> load(CompiledGpuProgram compiled) {
+    auto cuda = CudaProgram::load(*device, std::move(compiled.plan));
+    if (!cuda)
+      return std::unexpected(cuda.error());
+    return std::make_shared<CudaTargetProgram>(std::move(compiled), std::move(*cuda));
+  }
+
+  std::unique_ptr<CudaDevice> device;
+  std::string fingerprint_;
+};
+
+Expected<std::unique_ptr<Target>> openCuda(int index) {
+  auto device = CudaDevice::create(index);
+  if (!device)
+    return std::unexpected(device.error());
+  return std::make_unique<CudaTarget>(std::move(*device));
+}
+
+Expected<OfflineCompile> compileCudaOffline(Compiler &compiler, std::string_view source,
+                                            const CompileOptions &options) {
+  auto compiled = compiler.compileForCuda(source, options);
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  std::string artifacts = std::to_string(compiled->plan.modules.size()) +
+                          (options.ptxas.empty() ? " PTX" : " cubin") + " module(s), " +
+                          std::to_string(compiled->plan.launches.size()) + " launch(es)";
+  return OfflineCompile{std::move(*compiled), options.chip, std::move(artifacts)};
+}
+
+} // namespace
+
+namespace targets {
+extern const TargetKind cuda{DeviceType::Cuda, "cuda", CudaDevice::deviceCount, openCuda,
+                             compileCudaOffline};
+} // namespace targets
+
+} // namespace kiln

@@ -1,0 +1,169 @@
+//===- VulkanTarget.cpp - Vulkan devices as a kiln target ----------------===//
+//
+// Programs are SPIR-V modules with a GpuPlan, compiled for the features the
+// device reports; tensors live in VkBuffer pages a VulkanExecutor owns;
+// launches submit and wait; timing uses timestamp queries where the device
+// has them; captures record into one command buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "DeviceQueue.h"
+#include "kiln/runtime/vulkan/VulkanExecutor.h"
+
+namespace kiln {
+namespace {
+
+class VulkanTargetProgram final : public Program {
+public:
+  VulkanTargetProgram(CompiledProgram compiled, std::unique_ptr<VulkanProgram> vulkan)
+      : Program(std::move(compiled), temporaryBytesOf(vulkan->gpuPlan())),
+        vulkan(std::move(vulkan)) {}
+  Expected<void> runUnchecked(void **buffers) const override { return vulkan->run(buffers); }
+  /// Device-resident launches go through the queue's executor.
+  VulkanProgram &program() const { return *vulkan; }
+
+private:
+  std::unique_ptr<VulkanProgram> vulkan;
+};
+
+/// Tensors in Vulkan device memory; launches submit and wait; device
+/// timestamps; captures recorded into one command buffer.
+class VulkanQueue final : public DeviceQueue {
+public:
+  VulkanQueue(std::shared_ptr<Engine> engine, std::unique_ptr<VulkanExecutor> executor)
+      : DeviceQueue(std::move(engine)), executor(std::move(executor)) {}
+
+  MemoryPool &pool() override { return executor->pool(); }
+  Expected<uint64_t> allocateExact(size_t bytes) override {
+    return executor->allocatePage(bytes);
+  }
+  void releaseExact(uint64_t address) override { executor->releasePage(address); }
+  Expected<void> write(uint64_t dst, const void *src, size_t bytes) override {
+    return executor->write(dst, src, bytes);
+  }
+  Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
+    return executor->read(dst, src, bytes);
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
+    // This queue's engine compiled it, for this target.
+    return executor->launch(static_cast<const VulkanTargetProgram &>(program).program(),
+                            buffers);
+  }
+  Expected<void> sync() override { return {}; } // every submit is waited for
+  bool poisoned() const override { return executor->lost(); }
+
+  Expected<std::shared_ptr<void>> mark() override {
+    if (!executor->hasTimestamps())
+      return hostClockMark();
+    auto ns = executor->timestampNs();
+    if (!ns)
+      return std::unexpected(ns.error());
+    return std::make_shared<double>(*ns * 1e-6);
+  }
+  Expected<double> elapsedMs(void *start, void *end) override {
+    return millisecondsBetween(start, end);
+  }
+  const char *clockName() const override {
+    return executor->hasTimestamps() ? "vulkan-timestamps" : "host";
+  }
+
+  bool capturesNatively() const override { return true; }
+  Expected<void> beginCapture() override { return executor->beginCapture(); }
+  Expected<std::shared_ptr<void>> endCapture() override { return executor->endCapture(); }
+  Expected<void> replay(void *graph) override { return executor->replay(graph); }
+
+  Expected<std::shared_ptr<void>> allocateStaging(size_t bytes) override {
+    return allocateHostStaging(bytes);
+  }
+
+private:
+  std::unique_ptr<VulkanExecutor> executor;
+};
+
+
+/// (Named apart from lowering's VulkanTarget, the features SPIR-V may use.)
+class VulkanDeviceTarget final : public Target {
+public:
+  explicit VulkanDeviceTarget(std::unique_ptr<VulkanDevice> device)
+      : device(std::move(device)), fingerprint_(this->device->properties().fingerprint()),
+        compileTarget(vulkanTargetOf(this->device->properties())) {}
+  std::string model() const override { return device->properties().name; }
+  const std::string &fingerprint() const override { return fingerprint_; }
+  DeviceCapabilities capabilities() const override {
+    return DeviceCapabilities::vulkan(device->properties());
+  }
+
+  Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
+                                             const CompileOptions &options) override {
+    CompileOptions forDevice = options;
+    forDevice.vulkan = compileTarget;
+    auto compiled = compiler.compileForVulkan(std::move(program), forDevice);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    return load(std::move(*compiled));
+  }
+
+  Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
+    auto executor = VulkanExecutor::create(*device);
+    if (!executor)
+      return std::unexpected(executor.error());
+    return std::make_shared<VulkanQueue>(std::move(engine), std::move(*executor));
+  }
+
+private:
+  Expected<std::shared_ptr<Program>> load(CompiledGpuProgram compiled) {
+    auto vulkan = VulkanProgram::load(*device, std::move(compiled.plan));
+    if (!vulkan)
+      return std::unexpected(vulkan.error());
+    return std::make_shared<VulkanTargetProgram>(std::move(compiled), std::move(*vulkan));
+  }
+
+  std::unique_ptr<VulkanDevice> device;
+  std::string fingerprint_;
+  VulkanTarget compileTarget;
+};
+
+Expected<std::unique_ptr<Target>> openVulkan(int index) {
+  auto device = VulkanDevice::create(index);
+  if (!device)
+    return std::unexpected(device.error());
+  return std::make_unique<VulkanDeviceTarget>(std::move(*device));
+}
+
+Expected<OfflineCompile> compileVulkanOffline(Compiler &compiler, std::string_view source,
+                                              const CompileOptions &options) {
+  auto compiled = compiler.compileForVulkan(source, options);
+  if (!compiled)
+    return std::unexpected(compiled.error());
+  std::string artifacts = std::to_string(compiled->plan.modules.size()) +
+                          " SPIR-V module(s), " +
+                          std::to_string(compiled->plan.launches.size()) + " launch(es)";
+  return OfflineCompile{std::move(*compiled), "vulkan", std::move(artifacts)};
+}
+
+} // namespace
+
+VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
+  VulkanTarget t;
+  t.float16 = device.float16;
+  t.float64 = device.float64;
+  t.int8 = device.int8;
+  t.int16 = device.int16;
+  t.int64 = device.int64;
+  t.storage8 = device.storage8;
+  t.storage16 = device.storage16;
+  t.maxWorkgroupCount = {device.maxWorkgroupCount[0], device.maxWorkgroupCount[1],
+                         device.maxWorkgroupCount[2]};
+  t.preserveNan16 = device.preserveNan16;
+  t.preserveNan32 = device.preserveNan32;
+  t.preserveNan64 = device.preserveNan64;
+  t.maxStorageBuffers =
+      std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet);
+  return t;
+}
+
+namespace targets {
+extern const TargetKind vulkan{DeviceType::Vulkan, "vulkan", VulkanDevice::deviceCount,
+                               openVulkan, compileVulkanOffline};
+} // namespace targets
+
+} // namespace kiln
