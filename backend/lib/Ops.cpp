@@ -74,9 +74,10 @@ std::string f64(double value) {
   }
   char digits[32];
   auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  // Shortest round trip; MLIR wants a point in it: 1e-05 -> 1.0e-05.
   std::string text(digits, end);
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
+  if (text.find('.') == std::string::npos)
+    text.insert(std::min(text.find('e'), text.size()), ".0");
   return text + " : f64";
 }
 

@@ -37,8 +37,11 @@ def _f64(value):
     value = float(value)
     if not math.isfinite(value):  # MLIR float literals have no inf/nan
         return "0x%016X : f64" % struct.unpack("<Q", struct.pack("<d", value))[0]
-    text = repr(value)
-    return text + ("" if ("." in text or "e" in text) else ".0") + " : f64"
+    text = repr(value)  # shortest round trip; MLIR wants a point: 1e-05 -> 1.0e-05
+    if "." not in text:
+        mantissa, e, exponent = text.partition("e")
+        text = mantissa + ".0" + e + exponent
+    return text + " : f64"
 
 
 def _axis(axis, ndim):
