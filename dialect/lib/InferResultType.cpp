@@ -245,16 +245,19 @@ checkTypedOp(std::string_view op, const std::vector<TensorSpelling> &operands,
 
   std::optional<RegisteredOperationName> name = RegisteredOperationName::lookup(op, context);
   std::optional<ResultRule> rule = name ? resultRule(*name) : std::nullopt;
-  if (!rule || *rule == ResultRule::Given)
-    return refuse("not an op of the kiln dialect whose result type follows from its operands");
+  if (!rule)
+    return refuse("no such op in the kiln dialect");
+  if (*rule == ResultRule::Given)
+    return refuse("its result type is the caller's to give");
   if (*rule == ResultRule::ElementRequired && !element)
     return refuse("needs the result's element type");
   if (*rule == ResultRule::Inferred && element)
     return refuse("the result's element type is not a choice");
-  auto dict = dyn_cast_or_null<DictionaryAttr>(
-      parseAttribute("{" + std::string(attrs) + "}", context));
+  std::string dictionary = "{";
+  dictionary.append(attrs).append("}");
+  auto dict = dyn_cast_or_null<DictionaryAttr>(parseAttribute(dictionary, context));
   if (!dict)
-    return refuse("bad attributes {" + std::string(attrs) + "}: " + diagnostics);
+    return refuse("bad attributes " + dictionary + ": " + diagnostics);
   auto typeOf = [&](std::string_view spelled, ArrayRef<int64_t> shape) -> RankedTensorType {
     Type elementType = parseType(spelled, context);
     return elementType ? RankedTensorType::get(shape, elementType) : RankedTensorType();
