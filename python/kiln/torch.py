@@ -397,15 +397,25 @@ class _KilnCall:
         self.__name__ = "kiln_program"
 
     def __call__(self, *inputs):
+        device = self.program.device
         tensors = []
         for t in inputs:
             t = t.detach().contiguous()
+            if t.dtype == torch.bool:  # torch 1.13's DLPack has no bool: a copy
+                tensors.append(kiln.tensor(t.cpu().numpy(), device))
+                continue
             if t.data_ptr() % 16:
                 t = t.clone()
             tensors.append(kiln.from_dlpack(t))
         results = self.program(*tensors)
         results = results if isinstance(results, tuple) else (results,)
-        return tuple(torch.utils.dlpack.from_dlpack(r) for r in results)
+        return tuple(_to_torch(r) for r in results)
+
+
+def _to_torch(tensor):
+    if tensor.dtype == "bool":  # as above; kiln's device names are torch's
+        return torch.from_numpy(tensor.numpy()).to(tensor.device)
+    return torch.utils.dlpack.from_dlpack(tensor)
 
 
 def _kiln_device(example_inputs):
