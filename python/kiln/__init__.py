@@ -18,6 +18,22 @@ import importlib as _importlib
 import numpy as _np
 
 from kiln import _kiln
+
+
+def _expose_jit_runtime():
+    """kiln's CPU kernels call MLIR's runtime libraries (async, runner
+    utils), which its JIT looks up in the process's global scope; the
+    libraries of an extension module load into a local one, so they are
+    re-opened here into the global scope (already loaded: no copy)."""
+    import ctypes
+    import os
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "/libmlir_" in line}
+    for path in paths:
+        ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD)
+
+
+_expose_jit_runtime()
 from kiln._kiln import (Backend, CompileError, DevicePoisoned, Error, Graph,
                         InvalidArgument, LaunchError, OutOfMemory, Tensor,
                         Unsupported)
@@ -48,7 +64,7 @@ def backend(device="cpu"):
 
 def tensor(data, device="cpu", dtype=None):
     """A kiln tensor with a copy of `data` (array-like) on `device`."""
-    array = _np.ascontiguousarray(data if dtype is None else _np.asarray(data, dtype=dtype))
+    array = _np.asarray(data, dtype=dtype, order="C")  # ascontiguousarray makes 0-d 1-d
     if array.dtype == _np.float64 and dtype is None and not isinstance(data, _np.ndarray):
         array = array.astype(_np.float32)  # Python floats: float32, as torch
     return _kiln.tensor(array, device)

@@ -21,7 +21,7 @@ def aligned(shape, dtype=np.float32):
 def test_numpy_to_kiln_is_zero_copy():
     a = aligned((4, 5))
     t = kiln.from_dlpack(a)
-    assert t.shape == (4, 5) and t.dtype == "float32" and t.device == "cpu"
+    assert t.shape == (4, 5) and t.dtype == "float32" and t.device == "cpu:0"
     back = np.from_dlpack(t)
     assert back.ctypes.data == a.ctypes.data
     a[0, 0] = 42.0  # the same memory: kiln sees the write
