@@ -12,6 +12,11 @@ ninja -C build check-lit
 /usr/bin/python3 -m pytest -q tests/conformance
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py
+# The Python package (build/python): every op against NumPy, DLPack with
+# NumPy and torch, errors, backend services, kiln.torch.backend; the
+# device-generic cases again on Vulkan.
+/usr/bin/python3 -m pytest -q tests/python
+KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/python/test_ops.py tests/python/test_backend.py
 # Random programs on the CPU and Vulkan against each other and a float64
 # NumPy reference (tests/differential, docs/testing.md).
 /usr/bin/python3 tests/differential/run_differential.py --seed 1 --count 300

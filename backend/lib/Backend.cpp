@@ -8,12 +8,16 @@
 
 namespace kiln {
 
-/// A tensor's buffer: a pool allocation or a persistent one.
+/// A tensor's buffer: a pool allocation, a persistent one, or memory of
+/// another library's that `external` keeps alive.
 struct TensorStorage {
   std::shared_ptr<DeviceQueue> queue;
   MemoryPool::Allocation allocation;
   bool persistent = false;
+  std::shared_ptr<void> external;
   ~TensorStorage() {
+    if (external)
+      return;
     if (persistent)
       queue->releasePersistent(allocation.address, allocation.bytes);
     else
@@ -258,6 +262,49 @@ Expected<HostTensor> Backend::download(const Tensor &tensor) {
       !ok)
     return std::unexpected(ok.error());
   return host;
+}
+
+Expected<Tensor> Backend::adopt(uint64_t address, DType type, std::vector<int64_t> shape,
+                                std::shared_ptr<void> owner) {
+  if (auto ok = checkUsable(); !ok)
+    return std::unexpected(ok.error());
+  if (device().type == DeviceType::Vulkan)
+    return makeError(ErrorKind::Unsupported,
+                     "adopt: " + device().toString() + " cannot use memory it did not allocate");
+  auto bytes = tensorBytes(type, shape);
+  if (!bytes)
+    return std::unexpected(bytes.error());
+  if (address == 0 && *bytes != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "adopt: the data of " + tensorType(type, shape) + " is a null pointer");
+  if (address % 16 != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "adopt: the data of " + tensorType(type, shape) +
+                         " is not 16-byte aligned (address % 16 = " +
+                         std::to_string(address % 16) + ")");
+  Tensor t;
+  t.type = type;
+  t.dims = std::move(shape);
+  t.deviceId = device();
+  auto storage = std::make_shared<TensorStorage>();
+  storage->queue = queue;
+  storage->allocation = {address, *bytes};
+  // A non-null keeper even for an owner-less adoption: the storage is external.
+  storage->external = owner ? std::move(owner) : std::make_shared<int>(0);
+  t.storage = std::move(storage);
+  return t;
+}
+
+Expected<uint64_t> Backend::dataAddress(const Tensor &tensor) {
+  if (auto ok = checkOwned(tensor, "data_address: the tensor"); !ok)
+    return std::unexpected(ok.error());
+  if (device().type == DeviceType::Vulkan)
+    return makeError(ErrorKind::Unsupported,
+                     "data_address: " + device().toString() +
+                         " memory has no address another library can use");
+  if (auto ok = sync(); !ok)
+    return std::unexpected(ok.error());
+  return tensor.storage->allocation.address;
 }
 
 Expected<std::vector<Tensor>> Backend::run(std::string_view source,

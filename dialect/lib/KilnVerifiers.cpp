@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Dialect/InferResultType.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -78,18 +79,6 @@ bool isFloat(Type t) {
   return kind && (*kind & (ElementKind::Float | ElementKind::Float8));
 }
 
-SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
-                                  ArrayRef<int64_t> dims, bool keepDims) {
-  SmallVector<int64_t> out;
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    bool reduced = llvm::is_contained(dims, static_cast<int64_t>(d));
-    if (!reduced)
-      out.push_back(size);
-    else if (keepDims)
-      out.push_back(1);
-  }
-  return out;
-}
 } // namespace
 
 std::optional<unsigned> kiln::elementKindOf(Type type) {

@@ -123,6 +123,17 @@ public:
   /// Overwrites `tensor` with `host` (same dtype and shape); how inputs of a
   /// captured graph are refreshed between replays.
   Expected<void> write(const Tensor &tensor, const HostTensor &host);
+  /// A tensor over memory kiln did not allocate (DLPack imports): `address`
+  /// in this device's memory (a host pointer on the CPU, a device pointer on
+  /// CUDA), at least 16-byte aligned (kernels assume it), holding a dense
+  /// row-major tensor of `type` and `shape`. `owner` keeps the memory alive
+  /// until the last Tensor naming it goes. Vulkan memory is not adoptable.
+  Expected<Tensor> adopt(uint64_t address, DType type, std::vector<int64_t> shape,
+                         std::shared_ptr<void> owner);
+  /// Where `tensor`'s data lives in this device's memory, to hand it to
+  /// another library (DLPack exports), once the queued work that writes it
+  /// is done: any stream of the device may then use it.
+  Expected<uint64_t> dataAddress(const Tensor &tensor);
   /// Runs a kiln program (its @main) on tensors of this device.
   Expected<std::vector<Tensor>> run(std::string_view program,
                                     const std::vector<Tensor> &inputs);

@@ -1,0 +1,312 @@
+//===- Module.cpp - kiln._kiln: tensors, ops and backends for Python ------===//
+//
+// The thin layer under the `kiln` package: Python names and keyword
+// attributes live in python/kiln; here tensors, the typed ops' generic call,
+// programs, backend services and errors as exception classes per kind.
+//
+//===----------------------------------------------------------------------===//
+#include "Module.h"
+
+#include "kiln/backend/Ops.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <map>
+
+namespace py = pybind11;
+
+namespace kiln::python {
+namespace {
+struct DTypeName {
+  DType type;
+  std::string_view numpy;
+};
+constexpr DTypeName kNames[] = {
+    {DType::F64, "float64"}, {DType::F32, "float32"}, {DType::F16, "float16"},
+    {DType::BF16, "bfloat16"}, {DType::I8, "int8"},   {DType::I16, "int16"},
+    {DType::I32, "int32"},   {DType::I64, "int64"},   {DType::U8, "uint8"},
+    {DType::U16, "uint16"},  {DType::U32, "uint32"},  {DType::U64, "uint64"},
+    {DType::Bool, "bool"},
+};
+
+struct ElementName {
+  ElementType type;
+  std::string_view name;
+};
+constexpr ElementName kElementNames[] = {
+    {ElementType::F64, "float64"},        {ElementType::F32, "float32"},
+    {ElementType::TF32, "tfloat32"},      {ElementType::F16, "float16"},
+    {ElementType::BF16, "bfloat16"},      {ElementType::F8E4M3, "float8_e4m3fn"},
+    {ElementType::F8E5M2, "float8_e5m2"}, {ElementType::I8, "int8"},
+    {ElementType::I16, "int16"},          {ElementType::I32, "int32"},
+    {ElementType::I64, "int64"},          {ElementType::U8, "uint8"},
+    {ElementType::U16, "uint16"},         {ElementType::U32, "uint32"},
+    {ElementType::U64, "uint64"},         {ElementType::Bool, "bool"},
+};
+
+ElementType elementFromName(std::string_view name) {
+  for (const ElementName &e : kElementNames)
+    if (e.name == name)
+      return e.type;
+  throw KilnException{{ErrorKind::InvalidArgument, "unknown element type '" + std::string(name) + "'"}};
+}
+
+/// A compiled program and the backend it runs on: kiln.compile's callable.
+struct PyProgram {
+  std::shared_ptr<Backend> backend;
+  std::string source;
+  std::shared_ptr<Program> program;
+};
+
+py::tuple shapeTuple(const std::vector<int64_t> &shape) {
+  py::tuple t(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    t[i] = shape[i];
+  return t;
+}
+
+HostTensor hostTensor(const py::array &array) {
+  std::string name = py::str(array.dtype().attr("name"));
+  DType type = dtypeFromNumpyName(name);
+  if (!(array.flags() & py::array::c_style))
+    throw KilnException{{ErrorKind::InvalidArgument, "the array is not C-contiguous"}};
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  HostTensor host(type, shape);
+  if (!host.data.empty())
+    std::memcpy(host.data.data(), array.data(), host.data.size());
+  return host;
+}
+
+py::array toNumpy(const Tensor &tensor) {
+  if (tensor.dtype() == DType::BF16)
+    throw KilnException{{ErrorKind::Unsupported,
+                         "numpy has no bfloat16: cast the tensor to float32 first"}};
+  auto host = std::make_unique<HostTensor>(unwrap(backendOf(tensor.device())->download(tensor)));
+  py::dtype dtype = py::dtype::from_args(py::str(std::string(numpyName(tensor.dtype()))));
+  void *data = host->data.data();
+  std::vector<py::ssize_t> shape(host->shape.begin(), host->shape.end());
+  py::capsule owner(host.release(), [](void *p) { delete static_cast<HostTensor *>(p); });
+  return py::array(dtype, shape, data, owner);
+}
+
+py::dict poolReport(const PoolReport &r) {
+  py::dict d;
+  d["name"] = r.name;
+  d["page_size"] = r.pageSize;
+  d["pages"] = r.pages;
+  d["pages_peak"] = r.pagesPeak;
+  d["largest_alloc"] = r.largestAlloc;
+  return d;
+}
+
+void bindErrors(py::module_ &m) {
+  // One base class and one class per kind; each also derives from the
+  // Python exception that means the same, so generic handlers catch it.
+  static py::handle base = PyErr_NewException("kiln.Error", PyExc_RuntimeError, nullptr);
+  m.attr("Error") = base;
+  struct Kind {
+    ErrorKind kind;
+    const char *name;
+    PyObject *python;
+  };
+  static const Kind kinds[] = {
+      {ErrorKind::InvalidArgument, "InvalidArgument", PyExc_ValueError},
+      {ErrorKind::Compile, "CompileError", PyExc_RuntimeError},
+      {ErrorKind::Launch, "LaunchError", PyExc_RuntimeError},
+      {ErrorKind::OutOfMemory, "OutOfMemory", PyExc_MemoryError},
+      {ErrorKind::Unsupported, "Unsupported", PyExc_NotImplementedError},
+      {ErrorKind::DevicePoisoned, "DevicePoisoned", PyExc_RuntimeError},
+  };
+  static std::map<ErrorKind, py::handle> classes;
+  for (const Kind &k : kinds) {
+    py::tuple bases = k.python == PyExc_RuntimeError
+                          ? py::make_tuple(base)
+                          : py::make_tuple(base, py::handle(k.python));
+    std::string qualified = std::string("kiln.") + k.name;
+    py::handle cls = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
+    m.attr(k.name) = cls;
+    classes[k.kind] = cls;
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const KilnException &e) {
+      auto it = classes.find(e.error.kind);
+      PyErr_SetString(it != classes.end() ? it->second.ptr() : base.ptr(),
+                      e.error.message.c_str());
+    }
+  });
+}
+
+void bindBackend(py::module_ &m) {
+  py::class_<Graph>(m, "Graph")
+      .def_property_readonly("device", [](const Graph &g) { return g.device().toString(); })
+      .def_property_readonly("launch_count", &Graph::launchCount);
+  py::class_<ProfileToken>(m, "ProfileToken");
+
+  py::class_<Backend, std::shared_ptr<Backend>>(m, "Backend")
+      .def_property_readonly("name", &Backend::name)
+      .def_property_readonly("device", [](Backend &b) { return b.device().toString(); })
+      .def("seed", &Backend::seed, py::arg("seed"))
+      .def("sync", [](Backend &b) { unwrap(b.sync()); })
+      .def("flush", [](Backend &b) { unwrap(b.flush()); })
+      .def("profile_start", [](Backend &b) { return unwrap(b.profileStart()); })
+      .def("profile_end",
+           [](Backend &b, ProfileToken t) -> std::optional<double> {
+             return unwrap(b.profileEnd(t)).milliseconds;
+           })
+      .def("profile_abandon", &Backend::profileAbandon)
+      .def("graph_prepare", [](Backend &b) { unwrap(b.graphPrepare()); })
+      .def("graph_start_capture", [](Backend &b) { unwrap(b.graphStartCapture()); })
+      .def("graph_stop_capture", [](Backend &b) { return unwrap(b.graphStopCapture()); })
+      .def("graph_replay", [](Backend &b, const Graph &g) { unwrap(b.graphReplay(g)); })
+      .def("memory_persistent_allocations", &Backend::memoryPersistentAllocations)
+      .def("memory_cleanup", &Backend::memoryCleanup)
+      .def("memory_pool_report",
+           [](const Backend &b) {
+             py::list reports;
+             for (const PoolReport &r : b.memoryPoolReport())
+               reports.append(poolReport(r));
+             return reports;
+           })
+      .def("memory_pool_usage",
+           [](const Backend &b) {
+             MemoryUsage u = b.memoryPoolUsage();
+             py::dict d;
+             d["number_allocs"] = u.numberAllocs;
+             d["bytes_in_use"] = u.bytesInUse;
+             d["bytes_padding"] = u.bytesPadding;
+             d["bytes_reserved"] = u.bytesReserved;
+             return d;
+           })
+      .def("supports_dtype",
+           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
+             DataType type{elementFromName(element)};
+             if (scale)
+               type.quantizedScale = elementFromName(*scale);
+             return b.supportsDtype(type);
+           },
+           py::arg("dtype"), py::arg("quantized_scale") = py::none())
+      .def("dtype_usage",
+           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
+             DataType type{elementFromName(element)};
+             if (scale)
+               type.quantizedScale = elementFromName(*scale);
+             DTypeUsageSet usage = b.dtypeUsage(type);
+             constexpr std::pair<DTypeUsage, const char *> kUsages[] = {
+                 {DTypeUsage::Storage, "storage"},
+                 {DTypeUsage::Arithmetic, "arithmetic"},
+                 {DTypeUsage::Accelerated, "accelerated"}};
+             std::vector<std::string> names;
+             for (auto [flag, name] : kUsages)
+               if (usage.contains(flag))
+                 names.push_back(name);
+             return names;
+           },
+           py::arg("dtype"), py::arg("quantized_scale") = py::none())
+      .def_property_readonly("compile_count",
+                             [](Backend &b) { return b.kernels().compileCount(); });
+
+  m.def("backend", [](const std::string &device) { return backendOf(device); },
+        py::arg("device") = "cpu");
+  m.def("device_count", [](const std::string &kind) {
+    DeviceId id = unwrap(DeviceId::parse(kind));
+    return Backend::deviceCount(id.type);
+  });
+}
+
+void bindOps(py::module_ &m) {
+  m.def("call",
+        [](std::string_view op, const std::vector<Tensor> &operands, std::string_view attrs,
+           std::optional<std::string_view> element) {
+          std::optional<DType> type;
+          if (element)
+            type = dtypeFromNumpyName(*element);
+          return unwrap(ops::call(op, operands, attrs, type));
+        },
+        py::arg("op"), py::arg("operands"), py::arg("attrs") = "",
+        py::arg("element") = py::none());
+  m.def("apply",
+        [](std::string_view op, const std::vector<Tensor> &operands, std::string_view dtype,
+           const std::vector<int64_t> &shape, std::string_view attrs, const std::string &device) {
+          return unwrap(backendOf(device)->apply(op, operands, dtypeFromNumpyName(dtype), shape,
+                                                 attrs));
+        },
+        py::arg("op"), py::arg("operands"), py::arg("dtype"), py::arg("shape"),
+        py::arg("attrs"), py::arg("device"));
+  m.def("covered_ops", [] {
+    std::vector<std::string> names(ops::coveredOps().begin(), ops::coveredOps().end());
+    return names;
+  });
+  m.def("inferred_signatures", &ops::inferredSignatures);
+
+  py::class_<PyProgram>(m, "Program")
+      .def_property_readonly("device", [](const PyProgram &p) { return p.backend->device().toString(); })
+      .def_property_readonly("kernel_count", [](const PyProgram &p) { return p.program->kernelCount(); })
+      .def_property_readonly("num_inputs", [](const PyProgram &p) { return p.program->inputs().size(); })
+      .def_property_readonly("num_outputs", [](const PyProgram &p) { return p.program->outputs().size(); })
+      .def("run", [](const PyProgram &p, const std::vector<Tensor> &inputs) {
+        return unwrap(p.backend->run(p.source, inputs));
+      });
+  m.def("compile",
+        [](std::string source, const std::string &device) {
+          std::shared_ptr<Backend> backend = backendOf(device);
+          auto program = unwrap(backend->kernels().compile(source));
+          return PyProgram{backend, std::move(source), std::move(program)};
+        },
+        py::arg("source"), py::arg("device") = "cpu");
+}
+} // namespace
+
+std::string_view numpyName(DType type) { return kNames[static_cast<int>(type)].numpy; }
+
+DType dtypeFromNumpyName(std::string_view name) {
+  for (const DTypeName &n : kNames)
+    if (n.numpy == name)
+      return n.type;
+  throw KilnException{{ErrorKind::InvalidArgument,
+                       "kiln has no dtype '" + std::string(name) +
+                           "' (float64 float32 float16 bfloat16, int8..int64, uint8..uint64, bool)"}};
+}
+
+std::shared_ptr<Backend> backendOf(const DeviceId &device) {
+  return unwrap(Backend::shared(device));
+}
+
+std::shared_ptr<Backend> backendOf(std::string_view device) {
+  return backendOf(unwrap(DeviceId::parse(device)));
+}
+
+} // namespace kiln::python
+
+using namespace kiln;
+using namespace kiln::python;
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "kiln's C++ backend (use the kiln package)";
+  bindErrors(m);
+  py::class_<Tensor> tensor(m, "Tensor");
+  tensor.def_property_readonly("dtype", [](const Tensor &t) { return numpyName(t.dtype()); })
+      .def_property_readonly("shape", [](const Tensor &t) { return shapeTuple(t.shape()); })
+      .def_property_readonly("device", [](const Tensor &t) { return t.device().toString(); })
+      .def_property_readonly("ndim", [](const Tensor &t) { return t.shape().size(); })
+      .def_property_readonly("size", &Tensor::numElements)
+      .def_property_readonly("nbytes", &Tensor::bytes)
+      .def("numpy", &toNumpy);
+  m.def("tensor",
+        [](const py::array &array, const std::string &device) {
+          return unwrap(backendOf(device)->upload(hostTensor(array)));
+        },
+        py::arg("array"), py::arg("device") = "cpu");
+  m.def("write",
+        [](const Tensor &t, const py::array &array) {
+          unwrap(backendOf(t.device())->write(t, hostTensor(array)));
+        },
+        py::arg("tensor"), py::arg("array"));
+  bindBackend(m);
+  bindOps(m);
+  bindDLPack(m, tensor);
+}

@@ -1,0 +1,69 @@
+"""Errors raise the class of their kind, carry the verifier's message, and leak nothing."""
+import gc
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def test_classes_derive_from_one_base_and_the_python_meaning():
+    for cls in (kiln.InvalidArgument, kiln.CompileError, kiln.LaunchError, kiln.OutOfMemory,
+                kiln.Unsupported, kiln.DevicePoisoned):
+        assert issubclass(cls, kiln.Error)
+    assert issubclass(kiln.InvalidArgument, ValueError)
+    assert issubclass(kiln.OutOfMemory, MemoryError)
+    assert issubclass(kiln.Unsupported, NotImplementedError)
+
+
+def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
+    a = kiln.tensor(np.ones((2, 3), np.float32))
+    b = kiln.tensor(np.ones((4,), np.float32))
+    with pytest.raises(kiln.InvalidArgument, match="kiln.add.*broadcast"):
+        kiln.add(a, b)
+    with pytest.raises(kiln.InvalidArgument, match="no implicit promotion"):
+        kiln.add(a, kiln.tensor(np.ones((2, 3), np.int32)))
+    with pytest.raises(kiln.InvalidArgument, match="out of range"):
+        kiln.softmax(a, axis=2)
+    with pytest.raises(kiln.InvalidArgument, match="contraction sizes differ"):
+        kiln.matmul(a, a)
+    with pytest.raises(kiln.InvalidArgument, match="no dtype 'complex64'"):
+        kiln.tensor(np.ones(2, np.complex64))
+
+
+def test_bad_programs_raise_and_unknown_devices_too():
+    with pytest.raises(kiln.Error):
+        kiln.compile("func.func @main( {")
+    with pytest.raises(kiln.InvalidArgument):
+        kiln.backend("tpu:0")
+    with pytest.raises(kiln.Unsupported, match="bfloat16"):
+        kiln.astype(kiln.full((2,), 1.0), "bfloat16").numpy()
+
+
+def test_failures_leak_no_device_memory():
+    backend = kiln.backend("cpu")
+    a = kiln.tensor(np.ones((64, 64), np.float32))
+    b = kiln.tensor(np.ones((3,), np.float32))
+    for _ in range(3):  # warm: caches and pools settle
+        with pytest.raises(kiln.InvalidArgument):
+            kiln.add(a, b)
+    gc.collect()
+    before = backend.memory_pool_usage()["bytes_in_use"]
+    for _ in range(50):
+        with pytest.raises(kiln.InvalidArgument):
+            kiln.add(a, b)
+        with pytest.raises(kiln.InvalidArgument):
+            kiln.reshape(a, (5, 5))
+    gc.collect()
+    assert backend.memory_pool_usage()["bytes_in_use"] == before
+
+
+def test_released_tensors_give_their_memory_back():
+    backend = kiln.backend("cpu")
+    gc.collect()
+    before = backend.memory_pool_usage()["bytes_in_use"]
+    tensors = [kiln.full((256, 256), 1.0) for _ in range(4)]
+    assert backend.memory_pool_usage()["bytes_in_use"] >= before + 4 * 256 * 256 * 4
+    del tensors
+    gc.collect()
+    assert backend.memory_pool_usage()["bytes_in_use"] == before

@@ -1,0 +1,95 @@
+"""kiln.torch.backend on torch.nn modules traced by torch.fx, against torch eager."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.fx  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import kiln  # noqa: E402
+import kiln.torch  # noqa: E402
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(self.act(self.fc1(x))), dim=-1)
+
+
+class Block(nn.Module):
+    """A GPT-2 block: causal attention as matmul + softmax + matmul, layer
+    norms, a GELU MLP, residuals."""
+
+    def __init__(self, d=32, heads=4, seq=8):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.drop = nn.Dropout(0.1)
+        self.register_buffer("future", torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1))
+        self.scale = 1.0 / math.sqrt(d // heads)
+
+    def forward(self, x):
+        h = self.ln1(x)
+        q = self.q(h).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        k = self.k(h).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        v = self.v(h).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        att = F.softmax(att.masked_fill(self.future, float("-inf")), dim=-1)
+        y = (att @ v).transpose(1, 2).flatten(2)
+        x = x + self.drop(self.proj(y))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+def run(module, *inputs):
+    module.eval()
+    with torch.no_grad():
+        want = module(*inputs)
+        compiled = kiln.torch.backend(torch.fx.symbolic_trace(module), list(inputs))
+        got = compiled(*inputs)
+    return got, want, compiled.kiln_report
+
+
+def test_mlp_is_one_program():
+    torch.manual_seed(0)
+    got, want, report = run(MLP(), torch.randn(4, 16))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    assert report.programs == 1 and report.fallbacks == [], report
+
+
+def test_gpt2_block_is_one_program_matching_eager():
+    torch.manual_seed(0)
+    got, want, report = run(Block(), torch.randn(2, 8, 32))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert report.programs == 1 and report.kiln_nodes >= 20, report
+    assert report.fallbacks == [], report
+
+
+def test_unsupported_ops_fall_back_to_torch():
+    class Odd(nn.Module):
+        def forward(self, x):
+            return torch.sort(x.exp(), dim=-1).values * 2.0
+
+    got, want, report = run(Odd(), torch.randn(3, 5))
+    torch.testing.assert_close(got, want)
+    assert report.programs == 2 and "sort" in report.fallbacks, report
+
+
+def test_kiln_programs_see_new_inputs():
+    torch.manual_seed(1)
+    mlp = MLP().eval()
+    compiled = kiln.torch.backend(torch.fx.symbolic_trace(mlp), [torch.randn(4, 16)])
+    with torch.no_grad():
+        x = torch.randn(4, 16)
+        torch.testing.assert_close(compiled(x), mlp(x), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,112 @@
+//===- OpsTest.cpp - typed ops: coverage, inferred types, errors, caching -===//
+#include "kiln/backend/Ops.h"
+
+#include "kiln/Dialect/TypedOps.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace kiln;
+
+namespace {
+
+Tensor upload(std::vector<int64_t> shape, DType type = DType::F32) {
+  HostTensor host(type, std::move(shape));
+  for (int64_t i = 0; i < host.numElements(); ++i) {
+    if (type == DType::F32)
+      host.as<float>()[i] = static_cast<float>(i);
+    else if (type == DType::I64)
+      host.as<int64_t>()[i] = 0;
+    else if (type == DType::I32)
+      host.as<int32_t>()[i] = static_cast<int32_t>(i);
+  }
+  auto t = (*Backend::shared(DeviceId{}))->upload(host);
+  EXPECT_TRUE(t) << t.error().message;
+  return *t;
+}
+
+HostTensor download(const Tensor &t) { return *(*Backend::shared(t.device()))->download(t); }
+
+TEST(Ops, EveryDialectOpHasATypedCall) {
+  std::set<std::string_view> covered(ops::coveredOps().begin(), ops::coveredOps().end());
+  std::vector<std::string> dialect = dialectOpNames();
+  ASSERT_GT(dialect.size(), 60u);
+  for (const std::string &name : dialect)
+    EXPECT_TRUE(covered.count(name)) << name << " has no typed op in kiln/backend/Ops.h";
+  EXPECT_EQ(dialect.size(), covered.size()) << "Ops.h names an op the dialect lacks";
+}
+
+TEST(Ops, ResultTypesComeFromTheDialect) {
+  Tensor a = upload({2, 3}), row = upload({3}), b = upload({3, 4});
+  auto sum = ops::add(a, row);
+  ASSERT_TRUE(sum) << sum.error().message;
+  EXPECT_EQ(sum->shape(), (std::vector<int64_t>{2, 3}));
+  auto mm = ops::matmul(a, b);
+  ASSERT_TRUE(mm) << mm.error().message;
+  EXPECT_EQ(mm->shape(), (std::vector<int64_t>{2, 4}));
+  auto reduced = ops::reduce_sum(a, {1}, false);
+  ASSERT_TRUE(reduced) << reduced.error().message;
+  EXPECT_EQ(reduced->shape(), (std::vector<int64_t>{2}));
+  HostTensor r = download(*reduced);
+  EXPECT_EQ(r.as<float>()[0], 0.f + 1.f + 2.f);
+  EXPECT_EQ(r.as<float>()[1], 3.f + 4.f + 5.f);
+  auto less = ops::lt(a, row);
+  ASSERT_TRUE(less) << less.error().message;
+  EXPECT_EQ(less->dtype(), DType::Bool);
+  auto arg = ops::argmax(a, 1, true);
+  ASSERT_TRUE(arg) << arg.error().message;
+  EXPECT_EQ(arg->dtype(), DType::I64);
+  EXPECT_EQ(arg->shape(), (std::vector<int64_t>{2, 1}));
+  auto sliced = ops::slice(a, {0, 1}, {2, 3}, {1, 2});
+  ASSERT_TRUE(sliced) << sliced.error().message;
+  EXPECT_EQ(sliced->shape(), (std::vector<int64_t>{2, 1}));
+  auto joined = ops::concat({a, a}, 0);
+  ASSERT_TRUE(joined) << joined.error().message;
+  EXPECT_EQ(joined->shape(), (std::vector<int64_t>{4, 3}));
+  auto casted = ops::cast(a, DType::F16);
+  ASSERT_TRUE(casted) << casted.error().message;
+  EXPECT_EQ(casted->dtype(), DType::F16);
+  auto filled = ops::fill(DeviceId{}, DType::I32, {2, 2}, 7.0);
+  ASSERT_TRUE(filled) << filled.error().message;
+  EXPECT_EQ(download(*filled).as<int32_t>()[3], 7);
+}
+
+TEST(Ops, BadOperandsGiveTheVerifiersMessage) {
+  Tensor a = upload({2, 3}), b = upload({4}), i = upload({2, 3}, DType::I32);
+  auto mismatch = ops::add(a, b);
+  ASSERT_FALSE(mismatch);
+  EXPECT_EQ(mismatch.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(mismatch.error().message.find("kiln.add"), std::string::npos)
+      << mismatch.error().message;
+  EXPECT_NE(mismatch.error().message.find("broadcast"), std::string::npos)
+      << mismatch.error().message;
+  auto types = ops::add(a, i);
+  ASSERT_FALSE(types);
+  EXPECT_NE(types.error().message.find("no implicit promotion"), std::string::npos)
+      << types.error().message;
+  auto dim = ops::softmax(a, 5);
+  ASSERT_FALSE(dim);
+  EXPECT_EQ(dim.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(dim.error().message.find("out of range for rank 2"), std::string::npos)
+      << dim.error().message;
+  auto contraction = ops::matmul(a, a);
+  ASSERT_FALSE(contraction);
+  EXPECT_NE(contraction.error().message.find("contraction sizes differ"), std::string::npos)
+      << contraction.error().message;
+}
+
+TEST(Ops, ARepeatedCallInfersAndCompilesNothing) {
+  Tensor a = upload({5, 7}), b = upload({5, 7});
+  ASSERT_TRUE(ops::mul(a, b));
+  size_t inferred = ops::inferredSignatures();
+  Engine &engine = (*Backend::shared(DeviceId{}))->kernels();
+  size_t compiled = engine.compileCount();
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(ops::mul(a, b));
+  EXPECT_EQ(ops::inferredSignatures(), inferred);
+  EXPECT_EQ(engine.compileCount(), compiled);
+}
+
+} // namespace
