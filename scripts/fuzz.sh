@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi fuzz-cache-entry)
 scripts/build-san.sh "${targets[@]}"
 source scripts/sanitizer-env.sh
 mkdir -p build-san/fuzz/artifacts

@@ -49,8 +49,15 @@ Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
   auto jit = processJit();
   if (!jit)
     return std::unexpected(jit.error());
+  // The features too: a VM may hide some its CPU model has, and generated
+  // code uses what is there.
+  std::string features;
+  for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    if (enabled)
+      features += "+" + name.str();
   std::string fingerprint = "cpu-" + llvm::sys::getProcessTriple() + "-" +
-                            llvm::sys::getHostCPUName().str();
+                            llvm::sys::getHostCPUName().str() + "-" +
+                            std::to_string(std::hash<std::string>{}(features));
   return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(fingerprint)));
 }
 

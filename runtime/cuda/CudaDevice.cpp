@@ -20,6 +20,7 @@ enum : int {
   kCudaNoDevice = 100,
   kJitErrorLogBuffer = 5,
   kJitErrorLogBufferSize = 6,
+  kJitInputPtx = 1,
   kAttrMaxThreadsPerBlock = 1,
   kAttrSharedPerBlock = 8,
   kAttrWarpSize = 10,
@@ -44,6 +45,10 @@ struct CudaDriver {
   CUresult (*streamSynchronize)(CUstream);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*linkCreate)(unsigned, int *, void **, void **);
+  CUresult (*linkAddData)(void *, int, void *, size_t, const char *, unsigned, int *, void **);
+  CUresult (*linkComplete)(void *, void **, size_t *);
+  CUresult (*linkDestroy)(void *);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **, void **);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
@@ -105,6 +110,10 @@ private:
     bind(d.streamSynchronize, "cuStreamSynchronize");
     bind(d.moduleLoadDataEx, "cuModuleLoadDataEx");
     bind(d.moduleGetFunction, "cuModuleGetFunction");
+    bind(d.linkCreate, "cuLinkCreate_v2");
+    bind(d.linkAddData, "cuLinkAddData_v2");
+    bind(d.linkComplete, "cuLinkComplete");
+    bind(d.linkDestroy, "cuLinkDestroy");
     bind(d.launchKernel, "cuLaunchKernel");
     bind(d.memAlloc, "cuMemAlloc_v2");
     bind(d.memFree, "cuMemFree_v2");
@@ -268,6 +277,38 @@ Expected<void *> CudaDevice::loadModule(std::string_view image) {
     return std::unexpected(error.error());
   }
   return module;
+}
+
+Expected<std::string> CudaDevice::compileToCubin(std::string_view ptx) {
+  KILN_CUDA_PRELUDE;
+  std::string source(ptx); // PTX must be NUL-terminated, the NUL counted
+  std::vector<char> log(8192, '\0');
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
+  void *link = nullptr;
+  auto failed = [&](CUresult r, const char *what) {
+    auto error = check(r, what);
+    if (error.error().kind == ErrorKind::Launch)
+      error.error().kind = ErrorKind::Compile;
+    error.error().message += std::string("\n") + log.data();
+    return std::unexpected(error.error());
+  };
+  // The link targets the current context's device (the driver's default).
+  if (CUresult r = driver.linkCreate(2, options, values, &link); r != kCudaSuccess)
+    return failed(r, "cuLinkCreate");
+  void *cubin = nullptr;
+  size_t bytes = 0;
+  CUresult r = driver.linkAddData(link, kJitInputPtx, source.data(), source.size() + 1,
+                                  "kernel.ptx", 0, nullptr, nullptr);
+  const char *what = "cuLinkAddData";
+  if (r == kCudaSuccess)
+    r = driver.linkComplete(link, &cubin, &bytes), what = "cuLinkComplete";
+  // The cubin belongs to the link state: copy it out before destroying that.
+  std::string image = r == kCudaSuccess ? std::string(static_cast<char *>(cubin), bytes) : "";
+  driver.linkDestroy(link);
+  if (r != kCudaSuccess)
+    return failed(r, what);
+  return image;
 }
 
 Expected<CudaKernel> CudaDevice::kernel(void *module, const std::string &name) {

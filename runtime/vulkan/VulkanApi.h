@@ -20,7 +20,7 @@ namespace kiln {
   X(vkCreateShaderModule) X(vkDestroyShaderModule)                              \
   X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                \
   X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)                          \
-  X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                            \
+  X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)    \
   X(vkCreateComputePipelines) X(vkDestroyPipeline)                              \
   X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                          \
   X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                         \

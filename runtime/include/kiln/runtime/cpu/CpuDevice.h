@@ -39,7 +39,8 @@ public:
   /// Loads a relocatable object file; each distinct one gets its own symbol
   /// namespace, once per process.
   Expected<std::shared_ptr<CpuExecutable>> load(std::string_view object);
-  /// The fingerprint of the code this device runs: "cpu-<triple>-<cpu>".
+  /// The fingerprint of the code this device runs:
+  /// "cpu-<triple>-<cpu>-<hash of its features>".
   const std::string &fingerprint() const { return fingerprint_; }
   /// Distinct objects the process's JIT holds.
   static size_t loadedObjectCount();
