@@ -1,7 +1,11 @@
 //===- Engine.cpp - compile kiln programs and run them on a device -------===//
 #include "kiln/backend/Engine.h"
+#include "CachedProgram.h"
+#include "kiln/BuildId.h"
 
+#include <atomic>
 #include <charconv>
+#include <thread>
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "dev"
@@ -88,8 +92,19 @@ Expected<void> Program::launch(const std::vector<uint64_t> &deviceBuffers) const
   return runner(pointers.data());
 }
 
+Engine::Engine(DeviceId id, DiskCacheConfig diskConfig)
+    : deviceId(id), disk(std::move(diskConfig), kBuildId) {}
+Engine::~Engine() = default;
+
 Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
-  std::unique_ptr<Engine> engine(new Engine(device));
+  auto disk = DiskCacheConfig::fromEnvironment();
+  if (!disk)
+    return std::unexpected(disk.error());
+  return create(device, std::move(*disk));
+}
+
+Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device, DiskCacheConfig disk) {
+  std::unique_ptr<Engine> engine(new Engine(device, std::move(disk)));
   switch (device.type) {
   case DeviceType::Cpu: {
     if (device.index != 0)
@@ -130,93 +145,177 @@ DeviceCapabilities Engine::capabilities() const {
 }
 
 namespace {
-/// Loads a compiled GPU program on `device` (CudaProgram or VulkanProgram)
-/// and wraps it as a Program.
-template <typename GpuProgram, typename Device>
-Expected<std::shared_ptr<Program>> loadGpuProgram(Device &device,
-                                                  Expected<CompiledGpuProgram> compiled) {
-  if (!compiled)
-    return std::unexpected(compiled.error());
-  auto program = GpuProgram::load(device, std::move(compiled->plan));
-  if (!program)
-    return std::unexpected(program.error());
-  std::shared_ptr<GpuProgram> shared = std::move(*program);
-  if constexpr (std::is_same_v<GpuProgram, VulkanProgram>) {
-    return std::make_shared<Program>(std::move(*compiled), shared);
-  } else {
+std::atomic<size_t> mlirContexts = 0;
+} // namespace
+
+size_t Engine::mlirContextsCreated() { return mlirContexts; }
+
+Compiler &Engine::compiler() {
+  if (!compilerInstance) {
+    compilerInstance = std::make_unique<Compiler>();
+    ++mlirContexts;
+  }
+  return *compilerInstance;
+}
+
+const char *Engine::binaryKind() const { return cuda ? "cuda" : vulkan ? "vulkan" : "cpu"; }
+
+std::string Engine::targetFingerprint() const {
+  if (cuda)
+    return "cuda-" + cuda->properties().chip();
+  if (vulkan)
+    return vulkan->properties().fingerprint();
+  return cpu->fingerprint();
+}
+
+Expected<std::shared_ptr<Program>> Engine::load(const CachedProgram &cached) {
+  if (cuda) {
+    auto program = CudaProgram::load(*cuda, cached.plan);
+    if (!program)
+      return std::unexpected(program.error());
+    std::shared_ptr<CudaProgram> shared = std::move(*program);
     return std::make_shared<Program>(
-        std::move(*compiled), [shared](void **buffers) { return shared->run(buffers); },
+        cached.program, [shared](void **buffers) { return shared->run(buffers); },
         [shared](const std::vector<uint64_t> &buffers) { return shared->launchAll(buffers); },
         temporariesOf(shared->gpuPlan()));
   }
-}
-} // namespace
-
-Expected<std::shared_ptr<Program>>
-Engine::build(std::string_view source, const CompileOptions &options) {
-  CompileOptions target = options;
-  if (cuda) {
-    target.chip = cuda->properties().chip();
-    return loadGpuProgram<CudaProgram>(*cuda, compiler.compileForCuda(source, target));
-  }
   if (vulkan) {
-    target.vulkan = VulkanTarget::of(vulkan->properties());
-    return loadGpuProgram<VulkanProgram>(*vulkan,
-                                         compiler.compileForVulkan(source, target));
+    auto program = VulkanProgram::load(*vulkan, cached.plan, cached.pipelineCache);
+    if (!program)
+      return std::unexpected(program.error());
+    return std::make_shared<Program>(cached.program,
+                                     std::shared_ptr<VulkanProgram>(std::move(*program)));
   }
-  auto compiled = compiler.compileForCpu(source, options);
-  if (!compiled)
-    return std::unexpected(compiled.error());
-  auto executable = cpu->load(compiled->object);
+  auto executable = cpu->load(cached.object);
   if (!executable)
     return std::unexpected(executable.error());
   return std::make_shared<Program>(
-      std::move(*compiled),
-      [exe = std::move(*executable)](void **buffers) -> Expected<void> {
+      cached.program, [exe = std::move(*executable)](void **buffers) -> Expected<void> {
         exe->run(buffers);
         return {};
       });
 }
 
+Expected<std::shared_ptr<Program>> Engine::build(std::string_view source,
+                                                 const CompileOptions &options,
+                                                 CachedProgram &cached) {
+  CompileOptions target = options;
+  if (cuda || vulkan) {
+    Expected<CompiledGpuProgram> compiled = CompiledGpuProgram{};
+    if (cuda) {
+      target.chip = cuda->properties().chip();
+      compiled = compiler().compileForCuda(source, target);
+    } else {
+      target.vulkan = VulkanTarget::of(vulkan->properties());
+      compiled = compiler().compileForVulkan(source, target);
+    }
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    cached.plan = std::move(compiled->plan);
+    cached.program = std::move(*compiled);
+  } else {
+    auto compiled = compiler().compileForCpu(source, options);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    cached.object = std::move(compiled->object);
+    cached.program = std::move(*compiled);
+  }
+  // CUDA: cubins, so that no later load JITs PTX again (a module ptxas
+  // assembled already is one: an ELF file).
+  for (std::string &module : cached.plan.modules)
+    if (cuda && !module.starts_with("\x7f" "ELF")) {
+      auto cubin = cuda->compileToCubin(module);
+      if (!cubin)
+        return std::unexpected(cubin.error());
+      module = std::move(*cubin);
+    }
+  auto program = load(cached);
+  if (!program)
+    return program;
+  if (vulkan) {
+    auto data = (*program)->vulkanProgram()->pipelineCacheData();
+    if (!data)
+      return std::unexpected(data.error());
+    cached.pipelineCache = std::move(*data);
+  }
+  return program;
+}
+
+std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &key) {
+  auto entry = disk.load(key);
+  if (!entry)
+    return nullptr;
+  auto cached = decodeCachedProgram(binaryKind(), *entry);
+  if (!cached) {
+    disk.reportBad(key, cached.error().message);
+    return nullptr;
+  }
+  auto program = load(*cached);
+  if (!program) {
+    disk.reportBad(key, "it does not load: " + program.error().message);
+    return nullptr;
+  }
+  ++diskHits;
+  return *program;
+}
+
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                                                    const CompileOptions &options) {
   std::lock_guard lock(mutex);
-  std::string target = cuda     ? "cuda-" + cuda->properties().chip()
-                       : vulkan ? vulkan->properties().fingerprint()
-                                : compiler.targetFingerprint();
-  std::string suffix = "|" + options.entry + "|" + target + "|" + options.codegenKey() +
-                       "|" + KILN_VERSION;
+  std::string target = targetFingerprint();
+  std::string codegen = options.codegenKey();
+  // CPU kernels are generated for the machine's thread count by default.
+  if (cpu && options.numThreads == 0)
+    codegen += ",hardware_threads=" + std::to_string(std::thread::hardware_concurrency());
+  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen + "|" + KILN_VERSION;
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };
-  // Fast path: this exact text was seen before. A dump request always
-  // compiles, so that every stage is written.
+  auto diskKey = [&](const char *form, std::string_view text) {
+    return CacheKey{target, {{"entry", options.entry}, {"codegen", codegen},
+                             {form, std::string(text)}}};
+  };
+  // Fast path: this exact text was seen before, in this process or (no
+  // MLIR either way) on disk. A dump request always compiles, so that
+  // every stage is written.
   std::string textKey = "text:" + hash(source) + suffix;
+  CacheKey textDiskKey = diskKey("program", source);
   bool dump = !options.dumpDir.empty();
   if (!dump) {
     if (auto it = cache.find(textKey); it != cache.end()) {
       ++hits;
       return it->second;
     }
+    if (auto program = loadFromDisk(textDiskKey))
+      return cache[textKey] = program;
   }
-  // The key proper hashes the canonical IR, so reformatted text hits too.
-  auto canonical = compiler.canonicalForm(source);
+  // The key proper is the canonical IR, so reformatted text hits too.
+  auto canonical = compiler().canonicalForm(source);
   if (!canonical) {
-    // Let compile() report the problem with locations.
+    // Let build() report the problem with locations.
     canonical = std::string(source);
   }
   std::string key = "ir:" + hash(*canonical) + suffix;
+  CacheKey irDiskKey = diskKey("canonical", *canonical);
   if (!dump) {
     if (auto it = cache.find(key); it != cache.end()) {
       ++hits;
       cache[textKey] = it->second;
       return it->second;
     }
+    if (auto program = loadFromDisk(irDiskKey)) {
+      disk.storeAlias(textDiskKey, irDiskKey);
+      return cache[key] = cache[textKey] = program;
+    }
   }
-  auto program = build(source, options);
+  CachedProgram cached;
+  auto program = build(source, options, cached);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;
+  CacheEntry entry = encodeCachedProgram(binaryKind(), cached);
+  disk.store(irDiskKey, std::move(entry.metadata), std::move(entry.blobs));
+  disk.storeAlias(textDiskKey, irDiskKey);
   cache[key] = cache[textKey] = *program;
   return *program;
 }

@@ -4,6 +4,8 @@
 
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Capabilities.h"
+#include "kiln/runtime/common/DiskCache.h"
+#include "kiln/runtime/common/HostTensor.h"
 #include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/runtime/cuda/CudaProgram.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
@@ -67,17 +69,29 @@ private:
   std::shared_ptr<VulkanProgram> vulkan;
 };
 
-/// One device's engine: compiler, in-memory kernel cache, device.
+struct CachedProgram;
+
+/// One device's engine: compiler, kernel caches (in memory, on disk), device.
 class Engine {
 public:
+  /// The disk cache is configured from the environment (DiskCacheConfig).
   static Expected<std::unique_ptr<Engine>> create(DeviceId device);
+  static Expected<std::unique_ptr<Engine>> create(DeviceId device, DiskCacheConfig disk);
+  ~Engine();
   /// The program for `source`, compiled at most once per engine: the cache
   /// key hashes the program text, entry, target fingerprint and kiln version.
+  /// On a miss the disk cache is asked, first by the exact text (no MLIR),
+  /// then by the canonical IR; what is compiled is stored there.
   Expected<std::shared_ptr<Program>> compile(std::string_view source,
                                              const CompileOptions &options = {});
-  /// How many programs this engine has compiled (cache misses).
+  /// How many programs this engine has compiled (misses of both caches).
   size_t compileCount() const { return compiles; }
   size_t cacheHits() const { return hits; }
+  /// Programs loaded from the disk cache.
+  size_t diskCacheHits() const { return diskHits; }
+  /// MLIR contexts engines of this process have created: one per engine
+  /// that compiled or canonicalised anything (its Compiler owns one).
+  static size_t mlirContextsCreated();
   const DeviceId &device() const { return deviceId; }
   /// What this engine's device can do with each element type.
   DeviceCapabilities capabilities() const;
@@ -87,17 +101,29 @@ public:
   VulkanDevice *vulkanDevice() const { return vulkan.get(); }
 
 private:
-  explicit Engine(DeviceId id) : deviceId(id) {}
+  Engine(DeviceId id, DiskCacheConfig disk);
+  /// The compiler, created (with its MLIR context) at first use.
+  Compiler &compiler();
+  /// "cpu", "cuda" or "vulkan": the kind of binary this engine loads.
+  const char *binaryKind() const;
+  std::string targetFingerprint() const;
+  /// Compiles `source` for the device into `cached`, then loads it.
   Expected<std::shared_ptr<Program>> build(std::string_view source,
-                                           const CompileOptions &options);
+                                           const CompileOptions &options,
+                                           CachedProgram &cached);
+  Expected<std::shared_ptr<Program>> load(const CachedProgram &cached);
+  /// The program stored on disk under `key`; null when there is none, or
+  /// it cannot be decoded or loaded (reported once, then rebuilt).
+  std::shared_ptr<Program> loadFromDisk(const CacheKey &key);
   DeviceId deviceId;
   std::unique_ptr<CpuDevice> cpu;   // for cpu:0
   std::unique_ptr<CudaDevice> cuda; // for cuda:N
   std::unique_ptr<VulkanDevice> vulkan; // for vulkan:N
-  Compiler compiler;
+  std::unique_ptr<Compiler> compilerInstance;
+  DiskCache disk;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache;
-  size_t compiles = 0, hits = 0;
+  size_t compiles = 0, hits = 0, diskHits = 0;
 };
 
 } // namespace kiln
