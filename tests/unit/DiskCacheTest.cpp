@@ -212,7 +212,7 @@ TEST(DiskCache, ConfigFromEnvironment) {
   EXPECT_NE(bad.error().message.find("KILN_CACHE_MAX_BYTES"), std::string::npos);
   ::unsetenv("KILN_CACHE_MAX_BYTES");
   ::setenv("HOME", home.c_str(), 1);
-  ::setenv("KILN_CACHE_DIR", "", 1); // as ctest runs the other tests
+  ::setenv("KILN_CACHE_DIR", "", 1); // as the other tests run (DiskKernelCacheTest.cpp)
 }
 
 // A read-only directory: hits load, stores are skipped, nothing fails.
