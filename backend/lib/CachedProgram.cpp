@@ -127,6 +127,15 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     p.kernelCount = metadata.at("kernel_count").get<size_t>();
     for (const json &s : metadata.at("stage_times").get<std::vector<json>>())
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
+    // Runs allocate every input and output by its signature.
+    std::vector<size_t> tensorBytesList;
+    for (const auto *tensors : {&p.inputs, &p.outputs})
+      for (const TensorSignature &t : *tensors) {
+        auto bytes = tensorBytes(t.dtype, t.shape);
+        if (!bytes)
+          return bad("its signature: " + bytes.error().message);
+        tensorBytesList.push_back(*bytes);
+      }
     if (kind == "cpu") {
       if (entry.blobs.size() != 1)
         return bad("a CPU program has one object file");
@@ -134,9 +143,9 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
       return cached;
     }
     // GPU: the modules, then (Vulkan) the pipeline-cache data.
-    size_t modules = entry.blobs.size() - (kind == "vulkan" ? 1 : 0);
     if (entry.blobs.empty() && kind == "vulkan")
       return bad("no pipeline-cache data");
+    size_t modules = entry.blobs.size() - (kind == "vulkan" ? 1 : 0);
     cached.plan = planOf(metadata.at("plan"), modules);
     cached.plan.modules.assign(entry.blobs.begin(), entry.blobs.begin() + modules);
     if (kind == "vulkan")
@@ -144,12 +153,9 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     // The runtime copies each input and output by the plan's byte counts.
     if (cached.plan.inputCount != p.inputs.size() || cached.plan.outputCount != p.outputs.size())
       return bad("its plan's buffers do not match its signature");
-    for (size_t i = 0; i < p.inputs.size() + p.outputs.size(); ++i) {
-      const TensorSignature &t = i < p.inputs.size() ? p.inputs[i] : p.outputs[i - p.inputs.size()];
-      auto bytes = tensorBytes(t.dtype, t.shape);
-      if (!bytes || *bytes != cached.plan.bufferBytes[i])
+    for (size_t i = 0; i < tensorBytesList.size(); ++i)
+      if (tensorBytesList[i] != cached.plan.bufferBytes[i])
         return bad("its plan's buffers do not match its signature");
-    }
     return cached;
   } catch (const json::exception &e) {
     return bad(std::string("malformed metadata: ") + e.what());

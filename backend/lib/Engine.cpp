@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <thread>
 
 #ifndef KILN_VERSION
@@ -222,13 +223,19 @@ Expected<std::shared_ptr<Program>> Engine::build(std::string_view source,
   }
   // CUDA: cubins, so that no later load JITs PTX again (a module ptxas
   // assembled already is one: an ELF file).
-  for (std::string &module : cached.plan.modules)
-    if (cuda && !module.starts_with("\x7f" "ELF")) {
-      auto cubin = cuda->compileToCubin(module);
-      if (!cubin)
-        return std::unexpected(cubin.error());
-      module = std::move(*cubin);
-    }
+  if (cuda) {
+    auto start = std::chrono::steady_clock::now();
+    for (std::string &module : cached.plan.modules)
+      if (!module.starts_with("\x7f" "ELF")) {
+        auto cubin = cuda->compileToCubin(module);
+        if (!cubin)
+          return std::unexpected(cubin.error());
+        module = std::move(*cubin);
+      }
+    cached.program.stageTimes.push_back(
+        {"cubin", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                      .count()});
+  }
   auto program = load(cached);
   if (!program)
     return program;
