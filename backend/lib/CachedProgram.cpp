@@ -3,10 +3,30 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <utility>
+
 namespace kiln {
 using nlohmann::json;
 
 namespace {
+/// An integer of type T, or an exception: nlohmann's get<T>() would cast a
+/// float or an out-of-range number (undefined behaviour; fuzz-cache-entry).
+template <typename T> T integer(const json &j) {
+  if (j.is_number_unsigned() && std::in_range<T>(j.get<uint64_t>()))
+    return static_cast<T>(j.get<uint64_t>());
+  if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.get<int64_t>()))
+    return static_cast<T>(j.get<int64_t>());
+  throw std::invalid_argument("an integer out of range: " + j.dump());
+}
+
+template <typename T> std::vector<T> integers(const json &list) {
+  std::vector<T> values;
+  for (const json &j : list.get<std::vector<json>>())
+    values.push_back(integer<T>(j));
+  return values;
+}
+
 json signatureJson(const std::vector<TensorSignature> &tensors) {
   json list = json::array();
   for (const TensorSignature &t : tensors)
@@ -42,7 +62,7 @@ std::vector<TensorSignature> signatureOf(const json &list) {
     auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
     if (!dtype)
       throw std::invalid_argument("unknown dtype");
-    tensors.push_back({*dtype, t.at("shape").get<std::vector<int64_t>>()});
+    tensors.push_back({*dtype, integers<int64_t>(t.at("shape"))});
   }
   return tensors;
 }
@@ -50,32 +70,34 @@ std::vector<TensorSignature> signatureOf(const json &list) {
 /// The plan in `j`, its indices checked against `moduleCount` and its buffers.
 GpuPlan planOf(const json &j, size_t moduleCount) {
   GpuPlan plan;
-  plan.bufferBytes = j.at("buffer_bytes").get<std::vector<size_t>>();
-  plan.inputCount = j.at("input_count").get<size_t>();
-  plan.outputCount = j.at("output_count").get<size_t>();
+  plan.bufferBytes = integers<size_t>(j.at("buffer_bytes"));
+  plan.inputCount = integer<size_t>(j.at("input_count"));
+  plan.outputCount = integer<size_t>(j.at("output_count"));
   if (plan.inputCount > plan.bufferBytes.size() ||
       plan.outputCount > plan.bufferBytes.size() - plan.inputCount)
     throw std::invalid_argument("more inputs and outputs than buffers");
   for (const json &l : j.at("launches").get<std::vector<json>>()) {
     KernelLaunch launch;
-    launch.module = l.at("module").get<int>();
+    launch.module = integer<int>(l.at("module"));
     if (launch.module < 0 || static_cast<size_t>(launch.module) >= moduleCount)
       throw std::invalid_argument("a launch of a module that is not there");
     launch.kernel = l.at("kernel").get<std::string>();
-    launch.shape.grid = l.at("grid").get<std::array<unsigned, 3>>();
-    launch.shape.block = l.at("block").get<std::array<unsigned, 3>>();
-    launch.shape.sharedMemoryBytes = l.at("shared_memory_bytes").get<unsigned>();
+    auto grid = integers<unsigned>(l.at("grid")), block = integers<unsigned>(l.at("block"));
+    if (grid.size() != 3 || block.size() != 3)
+      throw std::invalid_argument("a grid or block of other than 3 sizes");
+    std::copy(grid.begin(), grid.end(), launch.shape.grid.begin());
+    std::copy(block.begin(), block.end(), launch.shape.block.begin());
+    launch.shape.sharedMemoryBytes = integer<unsigned>(l.at("shared_memory_bytes"));
     for (const json &a : l.at("arguments").get<std::vector<json>>()) {
       if (a.contains("scalar")) {
-        ScalarArgument s{a.at("scalar").get<uint64_t>(), a.at("bytes").get<unsigned>()};
+        ScalarArgument s{integer<uint64_t>(a.at("scalar")), integer<unsigned>(a.at("bytes"))};
         if (s.bytes != 1 && s.bytes != 2 && s.bytes != 4 && s.bytes != 8)
           throw std::invalid_argument("a scalar argument of odd size");
         launch.arguments.push_back(s);
         continue;
       }
-      BufferView v{a.at("buffer").get<int>(), a.at("offset").get<int64_t>(),
-                   a.at("sizes").get<std::vector<int64_t>>(),
-                   a.at("strides").get<std::vector<int64_t>>()};
+      BufferView v{integer<int>(a.at("buffer")), integer<int64_t>(a.at("offset")),
+                   integers<int64_t>(a.at("sizes")), integers<int64_t>(a.at("strides"))};
       if (v.buffer < 0 || static_cast<size_t>(v.buffer) >= plan.bufferBytes.size())
         throw std::invalid_argument("an argument of a buffer that is not there");
       launch.arguments.push_back(std::move(v));
@@ -124,7 +146,7 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     CompiledProgram &p = cached.program;
     p.inputs = signatureOf(metadata.at("inputs"));
     p.outputs = signatureOf(metadata.at("outputs"));
-    p.kernelCount = metadata.at("kernel_count").get<size_t>();
+    p.kernelCount = integer<size_t>(metadata.at("kernel_count"));
     for (const json &s : metadata.at("stage_times").get<std::vector<json>>())
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
     // Runs allocate every input and output by its signature.
