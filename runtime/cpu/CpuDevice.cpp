@@ -54,7 +54,7 @@ Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
   std::string features;
   for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
     if (enabled)
-      features += "+" + name.str();
+      features.append("+").append(name.str());
   std::string fingerprint = "cpu-" + llvm::sys::getProcessTriple() + "-" +
                             llvm::sys::getHostCPUName().str() + "-" +
                             std::to_string(std::hash<std::string>{}(features));
