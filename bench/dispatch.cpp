@@ -21,7 +21,9 @@ static std::string addProgram(int64_t n, const char *tag) {
 }
 
 int main() {
-  auto engine = Engine::create({DeviceType::Cpu, 0});
+  // No disk cache: the cold compile is a compile (bench/disk_cache.cpp
+  // measures loads from disk).
+  auto engine = Engine::create({DeviceType::Cpu, 0}, DiskCacheConfig{});
   if (!engine)
     return 1;
   if (!(*engine)->compile(addProgram(1 << 10, "warm-up")))

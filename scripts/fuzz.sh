@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi fuzz-cache-entry)
 scripts/build-san.sh "${targets[@]}"
 source scripts/sanitizer-env.sh
+# No disk kernel cache: each input compiles, as the last one did.
+export KILN_CACHE_DIR=
 mkdir -p build-san/fuzz/artifacts
 status=0
 for t in "${targets[@]}"; do

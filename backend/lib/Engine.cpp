@@ -1,7 +1,12 @@
 //===- Engine.cpp - compile kiln programs and run them on a device -------===//
 #include "kiln/backend/Engine.h"
+#include "CachedProgram.h"
+#include "kiln/BuildId.h"
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 #ifndef KILN_VERSION
 #define KILN_VERSION "dev"
@@ -66,48 +71,114 @@ Program::run(const std::vector<HostTensor> &inputs) const {
   return outputs;
 }
 
+Engine::Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig diskConfig)
+    : deviceId(id), target_(std::move(target)), disk(std::move(diskConfig), kBuildId) {}
+Engine::~Engine() = default;
+
 Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device) {
+  auto disk = DiskCacheConfig::fromEnvironment();
+  if (!disk)
+    return std::unexpected(disk.error());
+  return create(device, std::move(*disk));
+}
+
+Expected<std::unique_ptr<Engine>> Engine::create(DeviceId device, DiskCacheConfig disk) {
   auto target = targetKind(device.type).open(device.index);
   if (!target)
     return std::unexpected(target.error());
-  return std::unique_ptr<Engine>(new Engine(device, std::move(*target)));
+  return std::unique_ptr<Engine>(new Engine(device, std::move(*target), std::move(disk)));
+}
+
+namespace {
+std::atomic<size_t> mlirContexts = 0;
+} // namespace
+
+size_t Engine::mlirContextsCreated() { return mlirContexts; }
+
+Compiler &Engine::compiler() {
+  if (!compilerInstance) {
+    compilerInstance = std::make_unique<Compiler>();
+    ++mlirContexts;
+  }
+  return *compilerInstance;
+}
+
+size_t Engine::parseCount() const {
+  return compilerInstance ? compilerInstance->parseCount() : 0;
+}
+
+std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &key) {
+  auto entry = disk.load(key);
+  if (!entry)
+    return nullptr;
+  std::string_view kind = targetKind(deviceId.type).name;
+  auto cached = decodeCachedProgram(kind, *entry);
+  if (!cached) {
+    disk.reportBad(key, cached.error().message);
+    return nullptr;
+  }
+  auto program = target_->load(*cached);
+  if (!program) {
+    disk.reportBad(key, "it does not load: " + program.error().message);
+    return nullptr;
+  }
+  ++diskHits;
+  return *program;
 }
 
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                                                    const CompileOptions &options) {
   std::lock_guard lock(mutex);
-  std::string suffix = "|" + options.entry + "|" + target_->fingerprint() + "|" +
-                       options.codegenKey() + "|" + KILN_VERSION;
+  const std::string &target = target_->fingerprint();
+  std::string codegen = options.codegenKey();
+  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen + "|" + KILN_VERSION;
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };
-  // Fast path: this exact text was seen before. A dump request always
-  // compiles, so that every stage is written.
+  auto diskKey = [&](const char *form, std::string_view text) {
+    return CacheKey{target, {{"entry", options.entry}, {"codegen", codegen},
+                             {form, std::string(text)}}};
+  };
+  // Fast path: this exact text was seen before, in this process or (no
+  // MLIR either way) on disk. A dump request always compiles, so that
+  // every stage is written.
   std::string textKey = "text:" + hash(source) + suffix;
+  CacheKey textDiskKey = diskKey("program", source);
   bool dump = !options.dumpDir.empty();
   if (!dump) {
     if (auto it = cache.find(textKey); it != cache.end()) {
       ++hits;
       return it->second;
     }
+    if (auto program = loadFromDisk(textDiskKey))
+      return cache[textKey] = program;
   }
   // The key proper hashes the canonical IR, so reformatted text hits too;
   // on a miss the compile takes the same parse.
-  auto parsed = compiler.parse(source);
+  auto parsed = compiler().parse(source);
   if (!parsed)
     return std::unexpected(parsed.error());
   std::string key = "ir:" + hash(parsed->canonicalText()) + suffix;
+  CacheKey irDiskKey = diskKey("canonical", parsed->canonicalText());
   if (!dump) {
     if (auto it = cache.find(key); it != cache.end()) {
       ++hits;
       cache[textKey] = it->second;
       return it->second;
     }
+    if (auto program = loadFromDisk(irDiskKey)) {
+      disk.storeAlias(textDiskKey, irDiskKey);
+      return cache[key] = cache[textKey] = program;
+    }
   }
-  auto program = target_->compile(compiler, std::move(*parsed), options);
+  CachedProgram cached;
+  auto program = target_->compile(compiler(), std::move(*parsed), options, cached);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;
+  CacheEntry entry = encodeCachedProgram(targetKind(deviceId.type).name, cached);
+  disk.store(irDiskKey, std::move(entry.metadata), std::move(entry.blobs));
+  disk.storeAlias(textDiskKey, irDiskKey);
   cache[key] = cache[textKey] = *program;
   return *program;
 }

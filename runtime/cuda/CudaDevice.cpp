@@ -184,6 +184,38 @@ Expected<void *> CudaDevice::loadModule(std::string_view image) {
   return module;
 }
 
+Expected<std::string> CudaDevice::compileToCubin(std::string_view ptx) {
+  KILN_CUDA_PRELUDE;
+  std::string source(ptx); // PTX must be NUL-terminated, the NUL counted
+  std::vector<char> log(8192, '\0');
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size())};
+  CUlinkState link = nullptr;
+  auto failed = [&](CUresult r, const char *what) {
+    auto error = check(r, what);
+    if (error.error().kind == ErrorKind::Launch)
+      error.error().kind = ErrorKind::Compile;
+    error.error().message += std::string("\n") + log.data();
+    return std::unexpected(error.error());
+  };
+  // The link targets the current context's device (the driver's default).
+  if (CUresult r = driver.linkCreate(2, options, values, &link); r != CUDA_SUCCESS)
+    return failed(r, "cuLinkCreate");
+  void *cubin = nullptr;
+  size_t bytes = 0;
+  CUresult r = driver.linkAddData(link, CU_JIT_INPUT_PTX, source.data(), source.size() + 1,
+                                  "kernel.ptx", 0, nullptr, nullptr);
+  const char *what = "cuLinkAddData";
+  if (r == CUDA_SUCCESS)
+    r = driver.linkComplete(link, &cubin, &bytes), what = "cuLinkComplete";
+  // The cubin belongs to the link state: copy it out before destroying that.
+  std::string image = r == CUDA_SUCCESS ? std::string(static_cast<char *>(cubin), bytes) : "";
+  driver.linkDestroy(link);
+  if (r != CUDA_SUCCESS)
+    return failed(r, what);
+  return image;
+}
+
 Expected<CudaKernel> CudaDevice::kernel(void *module, const std::string &name) {
   KILN_CUDA_PRELUDE;
   CudaKernel k;

@@ -81,8 +81,8 @@ static Expected<void> checkLimits(const GpuPlan &plan,
   return {};
 }
 
-Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &device,
-                                                             GpuPlan plan) {
+Expected<std::unique_ptr<VulkanProgram>>
+VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelineCache) {
   const VulkanDeviceProperties &props = device.properties();
   if (auto ok = checkLimits(plan, props); !ok)
     return std::unexpected(ok.error());
@@ -126,7 +126,11 @@ Expected<std::unique_ptr<VulkanProgram>> VulkanProgram::load(VulkanDevice &devic
                 "vkCreateShaderModule");
     vk.modules.push_back(module);
   }
+  // The driver checks the data's header (vendor, device, cache UUID) and
+  // starts empty on a mismatch, so stale data costs nothing but time.
   VkPipelineCacheCreateInfo cacheInfo{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  cacheInfo.initialDataSize = pipelineCache.size();
+  cacheInfo.pInitialData = pipelineCache.data();
   KILN_VK_TRY(api.vkCreatePipelineCache(d, &cacheInfo, nullptr, &vk.pipelineCache),
               "vkCreatePipelineCache");
 
@@ -332,6 +336,19 @@ Expected<void> VulkanProgram::record(void *commandBuffer, void *descriptorPool,
 
 Expected<void> VulkanProgram::submit(void *commandBuffer) {
   return submitAndWait(device, static_cast<VkCommandBuffer>(commandBuffer), vk->fence);
+}
+
+Expected<std::string> VulkanProgram::pipelineCacheData() const {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  size_t bytes = 0;
+  KILN_VK_TRY(api.vkGetPipelineCacheData(d, vk->pipelineCache, &bytes, nullptr),
+              "vkGetPipelineCacheData");
+  std::string data(bytes, '\0');
+  KILN_VK_TRY(api.vkGetPipelineCacheData(d, vk->pipelineCache, &bytes, data.data()),
+              "vkGetPipelineCacheData");
+  data.resize(bytes);
+  return data;
 }
 
 Expected<void> VulkanProgram::run(void **buffers) {

@@ -21,6 +21,7 @@ using CUfunction = void *;
 using CUevent = void *;
 using CUgraph = void *;
 using CUgraphExec = void *;
+using CUlinkState = void *;
 using CUdeviceptr = unsigned long long;
 
 enum : int {
@@ -34,6 +35,9 @@ enum : int {
 
 // CUjit_option
 enum : int { CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
+
+// CUjitInputType
+enum : int { CU_JIT_INPUT_PTX = 1 };
 
 // CUdevice_attribute
 enum : int {

@@ -3,6 +3,7 @@
 // kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
 //   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
 //   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]
+//   [--cache-stats]
 // Exit 0 on success, 2 for bad usage or bad input (tensors too large for
 // memory included), 1 for a runtime failure.
 //
@@ -27,16 +28,19 @@ constexpr const char *kUsage =
     "usage: kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]\n"
     "                [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print]\n"
     "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]\n"
+    "                [--cache-stats]\n"
     "--cubin: CUDA modules assembled by ptxas ahead of time (default: PTX\n"
     "         through the driver JIT)\n"
-    "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n";
+    "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
+    "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
+    "               (KILN_CACHE_DIR), and MLIR contexts created\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
   std::vector<std::string> inputs;
   uint64_t seed = 0;
   int bench = 0;
-  bool print = false, compileOnly = false, cubin = false, tf32 = false;
+  bool print = false, compileOnly = false, cubin = false, tf32 = false, cacheStats = false;
 };
 
 struct UsageError {
@@ -75,6 +79,7 @@ Options parseArgs(int argc, char **argv) {
     else if (arg == "--chip") o.chip = value();
     else if (arg == "--cubin") o.cubin = true;
     else if (arg == "--tf32") o.tf32 = true;
+    else if (arg == "--cache-stats") o.cacheStats = true;
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -263,9 +268,22 @@ int runMain(const Options &o) {
     return fail(e);
   }
   double compileMs = msSince(start);
-  std::printf("compiled %s for %s: %zu kernel(s) in %.1f ms", o.program.c_str(),
-              device->toString().c_str(), (*program)->kernelCount(), compileMs);
+  bool fromDisk = (*engine)->diskCacheHits() > 0;
+  std::printf("%s %s for %s%s: %zu kernel(s) in %.1f ms", fromDisk ? "loaded" : "compiled",
+              o.program.c_str(), device->toString().c_str(),
+              fromDisk ? " from the disk cache" : "", (*program)->kernelCount(), compileMs);
   printStageTimes((*program)->stageTimes());
+  // Printed however the run ends, once the program is there.
+  struct CacheStats {
+    const Options &o;
+    const Engine &engine;
+    ~CacheStats() {
+      if (o.cacheStats)
+        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s)\n",
+                    engine.compileCount(), engine.diskCacheHits(),
+                    Engine::mlirContextsCreated());
+    }
+  } cacheStats{o, **engine};
 
   const auto &want = (*program)->inputs();
   std::vector<HostTensor> inputs;

@@ -4,6 +4,7 @@
 
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Target.h"
+#include "kiln/runtime/common/DiskCache.h"
 #include "kiln/runtime/common/HostTensor.h"
 
 #include <memory>
@@ -48,35 +49,50 @@ private:
   std::vector<size_t> temporaries;
 };
 
-/// One device's engine: its target, a compiler, and the in-memory kernel
-/// cache.
+/// One device's engine: its target, a compiler (created at first use) and
+/// the kernel caches (in memory, on disk).
 class Engine {
 public:
+  /// The disk cache is configured from the environment (DiskCacheConfig).
   static Expected<std::unique_ptr<Engine>> create(DeviceId device);
+  static Expected<std::unique_ptr<Engine>> create(DeviceId device, DiskCacheConfig disk);
+  ~Engine();
   /// The program for `source`, compiled at most once per engine: the cache
   /// key hashes the program text, entry, target fingerprint and kiln version.
+  /// On a miss the disk cache is asked, first by the exact text (no MLIR),
+  /// then by the canonical IR; what is compiled is stored there.
   Expected<std::shared_ptr<Program>> compile(std::string_view source,
                                              const CompileOptions &options = {});
-  /// How many programs this engine has compiled (cache misses).
+  /// How many programs this engine has compiled (misses of both caches).
   size_t compileCount() const { return compiles; }
   /// How many program texts it has parsed (once per text the cache has not
   /// seen: the canonical key and the compile share the parse).
-  size_t parseCount() const { return compiler.parseCount(); }
+  size_t parseCount() const;
   size_t cacheHits() const { return hits; }
+  /// Programs loaded from the disk cache.
+  size_t diskCacheHits() const { return diskHits; }
+  /// MLIR contexts engines of this process have created: one per engine
+  /// that compiled or canonicalised anything (its Compiler owns one).
+  static size_t mlirContextsCreated();
   const DeviceId &device() const { return deviceId; }
   Target &target() const { return *target_; }
   /// What this engine's device can do with each element type.
   DeviceCapabilities capabilities() const { return target_->capabilities(); }
 
 private:
-  Engine(DeviceId id, std::unique_ptr<Target> target)
-      : deviceId(id), target_(std::move(target)) {}
+  Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig disk);
+  /// The compiler, created (with its MLIR context) at first use.
+  Compiler &compiler();
+  /// The program stored on disk under `key`; null when there is none, or
+  /// it cannot be decoded or loaded (reported once, then rebuilt).
+  std::shared_ptr<Program> loadFromDisk(const CacheKey &key);
   DeviceId deviceId;
   std::unique_ptr<Target> target_;
-  Compiler compiler;
+  std::unique_ptr<Compiler> compilerInstance;
+  DiskCache disk;
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache;
-  size_t compiles = 0, hits = 0;
+  size_t compiles = 0, hits = 0, diskHits = 0;
 };
 
 } // namespace kiln

@@ -26,6 +26,7 @@ namespace kiln {
 class DeviceQueue;
 class Engine;
 class Program;
+struct CachedProgram;
 
 /// The kinds of device kiln runs on (each with its TargetKind in the registry).
 enum class DeviceType { Cpu, Cuda, Vulkan };
@@ -39,9 +40,13 @@ public:
   virtual const std::string &fingerprint() const = 0;
   virtual DeviceCapabilities capabilities() const = 0;
   /// Compiles `program` (parsed once by `compiler`) for this device, the
-  /// options completed with what the device says, and loads the result.
-  virtual Expected<std::shared_ptr<Program>>
-  compile(Compiler &compiler, ParsedProgram program, const CompileOptions &options) = 0;
+  /// options completed with what the device says, and loads the result;
+  /// `cached` receives what the disk cache keeps of it.
+  virtual Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
+                                                     const CompileOptions &options,
+                                                     CachedProgram &cached) = 0;
+  /// Loads a program the disk cache kept (no compiler, no MLIR).
+  virtual Expected<std::shared_ptr<Program>> load(const CachedProgram &cached) = 0;
   /// The queue a backend of this device works through; it keeps `engine`
   /// (which owns this target) alive.
   virtual Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) = 0;

@@ -4,9 +4,12 @@
 // in pooled host memory and launches run when they are made.
 //
 //===----------------------------------------------------------------------===//
+#include "CachedProgram.h"
 #include "DeviceQueue.h"
 #include "kiln/runtime/common/CopyBytes.h"
 #include "kiln/runtime/cpu/CpuDevice.h"
+
+#include <thread>
 
 namespace kiln {
 namespace {
@@ -67,17 +70,32 @@ private:
 
 class CpuTarget final : public Target {
 public:
-  explicit CpuTarget(std::unique_ptr<CpuDevice> device) : device(std::move(device)) {}
+  // Kernels are generated for the machine's thread count unless the
+  // options name one (then codegenKey says it).
+  explicit CpuTarget(std::unique_ptr<CpuDevice> device)
+      : device(std::move(device)),
+        fingerprint_(this->device->fingerprint() + "-threads" +
+                     std::to_string(std::thread::hardware_concurrency())) {}
   std::string model() const override { return "host"; }
-  const std::string &fingerprint() const override { return device->fingerprint(); }
+  const std::string &fingerprint() const override { return fingerprint_; }
   DeviceCapabilities capabilities() const override { return DeviceCapabilities::cpu(); }
 
   Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
-                                             const CompileOptions &options) override {
+                                             const CompileOptions &options,
+                                             CachedProgram &cached) override {
     auto compiled = compiler.compileForCpu(std::move(program), options);
     if (!compiled)
       return std::unexpected(compiled.error());
-    return load(std::move(*compiled));
+    cached.object = std::move(compiled->object);
+    cached.program = std::move(*compiled);
+    return load(cached);
+  }
+
+  Expected<std::shared_ptr<Program>> load(const CachedProgram &cached) override {
+    auto executable = device->load(cached.object);
+    if (!executable)
+      return std::unexpected(executable.error());
+    return std::make_shared<CpuProgram>(cached.program, std::move(*executable));
   }
 
   Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
@@ -85,14 +103,8 @@ public:
   }
 
 private:
-  Expected<std::shared_ptr<Program>> load(CompiledCpuProgram compiled) {
-    auto executable = device->load(compiled.object);
-    if (!executable)
-      return std::unexpected(executable.error());
-    return std::make_shared<CpuProgram>(std::move(compiled), std::move(*executable));
-  }
-
   std::unique_ptr<CpuDevice> device;
+  std::string fingerprint_;
 };
 
 Expected<std::unique_ptr<Target>> openCpu(int index) {

@@ -5,7 +5,10 @@
 // its stream, timing uses CUDA events and captures are CUDA graphs.
 //
 //===----------------------------------------------------------------------===//
+#include "CachedProgram.h"
 #include "DeviceQueue.h"
+
+#include <chrono>
 #include "kiln/runtime/cuda/CudaProgram.h"
 
 namespace kiln {
@@ -92,13 +95,37 @@ public:
   }
 
   Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
-                                             const CompileOptions &options) override {
+                                             const CompileOptions &options,
+                                             CachedProgram &cached) override {
     CompileOptions forDevice = options;
     forDevice.chip = device->properties().chip();
     auto compiled = compiler.compileForCuda(std::move(program), forDevice);
     if (!compiled)
       return std::unexpected(compiled.error());
-    return load(std::move(*compiled));
+    cached.plan = std::move(compiled->plan);
+    cached.program = std::move(*compiled);
+    // Cubins, so that no later load JITs PTX again (a module ptxas
+    // assembled already is one: an ELF file).
+    auto start = std::chrono::steady_clock::now();
+    for (std::string &module : cached.plan.modules)
+      if (!module.starts_with("\x7f" "ELF")) {
+        auto cubin = device->compileToCubin(module);
+        if (!cubin)
+          return std::unexpected(cubin.error());
+        module = std::move(*cubin);
+      }
+    cached.program.stageTimes.push_back(
+        {"cubin", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            start)
+                      .count()});
+    return load(cached);
+  }
+
+  Expected<std::shared_ptr<Program>> load(const CachedProgram &cached) override {
+    auto cuda = CudaProgram::load(*device, cached.plan);
+    if (!cuda)
+      return std::unexpected(cuda.error());
+    return std::make_shared<CudaTargetProgram>(cached.program, std::move(*cuda));
   }
 
   Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
@@ -106,13 +133,6 @@ public:
   }
 
 private:
-  Expected<std::shared_ptr<Program>> load(CompiledGpuProgram compiled) {
-    auto cuda = CudaProgram::load(*device, std::move(compiled.plan));
-    if (!cuda)
-      return std::unexpected(cuda.error());
-    return std::make_shared<CudaTargetProgram>(std::move(compiled), std::move(*cuda));
-  }
-
   std::unique_ptr<CudaDevice> device;
   std::string fingerprint_;
 };

@@ -6,6 +6,7 @@
 // has them; captures record into one command buffer.
 //
 //===----------------------------------------------------------------------===//
+#include "CachedProgram.h"
 #include "DeviceQueue.h"
 #include "kiln/runtime/vulkan/VulkanExecutor.h"
 
@@ -93,13 +94,32 @@ public:
   }
 
   Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
-                                             const CompileOptions &options) override {
+                                             const CompileOptions &options,
+                                             CachedProgram &cached) override {
     CompileOptions forDevice = options;
     forDevice.vulkan = compileTarget;
     auto compiled = compiler.compileForVulkan(std::move(program), forDevice);
     if (!compiled)
       return std::unexpected(compiled.error());
-    return load(std::move(*compiled));
+    cached.plan = std::move(compiled->plan);
+    cached.program = std::move(*compiled);
+    auto loaded = load(cached);
+    if (!loaded)
+      return loaded;
+    // The driver's pipeline-cache data, so that a later load skips its
+    // SPIR-V compiler.
+    auto data = static_cast<VulkanTargetProgram &>(**loaded).program().pipelineCacheData();
+    if (!data)
+      return std::unexpected(data.error());
+    cached.pipelineCache = std::move(*data);
+    return loaded;
+  }
+
+  Expected<std::shared_ptr<Program>> load(const CachedProgram &cached) override {
+    auto vulkan = VulkanProgram::load(*device, cached.plan, cached.pipelineCache);
+    if (!vulkan)
+      return std::unexpected(vulkan.error());
+    return std::make_shared<VulkanTargetProgram>(cached.program, std::move(*vulkan));
   }
 
   Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {
@@ -110,13 +130,6 @@ public:
   }
 
 private:
-  Expected<std::shared_ptr<Program>> load(CompiledGpuProgram compiled) {
-    auto vulkan = VulkanProgram::load(*device, std::move(compiled.plan));
-    if (!vulkan)
-      return std::unexpected(vulkan.error());
-    return std::make_shared<VulkanTargetProgram>(std::move(compiled), std::move(*vulkan));
-  }
-
   std::unique_ptr<VulkanDevice> device;
   std::string fingerprint_;
   VulkanTarget compileTarget;

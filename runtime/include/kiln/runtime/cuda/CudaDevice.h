@@ -60,6 +60,9 @@ public:
   /// Loads a module from PTX (the driver JIT-compiles it for this chip) or
   /// from a cubin; the driver's error log goes into the error.
   Expected<void *> loadModule(std::string_view image);
+  /// The driver's JIT, ahead of time: a cubin for this device from PTX
+  /// (cuLink*), for the disk cache, so later processes load it without JIT.
+  Expected<std::string> compileToCubin(std::string_view ptx);
   Expected<CudaKernel> kernel(void *module, const std::string &name);
   /// Lets `kernel` launch with `bytes` of dynamic shared memory (beyond the
   /// default 48 KiB a kernel must opt in); Unsupported past the device's limit.

@@ -27,8 +27,12 @@ namespace kiln {
 
 class VulkanProgram {
 public:
-  static Expected<std::unique_ptr<VulkanProgram>> load(VulkanDevice &device,
-                                                       GpuPlan plan);
+  /// `pipelineCache`: data of an earlier pipelineCacheData() (the disk
+  /// cache's), so the driver skips compiling the pipelines again.
+  static Expected<std::unique_ptr<VulkanProgram>>
+  load(VulkanDevice &device, GpuPlan plan, std::string_view pipelineCache = {});
+  /// The driver's pipeline-cache data of this program (vkGetPipelineCacheData).
+  Expected<std::string> pipelineCacheData() const;
   ~VulkanProgram();
   /// Runs on one host pointer per input, then per output.
   Expected<void> run(void **buffers);

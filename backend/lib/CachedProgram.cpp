@@ -1,0 +1,189 @@
+//===- CachedProgram.cpp - compiled programs as disk cache entries --------===//
+#include "CachedProgram.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace kiln {
+using nlohmann::json;
+
+namespace {
+/// An integer of type T, or an exception: nlohmann's get<T>() would cast a
+/// float or an out-of-range number (undefined behaviour; fuzz-cache-entry).
+template <typename T> T integer(const json &j) {
+  if (j.is_number_unsigned() && std::in_range<T>(j.get<uint64_t>()))
+    return static_cast<T>(j.get<uint64_t>());
+  if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.get<int64_t>()))
+    return static_cast<T>(j.get<int64_t>());
+  throw std::invalid_argument("an integer out of range: " + j.dump());
+}
+
+template <typename T> std::vector<T> integers(const json &list) {
+  std::vector<T> values;
+  for (const json &j : list.get<std::vector<json>>())
+    values.push_back(integer<T>(j));
+  return values;
+}
+
+json signatureJson(const std::vector<TensorSignature> &tensors) {
+  json list = json::array();
+  for (const TensorSignature &t : tensors)
+    list.push_back({{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}});
+  return list;
+}
+
+json planJson(const GpuPlan &plan) {
+  json launches = json::array();
+  for (const KernelLaunch &l : plan.launches) {
+    json arguments = json::array();
+    for (const KernelArgument &a : l.arguments) {
+      if (auto *s = std::get_if<ScalarArgument>(&a))
+        arguments.push_back({{"scalar", s->bits}, {"bytes", s->bytes}});
+      else {
+        auto &v = std::get<BufferView>(a);
+        arguments.push_back({{"buffer", v.buffer}, {"offset", v.offset},
+                             {"sizes", v.sizes}, {"strides", v.strides}});
+      }
+    }
+    launches.push_back({{"module", l.module}, {"kernel", l.kernel},
+                        {"grid", l.shape.grid}, {"block", l.shape.block},
+                        {"shared_memory_bytes", l.shape.sharedMemoryBytes},
+                        {"arguments", arguments}});
+  }
+  return {{"buffer_bytes", plan.bufferBytes}, {"input_count", plan.inputCount},
+          {"output_count", plan.outputCount}, {"launches", launches}};
+}
+
+std::vector<TensorSignature> signatureOf(const json &list) {
+  std::vector<TensorSignature> tensors;
+  for (const json &t : list.get<std::vector<json>>()) {
+    auto dtype = dtypeFromName(t.at("dtype").get<std::string>());
+    if (!dtype)
+      throw std::invalid_argument("unknown dtype");
+    tensors.push_back({*dtype, integers<int64_t>(t.at("shape"))});
+  }
+  return tensors;
+}
+
+/// The plan in `j`, its indices checked against `moduleCount` and its buffers.
+GpuPlan planOf(const json &j, size_t moduleCount) {
+  GpuPlan plan;
+  plan.bufferBytes = integers<size_t>(j.at("buffer_bytes"));
+  plan.inputCount = integer<size_t>(j.at("input_count"));
+  plan.outputCount = integer<size_t>(j.at("output_count"));
+  if (plan.inputCount > plan.bufferBytes.size() ||
+      plan.outputCount > plan.bufferBytes.size() - plan.inputCount)
+    throw std::invalid_argument("more inputs and outputs than buffers");
+  for (const json &l : j.at("launches").get<std::vector<json>>()) {
+    KernelLaunch launch;
+    launch.module = integer<int>(l.at("module"));
+    if (launch.module < 0 || static_cast<size_t>(launch.module) >= moduleCount)
+      throw std::invalid_argument("a launch of a module that is not there");
+    launch.kernel = l.at("kernel").get<std::string>();
+    auto grid = integers<unsigned>(l.at("grid")), block = integers<unsigned>(l.at("block"));
+    if (grid.size() != 3 || block.size() != 3)
+      throw std::invalid_argument("a grid or block of other than 3 sizes");
+    std::copy(grid.begin(), grid.end(), launch.shape.grid.begin());
+    std::copy(block.begin(), block.end(), launch.shape.block.begin());
+    launch.shape.sharedMemoryBytes = integer<unsigned>(l.at("shared_memory_bytes"));
+    for (const json &a : l.at("arguments").get<std::vector<json>>()) {
+      if (a.contains("scalar")) {
+        ScalarArgument s{integer<uint64_t>(a.at("scalar")), integer<unsigned>(a.at("bytes"))};
+        if (s.bytes != 1 && s.bytes != 2 && s.bytes != 4 && s.bytes != 8)
+          throw std::invalid_argument("a scalar argument of odd size");
+        launch.arguments.push_back(s);
+        continue;
+      }
+      BufferView v{integer<int>(a.at("buffer")), integer<int64_t>(a.at("offset")),
+                   integers<int64_t>(a.at("sizes")), integers<int64_t>(a.at("strides"))};
+      if (v.buffer < 0 || static_cast<size_t>(v.buffer) >= plan.bufferBytes.size())
+        throw std::invalid_argument("an argument of a buffer that is not there");
+      launch.arguments.push_back(std::move(v));
+    }
+    plan.launches.push_back(std::move(launch));
+  }
+  return plan;
+}
+} // namespace
+
+CacheEntry encodeCachedProgram(std::string_view kind, const CachedProgram &cached) {
+  const CompiledProgram &p = cached.program;
+  json stages = json::array();
+  for (const StageTime &s : p.stageTimes)
+    stages.push_back({{"stage", s.stage}, {"ms", s.milliseconds}});
+  json metadata = {{"kind", kind},
+                   {"inputs", signatureJson(p.inputs)},
+                   {"outputs", signatureJson(p.outputs)},
+                   {"kernel_count", p.kernelCount},
+                   {"stage_times", stages}};
+  CacheEntry entry;
+  if (kind == "cpu") {
+    entry.blobs = {cached.object};
+  } else {
+    metadata["plan"] = planJson(cached.plan);
+    entry.blobs = cached.plan.modules;
+    if (kind == "vulkan")
+      entry.blobs.push_back(cached.pipelineCache);
+  }
+  entry.metadata = metadata.dump();
+  return entry;
+}
+
+Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEntry &entry) {
+  auto bad = [&](const std::string &why) {
+    return makeError(ErrorKind::InvalidArgument, "cache entry: " + why);
+  };
+  json metadata = json::parse(entry.metadata, nullptr, false);
+  if (!metadata.is_object())
+    return bad("its metadata is not a JSON object");
+  try {
+    if (metadata.at("kind").get<std::string>() != kind)
+      return bad("a " + metadata.at("kind").get<std::string>() + " program, not " +
+                 std::string(kind));
+    CachedProgram cached;
+    CompiledProgram &p = cached.program;
+    p.inputs = signatureOf(metadata.at("inputs"));
+    p.outputs = signatureOf(metadata.at("outputs"));
+    p.kernelCount = integer<size_t>(metadata.at("kernel_count"));
+    for (const json &s : metadata.at("stage_times").get<std::vector<json>>())
+      p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
+    // Runs allocate every input and output by its signature.
+    std::vector<size_t> tensorBytesList;
+    for (const auto *tensors : {&p.inputs, &p.outputs})
+      for (const TensorSignature &t : *tensors) {
+        auto bytes = tensorBytes(t.dtype, t.shape);
+        if (!bytes)
+          return bad("its signature: " + bytes.error().message);
+        tensorBytesList.push_back(*bytes);
+      }
+    if (kind == "cpu") {
+      if (entry.blobs.size() != 1)
+        return bad("a CPU program has one object file");
+      cached.object = entry.blobs[0];
+      return cached;
+    }
+    // GPU: the modules, then (Vulkan) the pipeline-cache data.
+    if (entry.blobs.empty() && kind == "vulkan")
+      return bad("no pipeline-cache data");
+    size_t modules = entry.blobs.size() - (kind == "vulkan" ? 1 : 0);
+    cached.plan = planOf(metadata.at("plan"), modules);
+    cached.plan.modules.assign(entry.blobs.begin(), entry.blobs.begin() + modules);
+    if (kind == "vulkan")
+      cached.pipelineCache = entry.blobs.back();
+    // The runtime copies each input and output by the plan's byte counts.
+    if (cached.plan.inputCount != p.inputs.size() || cached.plan.outputCount != p.outputs.size())
+      return bad("its plan's buffers do not match its signature");
+    for (size_t i = 0; i < tensorBytesList.size(); ++i)
+      if (tensorBytesList[i] != cached.plan.bufferBytes[i])
+        return bad("its plan's buffers do not match its signature");
+    return cached;
+  } catch (const json::exception &e) {
+    return bad(std::string("malformed metadata: ") + e.what());
+  } catch (const std::invalid_argument &e) {
+    return bad(std::string("malformed metadata: ") + e.what());
+  }
+}
+
+} // namespace kiln

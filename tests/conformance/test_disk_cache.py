@@ -1,0 +1,236 @@
+"""The disk kernel cache across processes (kiln-run, kiln-cache): a second
+process compiles nothing and creates no MLIR context, with bit-identical
+results; bad entries are rebuilt; bundles export and import; 16 processes
+share one directory while some are killed. CPU here, lavapipe where it is
+installed; CUDA on the GPU machine (skipped, with the reason, elsewhere)."""
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from kiln_harness import KILN_RUN
+
+KILN_CACHE = os.path.join(os.path.dirname(KILN_RUN), "kiln-cache")
+
+PROGRAMS = {
+    "add_exp": """func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.add %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kiln.exp %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}""",
+    "matmul": """func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}""",
+    "softmax": """func.func @main(%a: tensor<3x33xf32>) -> tensor<3x33xf32> {
+  %0 = kiln.softmax %a {dim = 1} : tensor<3x33xf32>
+  return %0 : tensor<3x33xf32>
+}""",
+}
+
+DEVICE_PARAMS = ["cpu", "vulkan", "cuda"]
+
+
+def run(program_path, out, cache, device="cpu", check=True):
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache))
+    proc = subprocess.run([KILN_RUN, str(program_path), "--device", device, "--seed", "3",
+                           "--output-dir", str(out), "--cache-stats"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    if proc.returncode != 0 and "does not exist" in proc.stderr:
+        pytest.skip(f"{device}: {proc.stderr.strip()}")
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def stats(proc):
+    m = re.search(r"kernel cache: (\d+) compiled, (\d+) from disk, (\d+) MLIR context",
+                  proc.stdout)
+    assert m, proc.stdout
+    return tuple(int(x) for x in m.groups())
+
+
+def kiln_cache(cache, *args):
+    return subprocess.run([KILN_CACHE, "--dir", str(cache), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def write_programs(tmp_path):
+    paths = {}
+    for name, text in PROGRAMS.items():
+        paths[name] = tmp_path / f"{name}.mlir"
+        paths[name].write_text(text)
+    return paths
+
+
+def result_bytes(out):
+    return np.load(out / "result0.npy").tobytes()
+
+
+def entry_files(cache):
+    return sorted(p for p in cache.rglob("*.kce"))
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_second_process_compiles_nothing(tmp_path, device):
+    cache = tmp_path / "cache"
+    paths = write_programs(tmp_path)
+    cold = {}
+    for name, path in paths.items():
+        proc = run(path, tmp_path / f"cold-{name}", cache, device)
+        assert stats(proc) == (1, 0, 1), proc.stdout
+        cold[name] = result_bytes(tmp_path / f"cold-{name}")
+    for name, path in paths.items():
+        proc = run(path, tmp_path / f"warm-{name}", cache, device)
+        assert stats(proc) == (0, 1, 0), proc.stdout
+        assert "from the disk cache" in proc.stdout
+        assert result_bytes(tmp_path / f"warm-{name}") == cold[name], name
+    assert kiln_cache(cache, "verify").returncode == 0
+
+
+@pytest.mark.parametrize("device", DEVICE_PARAMS)
+def test_corrupt_entries_are_rebuilt(tmp_path, device):
+    cache = tmp_path / "cache"
+    path = write_programs(tmp_path)["softmax"]
+    run(path, tmp_path / "cold", cache, device)
+    want = result_bytes(tmp_path / "cold")
+    corruptions = {
+        "flip": lambda b: b[:-7] + bytes([b[-7] ^ 1]) + b[-6:],
+        "truncate": lambda b: b[: len(b) // 2],
+        "version": lambda b: b[:8] + bytes([9, 0, 0, 0]) + b[12:],
+        "empty": lambda b: b"",
+    }
+    for how, corrupt in corruptions.items():
+        for f in entry_files(cache):
+            f.write_bytes(corrupt(f.read_bytes()))
+        assert kiln_cache(cache, "verify").returncode == 1, how
+        proc = run(path, tmp_path / how, cache, device)
+        assert stats(proc)[0] == 1, (how, proc.stdout)
+        assert "ignoring" in proc.stderr, (how, proc.stderr)
+        assert result_bytes(tmp_path / how) == want, how
+        assert kiln_cache(cache, "verify").returncode == 0, how
+    # Entries swapped between two programs: each names the other's key.
+    other = write_programs(tmp_path)["add_exp"]
+    run(other, tmp_path / "other", cache, device)
+    files = entry_files(cache)
+    blobs = [f.read_bytes() for f in files]
+    for f, b in zip(files, blobs[1:] + blobs[:1]):
+        f.write_bytes(b)
+    proc = run(path, tmp_path / "swapped", cache, device)
+    assert stats(proc)[0] == 1, proc.stdout
+    assert result_bytes(tmp_path / "swapped") == want
+
+
+def test_kiln_cache_export_import_clear(tmp_path):
+    cache = tmp_path / "cache"
+    paths = write_programs(tmp_path)
+    for name, path in paths.items():
+        run(path, tmp_path / name, cache)
+    listed = kiln_cache(cache, "list")
+    assert listed.returncode == 0 and listed.stdout.count("cpu @main") == len(paths), listed.stdout
+    st = kiln_cache(cache, "stats")
+    assert f"total: {2 * len(paths)} entries" in st.stdout, st.stdout
+    bundle = tmp_path / "app.kilnbundle"
+    exported = kiln_cache(cache, "export", str(bundle))
+    assert exported.returncode == 0, exported.stderr
+    assert kiln_cache(cache, "clear").returncode == 0
+    assert entry_files(cache) == []
+    shipped = tmp_path / "shipped"
+    imported = kiln_cache(shipped, "import", str(bundle))
+    assert imported.returncode == 0, imported.stderr
+    assert f"imported {2 * len(paths)} entries" in imported.stdout
+    for name, path in paths.items():
+        assert stats(run(path, tmp_path / f"shipped-{name}", shipped)) == (0, 1, 0)
+    # A damaged bundle entry is refused, the others imported.
+    data = bytearray(bundle.read_bytes())
+    data[len(b"KILNBUNDLE1\n") + 8 + 60] ^= 0xFF
+    bundle.write_bytes(bytes(data))
+    damaged = kiln_cache(tmp_path / "damaged", "import", str(bundle))
+    assert damaged.returncode == 1 and "refused" in damaged.stderr, damaged.stderr
+    assert f"imported {2 * len(paths) - 1} entries" in damaged.stdout
+    # Usage errors: exit 2 with a message.
+    assert kiln_cache(cache, "frobnicate").returncode == 2
+    assert kiln_cache(cache, "import").returncode == 2
+    notabundle = tmp_path / "x"
+    notabundle.write_bytes(b"hello")
+    bad = kiln_cache(cache, "import", str(notabundle))
+    assert bad.returncode == 2 and "not a kiln cache bundle" in bad.stderr
+
+
+def test_prune_deletes_other_builds_and_evicts_to_the_cap(tmp_path):
+    cache = tmp_path / "cache"
+    paths = write_programs(tmp_path)
+    for name, path in paths.items():
+        run(path, tmp_path / name, cache)
+    old_build = cache / "0000oldbuild" / "cpu-x"
+    old_build.mkdir(parents=True)
+    (old_build / ("a" * 64 + ".kce")).write_bytes(b"stale")
+    pruned = kiln_cache(cache, "prune")
+    assert pruned.returncode == 0 and "pruned 1" in pruned.stdout, pruned.stdout
+    assert not (cache / "0000oldbuild").exists()
+    total = sum(f.stat().st_size for f in entry_files(cache))
+    env = dict(os.environ, KILN_CACHE_MAX_BYTES=str(total // 2))
+    capped = subprocess.run([KILN_CACHE, "--dir", str(cache), "prune"], env=env,
+                            capture_output=True, text=True)
+    assert capped.returncode == 0, capped.stderr
+    assert sum(f.stat().st_size for f in entry_files(cache)) <= total // 2
+    bad_cap = subprocess.run([KILN_CACHE, "--dir", str(cache), "stats"],
+                             env=dict(os.environ, KILN_CACHE_MAX_BYTES="1X"),
+                             capture_output=True, text=True)
+    assert bad_cap.returncode == 2 and "KILN_CACHE_MAX_BYTES" in bad_cap.stderr
+
+
+def test_sixteen_processes_share_one_cache_some_killed(tmp_path):
+    """16 workers run 4 programs each from a pool of 8 (many shared) in one
+    empty directory; 3 are killed mid-way. Every finished result is right;
+    afterwards every entry verifies and a fresh pass compiles nothing."""
+    cache = tmp_path / "cache"
+    pool = []
+    for n in range(8):
+        size = 3 + n
+        text = (f"func.func @main(%a: tensor<{size}xf32>, %b: tensor<{size}xf32>) -> "
+                f"tensor<{size}xf32> {{\n  %0 = kiln.add %a, %b : (tensor<{size}xf32>, "
+                f"tensor<{size}xf32>) -> tensor<{size}xf32>\n  return %0 : tensor<{size}xf32>\n}}")
+        p = tmp_path / f"p{n}.mlir"
+        p.write_text(text)
+        a = np.arange(size, dtype=np.float32) * (n + 1)
+        b = np.full(size, 0.5 + n, dtype=np.float32)
+        np.save(tmp_path / f"a{n}.npy", a)
+        np.save(tmp_path / f"b{n}.npy", b)
+        pool.append((p, a + b))
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache))
+    script = " && ".join(
+        f"{KILN_RUN} {tmp_path}/p{{n{i}}}.mlir --input {tmp_path}/a{{n{i}}}.npy "
+        f"--input {tmp_path}/b{{n{i}}}.npy --output-dir {tmp_path}/w{{w}}-{i}"
+        for i in range(4))
+    workers = []
+    for w in range(16):
+        rng = random.Random(w)
+        picks = {f"n{i}": rng.randrange(8) for i in range(4)}
+        cmd = script.format(w=w, **picks)
+        workers.append((subprocess.Popen(["bash", "-c", cmd], env=env, start_new_session=True,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+                        picks))
+    time.sleep(0.3)
+    for proc, _ in workers[::6]:
+        os.killpg(proc.pid, signal.SIGKILL)
+    finished = set()
+    for w, (proc, picks) in enumerate(workers):
+        _, err = proc.communicate(timeout=300)
+        if w % 6 == 0:
+            continue
+        finished.update(picks.values())
+        assert proc.returncode == 0, err.decode()
+        for i in range(4):
+            got = np.load(tmp_path / f"w{w}-{i}" / "result0.npy")
+            np.testing.assert_array_equal(got, pool[picks[f"n{i}"]][1])
+    verified = kiln_cache(cache, "verify")
+    assert verified.returncode == 0, verified.stdout
+    for n in finished:
+        proc = run(pool[n][0], tmp_path / f"after{n}", cache)
+        assert stats(proc) == (0, 1, 0), proc.stdout

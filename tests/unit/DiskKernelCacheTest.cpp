@@ -1,0 +1,165 @@
+//===- DiskKernelCacheTest.cpp - engines sharing the disk kernel cache ---===//
+//
+// Each device kind that this machine has: a second engine (as a fresh
+// process would) loads every program from the disk cache, compiling
+// nothing and creating no MLIR context, and computes bit-identical
+// results; bad entries are rebuilt. CUDA runs on the GPU machine and is
+// skipped, visibly, elsewhere.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/backend/Engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+// Engines of every unit test use no disk cache but these tests' own, so
+// that compile counts mean what they say, however the binary is run.
+[[maybe_unused]] static const int kNoDefaultDiskCache = ::setenv("KILN_CACHE_DIR", "", 1);
+
+namespace {
+constexpr const char *kPrograms[] = {
+    R"(func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.add %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kiln.exp %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+})",
+    R"(func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+})",
+    R"(func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = kiln.mul %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = kiln.reduce_max %0 {dims = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+})",
+};
+
+HostTensor filled(std::vector<int64_t> shape, float seed) {
+  HostTensor t(DType::F32, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.as<float>()[i] = seed + 0.37f * float(i % 11) - 0.1f * float(i % 3);
+  return t;
+}
+
+/// Inputs that fit `program`.
+std::vector<HostTensor> inputsOf(const Program &program) {
+  std::vector<HostTensor> inputs;
+  for (const TensorSignature &s : program.inputs())
+    inputs.push_back(filled(s.shape, float(inputs.size())));
+  return inputs;
+}
+
+class DiskKernelCacheTest : public testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    device = *DeviceId::parse(GetParam());
+    if (targetKind(device.type).deviceCount() == 0)
+      GTEST_SKIP() << GetParam() << ": no such device on this machine";
+    root = fs::temp_directory_path() /
+           ("kiln-disk-kernel-cache-" + std::string(GetParam()).substr(0, 3) + "-" +
+            std::to_string(::getpid()));
+    fs::remove_all(root);
+  }
+  void TearDown() override { fs::remove_all(root); }
+  std::unique_ptr<Engine> engine() {
+    auto created = Engine::create(device, {root, 0, false});
+    EXPECT_TRUE(created) << created.error().message;
+    return created ? std::move(*created) : nullptr;
+  }
+  /// Runs every program on `e`; their results' bytes.
+  std::vector<decltype(HostTensor::data)> runAll(Engine &e) {
+    std::vector<decltype(HostTensor::data)> results;
+    for (const char *source : kPrograms) {
+      auto program = e.compile(source);
+      EXPECT_TRUE(program) << program.error().message;
+      if (!program)
+        return {};
+      auto out = (*program)->run(inputsOf(**program));
+      EXPECT_TRUE(out) << out.error().message;
+      if (out)
+        results.push_back(out->at(0).data);
+    }
+    return results;
+  }
+  std::vector<fs::path> entryFiles() {
+    std::vector<fs::path> files;
+    for (const auto &f : fs::recursive_directory_iterator(root))
+      if (f.path().extension() == kCacheEntrySuffix)
+        files.push_back(f.path());
+    return files;
+  }
+  DeviceId device;
+  fs::path root;
+};
+} // namespace
+
+TEST_P(DiskKernelCacheTest, SecondEngineCompilesNothingAndCreatesNoMlirContext) {
+  auto cold = engine();
+  auto want = runAll(*cold);
+  ASSERT_EQ(want.size(), std::size(kPrograms));
+  EXPECT_EQ(cold->compileCount(), std::size(kPrograms));
+  // One entry per program, one alias per program text.
+  EXPECT_EQ(entryFiles().size(), 2 * std::size(kPrograms));
+
+  size_t contexts = Engine::mlirContextsCreated();
+  auto warm = engine();
+  EXPECT_EQ(runAll(*warm), want) << "results differ from the cold run's";
+  EXPECT_EQ(warm->compileCount(), 0u);
+  EXPECT_EQ(warm->diskCacheHits(), std::size(kPrograms));
+  EXPECT_EQ(Engine::mlirContextsCreated(), contexts);
+}
+
+TEST_P(DiskKernelCacheTest, ReformattedTextHitsTheCanonicalEntry) {
+  auto cold = engine();
+  ASSERT_TRUE(cold->compile(kPrograms[0]));
+  std::string reformatted = std::string("// the same program\n") + kPrograms[0];
+  auto warm = engine();
+  ASSERT_TRUE(warm->compile(reformatted));
+  EXPECT_EQ(warm->compileCount(), 0u);
+  EXPECT_EQ(warm->diskCacheHits(), 1u);
+  // It left an alias for its text: the next engine needs no MLIR for it.
+  size_t contexts = Engine::mlirContextsCreated();
+  auto third = engine();
+  ASSERT_TRUE(third->compile(reformatted));
+  EXPECT_EQ(third->diskCacheHits(), 1u);
+  EXPECT_EQ(Engine::mlirContextsCreated(), contexts);
+}
+
+TEST_P(DiskKernelCacheTest, CorruptEntriesAreRebuiltAndResultsStayRight) {
+  auto cold = engine();
+  auto want = runAll(*cold);
+  ASSERT_EQ(want.size(), std::size(kPrograms));
+  for (const fs::path &file : entryFiles()) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(file) - 5));
+    f.put('\x5a');
+  }
+  auto rebuilt = engine();
+  testing::internal::CaptureStderr();
+  auto results = runAll(*rebuilt);
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(results, want);
+  EXPECT_EQ(rebuilt->compileCount(), std::size(kPrograms));
+  EXPECT_NE(log.find("digest mismatch"), std::string::npos) << log;
+  auto warm = engine();
+  EXPECT_EQ(runAll(*warm), want);
+  EXPECT_EQ(warm->compileCount(), 0u);
+}
+
+TEST_P(DiskKernelCacheTest, OffWhenTheDirectoryIsEmpty) {
+  auto created = Engine::create(device, {"", 0, false});
+  ASSERT_TRUE(created);
+  ASSERT_TRUE((*created)->compile(kPrograms[0]));
+  EXPECT_EQ((*created)->compileCount(), 1u);
+  EXPECT_FALSE(fs::exists(root));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DiskKernelCacheTest,
+                         testing::Values("cpu", "vulkan", "cuda"),
+                         [](const auto &info) { return std::string(info.param); });
