@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 
 namespace kiln {

@@ -1,6 +1,7 @@
 //===- SpirvPreserveNan.cpp - the kiln-spirv-preserve-nan pass -----------===//
 #include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 
 namespace kiln {

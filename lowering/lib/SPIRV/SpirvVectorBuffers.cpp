@@ -1,6 +1,7 @@
 //===- SpirvVectorBuffers.cpp - the kiln-spirv-vector-buffers pass -------===//
 #include "kiln/Lowering/SPIRV/Passes.h"
 
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"

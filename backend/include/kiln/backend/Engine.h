@@ -4,6 +4,7 @@
 
 #include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Capabilities.h"
+#include "kiln/runtime/common/HostTensor.h"
 #include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/runtime/cuda/CudaProgram.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
