@@ -1,7 +1,8 @@
-//===- SpirvExpandF64Math.cpp - the kiln-spirv-expand-f64-math pass -----------------===//
+//===- SpirvExpandF64Math.cpp - the kiln-spirv-expand-f64-math pass ------===//
 //
 // f64 transcendental functions from f64 arithmetic and bit operations, for
-// targets without them (SPIR-V's GLSL.std.450 stops at 32 bits). Works on
+// targets without them (SPIR-V's GLSL.std.450 stops at 32 bits), and f64
+// round-half-even, which a driver got wrong. Works on
 // scalars and vectors alike: every constant is splat to the operand type.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace kiln {
@@ -42,7 +44,17 @@ public:
   Value fma(Value x, Value y, Value z) { return math::FmaOp::create(b, loc, x, y, z); }
   Value abs(Value x) { return math::AbsFOp::create(b, loc, x); }
   Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
-  Value roundEven(Value x) { return math::RoundEvenOp::create(b, loc, x); }
+  /// Round half to even from IEEE additions: |x| + 2^52 - 2^52 is |x|
+  /// rounded to an integer for |x| < 2^52 (larger ones are integers, NaN
+  /// and inf pass), the sign put back from x's bits (-0.4 -> -0). Not the
+  /// driver's RoundEven: lavapipe on AMD hosts rounds f64 halves toward zero.
+  Value roundEven(Value x) {
+    Value big = c(4503599627370496.0);
+    Value a = abs(x);
+    Value rounded = sub(add(a, big), big);
+    Value sign = iand(bits(x), ci(std::numeric_limits<int64_t>::min()));
+    return select(lt(a, big), fromBits(ior(bits(rounded), sign)), x);
+  }
   Value cmp(arith::CmpFPredicate p, Value x, Value y) {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
@@ -252,7 +264,7 @@ struct KilnSpirvExpandF64MathPass
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<math::ExpOp, math::LogOp, math::Log1pOp, math::SinOp, math::CosOp,
-              math::TanhOp, math::ErfOp, math::PowFOp>(op) &&
+              math::TanhOp, math::ErfOp, math::PowFOp, math::RoundEvenOp>(op) &&
           getElementTypeOrSelf(op->getResult(0).getType()).isF64())
         ops.push_back(op);
     });
@@ -269,7 +281,8 @@ struct KilnSpirvExpandF64MathPass
               .Case([&](math::CosOp) { return f.sinCos(x, true); })
               .Case([&](math::TanhOp) { return f.tanh(x); })
               .Case([&](math::ErfOp) { return f.erf(x); })
-              .Case([&](math::PowFOp) { return f.pow(x, op->getOperand(1)); });
+              .Case([&](math::PowFOp) { return f.pow(x, op->getOperand(1)); })
+              .Case([&](math::RoundEvenOp) { return f.roundEven(x); });
       op->getResult(0).replaceAllUsesWith(result);
       op->erase();
     }
