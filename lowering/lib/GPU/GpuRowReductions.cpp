@@ -21,6 +21,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace kiln {
@@ -129,6 +130,7 @@ public:
                                               mapping.lookup(reduction.element));
       scf::YieldOp::create(lb, loc, next);
     });
+    hoistRowValues(loop, op.getDpsInits()[0]);
     Value partial = loop.getResult(0);
     if (width)
       partial = vector::ReductionOp::create(b, loc, reduction.kind, partial);
@@ -169,7 +171,7 @@ public:
     OpBuilder b = beginStage();
     int64_t width = vectorWidth(op);
     Value out = op.getDpsInits()[0];
-    rowLoop(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Value) {
+    auto loop = rowLoop(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Value) {
       IRMapping mapping = loadInputs(lb, op, j, width);
       kiln::cloneBody(lb, loc, *op.getBody(), mapping, width);
       Value v = mapping.lookup(op.getBody()->getTerminator()->getOperand(0));
@@ -182,9 +184,29 @@ public:
         memref::StoreOp::create(lb, loc, v, out, at);
       scf::YieldOp::create(lb, loc);
     });
+    hoistRowValues(loop, out);
   }
 
 private:
+  /// Moves what depends only on the row out of the stage's loop: loads of
+  /// values earlier stages stored for the row (the barrier before the stage
+  /// ordered them; this stage writes only `out`), then the pure ops on
+  /// them. A softmax's 1 / sum is then one division per row, not per element
+  /// (on Vulkan a correctly rounded f32 division is ~40 integer ops).
+  void hoistRowValues(scf::ForOp loop, Value out) {
+    auto loopLike = cast<LoopLikeOpInterface>(loop.getOperation());
+    moveLoopInvariantCode(loopLike); // the loads' index computations first
+    Value written = rootOf(out);
+    for (Operation &op : llvm::make_early_inc_range(loop.getBody()->without_terminator())) {
+      auto load = dyn_cast<memref::LoadOp>(op);
+      if (load && rootOf(load.getMemRef()) != written &&
+          llvm::all_of(load->getOperands(),
+                       [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
+        load->moveBefore(loop);
+    }
+    moveLoopInvariantCode(loopLike);
+  }
+
   /// The allocation (or argument) a view is a view of.
   static Value rootOf(Value v) {
     while (Operation *def = v.getDefiningOp()) {
@@ -244,13 +266,17 @@ private:
 
   /// The inputs of `op` at innermost index `j` (`width` lanes, 0: scalar).
   IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op, Value j, int64_t width) {
-    SmallVector<Value> ivs(outer);
+    SmallVector<Value> ivs(outer), rowIvs(outer);
     ivs.push_back(j);
+    // A row value's indices are built without j, so that hoistRowValues
+    // sees its load as the row's.
+    rowIvs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     unsigned last = ivs.size() - 1;
     IRMapping mapping;
     for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
       AffineMap map = op.getMatchingIndexingMap(in);
-      SmallVector<Value> idx = kiln::indicesFor(b, loc, map, ivs);
+      SmallVector<Value> idx =
+          kiln::indicesFor(b, loc, map, map.isFunctionOfDim(last) ? ivs : rowIvs);
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
       Value v;
       if (width == 0)

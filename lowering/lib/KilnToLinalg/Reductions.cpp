@@ -325,7 +325,11 @@ struct SoftmaxToGenerics : OpConversionPattern<OpT> {
           if (isLog)
             return arith::SubFOp::create(b, l, a[0],
                                          math::LogOp::create(b, l, a[2]));
-          return arith::DivFOp::create(b, l, a[1], a[2]);
+          // exp * (1 / sum): the reciprocal is the row's, so kernels
+          // compute it once per row (docs/precision.md).
+          Value one = arith::ConstantOp::create(b, l, a[2].getType(),
+                                                b.getFloatAttr(a[2].getType(), 1.0));
+          return arith::MulFOp::create(b, l, a[1], arith::DivFOp::create(b, l, one, a[2]));
         });
     rewriter.replaceOp(op, narrowed(rewriter, loc, r, kilnElem));
     return success();

@@ -55,15 +55,23 @@ func.func @f64(%x: memref<4x300xf64>, %out: memref<4xf64>) {
 // -----
 
 // softmax's fill, row max, fill, sum of exp and normalise over the same rows
-// are one kernel: stages separated by barriers.
+// are one kernel: stages separated by barriers. What depends only on the
+// row (its max, 1 / its sum) is loaded and computed once, before the loop
+// over the row.
 // CHECK-LABEL: func @softmax
 // CHECK-COUNT-1: gpu.launch
 // CHECK-NOT: gpu.launch
 // CHECK: gpu.all_reduce maximumf
 // CHECK: gpu.barrier
+// CHECK: memref.load {{.*}} : memref<8xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.load {{.*}} : memref<8xf32>
 // CHECK: gpu.all_reduce add
 // CHECK: gpu.barrier
 // CHECK: arith.divf %{{.*}} : vector<4xf32>
+// CHECK-NEXT: scf.for
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf
 // CHECK: vector.store
 // CHECK-NOT: linalg.generic
 func.func @softmax(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
@@ -89,7 +97,9 @@ func.func @softmax(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
   ^bb0(%a: f32, %mx: f32, %sum: f32, %o: f32):
     %0 = arith.subf %a, %mx : f32
     %1 = math.exp %0 : f32
-    %2 = arith.divf %1, %sum : f32
+    %one = arith.constant 1.0 : f32
+    %r = arith.divf %one, %sum : f32
+    %2 = arith.mulf %1, %r : f32
     linalg.yield %2 : f32
   }
   return
