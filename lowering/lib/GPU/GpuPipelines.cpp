@@ -19,10 +19,13 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
   buildKernelBufferizationPipeline(pm);
 }
 
-void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGrid) {
+void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGrid,
+                                     bool hoistRowValues) {
   pm.addPass(createKilnGpuCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
-  pm.addPass(createKilnGpuRowReductions());
+  KilnGpuRowReductionsOptions rows;
+  rows.hoistRowValues = hoistRowValues;
+  pm.addPass(createKilnGpuRowReductions(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = VectorizeTunables{}.gpuLanes;
   pm.addPass(createKilnVectorize(vectorize));

@@ -78,8 +78,9 @@ Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
 class RowKernel {
 public:
   RowKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> outerRanges,
-            int64_t blockSize, int64_t lanes)
-      : outerRanges(outerRanges), blockSize(blockSize), lanes(lanes), loc(loc) {
+            int64_t blockSize, int64_t lanes, bool hoistRowValues)
+      : outerRanges(outerRanges), blockSize(blockSize), lanes(lanes),
+        hoistRowValues(hoistRowValues), loc(loc) {
     int64_t rows = 1;
     for (int64_t r : outerRanges)
       rows *= r;
@@ -130,7 +131,8 @@ public:
                                               mapping.lookup(reduction.element));
       scf::YieldOp::create(lb, loc, next);
     });
-    hoistRowValues(loop, op.getDpsInits()[0]);
+    if (hoistRowValues)
+      hoistOutOfRowLoop(loop, op.getDpsInits()[0]);
     Value partial = loop.getResult(0);
     if (width)
       partial = vector::ReductionOp::create(b, loc, reduction.kind, partial);
@@ -184,7 +186,8 @@ public:
         memref::StoreOp::create(lb, loc, v, out, at);
       scf::YieldOp::create(lb, loc);
     });
-    hoistRowValues(loop, out);
+    if (hoistRowValues)
+      hoistOutOfRowLoop(loop, out);
   }
 
 private:
@@ -193,7 +196,7 @@ private:
   /// ordered them; this stage writes only `out`), then the pure ops on
   /// them. A softmax's 1 / sum is then one division per row, not per element
   /// (on Vulkan a correctly rounded f32 division is ~40 integer ops).
-  void hoistRowValues(scf::ForOp loop, Value out) {
+  void hoistOutOfRowLoop(scf::ForOp loop, Value out) {
     auto loopLike = cast<LoopLikeOpInterface>(loop.getOperation());
     moveLoopInvariantCode(loopLike); // the loads' index computations first
     Value written = rootOf(out);
@@ -268,7 +271,7 @@ private:
   IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op, Value j, int64_t width) {
     SmallVector<Value> ivs(outer), rowIvs(outer);
     ivs.push_back(j);
-    // A row value's indices are built without j, so that hoistRowValues
+    // A row value's indices are built without j, so that hoistOutOfRowLoop
     // sees its load as the row's.
     rowIvs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     unsigned last = ivs.size() - 1;
@@ -276,7 +279,8 @@ private:
     for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
       AffineMap map = op.getMatchingIndexingMap(in);
       SmallVector<Value> idx =
-          kiln::indicesFor(b, loc, map, map.isFunctionOfDim(last) ? ivs : rowIvs);
+          kiln::indicesFor(b, loc, map,
+                           map.isFunctionOfDim(last) || !hoistRowValues ? ivs : rowIvs);
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
       Value v;
       if (width == 0)
@@ -311,6 +315,7 @@ private:
   SmallVector<int64_t> outerRanges;
   int64_t blockSize;
   int64_t lanes;
+  bool hoistRowValues;
   Location loc;
   gpu::LaunchOp launch;
   SmallVector<Value> outer;
@@ -392,7 +397,7 @@ struct KilnGpuRowReductionsPass
             OpBuilder b(generic);
             SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
             kernel.emplace(b, generic.getLoc(), ArrayRef(ranges).drop_back(),
-                           blockSize, vectorWidth);
+                           blockSize, vectorWidth, hoistRowValues);
             // The fill of this reduction's output right before it: stage 1.
             if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
                 kernel->fitsRows(pendingFill)) {

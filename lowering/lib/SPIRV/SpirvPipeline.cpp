@@ -31,7 +31,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // the pointer casts this yields into vector-typed buffers. Matmuls stay
   // loop nests: the SPIR-V conversion takes no workgroup attributions yet.
   buildGpuBufferizationPipeline(pm);
-  buildGpuKernelOutliningPipeline(pm, options.maxGrid);
+  buildGpuKernelOutliningPipeline(pm, options.maxGrid, /*hoistRowValues=*/true);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;
   target.spirvCapabilities.assign(options.capabilities.begin(),

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-gpu-row-reductions --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-gpu-row-reductions=hoist-row-values=true --split-input-file | FileCheck %s
 
 // One block per row (4 x 5 = 20 rows), 256 threads striding over the row
 // 4 floats (16 aligned bytes) at a time, gpu.all_reduce across them, thread 0

@@ -18,9 +18,11 @@ namespace kiln {
 /// constants computed on the device.
 void buildGpuBufferizationPipeline(mlir::OpPassManager &pm);
 /// Bufferized kernels -> gpu.launch_func on the host and outlined kernels in
-/// gpu.modules. `maxGrid`: the most blocks per grid dim (empty: CUDA's).
+/// gpu.modules. `maxGrid`: the most blocks per grid dim (empty: CUDA's);
+/// `hoistRowValues`: kiln-gpu-row-reductions' option of that name.
 void buildGpuKernelOutliningPipeline(mlir::OpPassManager &pm,
-                                     llvm::ArrayRef<int64_t> maxGrid = {});
+                                     llvm::ArrayRef<int64_t> maxGrid = {},
+                                     bool hoistRowValues = false);
 
 } // namespace kiln
 

@@ -73,7 +73,12 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
                  Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::GpuRowReductionTunables{}.vectorWidth",
                         "lanes of each thread's loads (16 bytes of f32); "
-                        "0 or 1: scalar loads">];
+                        "0 or 1: scalar loads">,
+                 Option<"hoistRowValues", "hoist-row-values", "bool", "false",
+                        "load and compute what depends only on the row once, "
+                        "before the loop over the row (SPIR-V, where an exact "
+                        "f32 division costs ~40 integer ops; on CUDA it "
+                        "measured 16% slower on softmax, docs/vulkan.md)">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
