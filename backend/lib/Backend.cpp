@@ -4,6 +4,8 @@
 #include "DeviceQueue.h"
 
 #include <mutex>
+#include <bit>
+#include <cstdio>
 #include <sstream>
 
 namespace kiln {
@@ -59,15 +61,13 @@ std::string tensorType(DType type, const std::vector<int64_t> &shape) {
   return text + std::string(dtypeName(type)) + ">";
 }
 
-/// `value` as an MLIR float literal (always with a point or an exponent).
+/// `value` as an MLIR f64 literal: its bits in hex, exact for every double
+/// (decimal "1e+20" is no MLIR float literal, nor are "inf" and "nan").
 std::string floatLiteral(double value) {
-  std::ostringstream text;
-  text.precision(17);
-  text << value;
-  std::string s = text.str();
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%016llX",
+                static_cast<unsigned long long>(std::bit_cast<uint64_t>(value)));
+  return text;
 }
 
 /// A short spelling of a tensor type for lookup keys.
@@ -268,7 +268,7 @@ Expected<Tensor> Backend::adopt(uint64_t address, DType type, std::vector<int64_
                                 std::shared_ptr<void> owner) {
   if (auto ok = checkUsable(); !ok)
     return std::unexpected(ok.error());
-  if (device().type == DeviceType::Vulkan)
+  if (!queue->kernels().target().sharesAddresses())
     return makeError(ErrorKind::Unsupported,
                      "adopt: " + device().toString() + " cannot use memory it did not allocate");
   auto bytes = tensorBytes(type, shape);
@@ -298,7 +298,7 @@ Expected<Tensor> Backend::adopt(uint64_t address, DType type, std::vector<int64_
 Expected<uint64_t> Backend::dataAddress(const Tensor &tensor) {
   if (auto ok = checkOwned(tensor, "data_address: the tensor"); !ok)
     return std::unexpected(ok.error());
-  if (device().type == DeviceType::Vulkan)
+  if (!queue->kernels().target().sharesAddresses())
     return makeError(ErrorKind::Unsupported,
                      "data_address: " + device().toString() +
                          " memory has no address another library can use");

@@ -296,6 +296,20 @@ TEST_P(BackendTest, GraphCaptureRefusesHostTransfersAndNesting) {
   EXPECT_TRUE(backend->download(a));
 }
 
+// Attribute values any double can take, written so MLIR parses them
+// (decimal 1e+20 is not an MLIR float literal).
+TEST_P(BackendTest, RandomOpsTakeAnyFiniteBounds) {
+  auto t = backend->randomUniform(DType::F32, {64}, -1e20, 1e20);
+  ASSERT_TRUE(t) << t.error().message;
+  HostTensor h = download(*t);
+  for (int64_t i = 0; i < h.numElements(); ++i) {
+    EXPECT_GE(h.as<float>()[i], -1e20f);
+    EXPECT_LE(h.as<float>()[i], 1e20f);
+  }
+  auto n = backend->randomNormal(DType::F32, {64}, 1e-300, 2.5e10);
+  EXPECT_TRUE(n) << n.error().message;
+}
+
 TEST_P(BackendTest, SeedMakesRandomOpsReproducible) {
   auto draw = [&] {
     auto t = backend->randomUniform(DType::F32, {1000}, -1, 1);
