@@ -29,7 +29,6 @@ struct ParsedProgram::Module {
 /// The host CPU code is generated for (CPU/CpuCompile.cpp).
 struct HostCpu {
   std::unique_ptr<llvm::TargetMachine> targetMachine; // null: no code generator
-  std::string fingerprint;
   int64_t f32Lanes = 4; // of the widest vector registers the host has
   static HostCpu detect();
 };
@@ -37,7 +36,7 @@ struct HostCpu {
 struct Compiler::Impl {
   mlir::MLIRContext context;
   size_t parses = 0;
-  /// Detected on first use: only CPU compiles and fingerprints need it.
+  /// Detected on first use: only CPU compiles need it.
   std::optional<HostCpu> hostCpu;
   const HostCpu &host() {
     if (!hostCpu)

@@ -37,10 +37,6 @@ HostCpu HostCpu::detect() {
     return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
   };
   host.f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
-  // Computed once: getHostCPUName reads /proc/cpuinfo, far too slow for
-  // every kernel-cache lookup.
-  host.fingerprint = "cpu-" + triple + "-" + llvm::sys::getHostCPUName().str() + "+" +
-                     std::to_string(std::hash<std::string>{}(features));
   if (target) {
     llvm::TargetOptions options;
     host.targetMachine.reset(target->createTargetMachine(
@@ -49,8 +45,6 @@ HostCpu HostCpu::detect() {
   }
   return host;
 }
-
-std::string Compiler::targetFingerprint() const { return impl->host().fingerprint; }
 
 Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
                                                      const CompileOptions &options) {

@@ -39,6 +39,9 @@ public:
   /// What generated code depends on: part of every kernel cache key.
   virtual const std::string &fingerprint() const = 0;
   virtual DeviceCapabilities capabilities() const = 0;
+  /// Whether device memory has addresses another library can use (DLPack,
+  /// Backend::adopt): host and CUDA pointers do, Vulkan buffers do not.
+  virtual bool sharesAddresses() const { return true; }
   /// Compiles `program` (parsed once by `compiler`) for this device, the
   /// options completed with what the device says, and loads the result;
   /// `cached` receives what the disk cache keeps of it.

@@ -93,6 +93,8 @@ public:
     return DeviceCapabilities::vulkan(device->properties());
   }
 
+  bool sharesAddresses() const override { return false; }
+
   Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
                                              const CompileOptions &options,
                                              CachedProgram &cached) override {

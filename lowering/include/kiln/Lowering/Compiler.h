@@ -138,8 +138,6 @@ public:
                                                 const CompileOptions &options) {
     return parseAndCompile(source, options, &Compiler::compileForVulkan);
   }
-  /// "cpu-<triple>-<cpu>+<features>": what generated host code depends on.
-  std::string targetFingerprint() const;
   /// Programs this compiler has parsed (tests check one parse per compile).
   size_t parseCount() const;
 
