@@ -1,6 +1,7 @@
 """conv2d, max_pool2d, avg_pool2d and attention end to end against float64
 references written with NumPy (torch.nn.functional semantics)."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -215,6 +216,10 @@ def test_resnet_block():
     check(results[0].astype(np.float64), want, "f32")
 
 
+@pytest.mark.skipif(os.environ.get("KILN_DEVICE") == "vulkan"
+                    and not os.environ.get("KILN_LONG_TESTS"),
+                    reason="4096 x 4096 scores take minutes on lavapipe; "
+                           "KILN_LONG_TESTS=1 runs it on a real Vulkan device")
 def test_attention_long_sequence_sampled():
     """Sequence 4096 in f16, compared in float64 on a sample of query rows."""
     lq = lk = 4096
