@@ -1,11 +1,14 @@
 //===- Conv.cpp - kiln.conv2d and the pools -> linalg.generic -------------===//
 //
-// Each becomes one linalg.generic over the output with the window (and, for
-// conv2d, the input channels of a group) as reduction dims, on an input
-// padded by fill + insert_slice: every target runs it as one thread (or
-// loop iteration) per output element with the reduction inside. f16/bf16
-// accumulate in f32; an elementwise epilogue adds the bias (conv2d) or
-// divides by the window size (avg_pool2d) and rounds to the element type.
+// Inputs are padded by fill + insert_slice. conv2d is a GEMM per group on
+// the matmul kernels of each target: the window patches of the input
+// (im2col) as a [G, Cg*KH*KW, N*OH*OW] tensor, multiplied by the weights as
+// [G, Og, Cg*KH*KW] (f16/bf16 into f32). Depthwise-like convs (one output
+// channel per group) would make a one-row GEMM, so they, and the pools,
+// are one linalg.generic over the output with the window as reduction
+// dims: one thread (or loop iteration) per output element. An elementwise
+// epilogue adds the bias (conv2d) or divides by the window size
+// (avg_pool2d), rounds to the element type and puts the channels back.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -51,32 +54,72 @@ Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elem
       .getResult(0);
 }
 
-/// x [N, G*Cg, H, W], w [G*Og, Cg, KH, KW] -> [N, G*Og, OH, OW] through
-/// iteration dims (n, g, og, oh, ow, c, kh, kw) on [N, G, Cg, H, W] and
-/// [G, Og, Cg, KH, KW]: groups need no special case (depthwise is Cg = 1).
-struct Conv2dToGeneric : OpConversionPattern<Conv2dOp> {
+/// The bias (reshaped to `biasShape`) added to `sum` ([N, G, Og, OH, OW]
+/// read through `sumMap`), rounded to `element`: [N, G*Og, OH, OW].
+Value convEpilogue(OpBuilder &b, Location loc, Value sum, AffineMap sumMap, Value bias,
+                   ArrayRef<int64_t> outShape, int64_t groups, Type element) {
+  MLIRContext *ctx = b.getContext();
+  int64_t og = outShape[1] / groups;
+  SmallVector<int64_t> grouped = {outShape[0], groups, og, outShape[2], outShape[3]};
+  SmallVector<Value> inputs = {sum};
+  SmallVector<AffineMap> maps = {sumMap};
+  if (bias) {
+    inputs.push_back(reshapeTo(b, loc, bias, {groups, og}));
+    maps.push_back(AffineMap::get(5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)}, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
+  Type acc = computeFloatType(element);
+  Value init = emptyTensor(b, loc, grouped, element);
+  Value out = linalg::GenericOp::create(
+                  b, loc, init.getType(), inputs, init, maps,
+                  SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+                  [&](OpBuilder &nb, Location l, ValueRange args) {
+                    Value v = args[0];
+                    if (bias)
+                      v = arith::AddFOp::create(nb, l, v,
+                                                castScalar(nb, l, args[1], element, acc));
+                    linalg::YieldOp::create(nb, l, castScalar(nb, l, v, acc, element));
+                  })
+                  .getResult(0);
+  return reshapeTo(b, loc, out, outShape);
+}
+
+/// x [N, G*Cg, H, W], w [G*Og, Cg, KH, KW] -> [N, G*Og, OH, OW], with x
+/// viewed as [N, G, Cg, H, W] (padded) and w as [G, Og, Cg, KH, KW].
+struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
-    Type acc = computeFloatType(element);
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
             cg = wShape[1];
-    ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
-
     Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
     ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
     x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
-    Value w = reshapeTo(rewriter, loc, adaptor.getW(),
-                        {groups, og, cg, wShape[2], wShape[3]});
-    SmallVector<int64_t> groupedOut = {n, groups, og, outShape[2], outShape[3]};
-    Value init = accumulator(rewriter, loc, groupedOut, element, 0.0);
+    Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
+    auto [sum, sumMap] = og == 1 ? direct(rewriter, loc, op, x, w) : gemm(rewriter, loc, op, x, w);
+    rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, sumMap, adaptor.getBias(), outShape,
+                                        groups, element));
+    return success();
+  }
 
+  /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions;
+  /// the sum is [N, G, Og, OH, OW].
+  std::pair<Value, AffineMap> direct(OpBuilder &b, Location loc, Conv2dOp op, Value x,
+                                     Value w) const {
+    MLIRContext *ctx = getContext();
+    Type element = op.getType().getElementType();
+    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    int64_t groups = op.getGroups();
+    SmallVector<int64_t> grouped = {outShape[0], groups, outShape[1] / groups, outShape[2],
+                                    outShape[3]};
+    Value init = accumulator(b, loc, grouped, element, 0.0);
     AffineExpr dn, dg, dog, doh, dow, dc, dkh, dkw;
     bindDims(ctx, dn, dg, dog, doh, dow, dc, dkh, dkw);
     SmallVector<AffineMap> maps = {
@@ -89,35 +132,57 @@ struct Conv2dToGeneric : OpConversionPattern<Conv2dOp> {
     SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
     iterators.append(3, utils::IteratorType::reduction);
     Value sum = linalg::GenericOp::create(
-                    rewriter, loc, init.getType(), ValueRange{x, w}, init, maps,
-                    iterators,
-                    [&](OpBuilder &b, Location l, ValueRange args) {
-                      Value xv = castScalar(b, l, args[0], element, acc);
-                      Value wv = castScalar(b, l, args[1], element, acc);
-                      Value product = arith::MulFOp::create(b, l, xv, wv);
+                    b, loc, init.getType(), ValueRange{x, w}, init, maps, iterators,
+                    [&](OpBuilder &nb, Location l, ValueRange args) {
+                      Value xv = castScalar(nb, l, args[0], element, acc);
+                      Value wv = castScalar(nb, l, args[1], element, acc);
+                      Value product = arith::MulFOp::create(nb, l, xv, wv);
                       linalg::YieldOp::create(
-                          b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
+                          nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
                     })
                     .getResult(0);
-    sum = reshapeTo(rewriter, loc, sum, outShape);
+    return {sum, AffineMap::getMultiDimIdentityMap(5, ctx)};
+  }
 
-    SmallVector<Value> inputs = {sum};
-    if (Value bias = adaptor.getBias())
-      inputs.push_back(reshapeTo(rewriter, loc, bias, {outShape[1], 1, 1}));
-    if (inputs.size() == 1 && acc == element) {
-      rewriter.replaceOp(op, sum);
-      return success();
-    }
-    rewriter.replaceOp(
-        op, buildElementwise(rewriter, loc, outShape, element, inputs,
-                             [&](OpBuilder &b, Location l, ValueRange args) {
-                               Value v = args[0];
-                               if (args.size() > 1)
-                                 v = arith::AddFOp::create(
-                                     b, l, v, castScalar(b, l, args[1], element, acc));
-                               return castScalar(b, l, v, acc, element);
-                             }));
-    return success();
+  /// im2col and a kiln.matmul per group; the sum is [G, Og, N, OH, OW].
+  std::pair<Value, AffineMap> gemm(OpBuilder &b, Location loc, Conv2dOp op, Value x,
+                                   Value w) const {
+    MLIRContext *ctx = getContext();
+    Type element = op.getType().getElementType();
+    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> wShape = op.getW().getType().getShape();
+    ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
+            cg = wShape[1], kh = wShape[2], kw = wShape[3], oh = outShape[2],
+            ow = outShape[3], k = cg * kh * kw, columns = n * oh * ow;
+    // patches[g, c, i, j, n, y, z] = x[n, g, c, y * sh + i * dh, z * sw + j * dw]
+    AffineExpr dg, dc, di, dj, dn, dy, dz;
+    bindDims(ctx, dg, dc, di, dj, dn, dy, dz);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0,
+                       {dn, dg, dc, windowIndex(dy, di, stride[0], dilation[0]),
+                        windowIndex(dz, dj, stride[1], dilation[1])},
+                       ctx),
+        AffineMap::getMultiDimIdentityMap(7, ctx)};
+    Value init = emptyTensor(b, loc, {groups, cg, kh, kw, n, oh, ow}, element);
+    Value patches = linalg::GenericOp::create(
+                        b, loc, init.getType(), x, init, maps,
+                        SmallVector<utils::IteratorType>(7, utils::IteratorType::parallel),
+                        [](OpBuilder &nb, Location l, ValueRange args) {
+                          linalg::YieldOp::create(nb, l, args[0]);
+                        })
+                        .getResult(0);
+    SmallVector<int64_t> lhs = {og, k}, rhs = {k, columns}, product = {og, columns};
+    if (groups > 1)
+      for (auto *shape : {&lhs, &rhs, &product})
+        shape->insert(shape->begin(), groups);
+    Value sum = MatmulOp::create(b, loc, RankedTensorType::get(product, acc),
+                                 reshapeTo(b, loc, w, lhs), reshapeTo(b, loc, patches, rhs));
+    sum = reshapeTo(b, loc, sum, {groups, og, n, oh, ow});
+    AffineExpr en, eg, eog, eoh, eow;
+    bindDims(ctx, en, eg, eog, eoh, eow);
+    return {sum, AffineMap::get(5, 0, {eg, eog, en, eoh, eow}, ctx)};
   }
 };
 
@@ -185,7 +250,7 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
 } // namespace
 
 void populateConvPatterns(TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<Conv2dToGeneric, PoolToGeneric<MaxPool2dOp, true>,
+  patterns.add<Conv2dLowering, PoolToGeneric<MaxPool2dOp, true>,
                PoolToGeneric<AvgPool2dOp, false>>(converter, patterns.getContext());
 }
 
