@@ -847,7 +847,7 @@ LogicalResult windowSizes(Operation *op, ArrayRef<int64_t> input,
     if (!size)
       return op->emitOpError() << "output size of spatial dim " << d
                                << " overflows int64";
-    if (*size < 1)
+    if (*size < 1 && !ShapedType::isDynamic(*size))
       return op->emitOpError()
              << "output size of spatial dim " << d << " is " << *size
              << " (<= 0): input " << input[d] << " with padding "
@@ -856,6 +856,21 @@ LogicalResult windowSizes(Operation *op, ArrayRef<int64_t> input,
     shape.push_back(*size);
   }
   return success();
+}
+
+/// Checks that `x` padded by `padding` on both sides of its last two dims
+/// (a buffer the kernels build) has a size that fits in int64.
+LogicalResult verifyPaddedSize(Operation *op, RankedTensorType x,
+                               ArrayRef<int64_t> padding) {
+  SmallVector<int64_t> shape(x.getShape());
+  for (int d = 0; d < 2; ++d) {
+    int64_t &size = shape[shape.size() - 2 + d];
+    if (!ShapedType::isDynamic(size))
+      size += 2 * padding[d]; // windowSizes checked that this fits
+  }
+  return verifyTensorSize([&] { return op->emitOpError(); },
+                          RankedTensorType::get(shape, x.getElementType()),
+                          "padded input");
 }
 
 LogicalResult verifyResultType(Operation *op, Value result, Type element,
@@ -913,7 +928,8 @@ LogicalResult Conv2dOp::verify() {
   SmallVector<int64_t> shape = {x.getDimSize(0), outChannels};
   if (failed(windowSizes(*this, x.getShape().drop_front(2),
                          w.getShape().drop_front(2), getStride(), getPadding(),
-                         getDilation(), shape)))
+                         getDilation(), shape)) ||
+      failed(verifyPaddedSize(*this, x, getPadding())))
     return failure();
   return verifyResultType(*this, getResult(), x.getElementType(), shape);
 }
@@ -941,7 +957,8 @@ template <typename OpT> LogicalResult verifyPool(OpT op) {
                               << ")";
   SmallVector<int64_t> shape(x.getShape().drop_back(2));
   if (failed(windowSizes(op, x.getShape().take_back(2), kernel, stride,
-                         op.getPadding(), {1, 1}, shape)))
+                         op.getPadding(), {1, 1}, shape)) ||
+      failed(verifyPaddedSize(op, x, op.getPadding())))
     return failure();
   return verifyResultType(op, op.getResult(), x.getElementType(), shape);
 }

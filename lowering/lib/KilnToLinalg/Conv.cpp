@@ -19,6 +19,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -101,7 +104,14 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
     x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
     Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
-    auto [sum, sumMap] = og == 1 ? direct(rewriter, loc, op, x, w) : gemm(rewriter, loc, op, x, w);
+    // The patches hold Cg*KH*KW / Og elements per output element.
+    int64_t patchElements = 1;
+    bool patchesFit = llvm::all_of(
+        std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
+                   int64_t(8)}, // bytes per element at most
+        [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
+    auto [sum, sumMap] = og == 1 || !patchesFit ? direct(rewriter, loc, op, x, w)
+                                                : gemm(rewriter, loc, op, x, w);
     rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, sumMap, adaptor.getBias(), outShape,
                                         groups, element));
     return success();

@@ -1013,3 +1013,12 @@ func.func @attention_result(%q: tensor<5x8xf32>, %k: tensor<7x8xf32>, %v: tensor
   %r = kiln.attention %q, %k, %v : (tensor<5x8xf32>, tensor<7x8xf32>, tensor<7x3xf32>) -> tensor<5x8xf32>
   return
 }
+
+// -----
+
+// The padded input is a buffer of its own: its size must fit in int64 too.
+func.func @conv_padded_input_too_large(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{padded input type 'tensor<1x1x4611686018427387912x8xf32>' is too large}}
+  %r = kiln.conv2d %x, %w {padding = array<i64: 2305843009213693952, 0>, stride = array<i64: 4611686018427387904, 1>} : (tensor<1x1x8x8xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x8xf32>
+  return
+}
