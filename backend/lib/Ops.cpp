@@ -292,4 +292,48 @@ Expected<Tensor> dequantize(const Tensor &q, const Tensor &scale, int64_t blockS
               result);
 }
 
+namespace {
+std::string pair(Pair values) { return list({values[0], values[1]}); }
+
+Expected<Tensor> pool(std::string_view op, const Tensor &x, Pair kernel,
+                      std::optional<Pair> stride, Pair padding) {
+  std::string attrs = "kernel = " + pair(kernel) + ", padding = " + pair(padding);
+  if (stride)
+    attrs += ", stride = " + pair(*stride);
+  return call(op, {x}, attrs);
+}
+} // namespace
+
+Expected<Tensor> conv2d(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias,
+                        Pair stride, Pair padding, Pair dilation, int64_t groups) {
+  std::vector<Tensor> operands = {x, w};
+  if (bias)
+    operands.push_back(*bias);
+  return call("kiln.conv2d", operands,
+              "stride = " + pair(stride) + ", padding = " + pair(padding) +
+                  ", dilation = " + pair(dilation) + ", groups = " + i64(groups));
+}
+
+Expected<Tensor> max_pool2d(const Tensor &x, Pair kernel, std::optional<Pair> stride,
+                            Pair padding) {
+  return pool("kiln.max_pool2d", x, kernel, stride, padding);
+}
+
+Expected<Tensor> avg_pool2d(const Tensor &x, Pair kernel, std::optional<Pair> stride,
+                            Pair padding) {
+  return pool("kiln.avg_pool2d", x, kernel, stride, padding);
+}
+
+Expected<Tensor> attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                           const std::optional<Tensor> &mask, bool causal,
+                           std::optional<double> scale) {
+  std::vector<Tensor> operands = {q, k, v};
+  if (mask)
+    operands.push_back(*mask);
+  std::string attrs = "causal = " + flag(causal);
+  if (scale)
+    attrs += ", scale = " + f64(*scale);
+  return call("kiln.attention", operands, attrs);
+}
+
 } // namespace kiln::ops

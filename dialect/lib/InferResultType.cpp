@@ -8,6 +8,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <mutex>
 
@@ -27,10 +28,13 @@ std::optional<int64_t> intAttr(DictionaryAttr attrs, StringRef name) {
   return std::nullopt;
 }
 
-ArrayRef<int64_t> arrayAttr(DictionaryAttr attrs, StringRef name) {
+/// The attribute `name`, `otherwise` where it is absent or malformed (the
+/// verifier reports the latter; a spatial attribute takes two entries).
+ArrayRef<int64_t> arrayAttr(DictionaryAttr attrs, StringRef name,
+                            ArrayRef<int64_t> otherwise = {}) {
   if (auto a = dyn_cast_or_null<DenseI64ArrayAttr>(attrs.get(name)))
     return a.asArrayRef();
-  return {};
+  return otherwise;
 }
 
 bool boolAttr(DictionaryAttr attrs, StringRef name) {
@@ -39,6 +43,16 @@ bool boolAttr(DictionaryAttr attrs, StringRef name) {
 }
 
 bool inRange(int64_t dim, size_t rank) { return dim >= 0 && dim < static_cast<int64_t>(rank); }
+
+/// Whether sliding-window attributes can be applied: two entries each,
+/// positive sizes, non-negative padding.
+bool validWindow(ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                 ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation) {
+  auto all = [](ArrayRef<int64_t> values, int64_t least) {
+    return values.size() == 2 && llvm::all_of(values, [&](int64_t v) { return v >= least; });
+  };
+  return all(kernel, 1) && all(stride, 1) && all(padding, 0) && all(dilation, 1);
+}
 
 /// The shape rule of an op whose operands are well-formed enough to apply
 /// it; nullopt where they are not (the verifier says why).
@@ -135,6 +149,49 @@ std::optional<SmallVector<int64_t>> inferShape(OperationName name,
     shape->push_back(y.back());
     return shape;
   }
+  if (isOneOf<Conv2dOp>(name)) {
+    ArrayRef<int64_t> w = in[1].getShape();
+    if (x.size() != 4 || w.size() != 4)
+      return std::nullopt;
+    ArrayRef<int64_t> stride = arrayAttr(attrs, "stride", {1, 1}),
+                      padding = arrayAttr(attrs, "padding", {0, 0}),
+                      dilation = arrayAttr(attrs, "dilation", {1, 1});
+    if (!validWindow(w.drop_front(2), stride, padding, dilation))
+      return std::nullopt;
+    SmallVector<int64_t> shape = {x[0], w[0]};
+    for (int d = 0; d < 2; ++d) {
+      std::optional<int64_t> size =
+          windowOutputSize(x[2 + d], w[2 + d], stride[d], padding[d], dilation[d]);
+      if (!size)
+        return std::nullopt;
+      shape.push_back(*size);
+    }
+    return shape;
+  }
+  if (isOneOf<MaxPool2dOp, AvgPool2dOp>(name)) {
+    ArrayRef<int64_t> kernel = arrayAttr(attrs, "kernel"),
+                      stride = arrayAttr(attrs, "stride", kernel),
+                      padding = arrayAttr(attrs, "padding", {0, 0});
+    if (x.size() < 2 || !validWindow(kernel, stride, padding, {1, 1}))
+      return std::nullopt;
+    SmallVector<int64_t> shape(x.drop_back(2));
+    for (int d = 0; d < 2; ++d) {
+      std::optional<int64_t> size =
+          windowOutputSize(x[x.size() - 2 + d], kernel[d], stride[d], padding[d]);
+      if (!size)
+        return std::nullopt;
+      shape.push_back(*size);
+    }
+    return shape;
+  }
+  if (isOneOf<AttentionOp>(name)) {
+    ArrayRef<int64_t> v = in[2].getShape();
+    if (x.size() < 2 || v.size() != x.size())
+      return std::nullopt;
+    SmallVector<int64_t> shape(x.drop_back(1));
+    shape.push_back(v.back());
+    return shape;
+  }
   // Elementwise, row ops, norms, scatter_add, flip, isnan, cast and the
   // quantization pair keep the first operand's shape.
   return SmallVector<int64_t>(x);
@@ -170,6 +227,20 @@ SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> dim
   return out;
 }
 
+std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                                        int64_t padding, int64_t dilation) {
+  if (ShapedType::isDynamic(input))
+    return ShapedType::kDynamic;
+  int64_t padded, span;
+  if (llvm::MulOverflow(padding, int64_t(2), padded) ||
+      llvm::AddOverflow(padded, input, padded) ||
+      llvm::MulOverflow(dilation, kernel - 1, span))
+    return std::nullopt;
+  // Floor division: a window that does not fit gives a size < 1.
+  int64_t room = padded - span - 1;
+  return (room >= 0 ? room / stride : -1) + 1;
+}
+
 std::optional<ResultRule> resultRule(OperationName name) {
   if (name.getDialectNamespace() != KilnDialect::getDialectNamespace() ||
       !name.isRegistered())
@@ -196,8 +267,9 @@ std::optional<RankedTensorType> inferResultType(OperationName name, TypeRange op
   // the verifier report it.
   if (in.empty() || in.size() != operands.size())
     return RankedTensorType::get({}, Float32Type::get(name.getContext()));
-  if ((isOneOf<GatherOp, MatmulOp, QuantizeOp, DequantizeOp>(name) && in.size() < 2) ||
-      (isOneOf<SelectOp>(name) && in.size() < 3))
+  if ((isOneOf<GatherOp, MatmulOp, QuantizeOp, DequantizeOp, Conv2dOp>(name) &&
+       in.size() < 2) ||
+      (isOneOf<SelectOp, AttentionOp>(name) && in.size() < 3))
     return in.front();
   if (!attrs)
     attrs = DictionaryAttr::get(name.getContext());

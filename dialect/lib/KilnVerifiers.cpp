@@ -817,3 +817,203 @@ LogicalResult DequantizeOp::verify() {
     return failure();
   return verifyQuantScale(*this, getQ().getType(), getScale().getType(), getBlockSize());
 }
+
+namespace {
+/// Checks a spatial attribute: two entries (h, w), each at least `least`.
+LogicalResult verifySpatial(Operation *op, ArrayRef<int64_t> values,
+                            StringRef attr, int64_t least) {
+  if (values.size() != 2)
+    return op->emitOpError() << "attribute '" << attr
+                             << "' needs 2 entries (h, w), got "
+                             << values.size();
+  for (int64_t v : values)
+    if (v < least)
+      return op->emitOpError()
+             << "attribute '" << attr << "' = " << shapeString(values)
+             << " must be " << (least ? "positive" : "non-negative");
+  return success();
+}
+
+/// Checks the spatial output sizes of a sliding window over `input`
+/// (h, w) and appends them to `shape`.
+LogicalResult windowSizes(Operation *op, ArrayRef<int64_t> input,
+                          ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                          ArrayRef<int64_t> padding,
+                          ArrayRef<int64_t> dilation,
+                          SmallVector<int64_t> &shape) {
+  for (int d = 0; d < 2; ++d) {
+    std::optional<int64_t> size = windowOutputSize(
+        input[d], kernel[d], stride[d], padding[d], dilation[d]);
+    if (!size)
+      return op->emitOpError() << "output size of spatial dim " << d
+                               << " overflows int64";
+    if (*size < 1 && !ShapedType::isDynamic(*size))
+      return op->emitOpError()
+             << "output size of spatial dim " << d << " is " << *size
+             << " (<= 0): input " << input[d] << " with padding "
+             << padding[d] << " is smaller than the window "
+             << dilation[d] * (kernel[d] - 1) + 1;
+    shape.push_back(*size);
+  }
+  return success();
+}
+
+/// Checks that `x` padded by `padding` on both sides of its last two dims
+/// (a buffer the kernels build) has a size that fits in int64.
+LogicalResult verifyPaddedSize(Operation *op, RankedTensorType x,
+                               ArrayRef<int64_t> padding) {
+  SmallVector<int64_t> shape(x.getShape());
+  for (int d = 0; d < 2; ++d) {
+    int64_t &size = shape[shape.size() - 2 + d];
+    if (!ShapedType::isDynamic(size))
+      size += 2 * padding[d]; // windowSizes checked that this fits
+  }
+  return verifyTensorSize([&] { return op->emitOpError(); },
+                          RankedTensorType::get(shape, x.getElementType()),
+                          "padded input");
+}
+
+LogicalResult verifyResultType(Operation *op, Value result, Type element,
+                               ArrayRef<int64_t> shape) {
+  if (tensorType(result).getElementType() != element)
+    return op->emitOpError() << "result element type "
+                             << tensorType(result).getElementType()
+                             << " should be " << element;
+  return verifyShapeIs(op, result, shape, "result");
+}
+} // namespace
+
+LogicalResult Conv2dOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyElementKind(*this, getX(), ElementKind::Float, "x")) ||
+      failed(verifySameElementType(*this, getX(), getW(), "x", "w")) ||
+      (getBias() &&
+       failed(verifySameElementType(*this, getX(), getBias(), "x", "bias"))))
+    return failure();
+  auto x = getX().getType(), w = getW().getType();
+  if (x.getRank() != 4)
+    return emitOpError() << "x must be NCHW (rank 4), got rank "
+                         << x.getRank();
+  if (w.getRank() != 4)
+    return emitOpError() << "w must be OIHW (rank 4), got rank "
+                         << w.getRank();
+  if (failed(verifySpatial(*this, getStride(), "stride", 1)) ||
+      failed(verifySpatial(*this, getPadding(), "padding", 0)) ||
+      failed(verifySpatial(*this, getDilation(), "dilation", 1)))
+    return failure();
+  int64_t groups = getGroups(), channels = x.getDimSize(1),
+          outChannels = w.getDimSize(0);
+  if (groups < 1)
+    return emitOpError() << "attribute 'groups' = " << groups
+                         << " must be positive";
+  if (channels % groups)
+    return emitOpError() << "groups = " << groups
+                         << " does not divide the input channels "
+                         << channels;
+  if (outChannels % groups)
+    return emitOpError() << "groups = " << groups
+                         << " does not divide the output channels "
+                         << outChannels << " (w dim 0)";
+  if (w.getDimSize(1) != channels / groups)
+    return emitOpError() << "w has " << w.getDimSize(1)
+                         << " input channels per group (dim 1), expected "
+                         << channels / groups << " (x's " << channels
+                         << " channels / groups " << groups << ")";
+  if (w.getDimSize(2) < 1 || w.getDimSize(3) < 1)
+    return emitOpError() << "kernel size " << shapeString(w.getShape().drop_front(2))
+                         << " must be positive";
+  if (getBias() &&
+      failed(verifyShapeIs(*this, getBias(), {outChannels}, "bias")))
+    return failure();
+  SmallVector<int64_t> shape = {x.getDimSize(0), outChannels};
+  if (failed(windowSizes(*this, x.getShape().drop_front(2),
+                         w.getShape().drop_front(2), getStride(), getPadding(),
+                         getDilation(), shape)) ||
+      failed(verifyPaddedSize(*this, x, getPadding())))
+    return failure();
+  return verifyResultType(*this, getResult(), x.getElementType(), shape);
+}
+
+namespace {
+template <typename OpT> LogicalResult verifyPool(OpT op) {
+  if (failed(verifyKilnElementTypes(op)) ||
+      failed(verifyElementKind(op, op.getX(), ElementKind::Float, "operand")))
+    return failure();
+  auto x = op.getX().getType();
+  if (x.getRank() != 3 && x.getRank() != 4)
+    return op.emitOpError() << "x must be NCHW or CHW (rank 4 or 3), got rank "
+                            << x.getRank();
+  ArrayRef<int64_t> kernel = op.getKernel();
+  ArrayRef<int64_t> stride = op.getStride().value_or(kernel);
+  if (failed(verifySpatial(op, kernel, "kernel", 1)) ||
+      failed(verifySpatial(op, stride, "stride", 1)) ||
+      failed(verifySpatial(op, op.getPadding(), "padding", 0)))
+    return failure();
+  for (int d = 0; d < 2; ++d)
+    if (op.getPadding()[d] > kernel[d] / 2)
+      return op.emitOpError() << "padding " << op.getPadding()[d]
+                              << " of spatial dim " << d
+                              << " exceeds half the kernel (" << kernel[d]
+                              << ")";
+  SmallVector<int64_t> shape(x.getShape().drop_back(2));
+  if (failed(windowSizes(op, x.getShape().take_back(2), kernel, stride,
+                         op.getPadding(), {1, 1}, shape)) ||
+      failed(verifyPaddedSize(op, x, op.getPadding())))
+    return failure();
+  return verifyResultType(op, op.getResult(), x.getElementType(), shape);
+}
+} // namespace
+
+LogicalResult MaxPool2dOp::verify() { return verifyPool(*this); }
+LogicalResult AvgPool2dOp::verify() { return verifyPool(*this); }
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyKilnElementTypes(*this)) ||
+      failed(verifyElementKind(*this, getQ(), ElementKind::Float, "q")) ||
+      failed(verifySameElementType(*this, getQ(), getK(), "q", "k")) ||
+      failed(verifySameElementType(*this, getQ(), getV(), "q", "v")))
+    return failure();
+  auto q = getQ().getType(), k = getK().getType(), v = getV().getType();
+  int64_t rank = q.getRank();
+  if (rank < 2)
+    return emitOpError() << "q needs rank >= 2 ([batch..., seq, head_dim]), "
+                            "got rank "
+                         << rank;
+  if (k.getRank() != rank || v.getRank() != rank)
+    return emitOpError() << "q, k and v need one rank, got " << rank << ", "
+                         << k.getRank() << " and " << v.getRank();
+  ArrayRef<int64_t> batch = q.getShape().drop_back(2);
+  if (k.getShape().drop_back(2) != batch || v.getShape().drop_back(2) != batch)
+    return emitOpError() << "batch dims differ: q " << shapeString(batch)
+                         << ", k " << shapeString(k.getShape().drop_back(2))
+                         << ", v " << shapeString(v.getShape().drop_back(2));
+  int64_t lq = q.getDimSize(rank - 2), lk = k.getDimSize(rank - 2);
+  if (q.getDimSize(rank - 1) != k.getDimSize(rank - 1))
+    return emitOpError() << "mismatched head dims: q has "
+                         << q.getDimSize(rank - 1) << ", k has "
+                         << k.getDimSize(rank - 1);
+  if (v.getDimSize(rank - 2) != lk)
+    return emitOpError() << "k and v have different sequence lengths: "
+                         << lk << " and " << v.getDimSize(rank - 2);
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getElementType() != q.getElementType() &&
+        !m.getElementType().isInteger(1))
+      return emitOpError() << "mask element type " << m.getElementType()
+                           << " must be q's (" << q.getElementType()
+                           << ", added) or i1 (true keeps)";
+    SmallVector<int64_t> scores(batch);
+    scores.append({lq, lk});
+    auto shape = broadcastShapes({m.getShape(), scores});
+    if (m.getRank() > rank || !shape || ArrayRef<int64_t>(*shape) != scores)
+      return emitOpError() << "mask " << shapeString(m.getShape())
+                           << " does not broadcast to the scores "
+                           << shapeString(scores);
+  }
+  if (std::optional<APFloat> scale = getScale();
+      scale && !scale->isFinite())
+    return emitOpError() << "attribute 'scale' must be finite";
+  SmallVector<int64_t> shape(q.getShape().drop_back(1));
+  shape.push_back(v.getDimSize(rank - 1));
+  return verifyResultType(*this, getResult(), q.getElementType(), shape);
+}

@@ -372,6 +372,53 @@ def dequantize(q, scale, block_size=0, dtype="float32"):
     return _call("kiln.dequantize", [q, scale], _block(block_size), _dtype_name(dtype))
 
 
+# -- convolution, pooling, attention (torch.nn.functional semantics) -----------
+
+def _pair(value):
+    """An int or an (h, w) pair, as torch takes them, spelled for kiln."""
+    h, w = (value, value) if isinstance(value, int) else value
+    return _list([h, w])
+
+
+@_op("conv2d")
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """x NCHW, weight OIHW (I = C / groups), bias [O]."""
+    operands = [x, weight] + ([] if bias is None else [bias])
+    return _call("kiln.conv2d", operands,
+                 "stride = %s, padding = %s, dilation = %s, groups = %d : i64"
+                 % (_pair(stride), _pair(padding), _pair(dilation), groups))
+
+
+def _pool(dialect_name, doc):
+    def fn(x, kernel_size, stride=None, padding=0):
+        attrs = "kernel = %s, padding = %s" % (_pair(kernel_size), _pair(padding))
+        if stride is not None:
+            attrs += ", stride = " + _pair(stride)
+        return _call("kiln." + dialect_name, [x], attrs)
+    fn.__name__ = fn.__qualname__ = dialect_name
+    fn.__doc__ = doc
+    DIALECT_OPS.setdefault("kiln." + dialect_name, dialect_name)
+    return fn
+
+
+max_pool2d = _pool("max_pool2d", "Max over windows of the last two dims; padding is -inf.")
+avg_pool2d = _pool("avg_pool2d", "Mean over windows of the last two dims, padding counted "
+                                 "as 0 (count_include_pad).")
+
+
+@_op("attention", "attention", "scaled_dot_product_attention")
+def attention(q, k, v, mask=None, causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v over [batch..., seq, head_dim]; a bool
+    `mask` keeps where true; `scale` defaults to 1/sqrt(head_dim)."""
+    attrs = "causal = " + ("true" if causal else "false")
+    if scale is not None:
+        attrs += ", scale = " + _f64(scale)
+    return _call("kiln.attention", [q, k, v] + ([] if mask is None else [mask]), attrs)
+
+
+scaled_dot_product_attention = attention
+
+
 # Every function above, aliases included (not the helpers or imports).
 __all__ = sorted(name for name, value in list(globals().items())
                  if not name.startswith("_") and callable(value)

@@ -4,7 +4,8 @@
     compiled = torch.compile(model, backend=kiln.torch.backend)   # torch 2
 
 The nodes kiln supports (elementwise, matmul/linear, softmax, layer_norm,
-gelu, reductions, views, cat, masked_fill, ...) are grouped into one kiln
+gelu, reductions, views, cat, masked_fill, conv2d, max/avg pooling,
+scaled_dot_product_attention, ...) are grouped into one kiln
 program per supported subgraph, so kiln fuses them; every other node stays
 with torch. Tensors cross between the two through DLPack, without copies.
 Shapes are the example inputs' (programs are specialised to them). The
@@ -206,6 +207,75 @@ def _layer_norm(e, node, shape, dtype):
                           _arg(node, 4, "eps", 1e-5), shape, dtype)
 
 
+def _pair(value):
+    """An int or an (h, w) sequence, as torch takes them, as an attribute."""
+    if isinstance(value, int):
+        value = (value, value)
+    if len(value) == 1:
+        value = (value[0], value[0])
+    return _i64s(value)
+
+
+def _conv2d_of(e, x, weight, bias, stride, padding, dilation, groups, shape, dtype):
+    if isinstance(padding, str) or len(x[1]) != 4:
+        raise _Unsupported("conv2d with padding '%s' or unbatched input" % (padding,))
+    return e.op("conv2d", [x, weight] + ([] if bias is None else [bias]), shape, dtype,
+                "stride = %s, padding = %s, dilation = %s, groups = %d : i64"
+                % (_pair(stride), _pair(padding), _pair(dilation), groups))
+
+
+def _conv2d(e, node, shape, dtype):
+    bias = _arg(node, 2, "bias")
+    return _conv2d_of(e, e.operand(node.args[0]), e.operand(node.args[1]),
+                      None if bias is None else e.operand(bias), _arg(node, 3, "stride", 1),
+                      _arg(node, 4, "padding", 0), _arg(node, 5, "dilation", 1),
+                      _arg(node, 6, "groups", 1), shape, dtype)
+
+
+def _pool_of(e, name, x, kernel, stride, padding, shape, dtype):
+    attrs = "kernel = %s, padding = %s" % (_pair(kernel), _pair(padding))
+    if stride:  # None or [] is the kernel
+        attrs += ", stride = " + _pair(stride)
+    return e.op(name, [x], shape, dtype, attrs)
+
+
+def _max_pool2d(e, node, shape, dtype):
+    dilation = _arg(node, 4, "dilation", 1)
+    if _arg(node, 5, "ceil_mode", False) or _arg(node, 6, "return_indices", False) or \
+            _pair(dilation) != _pair(1):
+        raise _Unsupported("max_pool2d with dilation, ceil_mode or indices")
+    return _pool_of(e, "max_pool2d", e.operand(node.args[0]), _arg(node, 1, "kernel_size"),
+                    _arg(node, 2, "stride"), _arg(node, 3, "padding", 0), shape, dtype)
+
+
+def _avg_pool2d(e, node, shape, dtype):
+    if _arg(node, 4, "ceil_mode", False) or not _arg(node, 5, "count_include_pad", True) or \
+            _arg(node, 6, "divisor_override") is not None:
+        raise _Unsupported("avg_pool2d with ceil_mode, count_include_pad=False or a divisor")
+    return _pool_of(e, "avg_pool2d", e.operand(node.args[0]), _arg(node, 1, "kernel_size"),
+                    _arg(node, 2, "stride"), _arg(node, 3, "padding", 0), shape, dtype)
+
+
+def _global_avg_pool(e, node, shape, dtype):
+    """The mean over the whole plane: one window of its size."""
+    x = e.operand(node.args[0])
+    return _pool_of(e, "avg_pool2d", x, x[1][-2:], None, 0, shape, dtype)
+
+
+def _attention(e, node, shape, dtype):
+    q, k, v = (e.operand(node.args[i]) for i in range(3))
+    mask = _arg(node, 3, "attn_mask")
+    scale = _arg(node, 6, "scale")
+    if _arg(node, 4, "dropout_p", 0.0) or _arg(node, 7, "enable_gqa", False) or \
+            not (q[1][:-2] == k[1][:-2] == v[1][:-2]):
+        raise _Unsupported("attention with dropout, grouped heads or broadcast batch dims")
+    attrs = "causal = " + ("true" if _arg(node, 5, "is_causal", False) else "false")
+    if scale is not None:
+        attrs += ", scale = " + _f64(scale)
+    return e.op("attention", [q, k, v] + ([] if mask is None else [e.operand(mask)]), shape,
+                dtype, attrs)
+
+
 def _reduction(name):
     def lower(e, node, shape, dtype):
         x = e.operand(node.args[0])
@@ -319,8 +389,12 @@ _FUNCTIONS.update({
     torch.squeeze: _reshape, torch.permute: _permute, torch.transpose: _transpose,
     torch.t: _transpose, torch.cat: _cat, torch.concat: _cat,
     torch.masked_fill: _masked_fill, torch.where: _where, F.dropout: _dropout,
+    F.conv2d: _conv2d, F.max_pool2d: _max_pool2d, torch.max_pool2d: _max_pool2d,
+    F.avg_pool2d: _avg_pool2d,
     operator.truediv: _binary("div"), torch.rsub: _binary("sub", reverse=True),
 })
+if hasattr(F, "scaled_dot_product_attention"):  # torch >= 2.0
+    _FUNCTIONS[F.scaled_dot_product_attention] = _attention
 _METHODS.update({
     "matmul": _matmul, "softmax": _row("softmax"), "log_softmax": _row("log_softmax"),
     "cumsum": _row("cumsum"), "sum": _reduction("reduce_sum"),
@@ -356,6 +430,22 @@ def _module_lowering(path, module):
         return lambda e, node, shape, dtype: e.op(
             name, [e.operand(node.args[0])], shape, dtype,
             "dim = %d : i64" % _dim(module.dim, len(shape)))
+    if isinstance(module, torch.nn.Conv2d) and module.padding_mode == "zeros":
+        return lambda e, node, shape, dtype: _conv2d_of(
+            e, e.operand(node.args[0]), param(e, "weight"), param(e, "bias"), module.stride,
+            module.padding, module.dilation, module.groups, shape, dtype)
+    if isinstance(module, torch.nn.MaxPool2d) and not module.ceil_mode and \
+            not module.return_indices and _pair(module.dilation) == _pair(1):
+        return lambda e, node, shape, dtype: _pool_of(
+            e, "max_pool2d", e.operand(node.args[0]), module.kernel_size, module.stride,
+            module.padding, shape, dtype)
+    if isinstance(module, torch.nn.AvgPool2d) and not module.ceil_mode and \
+            module.count_include_pad and module.divisor_override is None:
+        return lambda e, node, shape, dtype: _pool_of(
+            e, "avg_pool2d", e.operand(node.args[0]), module.kernel_size, module.stride,
+            module.padding, shape, dtype)
+    if isinstance(module, torch.nn.AdaptiveAvgPool2d) and _pair(module.output_size) == _pair(1):
+        return _global_avg_pool
     if isinstance(module, torch.nn.Identity) or \
             (isinstance(module, torch.nn.Dropout) and not module.training):
         return _identity

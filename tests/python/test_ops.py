@@ -186,6 +186,31 @@ def test_matmul_norms_quantization(device):
     close(kiln.dequantize(q, kiln.tensor(scale, device)), want.astype(np.float32) * scale)
 
 
+def test_conv_pools_attention(device):
+    # A 2x2 box filter per group, stride 2, bias 0.5.
+    x = (np.arange(32, dtype=np.float32) - 40).reshape(1, 2, 4, 4)  # all negative
+    w = np.ones((2, 1, 2, 2), np.float32)
+    box = x.reshape(1, 2, 2, 2, 2, 2).sum(axis=(3, 5))
+    got = kiln.conv2d(kiln.tensor(x, device), kiln.tensor(w, device),
+                      kiln.tensor(np.full(2, 0.5, np.float32), device), stride=2, groups=2)
+    close(got, box + 0.5)
+    close(kiln.avg_pool2d(kiln.tensor(x, device), 2), box / 4)
+    close(kiln.max_pool2d(kiln.tensor(x, device), (2, 2)), x[:, :, 1::2, 1::2])
+    # Padding: -inf for max (the corner window sees only x[0, 0]), 0 for avg.
+    corner = x[:1, :1, :1, :1]
+    close(kiln.max_pool2d(kiln.tensor(x, device), 2, stride=2, padding=1)[:1, :1, :1, :1], corner)
+    close(kiln.avg_pool2d(kiln.tensor(x, device), 2, stride=2, padding=1)[:1, :1, :1, :1],
+          corner / np.float32(4))
+    q, k, v = f32(2, 5, 8), f32(2, 7, 8), f32(2, 7, 3)
+    s = q @ k.transpose(0, 2, 1) / math.sqrt(8)
+    s = np.where(np.tril(np.ones((5, 7), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    got = kiln.scaled_dot_product_attention(kiln.tensor(q, device), kiln.tensor(k, device),
+                                            kiln.tensor(v, device), causal=True)
+    close(got, want, 1e-4)
+
+
 def test_every_dialect_op_has_a_python_function():
     import kiln._kiln
     assert set(kiln.DIALECT_OPS) == set(kiln._kiln.covered_ops())

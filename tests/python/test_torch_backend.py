@@ -93,3 +93,45 @@ def test_kiln_programs_see_new_inputs():
     with torch.no_grad():
         x = torch.randn(4, 16)
         torch.testing.assert_close(compiled(x), mlp(x), rtol=1e-4, atol=1e-5)
+
+
+class ResNetBlock(nn.Module):
+    """A ResNet-50 bottleneck's start: conv, bias, relu, pool; a grouped and
+    a depthwise conv; a global average pool."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.grouped = nn.Conv2d(8, 8, (3, 1), padding=(1, 0), groups=2, bias=False)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8)
+        self.head = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.conv(x)))
+        y = F.avg_pool2d(self.depthwise(self.grouped(y)), 2, padding=1)
+        return self.head(F.max_pool2d(torch.relu(y), 2)).flatten(1)
+
+
+def test_resnet_block_is_one_program_matching_eager():
+    torch.manual_seed(0)
+    got, want, report = run(ResNetBlock(), torch.randn(2, 3, 33, 31))
+    assert report.programs == 1 and not report.fallbacks, str(report)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(not hasattr(F, "scaled_dot_product_attention"),
+                    reason="torch < 2.0 has no scaled_dot_product_attention")
+def test_scaled_dot_product_attention_is_kiln_attention():
+    class Attention(nn.Module):
+        def forward(self, q, k, v, mask):
+            return (F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    + F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3))
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 9, 16) for _ in range(3))
+    mask = torch.rand(9, 9) > 0.3
+    mask[:, 0] = True  # no row without a key
+    got, want, report = run(Attention(), q, k, v, mask)
+    assert report.programs == 1 and not report.fallbacks, str(report)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)

@@ -97,6 +97,39 @@ TEST(Ops, BadOperandsGiveTheVerifiersMessage) {
       << contraction.error().message;
 }
 
+TEST(Ops, ConvPoolsAndAttention) {
+  // x[n, c, h, w] = its linear index; a 2x2 box filter of ones per group.
+  Tensor x = upload({1, 2, 4, 4}), w = *ops::fill(DeviceId{}, DType::F32, {2, 1, 2, 2}, 1.0);
+  Tensor bias = *ops::fill(DeviceId{}, DType::F32, {2}, 0.5);
+  auto conv = ops::conv2d(x, w, bias, {2, 2}, {0, 0}, {1, 1}, 2);
+  ASSERT_TRUE(conv) << conv.error().message;
+  EXPECT_EQ(conv->shape(), (std::vector<int64_t>{1, 2, 2, 2}));
+  EXPECT_EQ(download(*conv).as<float>()[0], 0.f + 1.f + 4.f + 5.f + 0.5f);
+  auto maxed = ops::max_pool2d(x, {3, 3}, ops::Pair{2, 2}, {1, 1});
+  ASSERT_TRUE(maxed) << maxed.error().message;
+  EXPECT_EQ(maxed->shape(), (std::vector<int64_t>{1, 2, 2, 2}));
+  EXPECT_EQ(download(*maxed).as<float>()[0], 5.f);
+  auto averaged = ops::avg_pool2d(x, {2, 2});
+  ASSERT_TRUE(averaged) << averaged.error().message;
+  EXPECT_EQ(download(*averaged).as<float>()[0], (0.f + 1.f + 4.f + 5.f) / 4);
+  // One key: the output is its value whatever the scores.
+  Tensor q = upload({3, 4}), k = upload({1, 4}), v = upload({1, 2});
+  auto att = ops::attention(q, k, v, {}, false, 0.25);
+  ASSERT_TRUE(att) << att.error().message;
+  EXPECT_EQ(att->shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(download(*att).as<float>()[5], 1.f);
+  auto groups = ops::conv2d(x, w, {}, {1, 1}, {0, 0}, {1, 1}, 3);
+  ASSERT_FALSE(groups);
+  EXPECT_EQ(groups.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(groups.error().message.find("groups = 3 does not divide the input channels 2"),
+            std::string::npos)
+      << groups.error().message;
+  auto heads = ops::attention(q, upload({1, 3}), v);
+  ASSERT_FALSE(heads);
+  EXPECT_NE(heads.error().message.find("mismatched head dims"), std::string::npos)
+      << heads.error().message;
+}
+
 TEST(Ops, ARepeatedCallInfersAndCompilesNothing) {
   Tensor a = upload({5, 7}), b = upload({5, 7});
   ASSERT_TRUE(ops::mul(a, b));

@@ -72,6 +72,8 @@ struct ConvertKilnToLinalgPass
     kiln::to_linalg::populateReductionPatterns(converter, patterns);
     kiln::to_linalg::populateMatmulPatterns(converter, patterns);
     kiln::to_linalg::populateQuantizePatterns(converter, patterns);
+    kiln::to_linalg::populateConvPatterns(converter, patterns);
+    kiln::to_linalg::populateAttentionPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -124,22 +124,31 @@ Value insertAt(OpBuilder &b, Location loc, Value source, Value dest,
                                        shape, strides);
 }
 
+} // namespace
+
+Value buildPad(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+               ArrayRef<int64_t> high, Value value) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
+  for (auto [size, l, h] : llvm::zip(shape, low, high))
+    size += l + h;
+  Value filled =
+      linalg::FillOp::create(b, loc, value,
+                             emptyTensor(b, loc, shape, value.getType()))
+          .getResult(0);
+  return insertAt(b, loc, x, filled, low);
+}
+
+namespace {
 struct PadToFillAndInsert : OpConversionPattern<PadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto type = signlessTensorType(op.getType());
     Value value = scalarConstant(rewriter, loc, op.getType().getElementType(),
                                  op.getValue().convertToDouble());
-    Value filled =
-        linalg::FillOp::create(rewriter, loc, value,
-                               emptyTensor(rewriter, loc, type.getShape(),
-                                           type.getElementType()))
-            .getResult(0);
-    rewriter.replaceOp(
-        op, insertAt(rewriter, loc, adaptor.getX(), filled, op.getLow()));
+    rewriter.replaceOp(op, buildPad(rewriter, loc, adaptor.getX(), op.getLow(),
+                                    op.getHigh(), value));
     return success();
   }
 };

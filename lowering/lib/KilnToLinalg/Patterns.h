@@ -43,6 +43,11 @@ mlir::Value buildRowwise(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::ValueRange full, mlir::ValueRange rowValues,
                          int64_t dim, mlir::Type resultElementType,
                          const BodyFn &body);
+/// `x` padded with `value` (a scalar of its element type): `low` and
+/// `high` entries before and after each dim.
+mlir::Value buildPad(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                     mlir::Value value);
 /// Reinserts size-1 dims at `dims` into `value` (keep_dims).
 mlir::Value expandKeptDims(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value value, llvm::ArrayRef<int64_t> dims,
@@ -61,6 +66,10 @@ void populateMatmulPatterns(mlir::TypeConverter &converter,
                             mlir::RewritePatternSet &patterns);
 void populateQuantizePatterns(mlir::TypeConverter &converter,
                               mlir::RewritePatternSet &patterns);
+void populateConvPatterns(mlir::TypeConverter &converter,
+                          mlir::RewritePatternSet &patterns);
+void populateAttentionPatterns(mlir::TypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::to_linalg
 

@@ -772,3 +772,253 @@ func.func @concat_overflow(%x: tensor<4611686018427387904xi8>) {
   %r = kiln.concat %x, %x {dim = 0} : (tensor<4611686018427387904xi8>, tensor<4611686018427387904xi8>) -> tensor<1xi8>
   return
 }
+
+// -----
+
+// conv2d, the pools and attention.
+func.func @conv_negative_stride(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{attribute 'stride' = [-1, 1] must be positive}}
+  %r = kiln.conv2d %x, %w {stride = array<i64: -1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_zero_dilation(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{attribute 'dilation' = [1, 0] must be positive}}
+  %r = kiln.conv2d %x, %w {dilation = array<i64: 1, 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_negative_padding(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{attribute 'padding' = [0, -2] must be non-negative}}
+  %r = kiln.conv2d %x, %w {padding = array<i64: 0, -2>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_stride_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{attribute 'stride' needs 2 entries (h, w), got 1}}
+  %r = kiln.conv2d %x, %w {stride = array<i64: 2>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<6x1x3x3xf32>) {
+  // expected-error @+1 {{groups = 3 does not divide the input channels 4}}
+  %r = kiln.conv2d %x, %w {groups = 3 : i64} : (tensor<1x4x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups_out_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{groups = 2 does not divide the output channels 3 (w dim 0)}}
+  %r = kiln.conv2d %x, %w {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_zero_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{attribute 'groups' = 0 must be positive}}
+  %r = kiln.conv2d %x, %w {groups = 0 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_weight_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{w has 3 input channels per group (dim 1), expected 4 (x's 4 channels / groups 1)}}
+  %r = kiln.conv2d %x, %w : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias_shape(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{bias has shape [3], expected [4]}}
+  %r = kiln.conv2d %x, %w, %b : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{x must be NCHW (rank 4), got rank 3}}
+  %r = kiln.conv2d %x, %w : (tensor<4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_int(%x: tensor<1x4x8x8xi32>, %w: tensor<4x4x3x3xi32>) {
+  // expected-error @+1 {{x element type 'i32' is not supported: expected float}}
+  %r = kiln.conv2d %x, %w : (tensor<1x4x8x8xi32>, tensor<4x4x3x3xi32>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+func.func @conv_mixed_types(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf16>) {
+  // expected-error @+1 {{x element type 'f32' differs from w element type 'f16'}}
+  %r = kiln.conv2d %x, %w : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf16>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_output_empty(%x: tensor<1x4x2x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{output size of spatial dim 0 is 0 (<= 0): input 2 with padding 0 is smaller than the window 3}}
+  %r = kiln.conv2d %x, %w : (tensor<1x4x2x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x0x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding_overflow(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{output size of spatial dim 0 overflows int64}}
+  %r = kiln.conv2d %x, %w {padding = array<i64: 4611686018427387904, 0>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_result_shape(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{result has shape [1, 4, 6, 6], expected [1, 4, 3, 3]}}
+  %r = kiln.conv2d %x, %w {stride = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @pool_zero_stride(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{attribute 'stride' = [0, 1] must be positive}}
+  %r = kiln.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 0, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_zero_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{attribute 'kernel' = [0, 2] must be positive}}
+  %r = kiln.avg_pool2d %x {kernel = array<i64: 0, 2>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_padding_over_half(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{padding 2 of spatial dim 1 exceeds half the kernel (3)}}
+  %r = kiln.max_pool2d %x {kernel = array<i64: 3, 3>, padding = array<i64: 1, 2>} : tensor<1x4x8x8xf32> -> tensor<1x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{x must be NCHW or CHW (rank 4 or 3), got rank 2}}
+  %r = kiln.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<8x8xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_output_empty(%x: tensor<1x4x2x8xf32>) {
+  // expected-error @+1 {{output size of spatial dim 0 is 0 (<= 0)}}
+  %r = kiln.avg_pool2d %x {kernel = array<i64: 3, 3>} : tensor<1x4x2x8xf32> -> tensor<1x4x0x2xf32>
+  return
+}
+
+// -----
+
+func.func @pool_missing_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{requires attribute 'kernel'}}
+  %r = kiln.max_pool2d %x {} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_dims(%q: tensor<2x5x8xf32>, %k: tensor<2x7x4xf32>, %v: tensor<2x7x4xf32>) {
+  // expected-error @+1 {{mismatched head dims: q has 8, k has 4}}
+  %r = kiln.attention %q, %k, %v : (tensor<2x5x8xf32>, tensor<2x7x4xf32>, tensor<2x7x4xf32>) -> tensor<2x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_lengths(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{k and v have different sequence lengths: 7 and 6}}
+  %r = kiln.attention %q, %k, %v : (tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x6x8xf32>) -> tensor<2x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x5x8xf32>, %k: tensor<3x7x8xf32>, %v: tensor<3x7x8xf32>) {
+  // expected-error @+1 {{batch dims differ: q [2], k [3], v [3]}}
+  %r = kiln.attention %q, %k, %v : (tensor<2x5x8xf32>, tensor<3x7x8xf32>, tensor<3x7x8xf32>) -> tensor<2x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<8xf32>, %k: tensor<8xf32>, %v: tensor<8xf32>) {
+  // expected-error @+1 {{q needs rank >= 2 ([batch..., seq, head_dim]), got rank 1}}
+  %r = kiln.attention %q, %k, %v : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_shape(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>, %m: tensor<5x6xf32>) {
+  // expected-error @+1 {{mask [5, 6] does not broadcast to the scores [2, 5, 7]}}
+  %r = kiln.attention %q, %k, %v, %m : (tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<5x6xf32>) -> tensor<2x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x8xf32>, %m: tensor<5x7xi32>) {
+  // expected-error @+1 {{mask element type 'i32' must be q's ('f32', added) or i1 (true keeps)}}
+  %r = kiln.attention %q, %k, %v, %m : (tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32>, tensor<5x7xi32>) -> tensor<2x5x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_int(%q: tensor<5x8xi8>, %k: tensor<7x8xi8>, %v: tensor<7x8xi8>) {
+  // expected-error @+1 {{q element type 'i8' is not supported: expected float}}
+  %r = kiln.attention %q, %k, %v : (tensor<5x8xi8>, tensor<7x8xi8>, tensor<7x8xi8>) -> tensor<5x8xi8>
+  return
+}
+
+// -----
+
+func.func @attention_scale_nan(%q: tensor<5x8xf32>, %k: tensor<7x8xf32>, %v: tensor<7x8xf32>) {
+  // expected-error @+1 {{attribute 'scale' must be finite}}
+  %r = kiln.attention %q, %k, %v {scale = 0x7FF8000000000000 : f64} : (tensor<5x8xf32>, tensor<7x8xf32>, tensor<7x8xf32>) -> tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<5x8xf32>, %k: tensor<7x8xf32>, %v: tensor<7x3xf32>) {
+  // expected-error @+1 {{result has shape [5, 8], expected [5, 3]}}
+  %r = kiln.attention %q, %k, %v : (tensor<5x8xf32>, tensor<7x8xf32>, tensor<7x3xf32>) -> tensor<5x8xf32>
+  return
+}
+
+// -----
+
+// The padded input is a buffer of its own: its size must fit in int64 too.
+func.func @conv_padded_input_too_large(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{padded input type 'tensor<1x1x4611686018427387912x8xf32>' is too large}}
+  %r = kiln.conv2d %x, %w {padding = array<i64: 2305843009213693952, 0>, stride = array<i64: 4611686018427387904, 1>} : (tensor<1x1x8x8xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x2x8xf32>
+  return
+}

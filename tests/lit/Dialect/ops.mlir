@@ -218,3 +218,21 @@ func.func @quantization(%x: tensor<4x32xf32>, %s: tensor<f32>, %sb: tensor<4x2xb
   %d = kiln.dequantize %qb, %sb {block_size = 16} : (tensor<4x32xi8>, tensor<4x2xbf16>) -> tensor<4x32xf16>
   return
 }
+
+// CHECK-LABEL: func @windows_and_attention
+func.func @windows_and_attention(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>, %w1: tensor<4x4x1x1xf32>,
+                                 %q: tensor<2x5x8xbf16>, %k: tensor<2x7x8xbf16>, %v: tensor<2x7x3xbf16>, %m: tensor<5x7xi1>) {
+  // CHECK: kiln.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilation = array<i64: 2, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<2x6x4x5xf32>
+  %c = kiln.conv2d %x, %w, %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 1>, groups = 2 : i64} : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<2x6x4x5xf32>
+  // CHECK: kiln.conv2d %{{.*}}, %{{.*}} : (tensor<2x4x9x9xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x9x9xf32>
+  %c1 = kiln.conv2d %x, %w1 : (tensor<2x4x9x9xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x9x9xf32>
+  // CHECK: kiln.max_pool2d %{{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>
+  %mp = kiln.max_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x4x9x9xf32> -> tensor<2x4x5x5xf32>
+  // CHECK: kiln.avg_pool2d %{{.*}} {kernel = array<i64: 2, 4>} : tensor<2x4x9x9xf32> -> tensor<2x4x4x2xf32>
+  %ap = kiln.avg_pool2d %x {kernel = array<i64: 2, 4>} : tensor<2x4x9x9xf32> -> tensor<2x4x4x2xf32>
+  // CHECK: kiln.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = true, scale = 5.000000e-01 : f64} : (tensor<2x5x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x3xbf16>, tensor<5x7xi1>) -> tensor<2x5x3xbf16>
+  %at = kiln.attention %q, %k, %v, %m {causal = true, scale = 0.5 : f64} : (tensor<2x5x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x3xbf16>, tensor<5x7xi1>) -> tensor<2x5x3xbf16>
+  // CHECK: kiln.attention %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x5x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x3xbf16>) -> tensor<2x5x3xbf16>
+  %a2 = kiln.attention %q, %k, %v : (tensor<2x5x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x3xbf16>) -> tensor<2x5x3xbf16>
+  return
+}

@@ -1,12 +1,14 @@
 // One program with every kernel kind kiln forms: elementwise chains,
 // broadcasts, movement, reductions, arg reductions, scans, scatter, gather,
-// random, matmul (plain, batched, f16 and f8), softmax and norms.
+// random, matmul (plain, batched, f16 and f8), softmax and norms, conv2d
+// (grouped, with bias), the pools and attention (f16, causal).
 func.func @main(%x: tensor<8x40xf32>, %w: tensor<40xf32>, %i: tensor<8x3xi64>,
                 %h: tensor<2x8x16xf16>, %seed: tensor<i64>, %d: tensor<8x40xf64>)
     -> (tensor<8x40xf32>, tensor<8xf32>, tensor<8xi64>, tensor<8x40xf32>,
         tensor<8x40xf32>, tensor<8x3xf32>, tensor<8x40xf32>, tensor<8x40xf32>,
         tensor<8x8xf32>, tensor<2x8x8xf32>, tensor<16x40xf32>, tensor<8x40xf64>,
-        tensor<f32>, tensor<8x40xf32>) {
+        tensor<f32>, tensor<8x40xf32>, tensor<1x4x4x5xf32>, tensor<1x2x3x4xf32>,
+        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>) {
   %0 = kiln.mul %x, %w : (tensor<8x40xf32>, tensor<40xf32>) -> tensor<8x40xf32>
   %1 = kiln.gelu %0 {approximate = "tanh"} : tensor<8x40xf32>
   %2 = kiln.reduce_sum %1 {dims = array<i64: 1>} : tensor<8x40xf32> -> tensor<8xf32>
@@ -25,9 +27,17 @@ func.func @main(%x: tensor<8x40xf32>, %w: tensor<40xf32>, %i: tensor<8x3xi64>,
   %13 = kiln.reduce_max %x {dims = array<i64: 0, 1>} : tensor<8x40xf32> -> tensor<f32>
   %z = "kiln.fill"() {value = 0.0 : f64} : () -> tensor<8x40xf32>
   %14 = kiln.scatter_add %z, %i, %x {dim = 1} : (tensor<8x40xf32>, tensor<8x3xi64>, tensor<8x40xf32>) -> tensor<8x40xf32>
-  return %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14
+  %img = kiln.reshape %x : tensor<8x40xf32> -> tensor<1x2x8x20xf32>
+  %wts = kiln.reshape %w : tensor<40xf32> -> tensor<4x1x2x5xf32>
+  %bias = kiln.slice %w {start = array<i64: 0>, stop = array<i64: 4>} : tensor<40xf32> -> tensor<4xf32>
+  %15 = kiln.conv2d %img, %wts, %bias {stride = array<i64: 2, 4>, padding = array<i64: 0, 1>, groups = 2 : i64} : (tensor<1x2x8x20xf32>, tensor<4x1x2x5xf32>, tensor<4xf32>) -> tensor<1x4x4x5xf32>
+  %16 = kiln.max_pool2d %img {kernel = array<i64: 3, 5>, padding = array<i64: 1, 2>} : tensor<1x2x8x20xf32> -> tensor<1x2x3x4xf32>
+  %17 = kiln.avg_pool2d %img {kernel = array<i64: 2, 4>} : tensor<1x2x8x20xf32> -> tensor<1x2x4x5xf32>
+  %18 = kiln.attention %h, %h, %h {causal = true} : (tensor<2x8x16xf16>, tensor<2x8x16xf16>, tensor<2x8x16xf16>) -> tensor<2x8x16xf16>
+  return %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18
       : tensor<8x40xf32>, tensor<8xf32>, tensor<8xi64>, tensor<8x40xf32>,
         tensor<8x40xf32>, tensor<8x3xf32>, tensor<8x40xf32>, tensor<8x40xf32>,
         tensor<8x8xf32>, tensor<2x8x8xf32>, tensor<16x40xf32>, tensor<8x40xf64>,
-        tensor<f32>, tensor<8x40xf32>
+        tensor<f32>, tensor<8x40xf32>, tensor<1x4x4x5xf32>, tensor<1x2x3x4xf32>,
+        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>
 }

@@ -17,6 +17,7 @@
 
 #include "kiln/backend/Backend.h"
 
+#include <array>
 #include <optional>
 #include <span>
 
@@ -51,7 +52,9 @@ namespace kiln::ops {
   X(concat, "concat") X(pad, "pad") X(flip, "flip") X(gather, "gather")        \
   X(index_select, "index_select") X(scatter_add, "scatter_add")                \
   X(matmul, "matmul") X(layer_norm, "layer_norm") X(rms_norm, "rms_norm")      \
-  X(quantize, "quantize") X(dequantize, "dequantize")
+  X(quantize, "quantize") X(dequantize, "dequantize") X(conv2d, "conv2d")      \
+  X(max_pool2d, "max_pool2d") X(avg_pool2d, "avg_pool2d")                      \
+  X(attention, "attention")
 
 using Shape = std::vector<int64_t>;
 
@@ -106,6 +109,24 @@ Expected<Tensor> rms_norm(const Tensor &x, const Tensor &weight, double eps = 1e
 Expected<Tensor> quantize(const Tensor &x, const Tensor &scale, int64_t blockSize = 0);
 Expected<Tensor> dequantize(const Tensor &q, const Tensor &scale, int64_t blockSize = 0,
                             DType result = DType::F32);
+/// Spatial sizes (h, w) of conv2d and the pools.
+using Pair = std::array<int64_t, 2>;
+/// torch.nn.functional.conv2d: x NCHW, w OIHW (I = C / groups), bias [O].
+Expected<Tensor> conv2d(const Tensor &x, const Tensor &w, const std::optional<Tensor> &bias = {},
+                        Pair stride = {1, 1}, Pair padding = {0, 0}, Pair dilation = {1, 1},
+                        int64_t groups = 1);
+/// Over x's last two dims (NCHW or CHW); `stride` empty: the kernel.
+/// max pads with -inf; avg counts padding as 0 (count_include_pad).
+Expected<Tensor> max_pool2d(const Tensor &x, Pair kernel, std::optional<Pair> stride = {},
+                            Pair padding = {0, 0});
+Expected<Tensor> avg_pool2d(const Tensor &x, Pair kernel, std::optional<Pair> stride = {},
+                            Pair padding = {0, 0});
+/// softmax(q k^T * scale + mask) v over [batch..., seq, head_dim], as
+/// scaled_dot_product_attention; `scale` empty: 1/sqrt(head_dim); a bool
+/// `mask` keeps where true, a float one is added.
+Expected<Tensor> attention(const Tensor &q, const Tensor &k, const Tensor &v,
+                           const std::optional<Tensor> &mask = {}, bool causal = false,
+                           std::optional<double> scale = {});
 
 /// The generic call behind the typed ops: `op` ("kiln.add") on `operands`
 /// with `attrs` (the attribute dictionary's body, "dim = 1 : i64"); the

@@ -43,6 +43,13 @@ llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
                                         llvm::ArrayRef<int64_t> dims,
                                         bool keepDims);
 
+/// The output size of a sliding window (conv2d, the pools) along one dim:
+/// (input + 2 padding - dilation (kernel - 1) - 1) / stride + 1, which is
+/// < 1 where the window does not fit; dynamic for a dynamic input; nullopt
+/// on int64 overflow. Needs kernel, stride, dilation >= 1, padding >= 0.
+std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                                        int64_t padding, int64_t dilation = 1);
+
 } // namespace kiln
 
 #endif

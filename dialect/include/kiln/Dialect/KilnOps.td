@@ -327,6 +327,56 @@ def Kiln_MatmulOp : Kiln_Op<"matmul", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Convolution, pooling and attention (NCHW, as torch.nn.functional). Spatial
+// attributes are array<i64: h, w>.
+//===----------------------------------------------------------------------===//
+
+def Kiln_Conv2dOp : Kiln_Op<"conv2d", [Pure]> {
+  let summary = "torch.nn.functional.conv2d: x NCHW, w OIHW (I = C / groups), bias [O]";
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$w,
+                   Optional<AnyRankedTensor>:$bias,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Kiln_PoolOp<string mnemonic> : Kiln_Op<mnemonic, [Pure]> {
+  let summary = "2-d pooling over x's last two dims; stride defaults to kernel";
+  let arguments = (ins AnyRankedTensor:$x, DenseI64ArrayAttr:$kernel,
+                   OptionalAttr<DenseI64ArrayAttr>:$stride,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+// Padding counts as -inf.
+def Kiln_MaxPool2dOp : Kiln_PoolOp<"max_pool2d">;
+// Padding counts as 0 and in the divisor (count_include_pad=True).
+def Kiln_AvgPool2dOp : Kiln_PoolOp<"avg_pool2d">;
+
+def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
+  let summary = "softmax(q k^T * scale + mask) v, as scaled_dot_product_attention";
+  let description = [{
+    q [batch..., Lq, E], k [batch..., Lk, E], v [batch..., Lk, Ev] ->
+    [batch..., Lq, Ev], batch dims equal. `mask` broadcasts to
+    [batch..., Lq, Lk]: added to the scores (q's element type) or, as i1,
+    keeps the scores where true. `causal` keeps key j for query i where
+    j <= i. `scale` defaults to 1/sqrt(E). f16/bf16 compute in f32.
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                   AnyRankedTensor:$v, Optional<AnyRankedTensor>:$mask,
+                   OptionalAttr<F64Attr>:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Symmetric int8 quantization: per tensor (rank-0 scale, no block_size) or
 // per block of `block_size` elements along the last dim (scale shape: x's
 // with the last dim divided by block_size). Scale element type f32, f16 or

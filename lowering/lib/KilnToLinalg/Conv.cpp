@@ -1,0 +1,267 @@
+//===- Conv.cpp - kiln.conv2d and the pools -> linalg.generic -------------===//
+//
+// Inputs are padded by fill + insert_slice. conv2d is a GEMM per group on
+// the matmul kernels of each target: the window patches of the input
+// (im2col) as a [G, Cg*KH*KW, N*OH*OW] tensor, multiplied by the weights as
+// [G, Og, Cg*KH*KW] (f16/bf16 into f32). Depthwise-like convs (one output
+// channel per group) would make a one-row GEMM, so they, and the pools,
+// are one linalg.generic over the output with the window as reduction
+// dims: one thread (or loop iteration) per output element. An elementwise
+// epilogue adds the bias (conv2d) or divides by the window size
+// (avg_pool2d), rounds to the element type and puts the channels back.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <array>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln::to_linalg {
+namespace {
+
+/// `x` ([..., H, W]) padded by `padding` (h, w) on both sides of its last
+/// two dims.
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
+                 Type element, double value) {
+  if (padding[0] == 0 && padding[1] == 0)
+    return x;
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<int64_t> pads(rank, 0);
+  pads[rank - 2] = padding[0];
+  pads[rank - 1] = padding[1];
+  return buildPad(b, loc, x, pads, pads, scalarConstant(b, loc, element, value));
+}
+
+/// The input position of output position `out` and window offset `tap`
+/// along one spatial dim.
+AffineExpr windowIndex(AffineExpr out, AffineExpr tap, int64_t stride, int64_t dilation) {
+  return out * stride + tap * dilation;
+}
+
+/// A filled accumulator of `shape` in the compute type of `element`.
+Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+                  double init) {
+  Type acc = computeFloatType(element);
+  return linalg::FillOp::create(b, loc, scalarConstant(b, loc, acc, init),
+                                emptyTensor(b, loc, shape, acc))
+      .getResult(0);
+}
+
+/// The bias (reshaped to `biasShape`) added to `sum` ([N, G, Og, OH, OW]
+/// read through `sumMap`), rounded to `element`: [N, G*Og, OH, OW].
+Value convEpilogue(OpBuilder &b, Location loc, Value sum, AffineMap sumMap, Value bias,
+                   ArrayRef<int64_t> outShape, int64_t groups, Type element) {
+  MLIRContext *ctx = b.getContext();
+  int64_t og = outShape[1] / groups;
+  SmallVector<int64_t> grouped = {outShape[0], groups, og, outShape[2], outShape[3]};
+  SmallVector<Value> inputs = {sum};
+  SmallVector<AffineMap> maps = {sumMap};
+  if (bias) {
+    inputs.push_back(reshapeTo(b, loc, bias, {groups, og}));
+    maps.push_back(AffineMap::get(5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)}, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
+  Type acc = computeFloatType(element);
+  Value init = emptyTensor(b, loc, grouped, element);
+  Value out = linalg::GenericOp::create(
+                  b, loc, init.getType(), inputs, init, maps,
+                  SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+                  [&](OpBuilder &nb, Location l, ValueRange args) {
+                    Value v = args[0];
+                    if (bias)
+                      v = arith::AddFOp::create(nb, l, v,
+                                                castScalar(nb, l, args[1], element, acc));
+                    linalg::YieldOp::create(nb, l, castScalar(nb, l, v, acc, element));
+                  })
+                  .getResult(0);
+  return reshapeTo(b, loc, out, outShape);
+}
+
+/// x [N, G*Cg, H, W], w [G*Og, Cg, KH, KW] -> [N, G*Og, OH, OW], with x
+/// viewed as [N, G, Cg, H, W] (padded) and w as [G, Og, Cg, KH, KW].
+struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = op.getType().getElementType();
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> wShape = op.getW().getType().getShape();
+    int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
+            cg = wShape[1];
+    Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
+    ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
+    x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
+    Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
+    // The patches hold Cg*KH*KW / Og elements per output element.
+    int64_t patchElements = 1;
+    bool patchesFit = llvm::all_of(
+        std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
+                   int64_t(8)}, // bytes per element at most
+        [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
+    auto [sum, sumMap] = og == 1 || !patchesFit ? direct(rewriter, loc, op, x, w)
+                                                : gemm(rewriter, loc, op, x, w);
+    rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, sumMap, adaptor.getBias(), outShape,
+                                        groups, element));
+    return success();
+  }
+
+  /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions;
+  /// the sum is [N, G, Og, OH, OW].
+  std::pair<Value, AffineMap> direct(OpBuilder &b, Location loc, Conv2dOp op, Value x,
+                                     Value w) const {
+    MLIRContext *ctx = getContext();
+    Type element = op.getType().getElementType();
+    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    int64_t groups = op.getGroups();
+    SmallVector<int64_t> grouped = {outShape[0], groups, outShape[1] / groups, outShape[2],
+                                    outShape[3]};
+    Value init = accumulator(b, loc, grouped, element, 0.0);
+    AffineExpr dn, dg, dog, doh, dow, dc, dkh, dkw;
+    bindDims(ctx, dn, dg, dog, doh, dow, dc, dkh, dkw);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(8, 0,
+                       {dn, dg, dc, windowIndex(doh, dkh, stride[0], dilation[0]),
+                        windowIndex(dow, dkw, stride[1], dilation[1])},
+                       ctx),
+        AffineMap::get(8, 0, {dg, dog, dc, dkh, dkw}, ctx),
+        AffineMap::get(8, 0, {dn, dg, dog, doh, dow}, ctx)};
+    SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
+    iterators.append(3, utils::IteratorType::reduction);
+    Value sum = linalg::GenericOp::create(
+                    b, loc, init.getType(), ValueRange{x, w}, init, maps, iterators,
+                    [&](OpBuilder &nb, Location l, ValueRange args) {
+                      Value xv = castScalar(nb, l, args[0], element, acc);
+                      Value wv = castScalar(nb, l, args[1], element, acc);
+                      Value product = arith::MulFOp::create(nb, l, xv, wv);
+                      linalg::YieldOp::create(
+                          nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
+                    })
+                    .getResult(0);
+    return {sum, AffineMap::getMultiDimIdentityMap(5, ctx)};
+  }
+
+  /// im2col and a kiln.matmul per group; the sum is [G, Og, N, OH, OW].
+  std::pair<Value, AffineMap> gemm(OpBuilder &b, Location loc, Conv2dOp op, Value x,
+                                   Value w) const {
+    MLIRContext *ctx = getContext();
+    Type element = op.getType().getElementType();
+    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> wShape = op.getW().getType().getShape();
+    ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
+            cg = wShape[1], kh = wShape[2], kw = wShape[3], oh = outShape[2],
+            ow = outShape[3], k = cg * kh * kw, columns = n * oh * ow;
+    // patches[g, c, i, j, n, y, z] = x[n, g, c, y * sh + i * dh, z * sw + j * dw]
+    AffineExpr dg, dc, di, dj, dn, dy, dz;
+    bindDims(ctx, dg, dc, di, dj, dn, dy, dz);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0,
+                       {dn, dg, dc, windowIndex(dy, di, stride[0], dilation[0]),
+                        windowIndex(dz, dj, stride[1], dilation[1])},
+                       ctx),
+        AffineMap::getMultiDimIdentityMap(7, ctx)};
+    Value init = emptyTensor(b, loc, {groups, cg, kh, kw, n, oh, ow}, element);
+    Value patches = linalg::GenericOp::create(
+                        b, loc, init.getType(), x, init, maps,
+                        SmallVector<utils::IteratorType>(7, utils::IteratorType::parallel),
+                        [](OpBuilder &nb, Location l, ValueRange args) {
+                          linalg::YieldOp::create(nb, l, args[0]);
+                        })
+                        .getResult(0);
+    SmallVector<int64_t> lhs = {og, k}, rhs = {k, columns}, product = {og, columns};
+    if (groups > 1)
+      for (auto *shape : {&lhs, &rhs, &product})
+        shape->insert(shape->begin(), groups);
+    Value sum = MatmulOp::create(b, loc, RankedTensorType::get(product, acc),
+                                 reshapeTo(b, loc, w, lhs), reshapeTo(b, loc, patches, rhs));
+    sum = reshapeTo(b, loc, sum, {groups, og, n, oh, ow});
+    AffineExpr en, eg, eog, eoh, eow;
+    bindDims(ctx, en, eg, eog, eoh, eow);
+    return {sum, AffineMap::get(5, 0, {eg, eog, en, eoh, eow}, ctx)};
+  }
+};
+
+/// max_pool2d / avg_pool2d on x [batch..., H, W]: iteration dims (batch...,
+/// oh, ow, kh, kw); a [KH, KW] operand gives the window dims their range.
+template <typename OpT, bool isMax>
+struct PoolToGeneric : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = this->getContext();
+    Type element = op.getType().getElementType();
+    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> kernel = op.getKernel();
+    ArrayRef<int64_t> stride = op.getStride().value_or(kernel);
+    double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, identity);
+    Value init = accumulator(rewriter, loc, outShape, element, identity);
+    Value window = emptyTensor(rewriter, loc, kernel, acc);
+
+    int64_t rank = outShape.size(), dims = rank + 2;
+    AffineExpr kh = getAffineDimExpr(rank, ctx), kw = getAffineDimExpr(rank + 1, ctx);
+    SmallVector<AffineExpr> xExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    xExprs.assign(outExprs.begin(), outExprs.end() - 2);
+    xExprs.push_back(windowIndex(outExprs[rank - 2], kh, stride[0], 1));
+    xExprs.push_back(windowIndex(outExprs[rank - 1], kw, stride[1], 1));
+    SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, xExprs, ctx),
+                                   AffineMap::get(dims, 0, {kh, kw}, ctx),
+                                   AffineMap::get(dims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value reduced =
+        linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{x, window}, init, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value v = castScalar(b, l, args[0], element, acc);
+              Value r = isMax ? arith::MaximumFOp::create(b, l, args[2], v).getResult()
+                              : arith::AddFOp::create(b, l, args[2], v).getResult();
+              linalg::YieldOp::create(b, l, r);
+            })
+            .getResult(0);
+    if (isMax && acc == element) {
+      rewriter.replaceOp(op, reduced);
+      return success();
+    }
+    double count = static_cast<double>(kernel[0] * kernel[1]);
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, loc, outShape, element, reduced,
+                             [&](OpBuilder &b, Location l, ValueRange args) {
+                               Value v = args[0];
+                               if (!isMax)
+                                 v = arith::DivFOp::create(
+                                     b, l, v, scalarConstant(b, l, acc, count));
+                               return castScalar(b, l, v, acc, element);
+                             }));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateConvPatterns(TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<Conv2dLowering, PoolToGeneric<MaxPool2dOp, true>,
+               PoolToGeneric<AvgPool2dOp, false>>(converter, patterns.getContext());
+}
+
+} // namespace kiln::to_linalg

@@ -1,0 +1,76 @@
+// RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
+
+// conv2d: the input padded (fill + insert_slice) and split into groups;
+// its window patches (im2col, [G, Cg, KH, KW, N, OH, OW]) multiplied by the
+// weights per group (f16 into f32); the epilogue adds the bias, rounds and
+// reads the [G, Og, N, OH, OW] product back in NCHW order.
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d1, d5 * 2 + d2, d6 * 2 + d3 * 2)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d0, d3, d4)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[PX:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 2 + d3, d2 * 2 + d4)>
+// CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// CHECK-LABEL: func @conv
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 7, 6] [1, 1, 1, 1] : tensor<1x4x7x6xf16> into tensor<1x4x9x6xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x2x2x9x6xf16>) outs(%{{.*}} : tensor<2x2x3x2x1x4x2xf16>)
+// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x12xf16>, tensor<2x12x8xf16>) outs(%{{.*}} : tensor<2x3x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], #[[BIAS]], #{{.*}}]
+// CHECK: arith.addf
+// CHECK: arith.truncf {{.*}} : f32 to f16
+func.func @conv(%x: tensor<1x4x7x6xf16>, %w: tensor<6x2x3x2xf16>, %b: tensor<6xf16>) -> tensor<1x6x4x2xf16> {
+  %r = kiln.conv2d %x, %w, %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x7x6xf16>, tensor<6x2x3x2xf16>, tensor<6xf16>) -> tensor<1x6x4x2xf16>
+  return %r : tensor<1x6x4x2xf16>
+}
+
+// Depthwise (one output channel per group): one generic with (c, kh, kw)
+// as reductions over the output, no GEMM.
+// CHECK-LABEL: func @depthwise
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x4x1x7x6xf32>, tensor<4x1x1x3x3xf32>) outs(%{{.*}} : tensor<2x4x1x5x4xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.batch_matmul
+func.func @depthwise(%x: tensor<2x4x7x6xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x4x5x4xf32> {
+  %r = kiln.conv2d %x, %w {groups = 4 : i64} : (tensor<2x4x7x6xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x5x4xf32>
+  return %r : tensor<2x4x5x4xf32>
+}
+
+// max_pool2d pads with -inf and reduces with NaN-propagating maximumf; a
+// [KH, KW] operand gives the window dims their range.
+// CHECK-LABEL: func @max_pool
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<2x9x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[PX]], #[[WINDOW]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x9x8xf32>, tensor<3x2xf32>)
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
+  %r = kiln.max_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x7x6xf32> -> tensor<2x4x4xf32>
+  return %r : tensor<2x4x4xf32>
+}
+
+// avg_pool2d counts the padding: the sum is divided by the window size.
+// CHECK-LABEL: func @avg_pool
+// CHECK: arith.addf
+// CHECK: %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK: arith.divf %{{.*}}, %[[SIX]] : f32
+func.func @avg_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
+  %r = kiln.avg_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x7x6xf32> -> tensor<2x4x4xf32>
+  return %r : tensor<2x4x4xf32>
+}
+
+// attention: q k^T in f32, scaled by 1/sqrt(8), causal positions, softmax,
+// probabilities rounded to f16 for the product with v.
+// CHECK-LABEL: func @attention
+// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x8xf16>, tensor<2x8x7xf16>) outs(%{{.*}} : tensor<2x5x7xf32>)
+// CHECK: arith.constant 0.353553385 : f32
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
+// CHECK: math.exp
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x7xf16>, tensor<2x7x4xf16>) outs(%{{.*}} : tensor<2x5x4xf32>)
+// CHECK: arith.truncf {{.*}} : f32 to f16
+func.func @attention(%q: tensor<2x5x8xf16>, %k: tensor<2x7x8xf16>, %v: tensor<2x7x4xf16>) -> tensor<2x5x4xf16> {
+  %r = kiln.attention %q, %k, %v {causal = true} : (tensor<2x5x8xf16>, tensor<2x7x8xf16>, tensor<2x7x4xf16>) -> tensor<2x5x4xf16>
+  return %r : tensor<2x5x4xf16>
+}
