@@ -234,7 +234,8 @@ int runMain(const Options &o) {
     Compiler compiler;
     CompileOptions options;
     options.entry = o.entry;
-    options.dumpDir = o.dumpDir;
+    if (!o.dumpDir.empty())
+      options.dumpDir = o.dumpDir;
     if (!o.chip.empty())
       options.chip = o.chip;
     options.ptxas = o.cubin ? ptxasPath() : "";
@@ -258,7 +259,8 @@ int runMain(const Options &o) {
   auto start = Clock::now();
   CompileOptions options;
   options.entry = o.entry;
-  options.dumpDir = o.dumpDir;
+  if (!o.dumpDir.empty())
+    options.dumpDir = o.dumpDir;
   options.ptxas = o.cubin ? ptxasPath() : "";
   options.tf32 = o.tf32;
   auto program = (*engine)->compile(source.str(), options);
