@@ -33,7 +33,10 @@ constexpr const char *kUsage =
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
-    "               (KILN_CACHE_DIR), and MLIR contexts created\n";
+    "               (KILN_CACHE_DIR), and MLIR contexts created\n"
+    "--dump-dir DIR: every stage of the compile under DIR/<key folder>/, as\n"
+    "                KILN_DUMP_DIR does (docs/dumps.md; KILN_OVERRIDE_DIR takes\n"
+    "                hand-edited stages back)\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
