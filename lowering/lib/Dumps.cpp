@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,17 +17,6 @@
 namespace fs = std::filesystem;
 
 namespace kiln {
-
-const DumpEnvironment &DumpEnvironment::get() {
-  static const DumpEnvironment environment = [] {
-    auto env = [](const char *name) {
-      const char *value = std::getenv(name);
-      return std::string(value ? value : "");
-    };
-    return DumpEnvironment{env("KILN_DUMP_DIR"), env("KILN_OVERRIDE_DIR")};
-  }();
-  return environment;
-}
 
 namespace {
 /// What every compile of the process shares: the manifests, and which key

@@ -8,6 +8,12 @@ using namespace kiln;
 
 namespace {
 using enum ElementType;
+
+// The usage flags' operator| is for them alone: it must not take the `|`
+// of other scoped enums (MLIR's, in a file that includes both).
+enum class OtherFlags : unsigned { A = 1, B = 2 };
+static_assert(!requires { OtherFlags::A | OtherFlags::B; });
+static_assert((TypeUsage::Buffer | TypeUsage::Arithmetic).contains(TypeUsage::Buffer));
 const DTypeUsageSet kStorageArithmetic = DTypeUsage::Storage | DTypeUsage::Arithmetic;
 
 TEST(DtypeCapability, CpuRunsEveryKilnTypeAndStoresF8) {

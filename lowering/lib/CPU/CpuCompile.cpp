@@ -75,16 +75,16 @@ Expected<std::unique_ptr<llvm::Module>> parseLlvmOverride(const CompileDumps::Ov
 }
 } // namespace
 
-Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
+Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
                                                      const CompileOptions &options) {
-  const HostCpu &host = impl->host();
-  if (!host.targetMachine)
+  const HostCpu &cpu = host();
+  if (!cpu.targetMachine)
     return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
                                                  llvm::sys::getProcessTriple());
   CompiledCpuProgram result;
-  llvm::TargetMachine &tm = *host.targetMachine;
+  llvm::TargetMachine &tm = *cpu.targetMachine;
   CompileSession session(
-      impl->context, options, result, program, "cpu",
+      context, options, result, program, "cpu",
       tm.getTargetTriple().str() + " " + tm.getTargetCPU().str() + " features-" +
           llvm::utohexstr(llvm::xxh3_64bits(tm.getTargetFeatureString())) + " threads" +
           std::to_string(std::thread::hardware_concurrency()));
@@ -94,7 +94,7 @@ Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
   CpuPipelineOptions pipeline;
   pipeline.entry = options.entry;
   pipeline.numThreads = options.numThreads;
-  pipeline.vectorWidth = host.f32Lanes;
+  pipeline.vectorWidth = cpu.f32Lanes;
   if (auto ok = session.lower(
           *module, "llvm-dialect",
           [&](OpPassManager &pm) { buildKernelsToCpuLLVMPipeline(pm, pipeline); },

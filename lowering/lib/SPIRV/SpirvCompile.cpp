@@ -154,10 +154,10 @@ Expected<void> stageSpirv(CompileSession &session, const std::string &name,
 }
 } // namespace
 
-Expected<CompiledGpuProgram> Compiler::compileForVulkan(ParsedProgram program,
+Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram program,
                                                         const CompileOptions &options) {
   CompiledGpuProgram result;
-  CompileSession session(impl->context, options, result, program, "vulkan",
+  CompileSession session(context, options, result, program, "vulkan",
                          describe(options.vulkan));
   // Fused chains are split to the storage buffers the device can bind.
   auto module = session.formKernels(options.vulkan.maxStorageBuffers);
