@@ -22,6 +22,8 @@ subset+=" or (unary_int and int64) or (binary_float_broadcast and add) or size_z
 # ASan reserves terabytes of address space for its shadow, so the case that
 # caps the address space (ulimit -v) cannot run under it.
 /usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || status=1
+# Hand-edited override files are untrusted input (MLIR, LLVM IR, SPIR-V).
+/usr/bin/python3 -m pytest -q tests/conformance/test_dumps.py || status=1
 /usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || status=1
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py \
   -k "$subset" || status=1

@@ -135,7 +135,11 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
   std::lock_guard lock(mutex);
   const std::string &target = target_->fingerprint();
   std::string codegen = options.codegenKey();
-  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen + "|" + KILN_VERSION;
+  // Compiles that dump or take overrides have keys of their own.
+  bool dumps = !options.dumpDir.empty() || !options.overrideDir.empty();
+  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen + "|" + KILN_VERSION +
+                       (dumps ? "|dump=" + options.dumpDir + "|override=" + options.overrideDir
+                              : "");
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };
@@ -144,19 +148,16 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
                              {form, std::string(text)}}};
   };
   // Fast path: this exact text was seen before, in this process or (no
-  // MLIR either way) on disk. A dump request always compiles, so that
-  // every stage is written.
+  // MLIR either way) on disk. Compiles that dump or take overrides never
+  // load from disk, so that every stage is written or overridden.
   std::string textKey = "text:" + hash(source) + suffix;
   CacheKey textDiskKey = diskKey("program", source);
-  bool dump = !options.dumpDir.empty();
-  if (!dump) {
-    if (auto it = cache.find(textKey); it != cache.end()) {
-      ++hits;
-      return it->second;
-    }
-    if (auto program = loadFromDisk(textDiskKey))
-      return cache[textKey] = program;
+  if (auto it = cache.find(textKey); it != cache.end()) {
+    ++hits;
+    return it->second;
   }
+  if (auto program = dumps ? nullptr : loadFromDisk(textDiskKey))
+    return cache[textKey] = program;
   // The key proper hashes the canonical IR, so reformatted text hits too;
   // on a miss the compile takes the same parse.
   auto compiler = this->compiler();
@@ -167,25 +168,26 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
     return std::unexpected(parsed.error());
   std::string key = "ir:" + hash(parsed->canonicalText()) + suffix;
   CacheKey irDiskKey = diskKey("canonical", parsed->canonicalText());
-  if (!dump) {
-    if (auto it = cache.find(key); it != cache.end()) {
-      ++hits;
-      cache[textKey] = it->second;
-      return it->second;
-    }
-    if (auto program = loadFromDisk(irDiskKey)) {
-      disk.storeAlias(textDiskKey, irDiskKey);
-      return cache[key] = cache[textKey] = program;
-    }
+  if (auto it = cache.find(key); it != cache.end()) {
+    ++hits;
+    cache[textKey] = it->second;
+    return it->second;
+  }
+  if (auto program = dumps ? nullptr : loadFromDisk(irDiskKey)) {
+    disk.storeAlias(textDiskKey, irDiskKey);
+    return cache[key] = cache[textKey] = program;
   }
   CachedProgram cached;
   auto program = target_->compile(**compiler, std::move(*parsed), options, cached);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;
-  CacheEntry entry = encodeCachedProgram(targetKind(deviceId.type).name, cached);
-  disk.store(irDiskKey, std::move(entry.metadata), std::move(entry.blobs));
-  disk.storeAlias(textDiskKey, irDiskKey);
+  // A program with hand-edited stages is not its program's kernel.
+  if (!cached.program.overridden) {
+    CacheEntry entry = encodeCachedProgram(targetKind(deviceId.type).name, cached);
+    disk.store(irDiskKey, std::move(entry.metadata), std::move(entry.blobs));
+    disk.storeAlias(textDiskKey, irDiskKey);
+  }
   cache[key] = cache[textKey] = *program;
   return *program;
 }

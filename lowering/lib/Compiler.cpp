@@ -20,8 +20,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <filesystem>
-#include <fstream>
 
 using namespace mlir;
 
@@ -146,9 +144,16 @@ Expected<ParsedProgram> MlirCompiler::parse(std::string_view source) {
 }
 
 CompileSession::CompileSession(MLIRContext &context, const CompileOptions &options,
-                               CompiledProgram &result)
-    : options(options), result(result), context(context),
-      handler(collectErrors(context, diagnostics)) {}
+                               CompiledProgram &result, ParsedProgram &program,
+                               std::string target, std::string detail)
+    : options(options), result(result),
+      dumps(options, std::move(target), std::move(detail), program.canonicalText()),
+      context(context), program(program), handler(collectErrors(context, diagnostics)) {}
+
+CompileSession::~CompileSession() {
+  if (!finished)
+    dumps.finish(false, result, nullptr, kernels);
+}
 
 CompileSession::Timer::~Timer() { result.stageTimes.push_back({stage, msSince(start)}); }
 
@@ -159,24 +164,66 @@ std::unexpected<Error> CompileSession::fail(const std::string &what) const {
   return makeError(kind, what + ":\n" + diagnostics);
 }
 
-void CompileSession::dump(const std::string &name, std::string_view text) const {
-  if (options.dumpDir.empty())
-    return;
-  std::filesystem::create_directories(options.dumpDir);
-  std::ofstream(std::filesystem::path(options.dumpDir) / name, std::ios::binary) << text;
+namespace {
+/// The hand-edited module `override`; a parse error names its file and line.
+Expected<OwningOpRef<ModuleOp>> parseOverride(MLIRContext &ctx,
+                                              const CompileDumps::Override &override) {
+  std::string diagnostics;
+  auto handler = collectErrors(ctx, diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(override.text, override.path),
+                               llvm::SMLoc());
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return makeError(ErrorKind::InvalidArgument,
+                     "override " + override.path + " does not parse:\n" + diagnostics);
+  return module;
 }
 
-void CompileSession::dump(const std::string &name, Operation *op) const {
-  if (options.dumpDir.empty())
-    return;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  op->print(os);
-  dump(name, text);
+bool sameSignature(const std::vector<TensorSignature> &a, const std::vector<TensorSignature> &b) {
+  return llvm::equal(a, b, [](const TensorSignature &x, const TensorSignature &y) {
+    return x.dtype == y.dtype && x.shape == y.shape;
+  });
+}
+} // namespace
+
+void CompileSession::stageBinary(const std::string &file, std::string &bytes) {
+  dumps.stage(file, [&] { return bytes; });
+  if (auto override = dumps.take(file))
+    bytes = std::move(override->text);
 }
 
-Expected<ModuleOp> CompileSession::formKernels(ParsedProgram &program,
-                                               unsigned maxKernelBuffers) {
+Expected<void> CompileSession::stageModule(const std::string &file, ModuleOp &module) {
+  dumps.stage(file, [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  });
+  auto override = dumps.take(file);
+  if (!override)
+    return {};
+  auto parsed = parseOverride(context, *override);
+  if (!parsed)
+    return std::unexpected(parsed.error());
+  // The program's callers rely on its signature; where the entry still
+  // takes tensors, an override must keep it.
+  if (auto entry = (*parsed)->lookupSymbol<func::FuncOp>(options.entry)) {
+    auto inputs = signatureOf(entry.getArgumentTypes(), "argument");
+    auto outputs = signatureOf(entry.getResultTypes(), "result");
+    if (inputs && outputs &&
+        !(sameSignature(*inputs, result.inputs) && sameSignature(*outputs, result.outputs)))
+      return makeError(ErrorKind::InvalidArgument,
+                       "override " + override->path + " changes the signature of @" +
+                           options.entry + "; an override must keep it");
+  }
+  module = **parsed;
+  replacements.push_back(std::move(*parsed));
+  return {};
+}
+
+Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers) {
   result.stageTimes.push_back({"parse", program.parseTime()});
   ModuleOp module = *static_cast<MlirModule &>(program.parsed()).op;
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
@@ -191,7 +238,16 @@ Expected<ModuleOp> CompileSession::formKernels(ParsedProgram &program,
     return std::unexpected(outputs.error());
   result.inputs = std::move(*inputs);
   result.outputs = std::move(*outputs);
-  dump("0-kiln.mlir", module);
+  if (auto ok = stageModule("0-kiln.mlir", module); !ok)
+    return std::unexpected(ok.error());
+  if (module != *static_cast<MlirModule &>(program.parsed()).op) {
+    // An edited program is held to what the parse holds programs to.
+    PassManager pm(&context);
+    pm.addPass(createKilnVerifyProgram());
+    if (failed(pm.run(module)))
+      return makeError(ErrorKind::InvalidArgument,
+                       "override of 0-kiln.mlir is not a kiln program:\n" + diagnostics);
+  }
   if (auto ok = lower(
           module, "kernels",
           [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers); },
@@ -200,15 +256,16 @@ Expected<ModuleOp> CompileSession::formKernels(ParsedProgram &program,
     return std::unexpected(ok.error());
   module.walk([&](func::FuncOp f) {
     if (f->hasAttr("kiln.kernel"))
-      ++result.kernelCount;
+      kernels.push_back(f.getSymName().str());
   });
+  result.kernelCount = kernels.size();
   return module;
 }
 
-Expected<void> CompileSession::lower(ModuleOp module, const char *stage,
+Expected<void> CompileSession::lower(ModuleOp &module, const char *stage,
                                      const std::function<void(OpPassManager &)> &build,
                                      const std::string &failure,
-                                     const std::string &dumpName) {
+                                     const std::string &stageFile) {
   {
     auto timer = time(stage);
     PassManager pm(&context);
@@ -216,8 +273,9 @@ Expected<void> CompileSession::lower(ModuleOp module, const char *stage,
     if (failed(pm.run(module)))
       return fail(failure);
   }
-  dump(dumpName, module);
-  return {};
+  if (stageFile.empty())
+    return {};
+  return stageModule(stageFile, module);
 }
 
 } // namespace kiln

@@ -8,6 +8,7 @@
 #ifndef KILN_LOWERING_COMPILERINTERNALS_H
 #define KILN_LOWERING_COMPILERINTERNALS_H
 
+#include "Dumps.h"
 #include "kiln/Lowering/Compiler.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <type_traits>
 
 namespace kiln {
 
@@ -61,29 +63,39 @@ private:
 };
 
 /// One compile of one parsed program: collects error diagnostics, times
-/// stages into the result and writes dumps (CompileOptions::dumpDir).
+/// stages into the result, and dumps and overrides its stages
+/// (CompileOptions::dumpDir, overrideDir; Dumps.h). A driver ends a compile
+/// that succeeds with finish(); one that ends without it failed.
 class CompileSession {
 public:
+  /// `target` ("cpu", "cuda", "vulkan") and `detail` (what else its code
+  /// depends on) key the compile's stage folder.
   CompileSession(mlir::MLIRContext &context, const CompileOptions &options,
-                 CompiledProgram &result);
+                 CompiledProgram &result, ParsedProgram &program, std::string target,
+                 std::string detail);
+  ~CompileSession();
 
   /// The prologue every target shares: kiln-verify-program, the entry
   /// function's signature, kernel formation (fused chains split to at most
-  /// `maxKernelBuffers` buffers; 0: no limit). Dumps 0-kiln.mlir and
+  /// `maxKernelBuffers` buffers; 0: no limit). Stages 0-kiln.mlir and
   /// 1-kernels.mlir.
-  Expected<mlir::ModuleOp> formKernels(ParsedProgram &program,
-                                       unsigned maxKernelBuffers = 0);
+  Expected<mlir::ModuleOp> formKernels(unsigned maxKernelBuffers = 0);
   /// Runs the pipeline `build` adds on `module` as stage `stage`; a failure
-  /// is `failure` with the diagnostics. Dumps the result as `dumpName`.
-  Expected<void> lower(mlir::ModuleOp module, const char *stage,
+  /// is `failure` with the diagnostics. The result is stage file
+  /// `stageFile` (none when empty): see stageModule.
+  Expected<void> lower(mlir::ModuleOp &module, const char *stage,
                        const std::function<void(mlir::OpPassManager &)> &build,
-                       const std::string &failure, const std::string &dumpName);
+                       const std::string &failure, const std::string &stageFile);
+  /// Stage file `file` of `module`: dumped, and replaced by its override,
+  /// parsed, where there is one (an override must keep the entry's
+  /// signature).
+  Expected<void> stageModule(const std::string &file, mlir::ModuleOp &module);
+  /// Stage file `file` of `bytes` (an object, PTX, a cubin, SPIR-V):
+  /// dumped, and replaced by its override where there is one.
+  void stageBinary(const std::string &file, std::string &bytes);
 
   /// An error for a failed stage: Unsupported when a rule says so.
   std::unexpected<Error> fail(const std::string &what) const;
-  /// Writes `text` to the dump directory as `name`, when dumping.
-  void dump(const std::string &name, std::string_view text) const;
-  void dump(const std::string &name, mlir::Operation *op) const;
 
   /// Times a stage into the result while it lives.
   struct Timer {
@@ -94,21 +106,39 @@ public:
   };
   Timer time(const char *stage) { return Timer{result, stage}; }
 
+  /// The end of a compile that succeeded: logs its overrides and records it
+  /// in the manifest (a GPU program with its launches).
+  template <typename Compiled> Expected<Compiled> finish(Compiled &compiled) {
+    const GpuPlan *plan = nullptr;
+    if constexpr (std::is_same_v<Compiled, CompiledGpuProgram>)
+      plan = &compiled.plan;
+    compiled.overridden = dumps.overridden();
+    finished = true;
+    dumps.finish(true, compiled, plan, kernels);
+    return std::move(compiled);
+  }
+
   const CompileOptions &options;
   CompiledProgram &result;
+  CompileDumps dumps;
 
 private:
   mlir::MLIRContext &context;
+  ParsedProgram &program;
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler;
+  std::vector<std::string> kernels;
+  /// Modules parsed from overrides, alive until the compile ends.
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> replacements;
+  bool finished = false;
 };
 
 /// Reads the launch plan of a GPU program off its lowered host function,
-/// with `binaries` (kernel module name -> PTX, cubin or SPIR-V) as its
-/// modules, and dumps them as 3-kernelN`extension` (GPU/GpuCompile.cpp).
+/// with `binaries` (kernel module name -> PTX or SPIR-V) as its modules
+/// (GPU/GpuCompile.cpp).
 Expected<void> attachGpuPlan(CompileSession &session, mlir::ModuleOp module,
                              const llvm::StringMap<std::string> &binaries,
-                             llvm::StringRef extension, CompiledGpuProgram &result);
+                             CompiledGpuProgram &result);
 
 } // namespace kiln
 

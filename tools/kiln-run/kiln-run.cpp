@@ -35,7 +35,10 @@ constexpr const char *kUsage =
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
     "               (KILN_CACHE_DIR), MLIR contexts created, and whether the\n"
-    "               compiler library (libkiln-compiler.so, MLIR) was loaded\n";
+    "               compiler library (libkiln-compiler.so, MLIR) was loaded\n"
+    "--dump-dir DIR: every stage of the compile under DIR/<key folder>/, as\n"
+    "                KILN_DUMP_DIR does (docs/dumps.md; KILN_OVERRIDE_DIR takes\n"
+    "                hand-edited stages back)\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
@@ -238,7 +241,8 @@ int runMain(const Options &o) {
       return fail(compiler.error());
     CompileOptions options;
     options.entry = o.entry;
-    options.dumpDir = o.dumpDir;
+    if (!o.dumpDir.empty())
+      options.dumpDir = o.dumpDir;
     if (!o.chip.empty())
       options.chip = o.chip;
     options.ptxas = o.cubin ? ptxasPath() : "";
@@ -262,7 +266,8 @@ int runMain(const Options &o) {
   auto start = Clock::now();
   CompileOptions options;
   options.entry = o.entry;
-  options.dumpDir = o.dumpDir;
+  if (!o.dumpDir.empty())
+    options.dumpDir = o.dumpDir;
   options.ptxas = o.cubin ? ptxasPath() : "";
   options.tf32 = o.tf32;
   auto program = (*engine)->compile(source.str(), options);

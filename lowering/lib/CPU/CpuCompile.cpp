@@ -10,12 +10,19 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <thread>
 
 using namespace mlir;
 
@@ -46,6 +53,28 @@ HostCpu HostCpu::detect() {
   return host;
 }
 
+namespace {
+/// The hand-edited LLVM IR `override`, verified (code generation trusts
+/// its input); an error names the file and line.
+Expected<std::unique_ptr<llvm::Module>> parseLlvmOverride(const CompileDumps::Override &override,
+                                                          llvm::LLVMContext &context) {
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssemblyString(override.text, diagnostic, context);
+  if (!module)
+    return makeError(ErrorKind::InvalidArgument,
+                     "override " + override.path + ":" + std::to_string(diagnostic.getLineNo()) +
+                         ":" + std::to_string(diagnostic.getColumnNo() + 1) +
+                         ": error: " + diagnostic.getMessage().str());
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os))
+    return makeError(ErrorKind::InvalidArgument,
+                     "override " + override.path + " is not valid LLVM IR:\n" + problems);
+  return module;
+}
+} // namespace
+
 Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
                                                      const CompileOptions &options) {
   const HostCpu &cpu = host();
@@ -53,8 +82,13 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
     return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
                                                  llvm::sys::getProcessTriple());
   CompiledCpuProgram result;
-  CompileSession session(context, options, result);
-  auto module = session.formKernels(program);
+  llvm::TargetMachine &tm = *cpu.targetMachine;
+  CompileSession session(
+      context, options, result, program, "cpu",
+      tm.getTargetTriple().str() + " " + tm.getTargetCPU().str() + " features-" +
+          llvm::utohexstr(llvm::xxh3_64bits(tm.getTargetFeatureString())) + " threads" +
+          std::to_string(std::thread::hardware_concurrency()));
+  auto module = session.formKernels();
   if (!module)
     return std::unexpected(module.error());
   CpuPipelineOptions pipeline;
@@ -70,7 +104,6 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
-  llvm::TargetMachine &tm = *cpu.targetMachine;
   {
     auto timer = session.time("llvm-ir");
     llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln");
@@ -91,11 +124,19 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
       return makeError(ErrorKind::Compile, "LLVM optimisation failed: " +
                                                llvm::toString(std::move(err)));
   }
-  if (!options.dumpDir.empty()) {
+  session.dumps.stage("3-llvm.ll", [&] {
     std::string ir;
     llvm::raw_string_ostream os(ir);
     llvmModule->print(os, nullptr);
-    session.dump("3-llvm.ll", ir);
+    return ir;
+  });
+  if (auto override = session.dumps.take("3-llvm.ll")) {
+    auto edited = parseLlvmOverride(*override, llvmContext);
+    if (!edited)
+      return std::unexpected(edited.error());
+    llvmModule = std::move(*edited);
+    llvmModule->setDataLayout(tm.createDataLayout());
+    llvmModule->setTargetTriple(tm.getTargetTriple());
   }
   {
     auto timer = session.time("codegen");
@@ -108,8 +149,8 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
     codegen.run(*llvmModule);
     result.object.assign(object.begin(), object.end());
   }
-  session.dump("4-kernel.o", result.object);
-  return result;
+  session.stageBinary("4-kernel.o", result.object);
+  return session.finish(result);
 }
 
 } // namespace kiln

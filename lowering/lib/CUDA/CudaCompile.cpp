@@ -81,8 +81,8 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
                                                       const CompileOptions &options) {
   initializeNvptx();
   CompiledGpuProgram result;
-  CompileSession session(context, options, result);
-  auto module = session.formKernels(program);
+  CompileSession session(context, options, result, program, "cuda", options.chip);
+  auto module = session.formKernels();
   if (!module)
     return std::unexpected(module.error());
   CudaPipelineOptions pipeline;
@@ -91,28 +91,34 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   pipeline.mma = options.mma;
   pipeline.tf32 = options.tf32;
   if (auto ok = session.lower(
-          *module, "ptx", [&](OpPassManager &pm) { buildKernelsToNvvmPipeline(pm, pipeline); },
-          "lowering to PTX failed", "2-gpu.mlir");
+          *module, "nvvm", [&](OpPassManager &pm) { buildKernelsToNvvmPipeline(pm, pipeline); },
+          "lowering to NVVM failed", "2-gpu.mlir");
+      !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = session.lower(
+          *module, "ptx", buildNvvmToPtxPipeline, "lowering to PTX failed", "");
       !ok)
     return std::unexpected(ok.error());
   llvm::StringMap<std::string> ptx;
   for (auto binary : module->getOps<gpu::BinaryOp>())
     ptx[binary.getSymName()] =
         cast<gpu::ObjectAttr>(binary.getObjects()[0]).getObject().str();
+  if (auto ok = attachGpuPlan(session, *module, ptx, result); !ok)
+    return std::unexpected(ok.error());
+  std::vector<std::string> &modules = result.plan.modules;
+  for (size_t i = 0; i < modules.size(); ++i)
+    session.stageBinary("3-kernel" + std::to_string(i) + ".ptx", modules[i]);
   if (!options.ptxas.empty()) {
     auto timer = session.time("ptxas");
-    for (auto &entry : ptx) {
-      auto cubin = assembleCubin(options.ptxas, options.chip, entry.second);
+    for (size_t i = 0; i < modules.size(); ++i) {
+      auto cubin = assembleCubin(options.ptxas, options.chip, modules[i]);
       if (!cubin)
         return std::unexpected(cubin.error());
-      entry.second = std::move(*cubin);
+      modules[i] = std::move(*cubin);
+      session.stageBinary("4-kernel" + std::to_string(i) + ".cubin", modules[i]);
     }
   }
-  if (auto ok = attachGpuPlan(session, *module, ptx,
-                              options.ptxas.empty() ? ".ptx" : ".cubin", result);
-      !ok)
-    return std::unexpected(ok.error());
-  return result;
+  return session.finish(result);
 }
 
 } // namespace kiln

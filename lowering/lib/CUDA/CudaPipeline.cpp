@@ -69,6 +69,9 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void buildNvvmToPtxPipeline(OpPassManager &pm) {
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
@@ -80,6 +83,7 @@ void registerKilnCudaPipelines() {
       [](OpPassManager &pm) {
         buildKilnToKernelsPipeline(pm);
         buildKernelsToNvvmPipeline(pm, {});
+        buildNvvmToPtxPipeline(pm);
       });
 }
 

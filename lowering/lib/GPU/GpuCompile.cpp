@@ -10,14 +10,12 @@ namespace kiln {
 
 Expected<void> attachGpuPlan(CompileSession &session, ModuleOp module,
                              const llvm::StringMap<std::string> &binaries,
-                             StringRef extension, CompiledGpuProgram &result) {
+                             CompiledGpuProgram &result) {
   auto entry = module.lookupSymbol<func::FuncOp>(session.options.entry);
   FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), binaries);
   if (failed(plan))
     return session.fail("the host side of the GPU program");
   result.plan = std::move(*plan);
-  for (auto [i, image] : llvm::enumerate(result.plan.modules))
-    session.dump("3-kernel" + std::to_string(i) + extension.str(), image);
   return {};
 }
 

@@ -13,6 +13,8 @@
 
 #include <spirv-tools/libspirv.hpp>
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace kiln {
@@ -74,9 +76,23 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   return o;
 }
 
+/// What SPIR-V for `target` depends on, for the compile's key.
+std::string describe(const VulkanTarget &target) {
+  std::string text;
+  for (bool feature : {target.float16, target.float64, target.int8, target.int16, target.int64,
+                       target.storage8, target.storage16, target.preserveNan16,
+                       target.preserveNan32, target.preserveNan64})
+    text += feature ? '1' : '0';
+  for (uint32_t count : target.maxWorkgroupCount)
+    text += " " + std::to_string(count);
+  return text + " buffers" + std::to_string(target.maxStorageBuffers);
+}
+
+constexpr spv_target_env kSpirvEnvironment = SPV_ENV_VULKAN_1_1;
+
 /// SPIRV-Tools' verdict on `words`: empty when valid.
 std::string validateSpirv(ArrayRef<uint32_t> words) {
-  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
+  spvtools::SpirvTools tools(kSpirvEnvironment);
   std::string messages;
   tools.SetMessageConsumer([&](spv_message_level_t, const char *,
                                const spv_position_t &position, const char *text) {
@@ -86,14 +102,65 @@ std::string validateSpirv(ArrayRef<uint32_t> words) {
     return "";
   return messages.empty() ? "invalid SPIR-V" : messages;
 }
+
+/// `module` as stage files `name`.spv and (disassembled) `name`.spvasm,
+/// replaced by an override of either (the assembly taking precedence); an
+/// override must pass spirv-val, as the driver trusts what it is given.
+Expected<void> stageSpirv(CompileSession &session, const std::string &name,
+                          std::string &module) {
+  std::string binaryFile = name + ".spv", assemblyFile = name + ".spvasm";
+  spvtools::SpirvTools tools(kSpirvEnvironment);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char *,
+                               const spv_position_t &position, const char *text) {
+    messages += std::to_string(position.line + 1) + ":" +
+                std::to_string(position.column + 1) + ": error: " + text + "\n";
+  });
+  auto words = [](std::string_view bytes) {
+    std::vector<uint32_t> w(bytes.size() / 4);
+    std::memcpy(w.data(), bytes.data(), w.size() * 4);
+    return w;
+  };
+  CompileDumps &dumps = session.dumps;
+  dumps.stage(binaryFile, [&] { return module; });
+  dumps.stage(assemblyFile, [&] {
+    std::string text;
+    tools.Disassemble(words(module), &text, SPV_BINARY_TO_TEXT_OPTION_INDENT);
+    return text;
+  });
+  std::optional<CompileDumps::Override> edited;
+  if (dumps.has(assemblyFile)) {
+    if (dumps.has(binaryFile))
+      dumps.ignore(binaryFile, assemblyFile + " replaces the same module");
+    edited = dumps.take(assemblyFile);
+    std::vector<uint32_t> assembled;
+    if (edited && !tools.Assemble(edited->text, &assembled))
+      return makeError(ErrorKind::InvalidArgument, "override " + edited->path + ":" + messages);
+    if (edited)
+      module.assign(reinterpret_cast<const char *>(assembled.data()), assembled.size() * 4);
+  } else if ((edited = dumps.take(binaryFile))) {
+    module = std::move(edited->text);
+  }
+  if (!edited)
+    return {};
+  const std::string &path = edited->path;
+  if (module.size() % 4 != 0)
+    return makeError(ErrorKind::InvalidArgument,
+                     "override " + path + " is not SPIR-V (its size is not a multiple of 4)");
+  if (std::string invalid = validateSpirv(words(module)); !invalid.empty())
+    return makeError(ErrorKind::InvalidArgument,
+                     "override " + path + ": spirv-val rejected it:\n" + invalid);
+  return {};
+}
 } // namespace
 
 Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram program,
                                                         const CompileOptions &options) {
   CompiledGpuProgram result;
-  CompileSession session(context, options, result);
+  CompileSession session(context, options, result, program, "vulkan",
+                         describe(options.vulkan));
   // Fused chains are split to the storage buffers the device can bind.
-  auto module = session.formKernels(program, options.vulkan.maxStorageBuffers);
+  auto module = session.formKernels(options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
   std::optional<std::string> missing;
@@ -131,8 +198,12 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
           reinterpret_cast<const char *>(words.data()), words.size() * 4);
     }
   }
-  if (auto ok = attachGpuPlan(session, *module, binaries, ".spv", result); !ok)
+  if (auto ok = attachGpuPlan(session, *module, binaries, result); !ok)
     return std::unexpected(ok.error());
+  for (size_t i = 0; i < result.plan.modules.size(); ++i)
+    if (auto ok = stageSpirv(session, "3-kernel" + std::to_string(i), result.plan.modules[i]);
+        !ok)
+      return std::unexpected(ok.error());
   // Each kernel binds each buffer once (kiln-gpu-sink-views); more buffers
   // than the device has would crash its driver, so they never reach it.
   for (const KernelLaunch &launch : result.plan.launches)
@@ -143,7 +214,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
                            " distinct buffers, beyond the device's "
                            "maxPerStageDescriptorStorageBuffers (" +
                            std::to_string(options.vulkan.maxStorageBuffers) + ")");
-  return result;
+  return session.finish(result);
 }
 
 } // namespace kiln

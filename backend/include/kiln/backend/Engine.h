@@ -60,7 +60,10 @@ public:
   /// The program for `source`, compiled at most once per engine: the cache
   /// key hashes the program text, entry, target fingerprint and kiln version.
   /// On a miss the disk cache is asked, first by the exact text (no MLIR),
-  /// then by the canonical IR; what is compiled is stored there.
+  /// then by the canonical IR; what is compiled is stored there. Compiles
+  /// that dump or take overrides (docs/dumps.md) never load from disk and
+  /// are kept in memory under keys of their own; a program with overridden
+  /// stages never enters the disk cache.
   Expected<std::shared_ptr<Program>> compile(std::string_view source,
                                              const CompileOptions &options = {});
   /// How many programs this engine has compiled (misses of both caches).

@@ -8,6 +8,7 @@
 #include "kiln/runtime/common/GpuPlan.h"
 
 #include <array>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct CompiledProgram {
   std::vector<TensorSignature> inputs, outputs;
   size_t kernelCount = 0;
   std::vector<StageTime> stageTimes;
+  /// Hand-edited stages (CompileOptions::overrideDir) went into it: it is
+  /// never kept in a kernel cache under its program's key.
+  bool overridden = false;
 };
 
 /// For the host CPU: a relocatable object with `_kiln_entry`.
@@ -58,9 +62,31 @@ struct VulkanTarget {
   uint32_t maxStorageBuffers = 32;
 };
 
+/// KILN_DUMP_DIR and KILN_OVERRIDE_DIR (docs/dumps.md), read at first use:
+/// every CompileOptions starts from them. Here, not in the compiler
+/// library, as the backend's options need them before it is loaded.
+struct DumpEnvironment {
+  std::string dumpDir, overrideDir;
+  static const DumpEnvironment &get() {
+    static const DumpEnvironment environment = [] {
+      auto variable = [](const char *name) {
+        const char *value = std::getenv(name);
+        return std::string(value ? value : "");
+      };
+      return DumpEnvironment{variable("KILN_DUMP_DIR"), variable("KILN_OVERRIDE_DIR")};
+    }();
+    return environment;
+  }
+};
+
 struct CompileOptions {
   std::string entry = "main";
-  std::string dumpDir;     // when set, every stage is written there
+  /// Every stage of every compile is written to DIR/<key folder>/, and each
+  /// compile is recorded in DIR/manifest-<pid>.json; empty: no dumps.
+  std::string dumpDir = DumpEnvironment::get().dumpDir;
+  /// Hand-edited stage files in the same layout replace the compiler's
+  /// output at their stage; empty: none.
+  std::string overrideDir = DumpEnvironment::get().overrideDir;
   unsigned numThreads = 0; // CPU: 0 means the machine's hardware threads
   std::string chip = "sm_90"; // CUDA
   /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a

@@ -24,10 +24,12 @@ struct CudaPipelineOptions {
   bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
 };
 
-/// Fused kernels -> gpu.binary ops holding PTX, and a host function of
-/// allocations and gpu.launch_func ops.
+/// Fused kernels -> gpu.modules of NVVM and LLVM ops, and a host function
+/// of allocations and gpu.launch_func ops.
 void buildKernelsToNvvmPipeline(mlir::OpPassManager &pm,
                                 const CudaPipelineOptions &options);
+/// gpu.modules -> gpu.binary ops holding PTX (NVPTX in-process).
+void buildNvvmToPtxPipeline(mlir::OpPassManager &pm);
 /// Registers `kiln-to-nvvm`: kiln -> PTX for sm_90.
 void registerKilnCudaPipelines();
 
