@@ -89,6 +89,10 @@ private:
   mlir::ScopedDiagnosticHandler handler;
 };
 
+/// Unsupported where `program` has dynamic dims: `target` does not take
+/// run-time sizes yet.
+Expected<void> refuseRunTimeSizes(const CompiledProgram &program, std::string_view target);
+
 /// Reads the launch plan of a GPU program off its lowered host function,
 /// with `binaries` (kernel module name -> PTX, cubin or SPIR-V) as its
 /// modules, and dumps them as 3-kernelN`extension` (GPU/GpuCompile.cpp).

@@ -96,6 +96,8 @@ Expected<CompiledGpuProgram> Compiler::compileForVulkan(ParsedProgram program,
   auto module = session.formKernels(program, options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
+  if (auto ok = refuseRunTimeSizes(result, "Vulkan"); !ok)
+    return std::unexpected(ok.error());
   std::optional<std::string> missing;
   module->walk([&](Operation *op) {
     for (TypeRange types : {TypeRange(op->getResultTypes()),
