@@ -19,17 +19,17 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
   };
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<int64_t> &want = inputs[i].shape, &got = shapes[i];
-    if (got.size() != want.size())
+    auto differs = [&](std::string where) {
       return makeError(ErrorKind::InvalidArgument,
-                       "input #" + std::to_string(i) + " has rank " +
-                           std::to_string(got.size()) + ", the program expects " +
-                           inputs[i].describe());
+                       "input #" + std::to_string(i) + " is " +
+                           describeTensorType(inputs[i].dtype, got) + ", the program expects " +
+                           inputs[i].describe() + where);
+    };
+    if (got.size() != want.size())
+      return differs("");
     for (size_t d = 0; d < want.size(); ++d) {
       if (want[d] >= 0 && got[d] != want[d])
-        return makeError(ErrorKind::InvalidArgument,
-                         dimName(i, d) + " is " + std::to_string(got[d]) + ", the program expects " +
-                             std::to_string(want[d]) + " there (" + inputs[i].describe() +
-                             ")");
+        return differs(" (dim " + std::to_string(d) + ")");
       if (want[d] < 0) {
         auto [it, fresh] = bound.try_emplace(want[d], Binding{got[d], i, d});
         if (!fresh && it->second.size != got[d])
@@ -44,8 +44,13 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
   }
   for (const TensorSignature &out : outputs) {
     std::vector<int64_t> shape;
-    for (int64_t d : out.shape)
-      shape.push_back(d >= 0 ? d : bound.at(d).size);
+    for (int64_t d : out.shape) {
+      auto it = bound.find(d);
+      if (d < 0 && it == bound.end()) // the compiler and the disk cache rule it out
+        return makeError(ErrorKind::InvalidArgument,
+                         "an output of the program has a run-time size no input gives");
+      shape.push_back(d >= 0 ? d : it->second.size);
+    }
     sizes.dims.insert(sizes.dims.end(), shape.begin(), shape.end());
     sizes.outputShapes.push_back(std::move(shape));
   }

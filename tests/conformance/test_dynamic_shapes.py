@@ -143,8 +143,10 @@ func.func @main(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
 @pytest.mark.parametrize("program,shapes,message", [
     (SAME_SIZE, [(5, 4), (6, 4)],
      "input #1 dim 0 is 6 but input #0 dim 0 is 5: the program needs them equal"),
-    (SAME_SIZE, [(5, 4), (5, 3)], "input #1 dim 1 is 3, the program expects 4 there"),
-    (SAME_SIZE, [(5, 4), (5, 4, 1)], "input #1 has rank 3, the program expects tensor<?x4xf32>"),
+    (SAME_SIZE, [(5, 4), (5, 3)],
+     "input #1 is tensor<5x3xf32>, the program expects tensor<?x4xf32> (dim 1)"),
+    (SAME_SIZE, [(5, 4), (5, 4, 1)],
+     "input #1 is tensor<5x4x1xf32>, the program expects tensor<?x4xf32>"),
     # A `?` broadcast against a static 5 must be 5 (a 1 does not stretch):
     # the signature says so.
     (STATIC_TIE, [(1, 4), (5, 4)],

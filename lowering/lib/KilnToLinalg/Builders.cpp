@@ -28,16 +28,17 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, ArrayRef<int64_t> sh
     if (!ShapedType::isDynamic(size))
       continue;
     size_t fromRight = shape.size() - d;
-    for (Value source : sources) {
-      ArrayRef<int64_t> s = cast<ShapedType>(source.getType()).getShape();
-      if (s.size() >= fromRight && s[s.size() - fromRight] != 1) {
-        sizes.push_back(tensor::DimOp::create(b, loc, source, s.size() - fromRight));
-        break;
-      }
-    }
+    auto source = llvm::find_if(sources, [&](Value v) {
+      ArrayRef<int64_t> s = cast<ShapedType>(v.getType()).getShape();
+      return s.size() >= fromRight && s[s.size() - fromRight] != 1;
+    });
+    // Where every operand is 1 (or has no such dim), so is the result.
+    sizes.push_back(source == sources.end()
+                        ? Value(arith::ConstantIndexOp::create(b, loc, 1))
+                        : Value(tensor::DimOp::create(
+                              b, loc, *source,
+                              cast<ShapedType>((*source).getType()).getRank() - fromRight)));
   }
-  assert(sizes.size() == static_cast<size_t>(llvm::count_if(shape, ShapedType::isDynamic)) &&
-         "every `?` dim of a result has an operand of that size");
   return sizes;
 }
 

@@ -104,8 +104,10 @@ public:
     }
     for (Operation &op : entry.getBody().front()) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        for (auto [signature, value] : llvm::zip(outputs, ret.getOperands()))
-          signature.shape.assign(terms[value].begin(), terms[value].end());
+        for (auto [signature, value] : llvm::zip(outputs, ret.getOperands())) {
+          const SmallVector<int64_t> &t = of(value);
+          signature.shape.assign(t.begin(), t.end());
+        }
         continue;
       }
       if (auto failed = visit(&op); !failed)
@@ -113,23 +115,37 @@ public:
     }
     // Symbols are numbered as the inputs first use them.
     DenseMap<int64_t, int64_t> numbers;
-    auto name = [&](std::vector<TensorSignature> &signatures) {
-      for (TensorSignature &s : signatures)
-        for (int64_t &d : s.shape) {
-          d = classes.find(d);
-          if (d < 0)
-            d = dynamicDim(numbers.try_emplace(d, numbers.size()).first->second);
-        }
-    };
-    for (auto [signature, arg] : llvm::zip(inputs, entry.getArguments()))
+    for (auto [signature, arg] : llvm::zip(inputs, entry.getArguments())) {
       signature.shape.assign(terms[arg].begin(), terms[arg].end());
-    name(inputs);
-    name(outputs);
+      for (int64_t &d : signature.shape)
+        if ((d = classes.find(d)) < 0)
+          d = dynamicDim(numbers.try_emplace(d, numbers.size()).first->second);
+    }
+    for (TensorSignature &signature : outputs)
+      for (int64_t &d : signature.shape) {
+        if ((d = classes.find(d)) >= 0)
+          continue;
+        auto it = numbers.find(d);
+        if (it == numbers.end())
+          return makeError(ErrorKind::Unsupported,
+                           "a result of @" + entry.getSymName().str() + " is " +
+                               signature.describe() +
+                               ", and no input gives the size of its `?` dim");
+        d = dynamicDim(it->second);
+      }
     return {};
   }
 
 private:
-  SmallVector<int64_t> &of(Value v) { return terms[v]; }
+  /// `v`'s terms; a value no op gave terms to (a call's result) has its
+  /// type's sizes.
+  SmallVector<int64_t> &of(Value v) {
+    auto [it, fresh] = terms.try_emplace(v);
+    if (fresh)
+      for (int64_t d : cast<RankedTensorType>(v.getType()).getShape())
+        it->second.push_back(ShapedType::isDynamic(d) ? classes.fresh() : d);
+    return it->second;
+  }
 
   Expected<void> tie(Operation *op, int64_t a, int64_t b) {
     if (classes.unify(a, b))

@@ -25,7 +25,7 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// The sizes of `shape`'s `?` dims, each read off the first of `sources`
 /// whose dim in the same place counted from the right (as broadcasting
 /// aligns them) is not a static 1: the verifier and the shape class
-/// (DynamicShapes.h) make those one size.
+/// (DynamicShapes.h) make those one size. With no such operand it is 1.
 llvm::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
                                             llvm::ArrayRef<int64_t> shape,
                                             mlir::ValueRange sources);
