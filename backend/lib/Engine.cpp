@@ -2,6 +2,7 @@
 #include "kiln/backend/Engine.h"
 #include "CachedProgram.h"
 #include "RunTimeSizes.h"
+#include "kiln/backend/CompilerLibrary.h"
 #include "kiln/BuildId.h"
 
 #include <atomic>
@@ -108,12 +109,15 @@ std::atomic<size_t> mlirContexts = 0;
 
 size_t Engine::mlirContextsCreated() { return mlirContexts; }
 
-Compiler &Engine::compiler() {
+Expected<Compiler *> Engine::compiler() {
   if (!compilerInstance) {
-    compilerInstance = std::make_unique<Compiler>();
+    auto created = loadCompiler();
+    if (!created)
+      return std::unexpected(created.error());
+    compilerInstance = std::move(*created);
     ++mlirContexts;
   }
-  return *compilerInstance;
+  return compilerInstance.get();
 }
 
 size_t Engine::parseCount() const {
@@ -168,7 +172,10 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
   }
   // The key proper hashes the canonical IR, so reformatted text hits too;
   // on a miss the compile takes the same parse.
-  auto parsed = compiler().parse(source);
+  auto compiler = this->compiler();
+  if (!compiler)
+    return std::unexpected(compiler.error());
+  auto parsed = (*compiler)->parse(source);
   if (!parsed)
     return std::unexpected(parsed.error());
   std::string key = "ir:" + hash(parsed->canonicalText()) + suffix;
@@ -185,7 +192,7 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
     }
   }
   CachedProgram cached;
-  auto program = target_->compile(compiler(), std::move(*parsed), options, cached);
+  auto program = target_->compile(**compiler, std::move(*parsed), options, cached);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;

@@ -8,6 +8,7 @@
 // memory included), 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/backend/CompilerLibrary.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
 
@@ -33,7 +34,8 @@ constexpr const char *kUsage =
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
-    "               (KILN_CACHE_DIR), and MLIR contexts created\n";
+    "               (KILN_CACHE_DIR), MLIR contexts created, and whether the\n"
+    "               compiler library (libkiln-compiler.so, MLIR) was loaded\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
@@ -231,7 +233,9 @@ int runMain(const Options &o) {
   // one (PTX for --chip, default sm_90; SPIR-V for the features every
   // supported Vulkan device has; the host CPU).
   if (o.compileOnly) {
-    Compiler compiler;
+    auto compiler = loadCompiler();
+    if (!compiler)
+      return fail(compiler.error());
     CompileOptions options;
     options.entry = o.entry;
     options.dumpDir = o.dumpDir;
@@ -240,7 +244,7 @@ int runMain(const Options &o) {
     options.ptxas = o.cubin ? ptxasPath() : "";
     options.tf32 = o.tf32;
     auto start = Clock::now();
-    auto compiled = targetKind(device->type).compileOffline(compiler, source.str(), options);
+    auto compiled = targetKind(device->type).compileOffline(**compiler, source.str(), options);
     if (!compiled) {
       Error e = compiled.error();
       e.message = o.program + ": " + e.message;
@@ -279,9 +283,11 @@ int runMain(const Options &o) {
     const Engine &engine;
     ~CacheStats() {
       if (o.cacheStats)
-        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s)\n",
+        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s), "
+                    "compiler library %s\n",
                     engine.compileCount(), engine.diskCacheHits(),
-                    Engine::mlirContextsCreated());
+                    Engine::mlirContextsCreated(),
+                    compilerLibraryLoaded() ? "loaded" : "not loaded");
     }
   } cacheStats{o, **engine};
 

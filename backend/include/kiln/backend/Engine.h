@@ -86,8 +86,9 @@ public:
 
 private:
   Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig disk);
-  /// The compiler, created (with its MLIR context) at first use.
-  Compiler &compiler();
+  /// The compiler, loaded (kiln/backend/CompilerLibrary.h) and created
+  /// with its MLIR context at first use.
+  Expected<Compiler *> compiler();
   /// The program stored on disk under `key`; null when there is none, or
   /// it cannot be decoded or loaded (reported once, then rebuilt).
   std::shared_ptr<Program> loadFromDisk(const CacheKey &key);
