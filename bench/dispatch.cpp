@@ -44,11 +44,11 @@ int main() {
   float a[16] = {}, b[16] = {}, c[16] = {};
   void *buffers[] = {a, b, c};
   for (int i = 0; i < 1000; ++i)
-    (*tiny)->runUnchecked(buffers);
+    (*tiny)->runUnchecked(buffers, nullptr);
   constexpr int kRuns = 100000;
   start = Clock::now();
   for (int i = 0; i < kRuns; ++i)
-    (*tiny)->runUnchecked(buffers);
+    (*tiny)->runUnchecked(buffers, nullptr);
   double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kRuns;
   std::printf("warm dispatch of a tiny cached kernel: %.3f us per run "
               "(Program::runUnchecked: buffers ready)\n", us);

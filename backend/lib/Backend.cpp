@@ -320,6 +320,10 @@ Expected<std::vector<Tensor>> Backend::run(std::string_view source,
 Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &program,
                                               const std::vector<Tensor> &inputs) {
   const auto &want = program->inputs();
+  if (program->hasDynamicDims())
+    return makeError(ErrorKind::Unsupported,
+                     "programs with dynamic dims run on host tensors (Program::run, "
+                     "kiln-run) so far, not on device tensors (docs/dynamic-shapes.md)");
   if (inputs.size() != want.size())
     return makeError(ErrorKind::InvalidArgument,
                      "program takes " + std::to_string(want.size()) + " inputs, got " +

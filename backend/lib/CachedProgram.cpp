@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace kiln {
@@ -149,11 +150,24 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     p.kernelCount = integer<size_t>(metadata.at("kernel_count"));
     for (const json &s : metadata.at("stage_times").get<std::vector<json>>())
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
-    // Runs allocate every input and output by its signature.
+    // Run-time sizes (negative dims): CPU programs only, and each one an
+    // output has is an input's (RunTimeSizes.cpp binds them from inputs).
+    std::set<int64_t> inputSizes;
+    for (const TensorSignature &t : p.inputs)
+      inputSizes.insert(t.shape.begin(), t.shape.end());
+    for (const auto *tensors : {&p.inputs, &p.outputs})
+      for (const TensorSignature &t : *tensors)
+        for (int64_t d : t.shape)
+          if (d < 0 && (kind != "cpu" || !inputSizes.contains(d)))
+            return bad("its signature has a run-time size that no input gives");
+    // Runs allocate every input and output by its signature (a run-time
+    // size counts as 1 here).
     std::vector<size_t> tensorBytesList;
     for (const auto *tensors : {&p.inputs, &p.outputs})
       for (const TensorSignature &t : *tensors) {
-        auto bytes = tensorBytes(t.dtype, t.shape);
+        std::vector<int64_t> shape = t.shape;
+        std::ranges::replace_if(shape, [](int64_t d) { return d < 0; }, 1);
+        auto bytes = tensorBytes(t.dtype, shape);
         if (!bytes)
           return bad("its signature: " + bytes.error().message);
         tensorBytesList.push_back(*bytes);

@@ -1,6 +1,7 @@
 //===- Engine.cpp - compile kiln programs and run them on a device -------===//
 #include "kiln/backend/Engine.h"
 #include "CachedProgram.h"
+#include "RunTimeSizes.h"
 #include "kiln/backend/CompilerLibrary.h"
 #include "kiln/BuildId.h"
 
@@ -52,24 +53,36 @@ Program::run(const std::vector<HostTensor> &inputs) const {
                      "program takes " + std::to_string(want.size()) +
                          " inputs, got " + std::to_string(inputs.size()));
   std::vector<void *> buffers;
+  std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].dtype != want[i].dtype || inputs[i].shape != want[i].shape)
+    if (inputs[i].dtype != want[i].dtype)
       return makeError(ErrorKind::InvalidArgument,
                        "input #" + std::to_string(i) + " is " +
                            describeTensorType(inputs[i].dtype, inputs[i].shape) +
-                           ", the program expects " +
-                           describeTensorType(want[i].dtype, want[i].shape));
+                           ", the program expects " + want[i].describe());
     buffers.push_back(const_cast<std::byte *>(inputs[i].data.data()));
+    shapes.push_back(inputs[i].shape);
   }
+  auto sizes = bindRunTimeSizes(want, compiled.outputs, shapes);
+  if (!sizes)
+    return std::unexpected(sizes.error());
   std::vector<HostTensor> outputs;
   outputs.reserve(compiled.outputs.size());
-  for (const TensorSignature &s : compiled.outputs) {
-    outputs.emplace_back(s.dtype, s.shape);
+  for (size_t i = 0; i < compiled.outputs.size(); ++i) {
+    outputs.emplace_back(compiled.outputs[i].dtype, sizes->outputShapes[i]);
     buffers.push_back(outputs.back().data.data());
   }
-  if (auto ok = runUnchecked(buffers.data()); !ok)
+  if (auto ok = runUnchecked(buffers.data(), sizes->dims.data()); !ok)
     return std::unexpected(ok.error());
   return outputs;
+}
+
+bool Program::hasDynamicDims() const {
+  for (const auto *signatures : {&compiled.inputs, &compiled.outputs})
+    for (const TensorSignature &s : *signatures)
+      if (s.isDynamic())
+        return true;
+  return false;
 }
 
 Engine::Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig diskConfig)

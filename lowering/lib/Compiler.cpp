@@ -10,6 +10,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/Passes.h"
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/InitAllDialects.h"
@@ -61,12 +62,12 @@ Expected<std::vector<TensorSignature>> signatureOf(TypeRange types,
     auto tensor = dyn_cast<RankedTensorType>(t);
     std::optional<DType> dtype =
         tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
-    if (!tensor || !tensor.hasStaticShape() || !dtype) {
+    if (!tensor || !dtype) {
       std::string s;
       llvm::raw_string_ostream os(s);
       os << what << " #" << i << " has type " << t
-         << "; kiln programs take and return statically shaped tensors of "
-            "kiln element types";
+         << "; kiln programs take and return ranked tensors of kiln element "
+            "types";
       return makeError(ErrorKind::Unsupported, s);
     }
     out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
@@ -236,6 +237,8 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers) {
   auto outputs = signatureOf(entry.getResultTypes(), "result");
   if (!outputs)
     return std::unexpected(outputs.error());
+  if (auto named = nameRunTimeSizes(entry, *inputs, *outputs); !named)
+    return std::unexpected(named.error());
   result.inputs = std::move(*inputs);
   result.outputs = std::move(*outputs);
   if (auto ok = stageModule("0-kiln.mlir", module); !ok)
@@ -276,6 +279,16 @@ Expected<void> CompileSession::lower(ModuleOp &module, const char *stage,
   if (stageFile.empty())
     return {};
   return stageModule(stageFile, module);
+}
+
+Expected<void> refuseRunTimeSizes(const CompiledProgram &program, std::string_view target) {
+  for (const auto *signatures : {&program.inputs, &program.outputs})
+    for (const TensorSignature &s : *signatures)
+      if (s.isDynamic())
+        return makeError(ErrorKind::Unsupported,
+                         "programs with dynamic dims run on the CPU only so far; " +
+                             std::string(target) + " needs static shapes (docs/dynamic-shapes.md)");
+  return {};
 }
 
 } // namespace kiln

@@ -50,7 +50,7 @@ private:
 struct ProcessJit {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::mutex mutex;
-  std::unordered_map<std::string, void (*)(void **)> loaded;
+  std::unordered_map<std::string, void (*)(void **, const int64_t *)> loaded;
   unsigned nextLibrary = 0;
 };
 
@@ -97,7 +97,7 @@ size_t loadedObjectCount() {
   return (*jit)->loaded.size();
 }
 
-Expected<void (*)(void **)> load(std::string_view object) {
+Expected<void (*)(void **, const int64_t *)> load(std::string_view object) {
   auto shared = processJit();
   if (!shared)
     return std::unexpected(shared.error());
@@ -134,7 +134,7 @@ Expected<void (*)(void **)> load(std::string_view object) {
   if (!entry)
     return makeError(ErrorKind::Launch, "cpu: kernel object has no entry: " +
                                             llvm::toString(entry.takeError()));
-  auto function = entry->toPtr<void (*)(void **)>();
+  auto function = entry->toPtr<void (*)(void **, const int64_t *)>();
   process.loaded.emplace(std::move(key), function);
   return function;
 }

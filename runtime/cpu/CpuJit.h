@@ -12,6 +12,7 @@
 
 #include "kiln/runtime/common/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,9 @@ struct CpuJitApi {
   /// "cpu-<triple>-<cpu>+<hash of the host's features>", the same as the
   /// CPU compiler's.
   Expected<std::string> (*hostFingerprint)();
-  /// `_kiln_entry` of a relocatable object, loaded once per process.
-  Expected<void (*)(void **)> (*load)(std::string_view object);
+  /// `_kiln_entry(buffers, sizes)` of a relocatable object, loaded once per
+  /// process.
+  Expected<void (*)(void **, const int64_t *)> (*load)(std::string_view object);
   size_t (*loadedObjectCount)();
 };
 

@@ -172,7 +172,7 @@ Error tooLarge(const std::string &what,
                const std::vector<TensorSignature> &tensors) {
   std::string types;
   for (const TensorSignature &t : tensors)
-    types += (types.empty() ? "" : ", ") + describeTensorType(t.dtype, t.shape);
+    types += (types.empty() ? "" : ", ") + t.describe();
   return {ErrorKind::OutOfMemory,
           "not enough host memory for " + what + " (" + types + ")"};
 }
@@ -299,6 +299,12 @@ int runMain(const Options &o) {
   const auto &want = (*program)->inputs();
   std::vector<HostTensor> inputs;
   if (o.inputs.empty()) {
+    for (size_t i = 0; i < want.size(); ++i)
+      if (want[i].isDynamic())
+        return fail({ErrorKind::InvalidArgument,
+                     "input #" + std::to_string(i) + " is " + want[i].describe() +
+                         ": a program with dynamic dims needs its inputs (--input), "
+                         "or --compile-only"});
     std::mt19937_64 rng(o.seed);
     for (size_t i = 0; i < want.size(); ++i) {
       try {
@@ -318,12 +324,12 @@ int runMain(const Options &o) {
         return fail(t.error());
       if (want[i].dtype == DType::BF16 && t->dtype == DType::F32)
         *t = bf16FromF32(*t);
-      if (t->dtype != want[i].dtype || t->shape != want[i].shape)
+      // Dynamic dims are checked by the run, which names them.
+      if (t->dtype != want[i].dtype || (!want[i].isDynamic() && t->shape != want[i].shape))
         return fail({ErrorKind::InvalidArgument,
                      o.inputs[i] + ": input #" + std::to_string(i) + " is " +
                          describeTensorType(t->dtype, t->shape) +
-                         ", the program expects " +
-                         describeTensorType(want[i].dtype, want[i].shape)});
+                         ", the program expects " + want[i].describe()});
       inputs.push_back(std::move(*t));
     }
   }

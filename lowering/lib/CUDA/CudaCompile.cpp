@@ -85,6 +85,8 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   auto module = session.formKernels();
   if (!module)
     return std::unexpected(module.error());
+  if (auto ok = refuseRunTimeSizes(result, "CUDA"); !ok)
+    return std::unexpected(ok.error());
   CudaPipelineOptions pipeline;
   pipeline.chip = options.chip;
   pipeline.libdevice = libdevicePath();

@@ -88,6 +88,9 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
         consider(operand, true);
       clones.insert(def);
     } else if (isCloneable(def)) {
+      // The `?` sizes of an empty tensor come in as index arguments.
+      for (Value operand : def->getOperands())
+        consider(operand, true);
       clones.insert(def);
     } else {
       inputs.insert(v);

@@ -17,8 +17,39 @@ RankedTensorType signlessTensorType(Type kilnTensorType) {
 }
 
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                  Type elementType) {
-  return tensor::EmptyOp::create(b, loc, shape, elementType);
+                  Type elementType, ValueRange dynamicSizes) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType, dynamicSizes);
+}
+
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                                ValueRange sources) {
+  SmallVector<Value> sizes;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    size_t fromRight = shape.size() - d;
+    auto source = llvm::find_if(sources, [&](Value v) {
+      ArrayRef<int64_t> s = cast<ShapedType>(v.getType()).getShape();
+      return s.size() >= fromRight && s[s.size() - fromRight] != 1;
+    });
+    // Where every operand is 1 (or has no such dim), so is the result.
+    sizes.push_back(source == sources.end()
+                        ? Value(arith::ConstantIndexOp::create(b, loc, 1))
+                        : Value(tensor::DimOp::create(
+                              b, loc, *source,
+                              cast<ShapedType>((*source).getType()).getRank() - fromRight)));
+  }
+  return sizes;
+}
+
+Value dimSizeAsFloat(OpBuilder &b, Location loc, Value tensor, int64_t dim, Type floatType) {
+  int64_t size = cast<ShapedType>(tensor.getType()).getDimSize(dim);
+  if (!ShapedType::isDynamic(size))
+    return arith::ConstantOp::create(b, loc, floatType,
+                                     b.getFloatAttr(floatType, static_cast<double>(size)));
+  Value index = tensor::DimOp::create(b, loc, tensor, dim);
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+  return arith::UIToFPOp::create(b, loc, floatType, i64);
 }
 
 AffineMap broadcastMap(ArrayRef<int64_t> operandShape,
@@ -46,7 +77,8 @@ Value buildElementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
-  Value init = emptyTensor(b, loc, shape, resultElementType);
+  Value init = emptyTensor(b, loc, shape, resultElementType,
+                           dynamicSizes(b, loc, shape, inputs));
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -63,6 +95,7 @@ Value buildReduction(
   auto inType = cast<RankedTensorType>(input.getType());
   int64_t rank = inType.getRank();
   SmallVector<int64_t> outShape;
+  SmallVector<Value> outSizes;
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators;
   for (int64_t d = 0; d < rank; ++d) {
@@ -72,9 +105,11 @@ Value buildReduction(
     if (!reduced) {
       outShape.push_back(inType.getDimSize(d));
       outExprs.push_back(getAffineDimExpr(d, ctx));
+      if (inType.isDynamicDim(d))
+        outSizes.push_back(tensor::DimOp::create(b, loc, input, d));
     }
   }
-  Value empty = emptyTensor(b, loc, outShape, init.getType());
+  Value empty = emptyTensor(b, loc, outShape, init.getType(), outSizes);
   Value filled = linalg::FillOp::create(b, loc, init, empty).getResult(0);
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
                                  AffineMap::get(rank, 0, outExprs, ctx)};
@@ -104,7 +139,8 @@ Value buildRowwise(OpBuilder &b, Location loc, ValueRange full,
     maps.push_back(AffineMap::get(rank, 0, rowExprs, ctx));
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  Value init = emptyTensor(b, loc, shape, resultElementType);
+  Value init = emptyTensor(b, loc, shape, resultElementType,
+                           dynamicSizes(b, loc, shape, full.take_front()));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
@@ -121,7 +157,7 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   if (type.getShape() == shape)
     return value;
   Type elem = type.getElementType();
-  int64_t count = type.getNumElements();
+  int64_t count = type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
   auto flatType = RankedTensorType::get({count}, elem);
   // Rank 0 has no dims to group; rank 1 already is flat.
   auto groupsOf = [](int64_t rank) {
@@ -153,7 +189,20 @@ Value expandKeptDims(OpBuilder &b, Location loc, Value value,
   SmallVector<int64_t> kept;
   for (auto [d, size] : llvm::enumerate(fullShape))
     kept.push_back(llvm::is_contained(dims, static_cast<int64_t>(d)) ? 1 : size);
-  return reshapeTo(b, loc, value, kept);
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.hasStaticShape() || type.getRank() == 0)
+    return reshapeTo(b, loc, value, kept);
+  // Each kept dim takes the 1s before it into its group (the last one those
+  // after it too), so no group holds two `?` dims.
+  SmallVector<ReassociationIndices> groups(type.getRank());
+  int64_t group = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(kept.size()); ++d) {
+    groups[group].push_back(d);
+    if (!llvm::is_contained(dims, d) && group + 1 < type.getRank())
+      ++group;
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(kept, type.getElementType()), value, groups);
 }
 
 } // namespace kiln::to_linalg

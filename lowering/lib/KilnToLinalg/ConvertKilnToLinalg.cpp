@@ -1,6 +1,7 @@
 //===- ConvertKilnToLinalg.cpp - the kiln-convert-to-linalg pass ---------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
 #include "kiln/Lowering/KilnToLinalg/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,7 +22,8 @@ using namespace mlir;
 
 namespace {
 
-/// Rejects what the kernels cannot express, naming the op.
+/// Rejects what the kernels cannot express (`?` dims outside the slice of
+/// DynamicShapes.h), naming the op.
 LogicalResult checkLowerable(ModuleOp module) {
   WalkResult result = module.walk([](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() != "kiln")
@@ -31,8 +33,9 @@ LogicalResult checkLowerable(ModuleOp module) {
       auto tensor = dyn_cast<RankedTensorType>(t);
       if (!tensor)
         continue;
-      if (!tensor.hasStaticShape()) {
-        op->emitError() << "dynamic shapes are not supported yet: " << tensor;
+      if (!tensor.hasStaticShape() && !kiln::lowersWithDynamicDims(op)) {
+        op->emitError() << "'" << op->getName() << "' with dynamic dims ("
+                        << tensor << ") is not supported yet";
         return WalkResult::interrupt();
       }
     }

@@ -23,8 +23,14 @@ Value mapped(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
              RankedTensorType resultType) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
+  // A `?` result dim j is the size of the input dim that reads index d_j.
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < rank; ++j)
+    if (resultType.isDynamicDim(j))
+      sizes.push_back(tensor::DimOp::create(
+          b, loc, input, *inputMap.getResultPosition(getAffineDimExpr(j, ctx))));
   Value init = emptyTensor(b, loc, resultType.getShape(),
-                           resultType.getElementType());
+                           resultType.getElementType(), sizes);
   SmallVector<AffineMap> maps = {inputMap,
                                  AffineMap::getMultiDimIdentityMap(rank, ctx)};
   SmallVector<utils::IteratorType> iterators(rank,

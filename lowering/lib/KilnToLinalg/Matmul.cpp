@@ -45,7 +45,8 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       auto type = cast<RankedTensorType>(v.getType());
       if (type.getShape() != ArrayRef<int64_t>(full)) {
         AffineMap map = broadcastMap(type.getShape(), full, getContext());
-        Value init = emptyTensor(rewriter, loc, full, type.getElementType());
+        Value init = emptyTensor(rewriter, loc, full, type.getElementType(),
+                                 dynamicSizes(rewriter, loc, full, v));
         SmallVector<AffineMap> maps = {
             map, AffineMap::getMultiDimIdentityMap(full.size(), getContext())};
         SmallVector<utils::IteratorType> its(full.size(),
@@ -76,8 +77,16 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     if (!batchShape.empty())
       accShape.insert(accShape.begin(), batch);
     Value zero = scalarConstant(rewriter, loc, acc, 0.0);
+    // Batch and M sizes are a's, N is b's (docs/dynamic-shapes.md: a
+    // dynamic matmul has no broadcast batch dims).
+    SmallVector<Value> accSizes;
+    for (auto [d, size] : llvm::enumerate(accShape))
+      if (ShapedType::isDynamic(size))
+        accSizes.push_back(d + 1 < accShape.size()
+                               ? tensor::DimOp::create(rewriter, loc, a, d)
+                               : tensor::DimOp::create(rewriter, loc, b, d));
     Value init = linalg::FillOp::create(rewriter, loc, zero,
-                                        emptyTensor(rewriter, loc, accShape, acc))
+                                        emptyTensor(rewriter, loc, accShape, acc, accSizes))
                      .getResult(0);
     auto castKind = linalg::TypeFnAttr::get(
         getContext(), isUnsignedKilnType(kilnIn) ? linalg::TypeFn::cast_unsigned

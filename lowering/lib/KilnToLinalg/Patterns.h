@@ -18,8 +18,20 @@ using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                          mlir::ValueRange)>;
 
 mlir::RankedTensorType signlessTensorType(mlir::Type kilnTensorType);
+/// `dynamicSizes`: one index per `?` dim of `shape`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
-                        llvm::ArrayRef<int64_t> shape, mlir::Type elementType);
+                        llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
+                        mlir::ValueRange dynamicSizes = {});
+/// The sizes of `shape`'s `?` dims, each read off the first of `sources`
+/// whose dim in the same place counted from the right (as broadcasting
+/// aligns them) is not a static 1: the verifier and the shape class
+/// (DynamicShapes.h) make those one size. With no such operand it is 1.
+llvm::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                            llvm::ArrayRef<int64_t> shape,
+                                            mlir::ValueRange sources);
+/// Dim `dim` of `tensor` as a `floatType` scalar (a constant when static).
+mlir::Value dimSizeAsFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
+                           int64_t dim, mlir::Type floatType);
 /// Map from a result's iteration space to an operand that NumPy-broadcasts to
 /// it (size-1 dims read index 0; missing leading dims are dropped).
 mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> operandShape,
@@ -52,7 +64,8 @@ mlir::Value buildPad(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 mlir::Value expandKeptDims(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value value, llvm::ArrayRef<int64_t> dims,
                            llvm::ArrayRef<int64_t> fullShape);
-/// Reshapes a static tensor to `shape` through collapse/expand.
+/// Reshapes a tensor to `shape` through collapse/expand (at most one `?`
+/// dim on either side).
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       llvm::ArrayRef<int64_t> shape);
 

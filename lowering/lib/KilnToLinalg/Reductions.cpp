@@ -119,6 +119,10 @@ Value reduce(OpBuilder &b, Location loc, Value input, Type kilnElem,
                         });
 }
 
+Value fconst(OpBuilder &b, Location loc, Type t, double v) {
+  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+}
+
 template <typename OpT, Combiner kind, bool isMean = false>
 struct ReduceToGeneric : OpConversionPattern<OpT> {
   using OpConversionPattern<OpT>::OpConversionPattern;
@@ -130,16 +134,15 @@ struct ReduceToGeneric : OpConversionPattern<OpT> {
     Type kilnElem = inType.getElementType();
     Value r = reduce(rewriter, loc, adaptor.getX(), kilnElem, op.getDims(), kind);
     if constexpr (isMean) {
-      int64_t count = 1;
-      for (int64_t d : op.getDims())
-        count *= inType.getDimSize(d);
       auto shape = cast<RankedTensorType>(r.getType()).getShape();
       Type acc = cast<RankedTensorType>(r.getType()).getElementType();
+      Value count = fconst(rewriter, loc, acc, 1.0);
+      for (int64_t d : op.getDims())
+        count = arith::MulFOp::create(rewriter, loc, count,
+                                      dimSizeAsFloat(rewriter, loc, adaptor.getX(), d, acc));
       r = buildElementwise(rewriter, loc, shape, acc, r,
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             Value n = arith::ConstantOp::create(
-                                 b, l, acc, b.getFloatAttr(acc, double(count)));
-                             return arith::DivFOp::create(b, l, a[0], n);
+                             return arith::DivFOp::create(b, l, a[0], count);
                            });
     }
     if (kind != Combiner::Any && kind != Combiner::All)
@@ -291,10 +294,6 @@ struct CumsumToLoops : OpConversionPattern<CumsumOp> {
   }
 };
 
-Value fconst(OpBuilder &b, Location loc, Type t, double v) {
-  return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
-}
-
 /// softmax / log_softmax: max, then sum of exp(x - max), then the output.
 template <typename OpT, bool isLog>
 struct SoftmaxToGenerics : OpConversionPattern<OpT> {
@@ -347,10 +346,10 @@ struct NormToGenerics : OpConversionPattern<OpT> {
     auto type = op.getX().getType();
     Type kilnElem = type.getElementType();
     int64_t dim = type.getRank() - 1;
-    double count = static_cast<double>(type.getDimSize(dim));
     double eps = op.getEps().convertToDouble();
     Value x = widened(rewriter, loc, adaptor.getX(), kilnElem);
     Type acc = cast<RankedTensorType>(x.getType()).getElementType();
+    Value count = dimSizeAsFloat(rewriter, loc, x, dim, acc);
     auto shape = type.getShape();
     Value mean;
     Value centered = x;
@@ -359,7 +358,7 @@ struct NormToGenerics : OpConversionPattern<OpT> {
       mean = buildElementwise(
           rewriter, loc, cast<RankedTensorType>(sum.getType()).getShape(), acc,
           sum, [&](OpBuilder &b, Location l, ValueRange a) {
-            return arith::DivFOp::create(b, l, a[0], fconst(b, l, acc, count));
+            return arith::DivFOp::create(b, l, a[0], count);
           });
       centered = buildRowwise(rewriter, loc, x, mean, dim, acc,
                               [](OpBuilder &b, Location l, ValueRange a) {
@@ -375,7 +374,7 @@ struct NormToGenerics : OpConversionPattern<OpT> {
     Value invStd = buildElementwise(
         rewriter, loc, cast<RankedTensorType>(sumSq.getType()).getShape(), acc,
         sumSq, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value var = arith::DivFOp::create(b, l, a[0], fconst(b, l, acc, count));
+          Value var = arith::DivFOp::create(b, l, a[0], count);
           Value std = math::SqrtOp::create(
               b, l, arith::AddFOp::create(b, l, var, fconst(b, l, acc, eps)));
           return arith::DivFOp::create(b, l, fconst(b, l, acc, 1.0), std);

@@ -163,6 +163,8 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
   auto module = session.formKernels(options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
+  if (auto ok = refuseRunTimeSizes(result, "Vulkan"); !ok)
+    return std::unexpected(ok.error());
   std::optional<std::string> missing;
   module->walk([&](Operation *op) {
     for (TypeRange types : {TypeRange(op->getResultTypes()),

@@ -64,3 +64,17 @@ func.func @slices(%x: tensor<16x16xf32>) -> tensor<8x8xf32> {
   %0 = kiln.add %a, %b : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// The `?` sizes of a kernel's output come in as index arguments.
+// CHECK-LABEL: func.func private @dynamic_kernel0
+// CHECK-SAME: (%{{.*}}: tensor<?x?xf32>, %{{.*}}: tensor<?xf32>, %[[D0:.*]]: index, %[[D1:.*]]: index)
+// CHECK: tensor.empty(%[[D0]], %[[D1]])
+// CHECK-LABEL: func.func @dynamic
+// CHECK: call @dynamic_kernel0(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?xf32>, index, index)
+func.func @dynamic(%a: tensor<?x?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
+  %0 = kiln.add %a, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %1 = kiln.exp %0 : tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}

@@ -62,14 +62,6 @@ func.func @transpose(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
 
 // -----
 
-func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{dynamic shapes are not supported yet}}
-  %0 = kiln.exp %x : tensor<?xf32>
-  return %0 : tensor<?xf32>
-}
-
-// -----
-
 // f8 tensors are bit patterns in kernels: a cast decodes them to f32 exactly.
 // CHECK-LABEL: func @f8_cast
 // CHECK-SAME: (%{{.*}}: tensor<4xi8>) -> tensor<4xf32>

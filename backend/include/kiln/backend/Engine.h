@@ -35,11 +35,16 @@ public:
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
   const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
-  /// Checks `inputs` against the signature (count, dtype, shape), then runs.
+  /// Checks `inputs` against the signature (count, dtype, shape; the
+  /// shape class where dims are `?`), then runs.
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
+  /// Whether some dim of the signature is a run-time size.
+  bool hasDynamicDims() const;
   /// Runs without checks on host buffers laid out as the signature says
   /// (one pointer per input, then per output) and waits for the results.
-  virtual Expected<void> runUnchecked(void **buffers) const = 0;
+  /// `sizes`: every dim of the inputs, then of the outputs; read by CPU
+  /// programs with `?` dims only (may be null otherwise).
+  virtual Expected<void> runUnchecked(void **buffers, const int64_t *sizes) const = 0;
   /// Bytes of the buffers a launch on device buffers takes after the
   /// outputs (the intermediate buffers between its kernels).
   const std::vector<size_t> &temporaryBytes() const { return temporaries; }

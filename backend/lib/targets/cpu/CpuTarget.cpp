@@ -18,8 +18,8 @@ class CpuProgram final : public Program {
 public:
   CpuProgram(CompiledProgram compiled, std::shared_ptr<CpuExecutable> executable)
       : Program(std::move(compiled)), executable(std::move(executable)) {}
-  Expected<void> runUnchecked(void **buffers) const override {
-    executable->run(buffers);
+  Expected<void> runUnchecked(void **buffers, const int64_t *sizes) const override {
+    executable->run(buffers, sizes);
     return {};
   }
 
@@ -48,7 +48,8 @@ public:
     std::vector<void *> pointers;
     for (uint64_t address : buffers)
       pointers.push_back(reinterpret_cast<void *>(address));
-    return program.runUnchecked(pointers.data());
+    // Backend::launch refuses programs with `?` dims: no sizes to pass.
+    return program.runUnchecked(pointers.data(), nullptr);
   }
   Expected<void> sync() override { return {}; }
   bool poisoned() const override { return false; }

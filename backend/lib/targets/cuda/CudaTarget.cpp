@@ -18,7 +18,7 @@ class CudaTargetProgram final : public Program {
 public:
   CudaTargetProgram(CompiledProgram compiled, std::unique_ptr<CudaProgram> cuda)
       : Program(std::move(compiled), temporaryBytesOf(cuda->gpuPlan())), cuda(std::move(cuda)) {}
-  Expected<void> runUnchecked(void **buffers) const override { return cuda->run(buffers); }
+  Expected<void> runUnchecked(void **buffers, const int64_t *) const override { return cuda->run(buffers); }
   Expected<void> launch(const std::vector<uint64_t> &buffers) const {
     return cuda->launchAll(buffers);
   }

@@ -18,7 +18,7 @@ public:
   VulkanTargetProgram(CompiledProgram compiled, std::unique_ptr<VulkanProgram> vulkan)
       : Program(std::move(compiled), temporaryBytesOf(vulkan->gpuPlan())),
         vulkan(std::move(vulkan)) {}
-  Expected<void> runUnchecked(void **buffers) const override { return vulkan->run(buffers); }
+  Expected<void> runUnchecked(void **buffers, const int64_t *) const override { return vulkan->run(buffers); }
   /// Device-resident launches go through the queue's executor.
   VulkanProgram &program() const { return *vulkan; }
 

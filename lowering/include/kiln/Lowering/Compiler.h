@@ -16,9 +16,28 @@
 
 namespace kiln {
 
+/// A dim known only at run time is `dynamicDim(s)` (negative): `s` names
+/// the run-time size, and every dim with the same `s` must have the same
+/// size (docs/dynamic-shapes.md).
+constexpr int64_t dynamicDim(int64_t symbol) { return -1 - symbol; }
+constexpr int64_t sizeSymbolOf(int64_t dim) { return -1 - dim; }
+
 struct TensorSignature {
   DType dtype;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape; // sizes, or dynamicDim(symbol)
+  bool isDynamic() const {
+    for (int64_t d : shape)
+      if (d < 0)
+        return true;
+    return false;
+  }
+  /// "tensor<?x4xf32>" for diagnostics.
+  std::string describe() const {
+    std::string s = "tensor<";
+    for (int64_t d : shape)
+      s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+    return s + std::string(dtypeName(dtype)) + ">";
+  }
 };
 
 struct StageTime {

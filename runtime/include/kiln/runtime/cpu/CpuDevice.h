@@ -11,19 +11,21 @@
 
 #include "kiln/runtime/common/Error.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace kiln {
 
-/// A loaded CPU program: `void _kiln_entry(void **buffers)`.
+/// A loaded CPU program: `void _kiln_entry(void **buffers, const int64_t *sizes)`
+/// (sizes: every dim of every buffer, read where the program has `?` dims).
 class CpuExecutable {
 public:
-  using EntryFn = void (*)(void **);
+  using EntryFn = void (*)(void **, const int64_t *);
   explicit CpuExecutable(EntryFn entry) : entry(entry) {}
   /// Runs the program on one data pointer per argument (inputs, then outputs).
-  void run(void **buffers) const { entry(buffers); }
+  void run(void **buffers, const int64_t *sizes) const { entry(buffers, sizes); }
 
 private:
   EntryFn entry;

@@ -1,0 +1,32 @@
+//===- DynamicShapes.h - programs with run-time sizes -----------*- C++ -*-===//
+//
+// Which kiln ops lower with `?` dims, and how an entry function's run-time
+// sizes relate: the shape class that the runtime checks inputs against and
+// computes output shapes from (docs/dynamic-shapes.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_KILNTOLINALG_DYNAMICSHAPES_H
+#define KILN_LOWERING_KILNTOLINALG_DYNAMICSHAPES_H
+
+#include "kiln/Lowering/Compiler.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace kiln {
+
+/// Whether `op` lowers with `?` dims in its operand or result types.
+bool lowersWithDynamicDims(mlir::Operation *op);
+
+/// Names the run-time sizes of `entry` in its signatures (whose shapes hold
+/// the types' sizes): `?` dims that the ops require to be equal share a
+/// symbol, a `?` that must equal a static size becomes that size, and every
+/// output dim is a size or an input's symbol. InvalidArgument where sizes
+/// can never agree; Unsupported, naming the op, for an op with `?` dims
+/// outside the slice that lowers them.
+Expected<void> nameRunTimeSizes(mlir::func::FuncOp entry,
+                                std::vector<TensorSignature> &inputs,
+                                std::vector<TensorSignature> &outputs);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,304 @@
+//===- DynamicShapes.cpp - the slice of ops with `?` dims; shape classes --===//
+//
+// A program's run-time sizes are symbols, one per `?` dim of the entry's
+// arguments. Walking the entry function, each op ties the sizes of its
+// operands and results together (broadcasting operands must agree, a matmul's
+// K dims must agree, ...); a union-find keeps which symbols are one size and
+// which are tied to a static size. What comes out is the shape class: the
+// signature the runtime checks inputs against and computes outputs from.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
+#include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+bool hasDynamicDims(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && !tensor.hasStaticShape();
+}
+
+/// reshape keeps its one `?` dim: the static dims around it hold as many
+/// elements on both sides, so the run-time size passes through unchanged.
+bool isSimpleDynamicReshape(ReshapeOp op) {
+  auto staticPart = [](RankedTensorType t, int &dynamicDims) {
+    int64_t count = 1;
+    for (int64_t d : t.getShape())
+      ShapedType::isDynamic(d) ? void(++dynamicDims) : void(count *= d);
+    return count;
+  };
+  int inDynamic = 0, outDynamic = 0;
+  int64_t in = staticPart(op.getX().getType(), inDynamic);
+  int64_t out = staticPart(op.getType(), outDynamic);
+  return inDynamic == 1 && outDynamic == 1 && in == out && in != 0;
+}
+
+/// Equal-size classes of run-time sizes. A term is a size (>= 0) or a
+/// symbol (dynamicDim(s)); find() gives a class's size where it is tied to
+/// one, else its representative symbol.
+class SizeClasses {
+public:
+  int64_t fresh() {
+    parent.push_back(parent.size());
+    size.push_back(ShapedType::kDynamic);
+    return dynamicDim(static_cast<int64_t>(parent.size() - 1));
+  }
+  int64_t find(int64_t term) {
+    if (term >= 0)
+      return term;
+    int64_t root = rootOf(sizeSymbolOf(term));
+    return ShapedType::isDynamic(size[root]) ? dynamicDim(root) : size[root];
+  }
+  /// Ties `a` and `b` together; false where they are two different sizes.
+  bool unify(int64_t a, int64_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return true;
+    if (a >= 0 && b >= 0)
+      return false;
+    if (a >= 0)
+      std::swap(a, b);
+    int64_t root = sizeSymbolOf(a);
+    if (b >= 0)
+      size[root] = b;
+    else
+      parent[root] = sizeSymbolOf(b);
+    return true;
+  }
+
+private:
+  int64_t rootOf(int64_t s) {
+    while (parent[s] != s)
+      s = parent[s] = parent[parent[s]];
+    return s;
+  }
+  SmallVector<int64_t> parent, size;
+};
+
+std::string where(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn() << ": ";
+  return s;
+}
+
+class ShapeClassBuilder {
+public:
+  Expected<void> run(func::FuncOp entry, std::vector<TensorSignature> &inputs,
+                     std::vector<TensorSignature> &outputs) {
+    for (BlockArgument arg : entry.getArguments()) {
+      SmallVector<int64_t> dims;
+      for (int64_t d : cast<RankedTensorType>(arg.getType()).getShape())
+        dims.push_back(ShapedType::isDynamic(d) ? classes.fresh() : d);
+      terms[arg] = dims;
+    }
+    for (Operation &op : entry.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [signature, value] : llvm::zip(outputs, ret.getOperands())) {
+          const SmallVector<int64_t> &t = of(value);
+          signature.shape.assign(t.begin(), t.end());
+        }
+        continue;
+      }
+      if (auto failed = visit(&op); !failed)
+        return failed;
+    }
+    // Symbols are numbered as the inputs first use them.
+    DenseMap<int64_t, int64_t> numbers;
+    for (auto [signature, arg] : llvm::zip(inputs, entry.getArguments())) {
+      signature.shape.assign(terms[arg].begin(), terms[arg].end());
+      for (int64_t &d : signature.shape)
+        if ((d = classes.find(d)) < 0)
+          d = dynamicDim(numbers.try_emplace(d, numbers.size()).first->second);
+    }
+    for (TensorSignature &signature : outputs)
+      for (int64_t &d : signature.shape) {
+        if ((d = classes.find(d)) >= 0)
+          continue;
+        auto it = numbers.find(d);
+        if (it == numbers.end())
+          return makeError(ErrorKind::Unsupported,
+                           "a result of @" + entry.getSymName().str() + " is " +
+                               signature.describe() +
+                               ", and no input gives the size of its `?` dim");
+        d = dynamicDim(it->second);
+      }
+    return {};
+  }
+
+private:
+  /// `v`'s terms; a value no op gave terms to (a call's result) has its
+  /// type's sizes.
+  SmallVector<int64_t> &of(Value v) {
+    auto [it, fresh] = terms.try_emplace(v);
+    if (fresh)
+      for (int64_t d : cast<RankedTensorType>(v.getType()).getShape())
+        it->second.push_back(ShapedType::isDynamic(d) ? classes.fresh() : d);
+    return it->second;
+  }
+
+  Expected<void> tie(Operation *op, int64_t a, int64_t b) {
+    if (classes.unify(a, b))
+      return {};
+    return makeError(ErrorKind::InvalidArgument,
+                     where(op) + "'" + op->getName().getStringRef().str() +
+                         "' needs a dim of size " + std::to_string(classes.find(a)) +
+                         " to be " + std::to_string(classes.find(b)) +
+                         ": the sizes of its operands can never agree");
+  }
+
+  /// NumPy broadcasting over `shapes` (the types) and their `terms`: a
+  /// static 1 stretches, every other dim of a column is one size.
+  Expected<SmallVector<int64_t>> broadcast(Operation *op, ArrayRef<Value> values) {
+    size_t rank = 0;
+    for (Value v : values)
+      rank = std::max<size_t>(rank, of(v).size());
+    SmallVector<int64_t> result(rank, 1);
+    SmallVector<bool> seen(rank, false);
+    for (Value v : values) {
+      ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+      SmallVector<int64_t> t = of(v);
+      for (size_t i = 0; i < t.size(); ++i) {
+        size_t r = rank - t.size() + i;
+        if (shape[i] == 1)
+          continue;
+        if (seen[r]) {
+          if (auto ok = tie(op, result[r], t[i]); !ok)
+            return std::unexpected(ok.error());
+        } else {
+          result[r] = t[i];
+          seen[r] = true;
+        }
+      }
+    }
+    return result;
+  }
+
+  Expected<void> visit(Operation *op) {
+    bool dynamic = llvm::any_of(op->getOperandTypes(), hasDynamicDims) ||
+                   llvm::any_of(op->getResultTypes(), hasDynamicDims);
+    if (dynamic && !lowersWithDynamicDims(op)) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      for (Type t : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
+        if (hasDynamicDims(t)) {
+          os << t;
+          break;
+        }
+      return makeError(ErrorKind::Unsupported,
+                       where(op) + "'" + op->getName().getStringRef().str() +
+                           "' with dynamic dims (" + type +
+                           ") is not supported yet; docs/dynamic-shapes.md lists the "
+                           "ops that take `?` dims");
+    }
+    SmallVector<int64_t> result;
+    if (!dynamic) {
+      if (op->getNumResults() == 1)
+        if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+          result.assign(type.getShape().begin(), type.getShape().end());
+    } else if (auto r = resultTerms(op); !r) {
+      return std::unexpected(r.error());
+    } else {
+      result = std::move(*r);
+    }
+    if (op->getNumResults() != 1)
+      return {};
+    // The result type may know more than the operands (a static dim).
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    for (auto [term, declared] : llvm::zip(result, type.getShape()))
+      if (!ShapedType::isDynamic(declared))
+        if (auto ok = tie(op, term, declared); !ok)
+          return ok;
+    terms[op->getResult(0)] = result;
+    return {};
+  }
+
+  Expected<SmallVector<int64_t>> resultTerms(Operation *op) {
+    if (isElementwiseKilnOp(op))
+      return broadcast(op, SmallVector<Value>(op->getOperands()));
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t> r;
+      for (int64_t p : t.getPerm())
+        r.push_back(of(t.getX())[p]);
+      return r;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      ArrayRef<int64_t> in = reshape.getX().getType().getShape();
+      int64_t kept = of(reshape.getX())[llvm::find_if(in, ShapedType::isDynamic) - in.begin()];
+      SmallVector<int64_t> r(reshape.getType().getShape());
+      for (int64_t &d : r)
+        if (ShapedType::isDynamic(d))
+          d = kept;
+      return r;
+    }
+    if (isa<SoftmaxOp, LogSoftmaxOp>(op))
+      return of(op->getOperand(0));
+    if (isa<LayerNormOp, RmsNormOp>(op)) {
+      SmallVector<int64_t> x = of(op->getOperand(0));
+      for (Value param : op->getOperands().drop_front())
+        if (auto ok = tie(op, of(param).front(), x.back()); !ok)
+          return std::unexpected(ok.error());
+      return x;
+    }
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      SmallVector<int64_t> a = of(matmul.getA()), b = of(matmul.getB());
+      if (auto ok = tie(op, a.back(), b[b.size() - 2]); !ok)
+        return std::unexpected(ok.error());
+      SmallVector<int64_t> r(a.begin(), a.end() - 2);
+      for (auto [x, y] : llvm::zip(r, ArrayRef(b).drop_back(2)))
+        if (auto ok = tie(op, x, y); !ok)
+          return std::unexpected(ok.error());
+      r.push_back(a[a.size() - 2]);
+      r.push_back(b.back());
+      return r;
+    }
+    // The reductions: the kept dims, 1 for reduced ones with keep_dims.
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+    bool keep = op->getAttrOfType<BoolAttr>("keep_dims").getValue();
+    SmallVector<int64_t> r;
+    for (auto [d, term] : llvm::enumerate(of(op->getOperand(0)))) {
+      if (!llvm::is_contained(dims, static_cast<int64_t>(d)))
+        r.push_back(term);
+      else if (keep)
+        r.push_back(1);
+    }
+    return r;
+  }
+
+  SizeClasses classes;
+  DenseMap<Value, SmallVector<int64_t>> terms;
+};
+} // namespace
+
+bool lowersWithDynamicDims(Operation *op) {
+  if (isElementwiseKilnOp(op))
+    return true;
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return isSimpleDynamicReshape(reshape);
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    // The batch dims, if any, are one dim on both sides (no broadcast).
+    auto a = matmul.getA().getType(), b = matmul.getB().getType();
+    return a.getRank() == b.getRank() && a.getRank() <= 3 &&
+           (a.getRank() == 2 || a.getDimSize(0) == b.getDimSize(0));
+  }
+  return isa<TransposeOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, ReduceSumOp,
+             ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
+             ReduceAllOp, func::ReturnOp>(op);
+}
+
+Expected<void> nameRunTimeSizes(func::FuncOp entry, std::vector<TensorSignature> &inputs,
+                                std::vector<TensorSignature> &outputs) {
+  return ShapeClassBuilder().run(entry, inputs, outputs);
+}
+
+} // namespace kiln

@@ -1,0 +1,32 @@
+// RUN: kiln-opt %s --split-input-file --kiln-verify-program | FileCheck %s
+// `?` dims: verifiers check what is known and defer the rest to run time.
+
+// A `?` against a static n != 1 is n (checked at run time); against a
+// static 1 it stays `?`; two `?` dims are one run-time size.
+// CHECK-LABEL: func.func @broadcasting
+// CHECK: kiln.add %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
+// CHECK: kiln.mul %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+// CHECK: kiln.sub %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<?x1xf32>) -> tensor<?x4xf32>
+func.func @broadcasting(%x: tensor<?x4xf32>, %y: tensor<5x4xf32>, %o: tensor<1x4xf32>,
+                        %c: tensor<?x1xf32>) -> tensor<?x4xf32> {
+  %a = kiln.add %x, %y : (tensor<?x4xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
+  %m = kiln.mul %x, %o : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+  %s = kiln.sub %m, %c : (tensor<?x4xf32>, tensor<?x1xf32>) -> tensor<?x4xf32>
+  return %s : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rows
+// CHECK: kiln.reduce_sum %{{.*}} {dims = array<i64: 1>} : tensor<?x?xf32> -> tensor<?xf32>
+// CHECK: kiln.softmax %{{.*}} {dim = 1 : i64} : tensor<?x?xf32>
+// CHECK: kiln.matmul %{{.*}}, %{{.*}} : (tensor<?x?xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK: kiln.layer_norm
+func.func @rows(%x: tensor<?x?xf32>, %w: tensor<?x8xf32>, %g: tensor<8xf32>)
+    -> (tensor<?xf32>, tensor<?x8xf32>) {
+  %r = kiln.reduce_sum %x {dims = array<i64: 1>} : tensor<?x?xf32> -> tensor<?xf32>
+  %s = kiln.softmax %x {dim = 1} : tensor<?x?xf32>
+  %m = kiln.matmul %s, %w : (tensor<?x?xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %m, %g, %g : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  return %r, %n : tensor<?xf32>, tensor<?x8xf32>
+}
