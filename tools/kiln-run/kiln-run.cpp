@@ -8,6 +8,7 @@
 // memory included), 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/backend/Autotune.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
 
@@ -33,7 +34,8 @@ constexpr const char *kUsage =
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
-    "               (KILN_CACHE_DIR), and MLIR contexts created\n";
+    "               (KILN_CACHE_DIR), MLIR contexts created, kernels built with a\n"
+    "               tuned config (KILN_AUTOTUNE) and candidates benchmarked\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
@@ -279,9 +281,11 @@ int runMain(const Options &o) {
     const Engine &engine;
     ~CacheStats() {
       if (o.cacheStats)
-        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s)\n",
+        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s); "
+                    "autotune: %zu tuned kernel(s), %zu benchmark(s)\n",
                     engine.compileCount(), engine.diskCacheHits(),
-                    Engine::mlirContextsCreated());
+                    Engine::mlirContextsCreated(), Autotuner::tunedLookupHits(),
+                    Autotuner::benchmarksRun());
     }
   } cacheStats{o, **engine};
 

@@ -35,6 +35,8 @@ public:
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
   const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
+  /// The tune keys of its tunable kernels (docs/autotune.md).
+  const std::vector<std::string> &tuneKeys() const { return compiled.tuneKeys; }
   /// Checks `inputs` against the signature (count, dtype, shape), then runs.
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
   /// Runs without checks on host buffers laid out as the signature says
@@ -60,7 +62,9 @@ public:
   /// The program for `source`, compiled at most once per engine: the cache
   /// key hashes the program text, entry, target fingerprint and kiln version.
   /// On a miss the disk cache is asked, first by the exact text (no MLIR),
-  /// then by the canonical IR; what is compiled is stored there.
+  /// then by the canonical IR; what is compiled is stored there. Unless
+  /// `options.tuned` is set, the tune files' configs apply (Autotuner); a
+  /// tuned program that does not compile falls back to the defaults.
   Expected<std::shared_ptr<Program>> compile(std::string_view source,
                                              const CompileOptions &options = {});
   /// How many programs this engine has compiled (misses of both caches).
@@ -81,6 +85,9 @@ public:
 
 private:
   Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig disk);
+  /// compile() with `options` as they are: no tune table added.
+  Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
+                                                    const CompileOptions &options);
   /// The compiler, created (with its MLIR context) at first use.
   Compiler &compiler();
   /// The program stored on disk under `key`; null when there is none, or

@@ -30,6 +30,8 @@ struct CompiledProgram {
   std::vector<TensorSignature> inputs, outputs;
   size_t kernelCount = 0;
   std::vector<StageTime> stageTimes;
+  /// The tune keys of its tunable kernels (docs/autotune.md).
+  std::vector<std::string> tuneKeys;
 };
 
 /// For the host CPU: a relocatable object with `_kiln_entry`.
@@ -72,11 +74,23 @@ struct CompileOptions {
   /// mantissa), as torch's allow_tf32.
   bool tf32 = false;
   VulkanTarget vulkan;
+  /// Tuned configurations by tune key text (TuneDatabase::table): a kernel
+  /// whose key is here is built with that config, others with defaults.
+  TuneTable tuned;
 
-  /// The options that change generated code, for kernel cache keys.
+  /// The options that change generated code, for kernel cache keys: the
+  /// tune table by a digest of its text, so that a program is never served
+  /// with other configs than the tune files say.
   std::string codegenKey() const {
+    std::string tune;
+    if (!tuned.empty()) {
+      std::string table;
+      for (const auto &[key, config] : tuned)
+        table += key + "=" + config + ";";
+      tune = ",tune=" + stableHash(table);
+    }
     return "threads=" + std::to_string(numThreads) + ",mma=" + mma.key() +
-           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin");
+           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin") + tune;
   }
 };
 
