@@ -126,7 +126,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kiln-bench-cuda: %s\n", device.error().message.c_str());
     return 1;
   }
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   std::printf("| case | kiln ms | GB/s | TFLOP/s |\n|---|---|---|---|\n");
   for (const Case &c : cases())
   for (const Tiling &tiling : tilings) {

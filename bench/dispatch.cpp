@@ -64,7 +64,8 @@ int main() {
               "(Program::run)\n", us);
 
   // CUDA: compiling needs no GPU, so the cold compile to PTX is measured here.
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   CompileOptions options;
   if (!compiler.compileForCuda(addProgram(1 << 10, "cuda warm-up"), options))
     return 1;

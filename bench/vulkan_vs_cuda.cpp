@@ -124,7 +124,8 @@ int main(int argc, char **argv) {
       {"softmax 8192^2 f32 last dim", bench::softmaxRowsProgram(8192, 8192),
        2.0 * 4 * 8192 * 8192},
   };
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   std::printf("| case | Vulkan ms | Vulkan GB/s | CUDA ms | CUDA GB/s | "
               "Vulkan/CUDA speed |\n|---|---|---|---|---|---|\n");
   for (const Case &c : cases) {

@@ -1,6 +1,7 @@
 //===- Engine.cpp - compile kiln programs and run them on a device -------===//
 #include "kiln/backend/Engine.h"
 #include "CachedProgram.h"
+#include "kiln/backend/CompilerLibrary.h"
 #include "kiln/BuildId.h"
 #include "kiln/backend/Autotune.h"
 
@@ -97,12 +98,15 @@ std::atomic<size_t> mlirContexts = 0;
 
 size_t Engine::mlirContextsCreated() { return mlirContexts; }
 
-Compiler &Engine::compiler() {
+Expected<Compiler *> Engine::compiler() {
   if (!compilerInstance) {
-    compilerInstance = std::make_unique<Compiler>();
+    auto created = loadCompiler();
+    if (!created)
+      return std::unexpected(created.error());
+    compilerInstance = std::move(*created);
     ++mlirContexts;
   }
-  return *compilerInstance;
+  return compilerInstance.get();
 }
 
 size_t Engine::parseCount() const {
@@ -173,7 +177,10 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
   }
   // The key proper hashes the canonical IR, so reformatted text hits too;
   // on a miss the compile takes the same parse.
-  auto parsed = compiler().parse(source);
+  auto compiler = this->compiler();
+  if (!compiler)
+    return std::unexpected(compiler.error());
+  auto parsed = (*compiler)->parse(source);
   if (!parsed)
     return std::unexpected(parsed.error());
   std::string key = "ir:" + hash(parsed->canonicalText()) + suffix;
@@ -190,7 +197,7 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
     }
   }
   CachedProgram cached;
-  auto program = target_->compile(compiler(), std::move(*parsed), options, cached);
+  auto program = target_->compile(**compiler, std::move(*parsed), options, cached);
   if (!program)
     return std::unexpected(program.error());
   ++compiles;

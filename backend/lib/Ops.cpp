@@ -1,7 +1,7 @@
 //===- Ops.cpp - one typed call per op of the kiln dialect ----------------===//
 #include "kiln/backend/Ops.h"
 
-#include "kiln/Dialect/TypedOps.h"
+#include "kiln/backend/CompilerLibrary.h"
 
 #include <bit>
 #include <charconv>
@@ -39,7 +39,10 @@ Expected<ResultType> infer(std::string_view op, const std::vector<Tensor> &opera
   std::optional<std::string_view> elementName;
   if (element)
     elementName = dtypeName(*element);
-  auto result = checkTypedOp(op, spelled, attrs, elementName);
+  auto library = compilerLibrary();
+  if (!library)
+    return std::unexpected(library.error());
+  auto result = (*library)->checkTypedOp(op, spelled, attrs, elementName);
   if (!result)
     return std::unexpected(invalid(op, result.error()));
   std::optional<DType> dtype = dtypeFromName(result->element);

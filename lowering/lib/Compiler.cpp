@@ -107,26 +107,15 @@ ScopedDiagnosticHandler collectErrors(MLIRContext &ctx, std::string &text) {
 }
 } // namespace
 
-Compiler::Impl::Impl() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
+MlirCompiler::MlirCompiler() : context(makeRegistry(), MLIRContext::Threading::DISABLED) {
   context.loadAllAvailableDialects();
 }
 
-Compiler::Compiler() : impl(std::make_unique<Impl>()) {}
-Compiler::~Compiler() = default;
+std::unique_ptr<Compiler> createCompiler() { return std::make_unique<MlirCompiler>(); }
 
-size_t Compiler::parseCount() const { return impl->parses; }
-
-ParsedProgram::ParsedProgram(std::unique_ptr<Module> module, std::string canonical,
-                             double parseMilliseconds)
-    : module(std::move(module)), canonical(std::move(canonical)),
-      parseMilliseconds(parseMilliseconds) {}
-ParsedProgram::ParsedProgram(ParsedProgram &&) noexcept = default;
-ParsedProgram &ParsedProgram::operator=(ParsedProgram &&) noexcept = default;
-ParsedProgram::~ParsedProgram() = default;
-
-Expected<ParsedProgram> Compiler::parse(std::string_view source) {
-  MLIRContext &ctx = impl->context;
-  ++impl->parses;
+Expected<ParsedProgram> MlirCompiler::parse(std::string_view source) {
+  MLIRContext &ctx = context;
+  ++parses;
   std::string diagnostics;
   auto handler = collectErrors(ctx, diagnostics);
   auto start = Clock::now();
@@ -138,7 +127,7 @@ Expected<ParsedProgram> Compiler::parse(std::string_view source) {
                                            "program"),
       llvm::SMLoc());
   ParserConfig config(&ctx);
-  auto module = std::make_unique<ParsedProgram::Module>();
+  auto module = std::make_unique<MlirModule>();
   module->op = parseSourceFile<ModuleOp>(sourceMgr, config);
   double ms = msSince(start);
   if (!module->op)
@@ -188,8 +177,8 @@ void CompileSession::dump(const std::string &name, Operation *op) const {
 
 Expected<ModuleOp> CompileSession::formKernels(ParsedProgram &program,
                                                unsigned maxKernelBuffers) {
-  result.stageTimes.push_back({"parse", program.parseMilliseconds});
-  ModuleOp module = *program.module->op;
+  result.stageTimes.push_back({"parse", program.parseTime()});
+  ModuleOp module = *static_cast<MlirModule &>(program.parsed()).op;
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
   if (!entry || entry.isExternal())
     return makeError(ErrorKind::InvalidArgument,

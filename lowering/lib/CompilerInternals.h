@@ -22,7 +22,8 @@
 
 namespace kiln {
 
-struct ParsedProgram::Module {
+/// A parsed program's module.
+struct MlirModule : ParsedProgram::Module {
   mlir::OwningOpRef<mlir::ModuleOp> op;
 };
 
@@ -33,17 +34,30 @@ struct HostCpu {
   static HostCpu detect();
 };
 
-struct Compiler::Impl {
-  mlir::MLIRContext context;
-  size_t parses = 0;
+/// The Compiler the compiler library creates: Compiler.cpp has what every
+/// target shares, each target's driver its compileFor... .
+class MlirCompiler final : public Compiler {
+public:
+  MlirCompiler();
+  Expected<ParsedProgram> parse(std::string_view source) override;
+  Expected<CompiledCpuProgram> compileForCpu(ParsedProgram program,
+                                             const CompileOptions &options) override;
+  Expected<CompiledGpuProgram> compileForCuda(ParsedProgram program,
+                                              const CompileOptions &options) override;
+  Expected<CompiledGpuProgram> compileForVulkan(ParsedProgram program,
+                                                const CompileOptions &options) override;
+  size_t parseCount() const override { return parses; }
+
+private:
   /// Detected on first use: only CPU compiles need it.
-  std::optional<HostCpu> hostCpu;
   const HostCpu &host() {
     if (!hostCpu)
       hostCpu = HostCpu::detect();
     return *hostCpu;
   }
-  Impl();
+  mlir::MLIRContext context;
+  size_t parses = 0;
+  std::optional<HostCpu> hostCpu;
 };
 
 /// One compile of one parsed program: collects error diagnostics, times

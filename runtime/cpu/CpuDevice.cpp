@@ -8,12 +8,43 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <filesystem>
 #include <mutex>
 #include <unordered_map>
 
 namespace kiln {
 
 namespace {
+/// Symbols the process lacks from MLIR's C runner utilities (memrefCopy,
+/// ...), loaded at the first lookup that needs them: the library pulls in
+/// all of libMLIR, which a process running cached kernels otherwise never
+/// loads.
+class RunnerUtilsGenerator final : public llvm::orc::DefinitionGenerator {
+public:
+  explicit RunnerUtilsGenerator(char globalPrefix) : globalPrefix(globalPrefix) {}
+  llvm::Error tryToGenerate(llvm::orc::LookupState &state, llvm::orc::LookupKind kind,
+                            llvm::orc::JITDylib &lib,
+                            llvm::orc::JITDylibLookupFlags flags,
+                            const llvm::orc::SymbolLookupSet &symbols) override {
+    std::lock_guard lock(mutex);
+    if (!library) {
+      const char *path = std::filesystem::exists(KILN_RUNNER_UTILS_PATH)
+                             ? KILN_RUNNER_UTILS_PATH
+                             : KILN_RUNNER_UTILS_SONAME;
+      auto loaded = llvm::orc::DynamicLibrarySearchGenerator::Load(path, globalPrefix);
+      if (!loaded)
+        return loaded.takeError();
+      library = std::move(*loaded);
+    }
+    return library->tryToGenerate(state, kind, lib, flags, symbols);
+  }
+
+private:
+  char globalPrefix;
+  std::mutex mutex;
+  std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator> library;
+};
+
 /// The process's JIT and the objects loaded into it, by their bytes.
 struct ProcessJit {
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -83,12 +114,14 @@ Expected<std::shared_ptr<CpuExecutable>> CpuDevice::load(std::string_view object
   auto lib = es.createJITDylib("kiln" + std::to_string(process.nextLibrary++));
   if (!lib)
     return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(lib.takeError()));
-  // libc, libm and the MLIR runtime support libraries come from the process.
-  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      jit.getDataLayout().getGlobalPrefix());
+  // libc, libm and MLIR's async runtime come from the process; the rest
+  // from MLIR's runner utilities, loaded when first needed.
+  char prefix = jit.getDataLayout().getGlobalPrefix();
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
   if (!generator)
     return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(generator.takeError()));
   lib->addGenerator(std::move(*generator));
+  lib->addGenerator(std::make_unique<RunnerUtilsGenerator>(prefix));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), "kiln-kernel.o");
   if (auto err = jit.addObjectFile(*lib, std::move(buffer)))

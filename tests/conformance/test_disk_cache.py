@@ -49,10 +49,14 @@ def run(program_path, out, cache, device="cpu", check=True):
 
 
 def stats(proc):
-    m = re.search(r"kernel cache: (\d+) compiled, (\d+) from disk, (\d+) MLIR context",
-                  proc.stdout)
+    m = re.search(r"kernel cache: (\d+) compiled, (\d+) from disk, (\d+) MLIR context"
+                  r"\(s\), compiler library (loaded|not loaded)", proc.stdout)
     assert m, proc.stdout
-    return tuple(int(x) for x in m.groups())
+    counts = tuple(int(x) for x in m.groups()[:3])
+    # The compiler library (and with it MLIR) is loaded exactly when a
+    # compiler was created.
+    assert (m.group(4) == "loaded") == (counts[2] > 0), proc.stdout
+    return counts
 
 
 def kiln_cache(cache, *args):

@@ -20,7 +20,8 @@ void check(const kiln::Error &error) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // One context for every input, as the engine keeps one per device.
-  static kiln::Compiler compiler;
+  static std::unique_ptr<kiln::Compiler> owner = kiln::createCompiler();
+  kiln::Compiler &compiler = *owner;
   std::string_view source(reinterpret_cast<const char *>(data), size);
   kiln::CompileOptions options;
   options.numThreads = 1; // the same code on every machine

@@ -160,8 +160,8 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
   TunerReset reset;
   auto backend = Backend::create({DeviceType::Cpu, 0});
   ASSERT_TRUE(backend);
-  Compiler compiler;
-  auto plain = compiler.compileForCpu(kMatmul, {});
+  std::unique_ptr<Compiler> compiler = createCompiler();
+  auto plain = compiler->compileForCpu(kMatmul, {});
   ASSERT_TRUE(plain) << plain.error().message;
   ASSERT_EQ(plain->tuneKeys.size(), 1u);
   const std::string &key = plain->tuneKeys[0];
@@ -171,7 +171,7 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
       << key;
   CompileOptions forced;
   forced.tuned[key] = "4x3";
-  auto tuned = compiler.compileForCpu(kMatmul, forced);
+  auto tuned = compiler->compileForCpu(kMatmul, forced);
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_NE(plain->object, tuned->object);
   EXPECT_NE(CompileOptions{}.codegenKey(), forced.codegenKey());

@@ -159,7 +159,8 @@ TEST(CudaDevice, ProgramRunsReuseTheirMemoryPoolPages) {
   REQUIRE_CUDA_DEVICE();
   auto device = CudaDevice::create(0);
   ASSERT_TRUE(device);
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   CompileOptions options;
   options.chip = (*device)->properties().chip();
   auto compiled = compiler.compileForCuda(R"(

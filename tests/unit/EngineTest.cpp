@@ -71,7 +71,8 @@ TEST(KernelCache, AMissParsesTheProgramOnce) {
 }
 
 TEST(Compiler, ParsedProgramKnowsItsCanonicalTextAndCompilesOnce) {
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   auto parsed = compiler.parse(kAddProgram);
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_NE(parsed->canonicalText().find("\"kiln.add\"("), std::string::npos)
@@ -185,7 +186,8 @@ TEST(Engine, VulkanRunsAProgramAndCachesIt) {
 }
 
 TEST(Compiler, VulkanNamesTheFeatureAProgramLacks) {
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   CompileOptions options;
   options.vulkan.float64 = false;
   auto compiled = compiler.compileForVulkan(R"(
@@ -229,7 +231,8 @@ TEST(TargetRegistry, EveryKindOnceUnderItsName) {
 }
 
 TEST(TargetRegistry, EveryKindCompilesWithoutADevice) {
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   for (const TargetKind *kind : targetKinds()) {
     auto compiled = kind->compileOffline(compiler, kAddProgram, CompileOptions{});
     ASSERT_TRUE(compiled) << kind->name << ": " << compiled.error().message;
@@ -249,7 +252,8 @@ TEST(TargetRegistry, CpuTargetNamesTheHost) {
 }
 
 TEST(Compiler, CubinThroughPtxasFailureCarriesAReproLine) {
-  Compiler compiler;
+  auto compilerOwner = createCompiler();
+  Compiler &compiler = *compilerOwner;
   CompileOptions options;
   options.ptxas = "false"; // a "ptxas" that always fails
   auto compiled = compiler.compileForCuda(kAddProgram, options);

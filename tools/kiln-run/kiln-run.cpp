@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Autotune.h"
+#include "kiln/backend/CompilerLibrary.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
 
@@ -34,8 +35,9 @@ constexpr const char *kUsage =
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
-    "               (KILN_CACHE_DIR), MLIR contexts created, kernels built with a\n"
-    "               tuned config (KILN_AUTOTUNE) and candidates benchmarked\n";
+    "               (KILN_CACHE_DIR), MLIR contexts created, whether the compiler\n"
+    "               library (libkiln-compiler.so, MLIR) was loaded, kernels built\n"
+    "               with a tuned config (KILN_AUTOTUNE) and candidates benchmarked\n";
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
@@ -233,7 +235,9 @@ int runMain(const Options &o) {
   // one (PTX for --chip, default sm_90; SPIR-V for the features every
   // supported Vulkan device has; the host CPU).
   if (o.compileOnly) {
-    Compiler compiler;
+    auto compiler = loadCompiler();
+    if (!compiler)
+      return fail(compiler.error());
     CompileOptions options;
     options.entry = o.entry;
     options.dumpDir = o.dumpDir;
@@ -242,7 +246,7 @@ int runMain(const Options &o) {
     options.ptxas = o.cubin ? ptxasPath() : "";
     options.tf32 = o.tf32;
     auto start = Clock::now();
-    auto compiled = targetKind(device->type).compileOffline(compiler, source.str(), options);
+    auto compiled = targetKind(device->type).compileOffline(**compiler, source.str(), options);
     if (!compiled) {
       Error e = compiled.error();
       e.message = o.program + ": " + e.message;
@@ -281,11 +285,12 @@ int runMain(const Options &o) {
     const Engine &engine;
     ~CacheStats() {
       if (o.cacheStats)
-        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s); "
-                    "autotune: %zu tuned kernel(s), %zu benchmark(s)\n",
+        std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s), "
+                    "compiler library %s; autotune: %zu tuned kernel(s), %zu benchmark(s)\n",
                     engine.compileCount(), engine.diskCacheHits(),
-                    Engine::mlirContextsCreated(), Autotuner::tunedLookupHits(),
-                    Autotuner::benchmarksRun());
+                    Engine::mlirContextsCreated(),
+                    compilerLibraryLoaded() ? "loaded" : "not loaded",
+                    Autotuner::tunedLookupHits(), Autotuner::benchmarksRun());
     }
   } cacheStats{o, **engine};
 

@@ -46,21 +46,21 @@ HostCpu HostCpu::detect() {
   return host;
 }
 
-Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
+Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
                                                      const CompileOptions &options) {
-  const HostCpu &host = impl->host();
-  if (!host.targetMachine)
+  const HostCpu &cpu = host();
+  if (!cpu.targetMachine)
     return makeError(ErrorKind::Unsupported, "cpu: no code generator for " +
                                                  llvm::sys::getProcessTriple());
   CompiledCpuProgram result;
-  CompileSession session(impl->context, options, result);
+  CompileSession session(context, options, result);
   auto module = session.formKernels(program);
   if (!module)
     return std::unexpected(module.error());
   CpuPipelineOptions pipeline;
   pipeline.entry = options.entry;
   pipeline.numThreads = options.numThreads;
-  pipeline.vectorWidth = host.f32Lanes;
+  pipeline.vectorWidth = cpu.f32Lanes;
   if (auto ok = session.lower(
           *module, "llvm-dialect",
           [&](OpPassManager &pm) { buildKernelsToCpuLLVMPipeline(pm, pipeline); },
@@ -70,7 +70,7 @@ Expected<CompiledCpuProgram> Compiler::compileForCpu(ParsedProgram program,
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
-  llvm::TargetMachine &tm = *host.targetMachine;
+  llvm::TargetMachine &tm = *cpu.targetMachine;
   {
     auto timer = session.time("llvm-ir");
     llvmModule = translateModuleToLLVMIR(*module, llvmContext, "kiln");

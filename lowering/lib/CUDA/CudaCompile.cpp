@@ -77,11 +77,11 @@ Expected<std::string> assembleCubin(const std::string &ptxas, const std::string 
 }
 } // namespace
 
-Expected<CompiledGpuProgram> Compiler::compileForCuda(ParsedProgram program,
+Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
                                                       const CompileOptions &options) {
   initializeNvptx();
   CompiledGpuProgram result;
-  CompileSession session(impl->context, options, result);
+  CompileSession session(context, options, result);
   auto module = session.formKernels(program);
   if (!module)
     return std::unexpected(module.error());

@@ -88,10 +88,10 @@ std::string validateSpirv(ArrayRef<uint32_t> words) {
 }
 } // namespace
 
-Expected<CompiledGpuProgram> Compiler::compileForVulkan(ParsedProgram program,
+Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram program,
                                                         const CompileOptions &options) {
   CompiledGpuProgram result;
-  CompileSession session(impl->context, options, result);
+  CompileSession session(context, options, result);
   // Fused chains are split to the storage buffers the device can bind.
   auto module = session.formKernels(program, options.vulkan.maxStorageBuffers);
   if (!module)

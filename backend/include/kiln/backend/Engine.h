@@ -88,8 +88,9 @@ private:
   /// compile() with `options` as they are: no tune table added.
   Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
                                                     const CompileOptions &options);
-  /// The compiler, created (with its MLIR context) at first use.
-  Compiler &compiler();
+  /// The compiler, loaded (kiln/backend/CompilerLibrary.h) and created
+  /// with its MLIR context at first use.
+  Expected<Compiler *> compiler();
   /// The program stored on disk under `key`; null when there is none, or
   /// it cannot be decoded or loaded (reported once, then rebuilt).
   std::shared_ptr<Program> loadFromDisk(const CacheKey &key);

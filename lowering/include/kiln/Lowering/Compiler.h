@@ -94,69 +94,74 @@ struct CompileOptions {
   }
 };
 
-class Compiler;
-
 /// A program parsed and verified once (Compiler::parse): its canonical text
 /// keys kernel caches, and one compile for any target then consumes it.
 /// Lives no longer than the Compiler that parsed it.
 class ParsedProgram {
 public:
-  ParsedProgram(ParsedProgram &&) noexcept;
-  ParsedProgram &operator=(ParsedProgram &&) noexcept;
-  ~ParsedProgram();
+  /// What the compiler keeps of a parse (its MLIR module, in the compiler
+  /// library): polymorphic, so that the program's owner needs no MLIR.
+  struct Module {
+    virtual ~Module() = default;
+  };
+  ParsedProgram(std::unique_ptr<Module> module, std::string canonical,
+                double parseMilliseconds)
+      : module(std::move(module)), canonical(std::move(canonical)),
+        parseMilliseconds(parseMilliseconds) {}
   /// Generic op syntax without locations, so that reformatted text of one
   /// program has one canonical text.
   const std::string &canonicalText() const { return canonical; }
+  Module &parsed() const { return *module; }
+  double parseTime() const { return parseMilliseconds; }
 
 private:
-  friend class Compiler;
-  friend class CompileSession;
-  struct Module;
-  ParsedProgram(std::unique_ptr<Module> module, std::string canonical,
-                double parseMilliseconds);
   std::unique_ptr<Module> module;
   std::string canonical;
   double parseMilliseconds;
 };
 
-/// Compiles kiln programs. Owns one MLIR context, reused across compiles.
-/// Bad programs give InvalidArgument with the parser's or verifier's
-/// message; what a target cannot run yet gives Unsupported. Each target's
-/// driver lives in its lowering folder (CPU/CpuCompile.cpp, ...).
+/// Compiles kiln programs; one MLIR context, reused across compiles. Bad
+/// programs give InvalidArgument with the parser's or verifier's message;
+/// what a target cannot run yet gives Unsupported. An interface: the
+/// implementation (and all of MLIR) lives in the compiler library,
+/// libkiln-compiler.so, which the backend loads at its first compile
+/// (kiln/backend/CompilerLibrary.h), so that a process whose kernels all
+/// come from the disk cache never loads MLIR. Each target's driver lives in
+/// its lowering folder (CPU/CpuCompile.cpp, ...).
 class Compiler {
 public:
-  Compiler();
-  ~Compiler();
+  virtual ~Compiler() = default;
   /// Parses and verifies `source`: the one parse of a compile.
-  Expected<ParsedProgram> parse(std::string_view source);
+  virtual Expected<ParsedProgram> parse(std::string_view source) = 0;
   /// A relocatable object for the host CPU.
-  Expected<CompiledCpuProgram> compileForCpu(ParsedProgram program,
-                                             const CompileOptions &options);
+  virtual Expected<CompiledCpuProgram> compileForCpu(ParsedProgram program,
+                                                     const CompileOptions &options) = 0;
   /// Needs no GPU: PTX for `options.chip` (cubin with `options.ptxas`).
-  Expected<CompiledGpuProgram> compileForCuda(ParsedProgram program,
-                                              const CompileOptions &options);
+  virtual Expected<CompiledGpuProgram> compileForCuda(ParsedProgram program,
+                                                      const CompileOptions &options) = 0;
   /// Needs no device: SPIR-V for `options.vulkan`, each module validated by
   /// SPIRV-Tools; a type the device lacks is Unsupported, naming the feature.
-  Expected<CompiledGpuProgram> compileForVulkan(ParsedProgram program,
-                                                const CompileOptions &options);
-  /// The same from program text: parse, then compile.
+  virtual Expected<CompiledGpuProgram> compileForVulkan(ParsedProgram program,
+                                                        const CompileOptions &options) = 0;
+  /// Programs this compiler has parsed (tests check one parse per compile).
+  virtual size_t parseCount() const = 0;
+
+  /// The same from program text: parse, then compile. (An implementation
+  /// overrides the ParsedProgram forms; callers use a Compiler&.)
   Expected<CompiledCpuProgram> compileForCpu(std::string_view source,
-                                             const CompileOptions &options) {
+                                              const CompileOptions &options) {
     return parseAndCompile(source, options, &Compiler::compileForCpu);
   }
   Expected<CompiledGpuProgram> compileForCuda(std::string_view source,
-                                              const CompileOptions &options) {
+                                               const CompileOptions &options) {
     return parseAndCompile(source, options, &Compiler::compileForCuda);
   }
   Expected<CompiledGpuProgram> compileForVulkan(std::string_view source,
-                                                const CompileOptions &options) {
+                                                 const CompileOptions &options) {
     return parseAndCompile(source, options, &Compiler::compileForVulkan);
   }
-  /// Programs this compiler has parsed (tests check one parse per compile).
-  size_t parseCount() const;
 
 private:
-  struct Impl;
   template <typename Compiled>
   Expected<Compiled> parseAndCompile(std::string_view source, const CompileOptions &options,
                                      Expected<Compiled> (Compiler::*compile)(
@@ -166,8 +171,11 @@ private:
       return std::unexpected(program.error());
     return (this->*compile)(std::move(*program), options);
   }
-  std::unique_ptr<Impl> impl;
 };
+
+/// A new compiler. Defined in the compiler library: for code that links
+/// it (kiln-opt's kin, tests, benchmarks); the backend loads it instead.
+std::unique_ptr<Compiler> createCompiler();
 
 } // namespace kiln
 
