@@ -39,7 +39,7 @@ struct TunerReset {
 TEST(Autotune, AnchorsShapesToPowersOfTwo) {
   EXPECT_EQ(anchorToPowerOfTwo(1), 1);
   EXPECT_EQ(anchorToPowerOfTwo(1000), 1024);
-  EXPECT_EQ(anchorToPowerOfTwo(3000), 2048);
+  EXPECT_EQ(anchorToPowerOfTwo(3000), 4096); // log2 3000 = 11.55
   EXPECT_EQ(anchorToPowerOfTwo(257), 256);
   EXPECT_EQ(anchorToPowerOfTwo(4096), 4096);
 }
@@ -107,13 +107,13 @@ TEST(Autotune, HandBrokenEntryNamesFileAndLine) {
   db.insert(entryFor(space, {64, 64, 64}, 0));
   db.insert(entryFor(space, {128, 128, 128}, 0));
   std::string text = db.toJson();
-  // The second entry (line 3 of the file) loses its "best".
+  // The second entry (line 4 of the file) loses its "best".
   size_t second = text.find("\"template\"", text.find("\"template\"") + 1);
   size_t best = text.find("\"best\"", second);
   text.replace(best, 6, "\"bust\"");
   auto back = TuneDatabase::parse(text, "hand.json");
   ASSERT_FALSE(back);
-  EXPECT_NE(back.error().message.find("hand.json:3: bad tune file: entry #1: \"best\" is missing"),
+  EXPECT_NE(back.error().message.find("hand.json:4: bad tune file: entry #1: \"best\" is missing"),
             std::string::npos)
       << back.error().message;
 }

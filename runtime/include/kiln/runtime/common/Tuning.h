@@ -50,7 +50,7 @@ struct TuneSpace {
   std::optional<std::vector<int64_t>> parseConfig(std::string_view text) const;
 };
 
-/// 2^round(log2 d) for d >= 1 (1000 -> 1024, 3000 -> 2048, 257 -> 256),
+/// 2^round(log2 d) for d >= 1 (1000 -> 1024, 3000 -> 4096, 257 -> 256),
 /// at most 2^62; 1 for d < 1.
 inline int64_t anchorToPowerOfTwo(int64_t d);
 
