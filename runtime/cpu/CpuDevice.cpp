@@ -1,139 +1,53 @@
 //===- CpuDevice.cpp - running native kernels on the host ----------------===//
+//
+// The loader of the CPU device's LLVM half, libkiln-cpu-jit.so (CpuJit.h),
+// which the first CPU device loads.
+//
+//===----------------------------------------------------------------------===//
 #include "kiln/runtime/cpu/CpuDevice.h"
-
-#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
-
-#include <filesystem>
-#include <mutex>
-#include <unordered_map>
+#include "CpuJit.h"
+#include "kiln/BuildId.h"
+#include "kiln/runtime/common/KilnLibrary.h"
 
 namespace kiln {
-
 namespace {
-/// Symbols the process lacks from MLIR's C runner utilities (memrefCopy,
-/// ...), loaded at the first lookup that needs them: the library pulls in
-/// all of libMLIR, which a process running cached kernels otherwise never
-/// loads.
-class RunnerUtilsGenerator final : public llvm::orc::DefinitionGenerator {
-public:
-  explicit RunnerUtilsGenerator(char globalPrefix) : globalPrefix(globalPrefix) {}
-  llvm::Error tryToGenerate(llvm::orc::LookupState &state, llvm::orc::LookupKind kind,
-                            llvm::orc::JITDylib &lib,
-                            llvm::orc::JITDylibLookupFlags flags,
-                            const llvm::orc::SymbolLookupSet &symbols) override {
-    std::lock_guard lock(mutex);
-    if (!library) {
-      const char *path = std::filesystem::exists(KILN_RUNNER_UTILS_PATH)
-                             ? KILN_RUNNER_UTILS_PATH
-                             : KILN_RUNNER_UTILS_SONAME;
-      auto loaded = llvm::orc::DynamicLibrarySearchGenerator::Load(path, globalPrefix);
-      if (!loaded)
-        return loaded.takeError();
-      library = std::move(*loaded);
-    }
-    return library->tryToGenerate(state, kind, lib, flags, symbols);
-  }
-
-private:
-  char globalPrefix;
-  std::mutex mutex;
-  std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator> library;
-};
-
-/// The process's JIT and the objects loaded into it, by their bytes.
-struct ProcessJit {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<CpuExecutable>> loaded;
-  unsigned nextLibrary = 0;
-};
-
-// The JIT'd code is never unmapped: a program's parallel loops run as tasks
-// of MLIR's process-wide async runtime, whose workers may still be finishing
-// a task's epilogue (reference counting, in JIT'd code) after the awaiting
-// caller has resumed; freeing the code then crashed those workers at random
-// (seen as SIGSEGV at exit under load). The runtime joins its workers at
-// process exit, so the JIT lives until then: one per process, not one per
-// device, which leaked a JIT with every backend destroyed.
-Expected<ProcessJit *> processJit() {
-  static std::mutex creating;
-  static ProcessJit *shared = nullptr;
-  std::lock_guard lock(creating);
-  if (shared)
-    return shared;
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit)
-    return makeError(ErrorKind::Unsupported,
-                     "cpu: cannot create the JIT: " + llvm::toString(jit.takeError()));
-  shared = new ProcessJit{std::move(*jit), {}, {}, 0};
-  return shared;
+Expected<const CpuJitApi *> cpuJit() {
+  static const Expected<const CpuJitApi *> api = []() -> Expected<const CpuJitApi *> {
+    auto table = loadKilnLibrary({"CPU JIT", kCpuJitLibraryFile, kCpuJitLibrarySymbol,
+                                  "KILN_CPU_JIT_LIBRARY", KILN_CPU_JIT_BUILD_PATH},
+                                 kBuildId);
+    if (!table)
+      return std::unexpected(table.error());
+    return static_cast<const CpuJitApi *>(*table);
+  }();
+  return api;
 }
 } // namespace
 
 Expected<std::unique_ptr<CpuDevice>> CpuDevice::create() {
-  auto jit = processJit();
+  auto jit = cpuJit();
   if (!jit)
     return std::unexpected(jit.error());
-  // The CPU lowering compiles for the host CPU with all its features; the
-  // fingerprint is made once per device (getHostCPUName reads /proc/cpuinfo).
-  llvm::SubtargetFeatures features;
-  for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(name, enabled);
-  std::string fingerprint = "cpu-" + llvm::sys::getProcessTriple() + "-" +
-                            llvm::sys::getHostCPUName().str() + "+" +
-                            std::to_string(std::hash<std::string>{}(features.getString()));
-  return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(fingerprint)));
+  // Made once per device (the host's name comes from /proc/cpuinfo).
+  auto fingerprint = (*jit)->hostFingerprint();
+  if (!fingerprint)
+    return std::unexpected(fingerprint.error());
+  return std::unique_ptr<CpuDevice>(new CpuDevice(std::move(*fingerprint)));
 }
 
 size_t CpuDevice::loadedObjectCount() {
-  auto jit = processJit();
-  if (!jit)
-    return 0;
-  std::lock_guard lock((*jit)->mutex);
-  return (*jit)->loaded.size();
+  auto jit = cpuJit();
+  return jit ? (*jit)->loadedObjectCount() : 0;
 }
 
 Expected<std::shared_ptr<CpuExecutable>> CpuDevice::load(std::string_view object) {
-  auto shared = processJit();
-  if (!shared)
-    return std::unexpected(shared.error());
-  ProcessJit &process = **shared;
-  std::lock_guard lock(process.mutex);
-  std::string key(object);
-  if (auto it = process.loaded.find(key); it != process.loaded.end())
-    return it->second;
-  llvm::orc::LLJIT &jit = *process.jit;
-  auto &es = jit.getExecutionSession();
-  auto lib = es.createJITDylib("kiln" + std::to_string(process.nextLibrary++));
-  if (!lib)
-    return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(lib.takeError()));
-  // libc, libm and MLIR's async runtime come from the process; the rest
-  // from MLIR's runner utilities, loaded when first needed.
-  char prefix = jit.getDataLayout().getGlobalPrefix();
-  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
-  if (!generator)
-    return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(generator.takeError()));
-  lib->addGenerator(std::move(*generator));
-  lib->addGenerator(std::make_unique<RunnerUtilsGenerator>(prefix));
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      llvm::StringRef(object.data(), object.size()), "kiln-kernel.o");
-  if (auto err = jit.addObjectFile(*lib, std::move(buffer)))
-    return makeError(ErrorKind::Launch,
-                     "cpu: cannot load kernel object: " + llvm::toString(std::move(err)));
-  auto entry = jit.lookup(*lib, "_kiln_entry");
+  auto jit = cpuJit();
+  if (!jit)
+    return std::unexpected(jit.error());
+  auto entry = (*jit)->load(object);
   if (!entry)
-    return makeError(ErrorKind::Launch, "cpu: kernel object has no entry: " +
-                                            llvm::toString(entry.takeError()));
-  auto executable = std::make_shared<CpuExecutable>(entry->toPtr<CpuExecutable::EntryFn>());
-  process.loaded.emplace(std::move(key), executable);
-  return executable;
+    return std::unexpected(entry.error());
+  return std::make_shared<CpuExecutable>(*entry);
 }
 
 } // namespace kiln

@@ -8,6 +8,14 @@ using namespace kiln;
 
 namespace {
 using enum ElementType;
+
+// The usage flags' operator| is for them alone: it must not take the `|`
+// of other scoped enums (MLIR's, in a file that includes both).
+enum class OtherFlags : unsigned { A = 1, B = 2 };
+template <typename Flag> constexpr bool hasOr = requires(Flag a) { a | a; };
+static_assert(!hasOr<OtherFlags>);
+static_assert(hasOr<TypeUsage>);
+static_assert((TypeUsage::Buffer | TypeUsage::Arithmetic).contains(TypeUsage::Buffer));
 const DTypeUsageSet kStorageArithmetic = DTypeUsage::Storage | DTypeUsage::Arithmetic;
 
 TEST(DtypeCapability, CpuRunsEveryKilnTypeAndStoresF8) {

@@ -10,6 +10,7 @@
 #ifndef KILN_BACKEND_CAPABILITIES_H
 #define KILN_BACKEND_CAPABILITIES_H
 
+#include <type_traits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -39,13 +40,19 @@ private:
   constexpr explicit FlagSet(unsigned bits) : bits(bits) {}
   unsigned bits = 0;
 };
+/// Only for the flag enums below: an unconstrained template would take
+/// every `a | b` of the including file (MLIR's enums, for one).
+template <typename Flag> struct IsUsageFlag : std::false_type {};
 template <typename Flag>
+  requires IsUsageFlag<Flag>::value
 constexpr FlagSet<Flag> operator|(Flag a, Flag b) { return FlagSet<Flag>(a) | b; }
 
 enum class TypeUsage : unsigned { Buffer = 1, Conversion = 2, Arithmetic = 4, DotProduct = 8 };
 using TypeUsageSet = FlagSet<TypeUsage>;
+template <> struct IsUsageFlag<TypeUsage> : std::true_type {};
 enum class DTypeUsage : unsigned { Storage = 1, Arithmetic = 2, Accelerated = 4 };
 using DTypeUsageSet = FlagSet<DTypeUsage>;
+template <> struct IsUsageFlag<DTypeUsage> : std::true_type {};
 
 /// D (m x n, cd) = A (m x k, a) * B (k x n, b) + C, in one instruction.
 struct MmaConfig {

@@ -13,7 +13,8 @@
 
 namespace kiln {
 
-/// The compiler library's table, loaded once per process from, in order:
+/// The compiler library's table (runtime/common/KilnLibrary.h), loaded once
+/// per process from, in order:
 /// `KILN_COMPILER_LIBRARY` (a path), the folder of the binary that holds
 /// the backend and its `../lib`, the build tree it was built in, and the
 /// dynamic loader's search path. Unsupported, with every place tried, when

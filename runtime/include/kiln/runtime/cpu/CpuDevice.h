@@ -1,8 +1,9 @@
 //===- CpuDevice.h - running native kernels on the host ---------*- C++ -*-===//
 //
-// Loads object code produced by the CPU lowering into an ORC JIT and runs
-// it. Needs LLVM's JIT, not MLIR: a process that only replays cached kernels
-// never initialises MLIR.
+// Loads object code produced by the CPU lowering into LLVM's ORC JIT and
+// runs it. The JIT lives in libkiln-cpu-jit.so (runtime/cpu/CpuJit.h), which
+// the first CPU device loads: a process that uses only GPUs loads no LLVM,
+// and one that replays cached kernels no MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_CPU_CPUDEVICE_H
