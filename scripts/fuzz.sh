@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi fuzz-cache-entry)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz-program fuzz-npy fuzz-capi fuzz-cache-entry fuzz-tune-file)
 scripts/build-san.sh "${targets[@]}"
 source scripts/sanitizer-env.sh
 # No disk kernel cache: each input compiles, as the last one did.

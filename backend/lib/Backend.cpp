@@ -1,5 +1,6 @@
 //===- Backend.cpp - the backend frameworks call, over every device ------===//
 #include "kiln/backend/Backend.h"
+#include "kiln/backend/Autotune.h"
 
 #include "DeviceQueue.h"
 
@@ -308,13 +309,37 @@ Expected<uint64_t> Backend::dataAddress(const Tensor &tensor) {
 }
 
 Expected<std::vector<Tensor>> Backend::run(std::string_view source,
-                                           const std::vector<Tensor> &inputs) {
+                                           const std::vector<Tensor> &inputs,
+                                           const CompileOptions &options) {
   if (auto ok = checkInputs(inputs); !ok)
     return std::unexpected(ok.error());
-  auto program = queue->kernels().compile(source);
+  auto program = compile(source, options);
   if (!program)
     return std::unexpected(program.error());
   return launch(*program, inputs);
+}
+
+Expected<std::shared_ptr<Program>> Backend::compile(std::string_view source,
+                                                    const CompileOptions &options) {
+  auto program = queue->kernels().compile(source, options);
+  Autotuner &tuner = Autotuner::instance();
+  // The tuner's own compiles force a config (options.tuned): never nested.
+  if (!program || !options.tuned.empty() || tuner.config().mode != AutotuneMode::On)
+    return program;
+  const std::string &device = queue->kernels().target().fingerprint();
+  auto keys = tuner.untuned(device, (*program)->tuneKeys());
+  if (keys.empty())
+    return program;
+  auto entries = tuner.tune(*this, source, options, keys, tuner.config().budgetMs);
+  if (!entries) {
+    std::fprintf(stderr, "kiln: autotune: %s (defaults are used)\n",
+                 entries.error().message.c_str());
+    return program;
+  }
+  for (const TuneEntry &entry : *entries)
+    if (auto ok = tuner.record(device, entry); !ok)
+      std::fprintf(stderr, "kiln: autotune: %s\n", ok.error().message.c_str());
+  return queue->kernels().compile(source, options);
 }
 
 Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &program,
@@ -420,7 +445,7 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
     text << " {" << attrs << "}";
   text << " : (" << operandTypes.str() << ") -> " << result << "\n  return %r : " << result
        << "\n}\n";
-  auto program = queue->kernels().compile(text.str());
+  auto program = compile(text.str());
   if (!program)
     return std::unexpected(program.error());
   appliedOps.emplace(std::move(key), *program);

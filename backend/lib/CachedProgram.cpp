@@ -118,7 +118,8 @@ CacheEntry encodeCachedProgram(std::string_view kind, const CachedProgram &cache
                    {"inputs", signatureJson(p.inputs)},
                    {"outputs", signatureJson(p.outputs)},
                    {"kernel_count", p.kernelCount},
-                   {"stage_times", stages}};
+                   {"stage_times", stages},
+                   {"tune_keys", p.tuneKeys}};
   CacheEntry entry;
   if (kind == "cpu") {
     entry.blobs = {cached.object};
@@ -150,6 +151,8 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     p.kernelCount = integer<size_t>(metadata.at("kernel_count"));
     for (const json &s : metadata.at("stage_times").get<std::vector<json>>())
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
+    if (metadata.contains("tune_keys"))
+      p.tuneKeys = metadata.at("tune_keys").get<std::vector<std::string>>();
     // Run-time sizes (negative dims): CPU programs only, and each one an
     // output has is an input's (RunTimeSizes.cpp binds them from inputs).
     std::set<int64_t> inputSizes;

@@ -4,10 +4,12 @@
 #include "RunTimeSizes.h"
 #include "kiln/backend/CompilerLibrary.h"
 #include "kiln/BuildId.h"
+#include "kiln/backend/Autotune.h"
 
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #ifndef KILN_VERSION
@@ -144,7 +146,23 @@ std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &key) {
 }
 
 Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
-                                                   const CompileOptions &options) {
+                                                   const CompileOptions &given) {
+  CompileOptions options = Autotuner::instance().apply(target_->fingerprint(), given);
+  auto program = compileAsGiven(source, options);
+  if (program) {
+    Autotuner::countHits(options, (*program)->tuneKeys());
+    return program;
+  }
+  // Only a code generation failure may be the tuned configs' doing.
+  if (options.tuned.empty() || !given.tuned.empty() || program.error().kind != ErrorKind::Compile)
+    return program;
+  std::fprintf(stderr, "kiln: autotune: the program does not compile with its tuned configs "
+                       "(%s); using the defaults\n", program.error().message.c_str());
+  return compileAsGiven(source, given);
+}
+
+Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view source,
+                                                          const CompileOptions &options) {
   std::lock_guard lock(mutex);
   const std::string &target = target_->fingerprint();
   std::string codegen = options.codegenKey();

@@ -273,7 +273,22 @@ Expected<void> CompileSession::lower(ModuleOp &module, const char *stage,
     auto timer = time(stage);
     PassManager pm(&context);
     build(pm);
-    if (failed(pm.run(module)))
+    // Tuned configs go in as a module attribute, the tune keys the
+    // template passes asked for come out as one (Common/Tuned.h).
+    if (!options.tuned.empty()) {
+      SmallVector<NamedAttribute> tuned;
+      for (const auto &[key, config] : options.tuned)
+        tuned.emplace_back(StringAttr::get(&context, key), StringAttr::get(&context, config));
+      module->setAttr("kiln.tuned", DictionaryAttr::get(&context, tuned));
+    }
+    LogicalResult ran = pm.run(module);
+    if (auto keys = module->getAttrOfType<ArrayAttr>("kiln.tune_keys"))
+      for (auto key : keys.getAsValueRange<StringAttr>())
+        if (!llvm::is_contained(result.tuneKeys, key.str()))
+          result.tuneKeys.push_back(key.str());
+    module->removeAttr("kiln.tuned");
+    module->removeAttr("kiln.tune_keys");
+    if (failed(ran))
       return fail(failure);
   }
   if (stageFile.empty())

@@ -8,6 +8,7 @@
 // memory included), 1 for a runtime failure.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/backend/Autotune.h"
 #include "kiln/backend/CompilerLibrary.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
@@ -34,8 +35,9 @@ constexpr const char *kUsage =
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--cache-stats: at the end, programs compiled, loaded from the disk cache\n"
-    "               (KILN_CACHE_DIR), MLIR contexts created, and whether the\n"
-    "               compiler library (libkiln-compiler.so, MLIR) was loaded\n"
+    "               (KILN_CACHE_DIR), MLIR contexts created, whether the compiler\n"
+    "               library (libkiln-compiler.so, MLIR) was loaded, kernels built\n"
+    "               with a tuned config (KILN_AUTOTUNE) and candidates benchmarked\n"
     "--dump-dir DIR: every stage of the compile under DIR/<key folder>/, as\n"
     "                KILN_DUMP_DIR does (docs/dumps.md; KILN_OVERRIDE_DIR takes\n"
     "                hand-edited stages back)\n";
@@ -289,10 +291,11 @@ int runMain(const Options &o) {
     ~CacheStats() {
       if (o.cacheStats)
         std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s), "
-                    "compiler library %s\n",
+                    "compiler library %s; autotune: %zu tuned kernel(s), %zu benchmark(s)\n",
                     engine.compileCount(), engine.diskCacheHits(),
                     Engine::mlirContextsCreated(),
-                    compilerLibraryLoaded() ? "loaded" : "not loaded");
+                    compilerLibraryLoaded() ? "loaded" : "not loaded",
+                    Autotuner::tunedLookupHits(), Autotuner::benchmarksRun());
     }
   } cacheStats{o, **engine};
 

@@ -13,6 +13,7 @@
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/CPU/MatmulTunables.h"
+#include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,9 +32,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr kiln::CpuMatmulTunables kTiling;
-constexpr int64_t kRows = kTiling.rows; // MR: rows of C per block
 
 struct MatmulOperands {
   Value a, b, c, batch; // batch is null for a plain matmul
@@ -149,7 +147,11 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t batch = batched ? cShape[0] : 1;
     int64_t mSize = cShape[cShape.size() - 2], nSize = cShape.back();
     int64_t kSize = cast<MemRefType>(a.getType()).getShape().back();
-    int64_t rowBlocks = mSize / kRows, leftRows = mSize % kRows;
+    kiln::CpuMatmulTunables tiling;
+    if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CpuMatmulTunables::tuneSpace()))
+      tiling = kiln::CpuMatmulTunables::fromConfig(*tuned);
+    const int64_t rows = tiling.rows; // MR: rows of C per block
+    int64_t rowBlocks = mSize / rows, leftRows = mSize % rows;
     Location loc = op.getLoc();
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
     // Column groups: full blocks of NV vectors, then one block of the
@@ -157,7 +159,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     struct ColumnGroup {
       int64_t start, blocks, vectors;
     };
-    int64_t nv = kTiling.vectorsPerRow(width);
+    int64_t nv = tiling.vectorsPerRow(width);
     SmallVector<ColumnGroup> groups;
     int64_t fullBlocks = nSize / (nv * width);
     if (fullBlocks > 0)
@@ -184,8 +186,8 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
               b, loc, ValueRange{c(0), c(0)}, ValueRange{c(g.blocks), c(rowBlocks)},
               ValueRange{c(1), c(1)}, [&](OpBuilder &pb, Location l, ValueRange ji) {
                 Value i0 = arith::MulIOp::create(
-                    pb, l, ji[1], arith::ConstantIndexOp::create(pb, l, kRows));
-                emitBlock(pb, l, m, i0, blockStart(pb, l, ji[0]), kRows, g.vectors,
+                    pb, l, ji[1], arith::ConstantIndexOp::create(pb, l, rows));
+                emitBlock(pb, l, m, i0, blockStart(pb, l, ji[0]), rows, g.vectors,
                           width, kSize);
               });
         }
@@ -194,7 +196,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
               b, loc, ValueRange{c(0)}, ValueRange{c(g.blocks)}, ValueRange{c(1)},
               [&](OpBuilder &pb, Location l, ValueRange jb) {
                 emitBlock(pb, l, m,
-                          arith::ConstantIndexOp::create(pb, l, rowBlocks * kRows),
+                          arith::ConstantIndexOp::create(pb, l, rowBlocks * rows),
                           blockStart(pb, l, jb[0]), leftRows, g.vectors, width, kSize);
               });
         }

@@ -13,6 +13,7 @@
 #include "CudaMatmul.h"
 #include "kiln/Lowering/CUDA/Passes.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
+#include "kiln/Lowering/Common/Tuned.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -190,7 +191,12 @@ struct KilnCudaTileMatmulPass
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     for (linalg::LinalgOp op : matmuls) {
       bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
-      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, tiling, maxSharedBytes) : tileOnSimtCores(op)))
+      kiln::CudaMmaMatmulTunables kernelTiling = tiling;
+      if (onTensorCores)
+        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
+          kernelTiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
+      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, kernelTiling, maxSharedBytes)
+                               : tileOnSimtCores(op)))
         return signalPassFailure();
     }
   }

@@ -9,6 +9,7 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -166,6 +168,32 @@ void sinkConstants(Operation *deviceOp) {
   }
 }
 
+/// The block size of `loop`'s kernel: its tuned one (key: op
+/// "elementwise", the element type it stores, the elements it writes) or
+/// the pass option.
+int64_t blockSizeOf(ModuleOp module, scf::ParallelOp loop, int64_t fallback) {
+  std::string dtype = "none";
+  int64_t elements = 1; // per iteration: the lanes of a vector store
+  loop.walk([&](Operation *op) {
+    Value stored;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      stored = store.getMemRef();
+    } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+      stored = store.getBase();
+      elements = store.getVectorType().getNumElements();
+    }
+    if (!stored)
+      return WalkResult::advance();
+    dtype = kiln::tuneDtypeName(cast<MemRefType>(stored.getType()).getElementType());
+    return WalkResult::interrupt();
+  });
+  for (Value ub : loop.getUpperBound())
+    elements *= getConstantIntValue(ub).value_or(1);
+  auto tuned = kiln::tunedConfig(module, loop, kiln::GpuMapLoopsTunables::tuneSpace(),
+                                 "elementwise", {dtype}, {elements});
+  return tuned ? kiln::GpuMapLoopsTunables::fromConfig(*tuned).blockSize : fallback;
+}
+
 struct KilnGpuMapLoopsPass
     : kiln::impl::KilnGpuMapLoopsBase<KilnGpuMapLoopsPass> {
   using KilnGpuMapLoopsBase::KilnGpuMapLoopsBase;
@@ -190,7 +218,7 @@ struct KilnGpuMapLoopsPass
       for (scf::ParallelOp loop : loops) {
         loop = normalizedInnermostFirst(loop);
         SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
-        tiles.front() = blockSize;
+        tiles.front() = blockSizeOf(getOperation(), loop, blockSize);
         auto [outer, inner] =
             scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
         int64_t limits[3] = {2147483647, 65535, 65535};

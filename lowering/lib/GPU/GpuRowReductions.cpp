@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -396,8 +397,17 @@ struct KilnGpuRowReductionsPass
           if (!kernel || !kernel->fits(generic)) {
             OpBuilder b(generic);
             SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+            kiln::GpuRowReductionTunables tiling{blockSize, vectorWidth};
+            int64_t rows = 1;
+            for (int64_t r : ArrayRef(ranges).drop_back())
+              rows *= r;
+            Type element = getElementTypeOrSelf(generic->getOperand(0).getType());
+            if (auto tuned = kiln::tunedConfig(
+                    getOperation(), generic, kiln::GpuRowReductionTunables::tuneSpace(),
+                    "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
+              tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
             kernel.emplace(b, generic.getLoc(), ArrayRef(ranges).drop_back(),
-                           blockSize, vectorWidth, hoistRowValues);
+                           tiling.blockSize, tiling.vectorWidth, hoistRowValues);
             // The fill of this reduction's output right before it: stage 1.
             if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
                 kernel->fitsRows(pendingFill)) {

@@ -134,9 +134,10 @@ public:
   /// another library (DLPack exports), once the queued work that writes it
   /// is done: any stream of the device may then use it.
   Expected<uint64_t> dataAddress(const Tensor &tensor);
-  /// Runs a kiln program (its @main) on tensors of this device.
-  Expected<std::vector<Tensor>> run(std::string_view program,
-                                    const std::vector<Tensor> &inputs);
+  /// Runs a kiln program (its @main) on tensors of this device. With
+  /// KILN_AUTOTUNE=on, its kernels without a tune entry are tuned first.
+  Expected<std::vector<Tensor>> run(std::string_view program, const std::vector<Tensor> &inputs,
+                                    const CompileOptions &options = {});
   /// One op: `op` as in the dialect ("kiln.add"), `attrs` as its attribute
   /// dictionary body ("dims = array<i64: 1>"), the result's type given.
   /// kiln.random_uniform and kiln.random_normal given no inputs take the
@@ -188,6 +189,10 @@ public:
 private:
   explicit Backend(std::shared_ptr<DeviceQueue> queue);
   Expected<Tensor> allocate(DType type, std::vector<int64_t> shape);
+  /// The program compiled by the engine; with KILN_AUTOTUNE=on, its
+  /// untuned kernels are tuned (once per process) and it is compiled again.
+  Expected<std::shared_ptr<Program>> compile(std::string_view source,
+                                             const CompileOptions &options = {});
   /// Runs a compiled program on tensors of this device (checked).
   Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
                                        const std::vector<Tensor> &inputs);

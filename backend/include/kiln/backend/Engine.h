@@ -35,6 +35,8 @@ public:
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
   size_t kernelCount() const { return compiled.kernelCount; }
   const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
+  /// The tune keys of its tunable kernels (docs/autotune.md).
+  const std::vector<std::string> &tuneKeys() const { return compiled.tuneKeys; }
   /// Checks `inputs` against the signature (count, dtype, shape; the
   /// shape class where dims are `?`), then runs.
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
@@ -69,6 +71,9 @@ public:
   /// that dump or take overrides (docs/dumps.md) never load from disk and
   /// are kept in memory under keys of their own; a program with overridden
   /// stages never enters the disk cache.
+  /// Unless `options.tuned` is set, the tune files' configs apply
+  /// (Autotuner); a tuned program that does not compile falls back to the
+  /// defaults.
   Expected<std::shared_ptr<Program>> compile(std::string_view source,
                                              const CompileOptions &options = {});
   /// How many programs this engine has compiled (misses of both caches).
@@ -89,6 +94,9 @@ public:
 
 private:
   Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig disk);
+  /// compile() with `options` as they are: no tune table added.
+  Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
+                                                    const CompileOptions &options);
   /// The compiler, loaded (kiln/backend/CompilerLibrary.h) and created
   /// with its MLIR context at first use.
   Expected<Compiler *> compiler();

@@ -53,6 +53,8 @@ struct CompiledProgram {
   /// Hand-edited stages (CompileOptions::overrideDir) went into it: it is
   /// never kept in a kernel cache under its program's key.
   bool overridden = false;
+  /// The tune keys of its tunable kernels (docs/autotune.md).
+  std::vector<std::string> tuneKeys;
 };
 
 /// For the host CPU: a relocatable object with `_kiln_entry`.
@@ -117,11 +119,23 @@ struct CompileOptions {
   /// mantissa), as torch's allow_tf32.
   bool tf32 = false;
   VulkanTarget vulkan;
+  /// Tuned configurations by tune key text (TuneDatabase::table): a kernel
+  /// whose key is here is built with that config, others with defaults.
+  TuneTable tuned;
 
-  /// The options that change generated code, for kernel cache keys.
+  /// The options that change generated code, for kernel cache keys: the
+  /// tune table by a digest of its text, so that a program is never served
+  /// with other configs than the tune files say.
   std::string codegenKey() const {
+    std::string tune;
+    if (!tuned.empty()) {
+      std::string table;
+      for (const auto &[key, config] : tuned)
+        table += key + "=" + config + ";";
+      tune = ",tune=" + stableHash(table);
+    }
     return "threads=" + std::to_string(numThreads) + ",mma=" + mma.key() +
-           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin");
+           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin") + tune;
   }
 };
 

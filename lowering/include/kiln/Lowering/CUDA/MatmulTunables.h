@@ -8,6 +8,8 @@
 #ifndef KILN_LOWERING_CUDA_MATMULTUNABLES_H
 #define KILN_LOWERING_CUDA_MATMULTUNABLES_H
 
+#include "kiln/runtime/common/Tuning.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -39,6 +41,16 @@ struct CudaMmaMatmulTunables {
   /// sweep, the portable tiling last.
   static constexpr std::array<CudaMmaMatmulTunables, 6> candidates() {
     return {{{}, {128, 4, 128}, {128, 4, 64}, {128, 3, 128}, {256, 3, 64}, portable()}};
+  }
+  /// The same for the tune files (docs/autotune.md).
+  static TuneSpace tuneSpace() {
+    TuneSpace space{"cuda.matmul.mma", {"tile_n", "stages", "step_bytes"}, {}};
+    for (const CudaMmaMatmulTunables &c : candidates())
+      space.candidates.push_back({c.tileN, c.stages, c.stepBytes});
+    return space;
+  }
+  static CudaMmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
+    return {v.at(0), v.at(1), v.at(2)};
   }
 };
 

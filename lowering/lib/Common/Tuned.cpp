@@ -1,0 +1,73 @@
+//===- Tuned.cpp - a kernel's tuned configuration, from the module -------===//
+#include "kiln/Lowering/Common/Tuned.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::string tuneDtypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+std::optional<std::vector<int64_t>> tunedConfig(ModuleOp module, Operation *op,
+                                                const TuneSpace &space, std::string kind,
+                                                std::vector<std::string> dtypes,
+                                                llvm::ArrayRef<int64_t> shape) {
+  TuneKey key{space.name, space.hash(), std::move(kind), std::move(dtypes), {}};
+  for (int64_t d : shape)
+    key.shape.push_back(anchorToPowerOfTwo(d));
+  std::string text = key.text();
+  MLIRContext *ctx = module.getContext();
+  SmallVector<Attribute> used;
+  if (auto list = module->getAttrOfType<ArrayAttr>("kiln.tune_keys"))
+    used.assign(list.begin(), list.end());
+  auto textAttr = StringAttr::get(ctx, text);
+  if (!llvm::is_contained(used, textAttr)) {
+    used.push_back(textAttr);
+    module->setAttr("kiln.tune_keys", ArrayAttr::get(ctx, used));
+  }
+  auto tuned = module->getAttrOfType<DictionaryAttr>("kiln.tuned");
+  auto config = tuned ? tuned.getAs<StringAttr>(text) : StringAttr();
+  if (!config)
+    return std::nullopt;
+  auto values = space.parseConfig(config.getValue());
+  if (!values)
+    op->emitWarning() << "tuned config '" << config.getValue() << "' of " << text
+                      << " is not one of " << space.name << "'s candidates; using the default";
+  return values;
+}
+
+std::optional<std::vector<int64_t>> tunedMatmulConfig(linalg::LinalgOp op,
+                                                      const TuneSpace &space, bool tf32) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  bool batched = isa<linalg::BatchMatmulOp>(op);
+  auto cShape = c.getShape();
+  SmallVector<int64_t> shape;
+  if (batched)
+    shape.push_back(cShape[0]);
+  shape.append({cShape[cShape.size() - 2], cShape.back(), a.getShape().back()});
+  // "tf32" names the inputs' precision, which no MLIR type says.
+  auto input = [&](MemRefType t) {
+    return tf32 && t.getElementType().isF32() ? std::string("tf32")
+                                              : tuneDtypeName(t.getElementType());
+  };
+  auto module = op->getParentOfType<ModuleOp>();
+  while (auto outer = module->getParentOfType<ModuleOp>())
+    module = outer;
+  return tunedConfig(module, op, space, batched ? "batch_matmul" : "matmul",
+                     {input(a), input(b), tuneDtypeName(c.getElementType())}, shape);
+}
+
+} // namespace kiln

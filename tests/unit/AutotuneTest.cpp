@@ -1,0 +1,233 @@
+//===- AutotuneTest.cpp - tune files, tune keys and the tuner -------------===//
+#include "kiln/Lowering/TuneSpaces.h"
+#include "kiln/backend/Autotune.h"
+#include "kiln/backend/Backend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <unistd.h>
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+TuneEntry entryFor(const TuneSpace &space, std::vector<int64_t> shape, size_t bestIndex) {
+  TuneEntry e{{space.name, space.hash(), "matmul", {"f32", "f32", "f32"}, std::move(shape)},
+              space.params, space.candidates.at(bestIndex), {}};
+  for (size_t i = 0; i < space.candidates.size(); ++i)
+    e.timings.push_back({space.candidates[i], 1.0 + double(i), 0.01});
+  return e;
+}
+
+fs::path freshDirectory(const std::string &name) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("kiln-autotune-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void writeText(const fs::path &file, const std::string &text) { std::ofstream(file) << text; }
+
+/// Leaves the process's tuner as the unit tests expect it: cached, no files.
+struct TunerReset {
+  ~TunerReset() { Autotuner::instance().configure({}); }
+};
+
+TEST(Autotune, AnchorsShapesToPowersOfTwo) {
+  EXPECT_EQ(anchorToPowerOfTwo(1), 1);
+  EXPECT_EQ(anchorToPowerOfTwo(1000), 1024);
+  EXPECT_EQ(anchorToPowerOfTwo(3000), 4096); // log2 3000 = 11.55
+  EXPECT_EQ(anchorToPowerOfTwo(257), 256);
+  EXPECT_EQ(anchorToPowerOfTwo(4096), 4096);
+}
+
+TEST(Autotune, KeyTextRoundTrips) {
+  TuneKey key{"cuda.matmul.mma", "0123456789abcdef", "matmul", {"bf16", "bf16", "f32"},
+              {8192, 8192, 8192}};
+  EXPECT_EQ(key.text(), "cuda.matmul.mma@0123456789abcdef:matmul:bf16,bf16,f32:8192x8192x8192");
+  EXPECT_EQ(TuneKey::parse(key.text()), key);
+  EXPECT_FALSE(TuneKey::parse("no-template:matmul:f32"));
+}
+
+TEST(Autotune, EveryTemplateDeclaresItsDefaultFirst) {
+  for (const TuneSpace &s : kernelTuneSpaces()) {
+    ASSERT_FALSE(s.candidates.empty()) << s.name;
+    for (const auto &c : s.candidates)
+      EXPECT_EQ(c.size(), s.params.size()) << s.name;
+    EXPECT_EQ(s.hash().size(), 16u);
+  }
+  EXPECT_EQ(CudaMmaMatmulTunables::tuneSpace().candidates.front(),
+            (std::vector<int64_t>{256, 2, 128}));
+  EXPECT_EQ(CpuMatmulTunables::fromConfig(CpuMatmulTunables::tuneSpace().candidates.front()).rows,
+            CpuMatmulTunables{}.rows);
+}
+
+TEST(Autotune, DatabaseRoundTripsThroughJson) {
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  TuneDatabase db("cpu-test");
+  db.builtBy = "build-1";
+  db.insert(entryFor(space, {64, 64, 64}, 1));
+  auto back = TuneDatabase::parse(db.toJson(), "t.json");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->device(), "cpu-test");
+  ASSERT_EQ(back->entries().size(), 1u);
+  EXPECT_EQ(back->entries()[0].best, space.candidates[1]);
+  EXPECT_EQ(back->entries()[0].timings.size(), space.candidates.size());
+  EXPECT_NE(db.toJson().find("\"best\":{\"rows\":4,\"vectors_per_row\":0}"), std::string::npos)
+      << db.toJson();
+  TuneTable table = back->table({space});
+  EXPECT_EQ(table.at(back->entries()[0].key.text()), TuneSpace::configText(space.candidates[1]));
+}
+
+TEST(Autotune, ChangedCandidateListInvalidatesEntries) {
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  TuneDatabase db("cpu-test");
+  db.insert(entryFor(space, {64, 64, 64}, 1));
+  TuneSpace changed = space;
+  changed.candidates.push_back({2, 2});
+  ASSERT_NE(changed.hash(), space.hash());
+  EXPECT_TRUE(db.table({changed}).empty());
+  EXPECT_EQ(db.table({space}).size(), 1u);
+}
+
+TEST(Autotune, SyntaxErrorNamesFileAndLine) {
+  std::string text = "{\"format\": 1,\n \"device\": \"cpu-test\",\n \"entries\": [,]}\n";
+  auto db = TuneDatabase::parse(text, "broken.json");
+  ASSERT_FALSE(db);
+  EXPECT_EQ(db.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(db.error().message.find("broken.json:3:"), std::string::npos) << db.error().message;
+}
+
+TEST(Autotune, HandBrokenEntryNamesFileAndLine) {
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  TuneDatabase db("cpu-test");
+  db.insert(entryFor(space, {64, 64, 64}, 0));
+  db.insert(entryFor(space, {128, 128, 128}, 0));
+  std::string text = db.toJson();
+  // The second entry (line 4 of the file) loses its "best".
+  size_t second = text.find("\"template\"", text.find("\"template\"") + 1);
+  size_t best = text.find("\"best\"", second);
+  text.replace(best, 6, "\"bust\"");
+  auto back = TuneDatabase::parse(text, "hand.json");
+  ASSERT_FALSE(back);
+  EXPECT_NE(back.error().message.find("hand.json:4: bad tune file: entry #1: \"best\" is missing"),
+            std::string::npos)
+      << back.error().message;
+}
+
+TEST(Autotune, WriteMergesWithWhatAnotherWriterWrote) {
+  TunerReset reset;
+  fs::path dir = freshDirectory("merge");
+  fs::path file = dir / "cpu-test.json";
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  TuneDatabase first("cpu-test"), second("cpu-test");
+  first.insert(entryFor(space, {64, 64, 64}, 1));
+  second.insert(entryFor(space, {128, 128, 128}, 2));
+  ASSERT_TRUE(first.write(file));
+  ASSERT_TRUE(second.write(file)); // knows nothing of `first`'s entry
+  auto both = TuneDatabase::read(file);
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(both->entries().size(), 2u);
+  for (const auto &entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+  fs::remove_all(dir);
+}
+
+constexpr const char *kMatmul = R"(func.func @main(%a: tensor<24x40xf32>, %b: tensor<40x48xf32>) -> tensor<24x48xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<24x40xf32>, tensor<40x48xf32>) -> tensor<24x48xf32>
+  return %0 : tensor<24x48xf32>
+})";
+
+std::vector<float> runMatmul(Backend &backend, const CompileOptions &options = {}) {
+  HostTensor a(DType::F32, {24, 40}), b(DType::F32, {40, 48});
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    a.as<float>()[i] = float(i % 7) - 3;
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    b.as<float>()[i] = float(i % 5) - 2;
+  auto ta = backend.upload(a), tb = backend.upload(b);
+  EXPECT_TRUE(ta && tb);
+  auto out = backend.run(kMatmul, {*ta, *tb}, options);
+  EXPECT_TRUE(out) << out.error().message;
+  auto host = backend.download(out->front());
+  EXPECT_TRUE(host);
+  return std::vector<float>(host->as<float>(), host->as<float>() + host->numElements());
+}
+
+TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
+  TunerReset reset;
+  auto backend = Backend::create({DeviceType::Cpu, 0});
+  ASSERT_TRUE(backend);
+  std::unique_ptr<Compiler> compiler = createCompiler();
+  auto plain = compiler->compileForCpu(kMatmul, {});
+  ASSERT_TRUE(plain) << plain.error().message;
+  ASSERT_EQ(plain->tuneKeys.size(), 1u);
+  const std::string &key = plain->tuneKeys[0];
+  EXPECT_EQ(key.rfind("cpu.matmul@" + CpuMatmulTunables::tuneSpace().hash() +
+                          ":matmul:f32,f32,f32:32x64x32", 0),
+            0u)
+      << key;
+  CompileOptions forced;
+  forced.tuned[key] = "4x3";
+  auto tuned = compiler->compileForCpu(kMatmul, forced);
+  ASSERT_TRUE(tuned) << tuned.error().message;
+  EXPECT_NE(plain->object, tuned->object);
+  EXPECT_NE(CompileOptions{}.codegenKey(), forced.codegenKey());
+  EXPECT_EQ(runMatmul(**backend), runMatmul(**backend, forced));
+}
+
+TEST(Autotune, OnTunesOnceThenReusesAndCachedNeverBenchmarks) {
+  TunerReset reset;
+  fs::path dir = freshDirectory("on");
+  AutotuneConfig config;
+  config.mode = AutotuneMode::On;
+  config.budgetMs = 50;
+  config.directory = dir;
+  Autotuner::instance().configure(config);
+  auto backend = Backend::create({DeviceType::Cpu, 0});
+  ASSERT_TRUE(backend);
+  std::vector<float> expected = runMatmul(**backend, {.tuned = {{"none", "none"}}});
+  size_t before = Autotuner::benchmarksRun();
+  EXPECT_EQ(runMatmul(**backend), expected);
+  EXPECT_GE(Autotuner::benchmarksRun(), before + 1);
+  fs::path file = tuneFileOf(dir, (*backend)->kernels().target().fingerprint());
+  auto written = TuneDatabase::read(file);
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_EQ(written->entries().size(), 1u);
+  size_t tuned = Autotuner::benchmarksRun();
+  EXPECT_EQ(runMatmul(**backend), expected);
+  EXPECT_EQ(Autotuner::benchmarksRun(), tuned);
+
+  // A fresh process (configure forgets what was loaded) in the default
+  // mode reads the file and benchmarks nothing.
+  config.mode = AutotuneMode::Cached;
+  Autotuner::instance().configure(config);
+  auto fresh = Backend::create({DeviceType::Cpu, 0});
+  ASSERT_TRUE(fresh);
+  size_t hits = Autotuner::tunedLookupHits();
+  EXPECT_EQ(runMatmul(**fresh), expected);
+  EXPECT_EQ(Autotuner::benchmarksRun(), tuned);
+  EXPECT_EQ(Autotuner::tunedLookupHits(), hits + 1);
+  fs::remove_all(dir);
+}
+
+TEST(Autotune, BrokenTuneFileIsReportedAndDefaultsRun) {
+  TunerReset reset;
+  fs::path dir = freshDirectory("broken");
+  writeText(dir / "shipped.json", "{\"format\": 1, \"device\": \"x\",\n \"entries\": [}\n");
+  AutotuneConfig config;
+  config.shippedFiles = {dir / "shipped.json"};
+  Autotuner::instance().configure(config);
+  auto backend = Backend::create({DeviceType::Cpu, 0});
+  ASSERT_TRUE(backend);
+  testing::internal::CaptureStderr();
+  std::vector<float> result = runMatmul(**backend);
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find((dir / "shipped.json").string() + ":2:"), std::string::npos) << log;
+  EXPECT_EQ(result, runMatmul(**backend, {.tuned = {{"none", "none"}}}));
+  fs::remove_all(dir);
+}
+
+} // namespace
