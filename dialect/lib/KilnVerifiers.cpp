@@ -1005,7 +1005,7 @@ LogicalResult AttentionOp::verify() {
     SmallVector<int64_t> scores(batch);
     scores.append({lq, lk});
     auto shape = broadcastShapes({m.getShape(), scores});
-    if (m.getRank() > rank || !shape || ArrayRef<int64_t>(*shape) != scores)
+    if (m.getRank() > rank || !shape || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(scores))
       return emitOpError() << "mask " << shapeString(m.getShape())
                            << " does not broadcast to the scores "
                            << shapeString(scores);
