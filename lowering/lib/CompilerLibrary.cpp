@@ -2,7 +2,9 @@
 #include "kiln/Lowering/CompilerLibrary.h"
 #include "kiln/BuildId.h"
 
-extern "C" __attribute__((visibility("default"))) const kiln::CompilerLibraryApi *
+// Returns `const void *`, the type its loader calls it as
+// (runtime/common/KilnLibrary.h).
+extern "C" __attribute__((visibility("default"))) const void *
 kiln_compiler_library() {
   static constexpr kiln::CompilerLibraryApi api{kiln::kBuildId, kiln::createCompiler,
                                                 kiln::checkTypedOp};

@@ -142,7 +142,9 @@ Expected<void (*)(void **, const int64_t *)> load(std::string_view object) {
 } // namespace
 } // namespace kiln
 
-extern "C" __attribute__((visibility("default"))) const kiln::CpuJitApi *
+// Returns `const void *`, the type its loader calls it as
+// (runtime/common/KilnLibrary.h).
+extern "C" __attribute__((visibility("default"))) const void *
 kiln_cpu_jit_library() {
   static constexpr kiln::CpuJitApi api{kiln::kBuildId, kiln::hostFingerprint, kiln::load,
                                        kiln::loadedObjectCount};

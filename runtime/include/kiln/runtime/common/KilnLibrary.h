@@ -4,8 +4,8 @@
 // loaded at first use: the compiler (libkiln-compiler.so, with MLIR) and
 // the CPU JIT (libkiln-cpu-jit.so, with LLVM). A process served by the
 // disk cache loads no MLIR, and one that uses no CPU device no LLVM.
-// Each library exports one C function that returns its table, whose first
-// member is the kiln build id it was built with.
+// Each library exports one C function, `const void *NAME()`, that returns
+// its table, whose first member is the kiln build id it was built with.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_COMMON_KILNLIBRARY_H
