@@ -170,6 +170,10 @@ Expected<TuneDatabase> TuneDatabase::parse(std::string_view text, const std::str
       if (auto at = what.find("syntax error"); at != std::string::npos)
         what = what.substr(at);
       return where.error(line, "not JSON: " + what);
+    } catch (const json::exception &e) {
+      // A number too large for any JSON number type (out_of_range.406)
+      // fails without a byte offset.
+      return where.error(1, std::string("not JSON: ") + e.what());
     }
     return where.error(1, "not JSON");
   }
