@@ -37,6 +37,7 @@ struct Graph::Recording {
   std::vector<Launch> launches;
   std::vector<std::shared_ptr<TensorStorage>> buffers; // kept where captured
   std::shared_ptr<void> deviceGraph;                   // CUDA graph, if any
+  std::vector<std::function<Expected<void>()>> afterReplay;
 };
 
 size_t Graph::launchCount() const { return recording ? recording->launches.size() : 0; }
@@ -607,12 +608,28 @@ Expected<void> Backend::graphReplay(const Graph &graph) {
     return std::unexpected(notWhileCapturing("graph_replay"));
   if (auto ok = checkUsable(); !ok)
     return ok;
-  if (graph.recording->deviceGraph)
-    return queue->replay(graph.recording->deviceGraph.get());
-  for (const auto &launch : graph.recording->launches)
-    if (auto ok = queue->launch(*launch.program, launch.buffers); !ok)
+  if (graph.recording->deviceGraph) {
+    if (auto ok = queue->replay(graph.recording->deviceGraph.get()); !ok)
+      return ok;
+  } else {
+    for (const auto &launch : graph.recording->launches)
+      if (auto ok = queue->launch(*launch.program, launch.buffers); !ok)
+        return ok;
+  }
+  for (const auto &hook : graph.recording->afterReplay)
+    if (auto ok = hook(); !ok)
       return ok;
   return {};
+}
+
+uint64_t Backend::collectiveAddress(const Tensor &tensor) {
+  if (capturing)
+    capturing->buffers.push_back(tensor.storage);
+  return tensor.storage->allocation.address;
+}
+
+void Backend::afterEachReplay(std::function<Expected<void>()> hook) {
+  capturing->afterReplay.push_back(std::move(hook));
 }
 
 void Backend::memoryCleanup() { queue->pool().cleanup(); }

@@ -3,6 +3,7 @@
 #include "kiln/runtime/common/CopyBytes.h"
 
 #include "kiln/backend/Backend.h"
+#include "kiln/backend/Distributed.h"
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +16,9 @@ struct kiln_tensor {
 };
 struct kiln_graph {
   kiln::Graph graph;
+};
+struct kiln_communicator {
+  std::unique_ptr<kiln::Communicator> communicator;
 };
 
 namespace {
@@ -78,6 +82,28 @@ ElementType toElementType(kiln_dtype d) {
       ElementType::U8,  ElementType::U16, ElementType::U32, ElementType::U64,
       ElementType::Bool};
   return map[d];
+}
+
+/// A C backend as the shared one a communicator holds: it does not own it
+/// (kiln.h: the backend outlives its communicators).
+std::shared_ptr<Backend> borrowed(kiln_backend *backend) {
+  return std::shared_ptr<Backend>(backend->backend.get(), [](Backend *) {});
+}
+
+std::optional<std::chrono::milliseconds> timeoutOf(int64_t ms) {
+  if (ms == 0)
+    return std::nullopt;
+  return std::chrono::milliseconds(ms);
+}
+
+bool validReduceOp(kiln_reduce_op op) { return op >= KILN_REDUCE_SUM && op <= KILN_REDUCE_AVG; }
+static_assert(static_cast<int>(ReduceOp::Avg) == KILN_REDUCE_AVG, "kiln_reduce_op follows ReduceOp");
+
+kiln_status setResult(Expected<Tensor> tensor, kiln_tensor **result) {
+  if (!tensor)
+    return fromError(tensor.error());
+  *result = new kiln_tensor{std::move(*tensor)};
+  return ok();
 }
 
 std::vector<Tensor> tensorsOf(kiln_tensor *const *inputs, size_t count) {
@@ -415,6 +441,173 @@ kiln_status kiln_dtype_usage(kiln_backend *backend, kiln_dtype dtype, unsigned *
              (set.contains(DTypeUsage::Arithmetic) ? KILN_USAGE_ARITHMETIC : 0) |
              (set.contains(DTypeUsage::Accelerated) ? KILN_USAGE_ACCELERATED : 0);
     return ok();
+  });
+}
+
+kiln_status kiln_nccl_info(int *device_count, int *version, char *reason, size_t size) {
+  return guarded(__func__, [&] {
+    if (!device_count || !version || (reason && size == 0))
+      return invalid(__func__, "NULL device_count or version, or a reason of size 0");
+    *device_count = communicatorDeviceCount();
+    *version = ncclStatus().version;
+    if (reason) {
+      std::string text = communicatorUnavailableReason();
+      size_t n = std::min(text.size(), size - 1);
+      std::memcpy(reason, text.data(), n);
+      reason[n] = '\0';
+    }
+    return ok();
+  });
+}
+
+kiln_status kiln_nccl_unique_id(uint8_t id[KILN_NCCL_UNIQUE_ID_BYTES]) {
+  return guarded(__func__, [&] {
+    if (!id)
+      return invalid(__func__, "id must not be NULL");
+    auto created = NcclUniqueId::create();
+    if (!created)
+      return fromError(created.error());
+    std::memcpy(id, created->bytes.data(), NcclUniqueId::kBytes);
+    return ok();
+  });
+}
+
+kiln_status kiln_communicator_create(kiln_backend *backend,
+                                     const uint8_t id[KILN_NCCL_UNIQUE_ID_BYTES], int rank,
+                                     int size, int64_t timeout_ms, kiln_communicator **comm) {
+  return guarded(__func__, [&] {
+    if (!backend || !id || !comm || timeout_ms < 0)
+      return invalid(__func__, "NULL backend, id or comm, or a negative timeout");
+    auto uniqueId = NcclUniqueId::fromBytes({id, NcclUniqueId::kBytes});
+    if (!uniqueId)
+      return fromError(uniqueId.error());
+    auto created = Communicator::create(borrowed(backend), *uniqueId, rank, size,
+                                        timeoutOf(timeout_ms));
+    if (!created)
+      return fromError(created.error());
+    *comm = new kiln_communicator{std::move(*created)};
+    return ok();
+  });
+}
+
+kiln_status kiln_communicator_create_local(kiln_backend *const *backends, size_t count,
+                                           int64_t timeout_ms, kiln_communicator **comms) {
+  return guarded(__func__, [&] {
+    if (!backends || !comms || count == 0 || timeout_ms < 0)
+      return invalid(__func__, "NULL backends or comms, no backends, or a negative timeout");
+    std::vector<std::shared_ptr<Backend>> shared;
+    for (size_t i = 0; i < count; ++i) {
+      if (!backends[i])
+        return invalid(__func__, "a NULL backend");
+      shared.push_back(borrowed(backends[i]));
+    }
+    auto created = Communicator::createLocal(std::move(shared), timeoutOf(timeout_ms));
+    if (!created)
+      return fromError(created.error());
+    for (size_t i = 0; i < count; ++i)
+      comms[i] = new kiln_communicator{std::move((*created)[i])};
+    return ok();
+  });
+}
+
+void kiln_communicator_destroy(kiln_communicator *comm) { delete comm; }
+
+kiln_status kiln_communicator_info(const kiln_communicator *comm, int *rank, int *size,
+                                   uint64_t *sequence) {
+  return guarded(__func__, [&] {
+    if (!comm)
+      return invalid(__func__, "comm must not be NULL");
+    if (rank)
+      *rank = comm->communicator->rank();
+    if (size)
+      *size = comm->communicator->size();
+    if (sequence)
+      *sequence = comm->communicator->sequence();
+    return ok();
+  });
+}
+
+kiln_status kiln_communicator_abort(kiln_communicator *comm) {
+  return guarded(__func__, [&] {
+    if (!comm)
+      return invalid(__func__, "comm must not be NULL");
+    comm->communicator->abort();
+    return ok();
+  });
+}
+
+kiln_status kiln_all_reduce(kiln_communicator *comm, kiln_tensor *x, kiln_reduce_op op,
+                            kiln_tensor **result) {
+  return guarded(__func__, [&] {
+    if (!comm || !x || !validReduceOp(op))
+      return invalid(__func__, "NULL comm or x, or an unknown reduce op");
+    auto reduceOp = static_cast<ReduceOp>(op);
+    if (!result)
+      return check(comm->communicator->allReduceInPlace(x->tensor, reduceOp));
+    return setResult(comm->communicator->allReduce(x->tensor, reduceOp), result);
+  });
+}
+
+kiln_status kiln_all_gather(kiln_communicator *comm, const kiln_tensor *x, kiln_tensor **result) {
+  return guarded(__func__, [&] {
+    if (!comm || !x || !result)
+      return invalid(__func__, "NULL comm, x or result");
+    return setResult(comm->communicator->allGather(x->tensor), result);
+  });
+}
+
+kiln_status kiln_reduce_scatter(kiln_communicator *comm, const kiln_tensor *x,
+                                kiln_reduce_op op, kiln_tensor **result) {
+  return guarded(__func__, [&] {
+    if (!comm || !x || !result || !validReduceOp(op))
+      return invalid(__func__, "NULL comm, x or result, or an unknown reduce op");
+    return setResult(comm->communicator->reduceScatter(x->tensor, static_cast<ReduceOp>(op)),
+                     result);
+  });
+}
+
+kiln_status kiln_broadcast(kiln_communicator *comm, const kiln_tensor *x, int root,
+                           kiln_tensor **result) {
+  return guarded(__func__, [&] {
+    if (!comm || !x || !result)
+      return invalid(__func__, "NULL comm, x or result");
+    return setResult(comm->communicator->broadcast(x->tensor, root), result);
+  });
+}
+
+kiln_status kiln_send(kiln_communicator *comm, const kiln_tensor *x, int peer) {
+  return guarded(__func__, [&] {
+    if (!comm || !x)
+      return invalid(__func__, "NULL comm or x");
+    return check(comm->communicator->send(x->tensor, peer));
+  });
+}
+
+kiln_status kiln_recv(kiln_communicator *comm, kiln_dtype dtype, const int64_t *shape,
+                      size_t rank, int peer, kiln_tensor **result) {
+  return guarded(__func__, [&] {
+    if (!comm || !result || (rank && !shape) || !validDtype(dtype))
+      return invalid(__func__, "NULL comm, shape or result, or an unknown dtype");
+    return setResult(comm->communicator->recv(toDType(dtype),
+                                              std::vector<int64_t>(shape, shape + rank), peer),
+                     result);
+  });
+}
+
+kiln_status kiln_group(kiln_status (*calls)(void *context), void *context) {
+  return guarded(__func__, [&] {
+    if (!calls)
+      return invalid(__func__, "calls must not be NULL");
+    kiln_status inner = ok();
+    std::string innerMessage;
+    auto grouped = Communicator::group([&]() -> Expected<void> {
+      inner = calls(context);
+      innerMessage = inner.message ? inner.message : "";
+      return {};
+    });
+    if (inner.code != KILN_OK)
+      return status(inner.code, innerMessage);
+    return check(grouped);
   });
 }
 

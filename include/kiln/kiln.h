@@ -131,6 +131,55 @@ enum { KILN_USAGE_STORAGE = 1, KILN_USAGE_ARITHMETIC = 2, KILN_USAGE_ACCELERATED
 kiln_status kiln_supports_dtype(kiln_backend *backend, kiln_dtype dtype, int *supported);
 kiln_status kiln_dtype_usage(kiln_backend *backend, kiln_dtype dtype, unsigned *usage);
 
+/* Collectives across CUDA devices through NCCL (docs/multi-gpu.md), on
+ * tensors of a CUDA backend, queued on its device's stream. A collective
+ * that does not complete within the communicator's timeout (timeout_ms, or
+ * KILN_NCCL_TIMEOUT_MS when 0; default 5 minutes) is aborted: its
+ * communicator and device are then KILN_DEVICE_POISONED, with a message
+ * naming the op, its sequence number and the ranks that did not arrive. */
+typedef struct kiln_communicator kiln_communicator;
+typedef enum kiln_reduce_op {
+  KILN_REDUCE_SUM, KILN_REDUCE_PROD, KILN_REDUCE_MAX, KILN_REDUCE_MIN, KILN_REDUCE_AVG,
+} kiln_reduce_op;
+enum { KILN_NCCL_UNIQUE_ID_BYTES = 128 };
+/* CUDA devices a communicator can use (0 without NCCL or a GPU: not an
+ * error), NCCL's version code (22703 for 2.27.3; 0 without NCCL) and why
+ * there are none ("" otherwise) in `reason` (NULL: not wanted), truncated
+ * to `size` bytes with the NUL. */
+kiln_status kiln_nccl_info(int *device_count, int *version, char *reason, size_t size);
+/* A fresh communicator id for every rank's create (ncclGetUniqueId). */
+kiln_status kiln_nccl_unique_id(uint8_t id[KILN_NCCL_UNIQUE_ID_BYTES]);
+/* Rank `rank` of `size` on the backend's CUDA device (one process per GPU);
+ * the backend must outlive the communicator. */
+kiln_status kiln_communicator_create(kiln_backend *backend,
+                                     const uint8_t id[KILN_NCCL_UNIQUE_ID_BYTES], int rank,
+                                     int size, int64_t timeout_ms, kiln_communicator **comm);
+/* One communicator over `count` backends' devices driven by this process:
+ * comms[i] is rank i. Issue each rank's collectives in one kiln_group. */
+kiln_status kiln_communicator_create_local(kiln_backend *const *backends, size_t count,
+                                           int64_t timeout_ms, kiln_communicator **comms);
+void kiln_communicator_destroy(kiln_communicator *comm);
+/* rank, size and the last collective's sequence number (any may be NULL). */
+kiln_status kiln_communicator_info(const kiln_communicator *comm, int *rank, int *size,
+                                   uint64_t *sequence);
+kiln_status kiln_communicator_abort(kiln_communicator *comm);
+/* `result` NULL: in place. */
+kiln_status kiln_all_reduce(kiln_communicator *comm, kiln_tensor *x, kiln_reduce_op op,
+                            kiln_tensor **result);
+/* The ranks' tensors concatenated along dim 0. */
+kiln_status kiln_all_gather(kiln_communicator *comm, const kiln_tensor *x, kiln_tensor **result);
+/* The reduction split along dim 0 (a multiple of the size): part `rank`. */
+kiln_status kiln_reduce_scatter(kiln_communicator *comm, const kiln_tensor *x,
+                                kiln_reduce_op op, kiln_tensor **result);
+kiln_status kiln_broadcast(kiln_communicator *comm, const kiln_tensor *x, int root,
+                           kiln_tensor **result);
+kiln_status kiln_send(kiln_communicator *comm, const kiln_tensor *x, int peer);
+kiln_status kiln_recv(kiln_communicator *comm, kiln_dtype dtype, const int64_t *shape,
+                      size_t rank, int peer, kiln_tensor **result);
+/* Runs `calls(context)` as one NCCL group (send/recv pairs, the ranks of a
+ * local communicator); its status is returned when not KILN_OK. */
+kiln_status kiln_group(kiln_status (*calls)(void *context), void *context);
+
 #ifdef __cplusplus
 }
 #endif

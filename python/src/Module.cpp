@@ -309,4 +309,5 @@ PYBIND11_MODULE(_kiln, m) {
   bindBackend(m);
   bindOps(m);
   bindDLPack(m, tensor);
+  bindDistributed(m);
 }

@@ -29,6 +29,9 @@ DType dtypeFromNumpyName(std::string_view name);
 std::shared_ptr<Backend> backendOf(const DeviceId &device);
 std::shared_ptr<Backend> backendOf(std::string_view device);
 
+/// kiln.distributed's communicators and collectives (Distributed.cpp).
+void bindDistributed(pybind11::module_ &m);
+
 /// __dlpack__, __dlpack_device__ and from_dlpack (DLPack.cpp).
 void bindDLPack(pybind11::module_ &m, pybind11::class_<Tensor> &tensor);
 

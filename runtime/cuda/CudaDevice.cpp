@@ -4,6 +4,7 @@
 #include "cuda/CudaDriverTypes.h"
 
 #include <dlfcn.h>
+#include <mutex>
 
 namespace kiln {
 
@@ -154,17 +155,26 @@ Expected<void> CudaDevice::check(int result, const char *what) {
 }
 
 namespace {
-std::unexpected<Error> poisonedError(int ordinal) {
+std::unexpected<Error> poisonedError(int ordinal, const std::string &reason) {
   return makeError(ErrorKind::DevicePoisoned,
-                   "cuda:" + std::to_string(ordinal) +
-                       " is poisoned by an earlier kernel fault; recreate it");
+                   "cuda:" + std::to_string(ordinal) + " is poisoned by " +
+                       (reason.empty() ? "an earlier kernel fault" : reason) + "; recreate it");
 }
 } // namespace
 
 #define KILN_CUDA_PRELUDE                                                      \
   if (isPoisoned)                                                              \
-    return poisonedError(ordinal);                                             \
+    return poisonedError(ordinal, poisonReason);                               \
   driver.ctxSetCurrent(context)
+
+void CudaDevice::poison(std::string reason) {
+  static std::mutex mutex; // two watchdogs may poison at once
+  std::lock_guard lock(mutex);
+  if (isPoisoned)
+    return; // the first reason stays
+  poisonReason = std::move(reason);
+  isPoisoned = true;
+}
 
 Expected<void *> CudaDevice::loadModule(std::string_view image) {
   KILN_CUDA_PRELUDE;
@@ -286,7 +296,17 @@ Expected<void> CudaDevice::freePinned(void *pointer) {
 
 Expected<void> CudaDevice::sync() {
   KILN_CUDA_PRELUDE;
-  return check(driver.streamSynchronize(stream), "cuStreamSynchronize");
+  if (auto ok = check(driver.streamSynchronize(stream), "cuStreamSynchronize"); !ok)
+    return ok;
+  // Poisoned while waiting (a collective aborted by its watchdog).
+  if (isPoisoned)
+    return poisonedError(ordinal, poisonReason);
+  return {};
+}
+
+Expected<void *> CudaDevice::currentStream() {
+  KILN_CUDA_PRELUDE;
+  return stream;
 }
 
 Expected<void *> CudaDevice::recordEvent() {
@@ -314,6 +334,16 @@ Expected<double> CudaDevice::elapsedMs(void *start, void *end) {
 void CudaDevice::destroyEvent(void *event) {
   driver.ctxSetCurrent(context);
   driver.eventDestroy(event);
+}
+
+Expected<bool> CudaDevice::eventDone(void *event) {
+  KILN_CUDA_PRELUDE;
+  CUresult r = driver.eventQuery(event);
+  if (r == CUDA_ERROR_NOT_READY)
+    return false;
+  if (auto ok = check(r, "cuEventQuery"); !ok)
+    return std::unexpected(ok.error());
+  return true;
 }
 
 Expected<void> CudaDevice::beginCapture() {

@@ -206,6 +206,75 @@ static void ownership(const char *device) {
   kiln_backend_destroy(cpu);
 }
 
+/* Communicators: without NCCL or a GPU, none and a reason; a CPU backend is
+ * refused; with them, a one-rank all_reduce (in place) on cuda:0. */
+struct SelfExchange {
+  kiln_communicator *comm;
+  kiln_tensor *x, *received;
+};
+
+static kiln_status exchangeWithSelf(void *context) {
+  struct SelfExchange *e = (struct SelfExchange *)context;
+  kiln_status s = kiln_send(e->comm, e->x, 0);
+  if (s.code != KILN_OK)
+    return s;
+  int64_t shape[1] = {8};
+  return kiln_recv(e->comm, KILN_F32, shape, 1, 0, &e->received);
+}
+
+static void communicators(void) {
+  int devices = -1, version = -1;
+  char reason[256];
+  CHECK_OK(kiln_nccl_info(&devices, &version, reason, sizeof reason));
+  printf("nccl: %d device(s), version %d%s%s\n", devices, version, devices ? "" : ": ",
+         reason);
+  CHECK(devices > 0 || strlen(reason) > 0, "no devices and no reason");
+  uint8_t id[KILN_NCCL_UNIQUE_ID_BYTES] = {0};
+  kiln_backend *cpu = NULL;
+  kiln_communicator *comm = NULL;
+  CHECK_OK(kiln_backend_create("cpu", &cpu));
+  kiln_status s = kiln_communicator_create(cpu, id, 0, 1, 0, &comm);
+  CHECK(s.code == KILN_UNSUPPORTED && strstr(s.message, "cpu:0 is not one"), "cpu: %s",
+        s.message);
+  s = kiln_all_reduce(NULL, NULL, KILN_REDUCE_SUM, NULL);
+  CHECK(s.code == KILN_INVALID_ARGUMENT, "NULL comm: %s", s.message);
+  kiln_backend_destroy(cpu);
+  if (devices == 0)
+    return;
+  kiln_backend *gpu = NULL;
+  CHECK_OK(kiln_backend_create("cuda:0", &gpu));
+  CHECK_OK(kiln_nccl_unique_id(id));
+  CHECK_OK(kiln_communicator_create(gpu, id, 0, 1, 60000, &comm));
+  if (!comm) {
+    kiln_backend_destroy(gpu);
+    return;
+  }
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0};
+  int64_t shape[1] = {8};
+  kiln_tensor *t = NULL, *gathered = NULL;
+  CHECK_OK(kiln_tensor_from_host(gpu, KILN_F32, shape, 1, x, sizeof x, &t));
+  CHECK_OK(kiln_all_reduce(comm, t, KILN_REDUCE_MAX, NULL));
+  CHECK_OK(kiln_all_gather(comm, t, &gathered));
+  CHECK_OK(kiln_tensor_to_host(gpu, gathered, out, sizeof out));
+  CHECK(out[0] == 1 && out[7] == 8, "all_gather of one rank: %g %g", out[0], out[7]);
+  struct SelfExchange exchange = {comm, t, NULL};
+  CHECK_OK(kiln_group(exchangeWithSelf, &exchange));
+  if (exchange.received) {
+    CHECK_OK(kiln_tensor_to_host(gpu, exchange.received, out, sizeof out));
+    CHECK(out[0] == 1 && out[7] == 8, "recv from self: %g %g", out[0], out[7]);
+    kiln_tensor_destroy(exchange.received);
+  }
+  int rank = -1, size = -1;
+  uint64_t sequence = 0;
+  CHECK_OK(kiln_communicator_info(comm, &rank, &size, &sequence));
+  CHECK(rank == 0 && size == 1 && sequence == 4, "info: %d %d %llu", rank, size,
+        (unsigned long long)sequence);
+  kiln_tensor_destroy(gathered);
+  kiln_tensor_destroy(t);
+  kiln_communicator_destroy(comm);
+  kiln_backend_destroy(gpu);
+}
+
 int main(void) {
   const char *kinds[] = {"cpu", "vulkan", "cuda"};
   for (int i = 0; i < 3; ++i) {
@@ -225,6 +294,7 @@ int main(void) {
     }
     ownership(kinds[i]);
   }
+  communicators();
   printf("%s\n", failures ? "FAILED" : "PASSED");
   return failures ? 1 : 0;
 }

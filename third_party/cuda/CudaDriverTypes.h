@@ -27,6 +27,7 @@ using CUdeviceptr = unsigned long long;
 enum : int {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_READY = 600, // cuEventQuery: not yet
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   // 714..719: hardware stack error ... launch failed; like 700, sticky.
   CUDA_ERROR_HARDWARE_STACK_ERROR = 714,

@@ -187,7 +187,15 @@ public:
   DTypeUsageSet dtypeUsage(const DataType &type) const;
 
 private:
+  friend class Communicator;
   explicit Backend(std::shared_ptr<DeviceQueue> queue);
+  /// For collectives, which NCCL queues on the device's stream itself:
+  /// where `tensor` lives; a capture running now keeps its buffer.
+  uint64_t collectiveAddress(const Tensor &tensor);
+  /// The capture running now (null: none), and work its graph does after
+  /// each replay (a communicator watching its collectives).
+  const void *runningCapture() const { return capturing.get(); }
+  void afterEachReplay(std::function<Expected<void>()> hook);
   Expected<Tensor> allocate(DType type, std::vector<int64_t> shape);
   /// The program compiled by the engine; with KILN_AUTOTUNE=on, its
   /// untuned kernels are tuned (once per process) and it is compiled again.

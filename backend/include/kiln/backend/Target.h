@@ -23,6 +23,7 @@
 
 namespace kiln {
 
+class CudaDevice;
 class DeviceQueue;
 class Engine;
 class Program;
@@ -42,6 +43,9 @@ public:
   /// Whether device memory has addresses another library can use (DLPack,
   /// Backend::adopt): host and CUDA pointers do, Vulkan buffers do not.
   virtual bool sharesAddresses() const { return true; }
+  /// The CUDA device behind the target, on whose stream NCCL queues
+  /// collectives (backend/Distributed.h); null for other kinds.
+  virtual CudaDevice *cudaDevice() { return nullptr; }
   /// Compiles `program` (parsed once by `compiler`) for this device, the
   /// options completed with what the device says, and loads the result;
   /// `cached` receives what the disk cache keeps of it.

@@ -88,6 +88,7 @@ public:
   explicit CudaTarget(std::unique_ptr<CudaDevice> device)
       : device(std::move(device)), fingerprint_("cuda-" + this->device->properties().chip()) {}
   std::string model() const override { return device->properties().name; }
+  CudaDevice *cudaDevice() override { return device.get(); }
   const std::string &fingerprint() const override { return fingerprint_; }
   DeviceCapabilities capabilities() const override {
     return DeviceCapabilities::cuda(device->properties().computeMajor,

@@ -14,6 +14,7 @@
 #include "kiln/runtime/common/MemoryPool.h"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -89,6 +90,17 @@ public:
   /// Milliseconds between two recorded events; waits for the stream.
   Expected<double> elapsedMs(void *start, void *end);
   void destroyEvent(void *event);
+  /// Whether the work before `event` is done, without waiting (watchdogs).
+  Expected<bool> eventDone(void *event);
+
+  /// For a library that queues work on the device's stream itself (NCCL):
+  /// makes the device's context current on the calling thread and gives
+  /// the stream, so its work is ordered with kiln's launches.
+  Expected<void *> currentStream();
+  /// Poisons the device from outside the driver (an aborted collective left
+  /// the stream's later work reading garbage): `reason` goes into every
+  /// later error. Safe from another thread.
+  void poison(std::string reason);
 
   /// Stream capture: launches queued between the two calls are recorded
   /// into a graph instead of running; endCapture gives it instantiated.
@@ -108,7 +120,8 @@ private:
   void *context;
   void *stream;
   CudaDeviceProperties props;
-  bool isPoisoned = false;
+  std::atomic<bool> isPoisoned = false;
+  std::string poisonReason; // written before isPoisoned is set
   std::unique_ptr<MemoryPool> memoryPool; // released before the context
 };
 

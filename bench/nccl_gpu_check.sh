@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# kiln's NCCL checks on the GPU machine in one device call: the unit tests
+# (Nccl*, ArrivalBoard*, Communicator*), the C API test, the Python tests and
+# the all_reduce bandwidth benchmark against torch.distributed
+# (docs/multi-gpu.md). NCCL is torch's (pip nvidia-nccl-cu13) unless
+# KILN_NCCL_LIBRARY names one.
+#
+# Here:   ../shared/device/prepare build/bin/kiln-unit-tests build/bin/kiln-capi-test \
+#             build/lib/libkiln-compiler.so build/python
+# There:  source .device/env.sh && bash bench/nccl_gpu_check.sh
+# Logs go to $OUT (or /tmp); the exit status is 1 when any part failed.
+set -u
+: "${KILN_PAYLOAD:?source .device/env.sh first}"
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp}
+if [ -z "${KILN_NCCL_LIBRARY:-}" ]; then
+  KILN_NCCL_LIBRARY=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))')
+fi
+export KILN_NCCL_LIBRARY
+export KILN_COMPILER_LIBRARY=$KILN_PAYLOAD/libkiln-compiler.so
+export KILN_PYTHONPATH=$KILN_PAYLOAD/python
+export PYTHONPATH=$KILN_PAYLOAD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+KILN_CACHE_DIR=$(mktemp -d)
+export KILN_CACHE_DIR
+failed=""
+
+step() { # name, command...: runs it, keeps its log, prints its tail
+  local name=$1
+  shift
+  echo "== $name"
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  [ $rc -eq 0 ] || failed="$failed $name"
+}
+
+echo "KILN_NCCL_LIBRARY=$KILN_NCCL_LIBRARY"
+step unit "$KILN_PAYLOAD/kiln-unit-tests" --gtest_filter='Nccl*:ArrivalBoard*:Communicator*'
+step capi "$KILN_PAYLOAD/kiln-capi-test"
+step python python3 -m pytest -q -rs "$root/tests/python/test_distributed.py"
+step bandwidth python3 "$root/bench/nccl_bandwidth.py" --json "$out/nccl_bandwidth.json"
+echo "== ${failed:+FAILED:$failed}${failed:-all passed}"
+[ -z "$failed" ]
