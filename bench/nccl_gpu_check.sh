@@ -25,11 +25,12 @@ KILN_CACHE_DIR=$(mktemp -d)
 export KILN_CACHE_DIR
 failed=""
 
-step() { # name, command...: runs it, keeps its log, prints its tail
+step() { # name, command...: runs it (at most 4 minutes: a hang is a failure
+  # too), keeps its log, prints its tail
   local name=$1
   shift
   echo "== $name"
-  "$@" > "$out/$name.log" 2>&1
+  timeout -k 10 240 "$@" > "$out/$name.log" 2>&1
   local rc=$?
   tail -n 25 "$out/$name.log"
   [ $rc -eq 0 ] || failed="$failed $name"

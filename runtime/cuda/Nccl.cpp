@@ -412,9 +412,13 @@ Expected<void> NcclCommunicator::watch(std::string what, uint64_t sequence) {
   auto event = cudaDevice.recordEvent();
   if (!event)
     return std::unexpected(event.error());
+  bool idle = pending.empty();
   pending.push_back(std::make_unique<Pending>(Pending{std::move(what), sequence, *event,
                                                       Clock::now()}));
-  wake.notify_all();
+  // A busy watchdog polls every millisecond anyway: waking it per call
+  // would only contend for the lock at high call rates.
+  if (idle)
+    wake.notify_all();
   return {};
 }
 

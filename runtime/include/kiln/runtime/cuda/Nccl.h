@@ -123,9 +123,8 @@ public:
   void setCapturing(bool on);
   Expected<void> replayed(const std::vector<std::string> &ops);
 
-  struct Pending;
-
 private:
+  struct Pending; // a queued collective the watchdog waits for
   NcclCommunicator(CudaDevice &device, void *comm, int rank, int size,
                    std::chrono::milliseconds timeout, std::unique_ptr<ArrivalBoard> board);
   /// Issues one NCCL call (under the communicator's lock), numbered and
