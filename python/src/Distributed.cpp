@@ -63,8 +63,15 @@ void bindDistributed(py::module_ &parent) {
             std::vector<std::shared_ptr<Backend>> backends;
             for (const std::string &device : devices)
               backends.push_back(backendOf(device));
-            py::gil_scoped_release release;
-            return unwrap(Communicator::createLocal(std::move(backends), timeoutOf(timeoutMs)));
+            Expected<std::vector<std::unique_ptr<Communicator>>> comms;
+            {
+              py::gil_scoped_release release; // init waits for every rank
+              comms = Communicator::createLocal(std::move(backends), timeoutOf(timeoutMs));
+            }
+            py::list ranks;
+            for (auto &comm : unwrap(std::move(comms)))
+              ranks.append(py::cast(std::move(comm)));
+            return ranks;
           },
           py::arg("devices"), py::arg("timeout_ms") = py::none())
       .def_property_readonly("rank", &Communicator::rank)

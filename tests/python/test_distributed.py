@@ -51,6 +51,8 @@ def test_unique_ids_travel_as_hex_and_bytes():
 def test_a_cpu_device_cannot_take_part():
     with pytest.raises(kiln.Unsupported, match="cpu:0 is not one"):
         dist.Communicator(dist.UniqueId.from_bytes(bytes(128)), 0, 1, device="cpu")
+    with pytest.raises(kiln.Unsupported, match="cpu:0 is not one"):
+        dist.Communicator.local(["cpu"])
 
 
 @pytest.fixture(scope="module")
