@@ -359,10 +359,6 @@ bool NcclCommunicator::poisoned() const {
   return !poison.empty();
 }
 
-std::string NcclCommunicator::describe(int result) const {
-  return describeResult(static_cast<ncclResult_t>(result));
-}
-
 Expected<void> NcclCommunicator::checkUsable() const {
   if (!poison.empty())
     return makeError(ErrorKind::DevicePoisoned,
@@ -403,7 +399,7 @@ Expected<void> NcclCommunicator::settle(const std::string &what, Clock::time_poi
       r == ncclInProgress
           ? what + " could not be queued within " + milliseconds(limit) + ": " +
                 missingRanks(lastSequence)
-          : what + ": " + describe(r);
+          : what + ": " + describeResult(r);
   fail(message);
   return checkUsable();
 }
@@ -445,7 +441,7 @@ void NcclCommunicator::watchdogLoop() {
     std::string where = " (rank " + std::to_string(rankIndex) + " of " +
                         std::to_string(rankCount) + ")";
     if (state != ncclSuccess && state != ncclInProgress)
-      fail(p.what + where + ": " + describe(state));
+      fail(p.what + where + ": " + describeResult(state));
     else if (Clock::now() - p.start > limit)
       fail(p.what + where + " did not complete within " + milliseconds(limit) + ": " +
            missingRanks(p.sequence) + "; the communicator is aborted");
@@ -474,8 +470,8 @@ Expected<void> NcclCommunicator::issue(const char *op,
       return ok;
   } else if (r != ncclSuccess) {
     if (kindOf(r) == ErrorKind::InvalidArgument)
-      return makeError(ErrorKind::InvalidArgument, what + ": " + describe(r));
-    fail(what + ": " + describe(r));
+      return makeError(ErrorKind::InvalidArgument, what + ": " + describeResult(r));
+    fail(what + ": " + describeResult(r));
     return checkUsable();
   }
   if (capturing)

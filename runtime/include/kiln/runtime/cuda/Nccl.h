@@ -97,7 +97,6 @@ public:
   /// Collectives issued so far (the sequence number of the last one).
   uint64_t sequence() const { return lastSequence; }
   bool poisoned() const;
-  std::chrono::milliseconds timeout() const { return limit; }
   /// Aborts NCCL's side of the communicator (in-flight collectives end
   /// with garbage); every later call is device_poisoned.
   void abort(const std::string &why);
@@ -141,7 +140,6 @@ private:
   void watchdogLoop();
   /// Poisons and aborts after a failure (`message` says what).
   void fail(const std::string &message);
-  std::string describe(int result) const;
 
   CudaDevice &cudaDevice;
   void *comm;
