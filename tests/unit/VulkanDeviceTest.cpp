@@ -4,7 +4,9 @@
 // there; without a loader or device they check the reported reason instead.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Compiler.h"
 #include "kiln/backend/Engine.h"
+#include "kiln/backend/Target.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
 
@@ -144,6 +146,60 @@ TEST(VulkanLimits, KernelsAtAndBeyondTheStorageBufferLimitRun) {
   ASSERT_TRUE(sum) << sum.error().message;
   EXPECT_EQ(reinterpret_cast<const float *>((*sum)[0].data.data())[0],
             float(inputs * (inputs - 1) / 2) + 1000.0f);
+}
+
+// The device's binding limit lowered to 4 (as a small device would report
+// it): a chain of 7 inputs is split into kernels of at most 4 buffers that
+// still add up on the real device, and a kernel that cannot be split (3
+// buffers against a limit of 2) is refused with the limit named, never
+// handed to the driver.
+TEST(VulkanLimits, AFakeLowBindingLimitSplitsKernelsThatStillAddUp) {
+  KILN_REQUIRE_VULKAN(device);
+  auto compiler = createCompiler();
+  CompileOptions options;
+  options.vulkan = vulkanTargetOf(device->properties());
+  options.vulkan.maxStorageBuffers = 4;
+  constexpr int kInputs = 7;
+  std::string args, body, acc = "%x0";
+  for (int k = 0; k < kInputs; ++k)
+    args += (k ? ", " : "") + std::string("%x") + std::to_string(k) + ": tensor<64xf32>";
+  for (int k = 1; k < kInputs; ++k) {
+    body += "  %a" + std::to_string(k) + " = kiln.add " + acc + ", %x" + std::to_string(k) +
+            " : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>\n";
+    acc = "%a" + std::to_string(k);
+  }
+  auto compiled = compiler->compileForVulkan("func.func @main(" + args +
+                                                 ") -> tensor<64xf32> {\n" + body + "  return " +
+                                                 acc + " : tensor<64xf32>\n}\n",
+                                             options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  EXPECT_GT(compiled->plan.launches.size(), 1u);
+  for (const KernelLaunch &launch : compiled->plan.launches)
+    EXPECT_LE(launch.arguments.size(), 4u) << launch.kernel;
+  auto program = VulkanProgram::load(*device, compiled->plan);
+  ASSERT_TRUE(program) << program.error().message;
+  std::vector<std::vector<float>> data(kInputs + 1, std::vector<float>(64));
+  std::vector<void *> buffers;
+  for (int k = 0; k <= kInputs; ++k) {
+    for (int i = 0; i < 64; ++i)
+      data[k][i] = float(k * 100 + i);
+    buffers.push_back(data[k].data());
+  }
+  ASSERT_TRUE((*program)->run(buffers.data()));
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(data[kInputs][i], float(100 * kInputs * (kInputs - 1) / 2 + kInputs * i)) << i;
+
+  options.vulkan.maxStorageBuffers = 2;
+  auto refused = compiler->compileForVulkan(R"(
+    func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+      %0 = kiln.add %a, %b : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+      return %0 : tensor<64xf32>
+    })", options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(refused.error().message.find("maxPerStageDescriptorStorageBuffers (2)"),
+            std::string::npos)
+      << refused.error().message;
 }
 
 TEST(VulkanLimits, WorkgroupCount) {
