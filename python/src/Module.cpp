@@ -121,9 +121,10 @@ void bindErrors(py::module_ &m) {
   };
   static std::map<ErrorKind, py::handle> classes;
   for (const Kind &k : kinds) {
+    // pybind11 3 types make_tuple's result by its arity: convert each arm.
     py::tuple bases = k.python == PyExc_RuntimeError
-                          ? py::make_tuple(base)
-                          : py::make_tuple(base, py::handle(k.python));
+                          ? py::tuple(py::make_tuple(base))
+                          : py::tuple(py::make_tuple(base, py::handle(k.python)));
     std::string qualified = std::string("kiln.") + k.name;
     py::handle cls = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
     m.attr(k.name) = cls;
