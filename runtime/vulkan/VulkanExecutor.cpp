@@ -129,6 +129,18 @@ static void destroyBatch(VulkanDevice &device, VulkanExecutor::Batch &batch) {
   destroyVulkanBuffer(device, batch.staging);
 }
 
+/// Makes a batch whose commands are done (or never ran) ready for reuse.
+static Expected<void> resetBatch(VulkanDevice &device, VulkanExecutor::Batch &batch) {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  for (VkDescriptorPool pool : batch.oversizedSets)
+    api.vkDestroyDescriptorPool(d, pool, nullptr);
+  batch.oversizedSets.clear();
+  batch.stagingUsed = 0;
+  batch.launches = 0;
+  return checkVk(api.vkResetDescriptorPool(d, batch.sets, 0), "vkResetDescriptorPool");
+}
+
 VulkanExecutor::~VulkanExecutor() {
   const VulkanApi &api = device.api();
   VkDevice d = static_cast<VkDevice>(device.handle());
@@ -272,9 +284,7 @@ Expected<void> VulkanExecutor::submitOpen(VkCommandBuffer replayed) {
     submitted = noteFailure(submitCommands(device, {commands, replayed ? 2u : 1u}, batch->done));
   if (!submitted) {
     // Nothing of it runs; its resources are free again.
-    device.api().vkResetDescriptorPool(static_cast<VkDevice>(device.handle()), batch->sets, 0);
-    batch->stagingUsed = 0;
-    batch->launches = 0;
+    (void)resetBatch(device, *batch);
     vk->available.push_back(std::move(batch));
     return submitted;
   }
@@ -303,12 +313,8 @@ Expected<void> VulkanExecutor::recycle() {
       return {};
     if (auto ok = noteFailure(checkVk(status, "vkGetFenceStatus")); !ok)
       return ok;
-    KILN_VK_TRY(api.vkResetDescriptorPool(d, batch.sets, 0), "vkResetDescriptorPool");
-    for (VkDescriptorPool pool : batch.oversizedSets)
-      api.vkDestroyDescriptorPool(d, pool, nullptr);
-    batch.oversizedSets.clear();
-    batch.stagingUsed = 0;
-    batch.launches = 0;
+    if (auto ok = resetBatch(device, batch); !ok)
+      return ok;
     vk->available.push_back(std::move(vk->submitted.front()));
     vk->submitted.pop_front();
   }
