@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Compiler.h"
+#include "kiln/backend/Capabilities.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/backend/Target.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
@@ -252,6 +253,32 @@ TEST(VulkanLimits, PushConstantsAreNotUsed) {
   GpuPlan plan = planWithOneLaunch(2);
   plan.launches[0].arguments.push_back(ScalarArgument{1, 4});
   expectRefused(*device, std::move(plan), "scalar parameter");
+}
+
+// VK_KHR_cooperative_matrix, where the driver has it (NVIDIA's does;
+// Debian 12's lavapipe, Mesa 22.3, has only VK_NV_cooperative_matrix): its
+// subgroup shapes become the device's MMA configs, f16 x f16 -> f32 among
+// them, and the extension is enabled.
+TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
+  KILN_REQUIRE_VULKAN(device);
+  const VulkanDeviceProperties &p = device->properties();
+  bool enabled = std::find(p.enabledExtensions.begin(), p.enabledExtensions.end(),
+                           std::string("VK_KHR_cooperative_matrix")) != p.enabledExtensions.end();
+  if (p.cooperativeMatrices.empty()) {
+    EXPECT_TRUE(DeviceCapabilities::vulkan(p).mma.empty());
+    GTEST_SKIP() << p.name << " reports no VK_KHR_cooperative_matrix shapes";
+  }
+  EXPECT_TRUE(enabled);
+  DeviceCapabilities caps = DeviceCapabilities::vulkan(p);
+  bool f16f32 = false;
+  for (const MmaConfig &c : caps.mma) {
+    std::printf("cooperative matrix %s x %s -> %s, m%dn%dk%d\n",
+                elementTypeName(c.a).data(), elementTypeName(c.b).data(),
+                elementTypeName(c.cd).data(), c.m, c.n, c.k);
+    f16f32 |= c.a == ElementType::F16 && c.b == ElementType::F16 && c.cd == ElementType::F32;
+  }
+  EXPECT_TRUE(f16f32) << "no f16 x f16 -> f32 shape";
+  EXPECT_TRUE(dtypeUsage(caps, DataType{ElementType::F16}).contains(DTypeUsage::Accelerated));
 }
 
 TEST(VulkanDevice, EnablesTheExtensionsItsFeaturesNeed) {
