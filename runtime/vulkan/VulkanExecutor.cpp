@@ -255,6 +255,17 @@ Expected<VulkanExecutor::Batch *> VulkanExecutor::openBatchWithStaging(size_t by
   Batch &b = **batch;
   if (b.staging.bytes - b.stagingUsed >= bytes)
     return batch;
+  if (bytes > kLargeTransferBytes) {
+    if (!vk->submitted.empty())
+      if (auto ok = waitFor(*vk->submitted.back()); !ok)
+        return std::unexpected(ok.error());
+    for (auto &idle : vk->available)
+      if (idle->staging.bytes > kLargeTransferBytes) {
+        destroyVulkanBuffer(device, idle->staging);
+        idle->staging = {};
+        idle->stagingData = nullptr;
+      }
+  }
   // No copy recorded in this batch uses its staging yet: it may be replaced.
   destroyVulkanBuffer(device, b.staging);
   b.staging = {};

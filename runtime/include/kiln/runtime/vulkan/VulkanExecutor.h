@@ -56,6 +56,10 @@ public:
   static constexpr uint32_t kLaunchesPerBatch = 64;
   /// Beyond this many submitted batches, the host waits for the oldest.
   static constexpr size_t kMaxBatchesInFlight = 8;
+  /// A transfer larger than this waits for the work queued before it and
+  /// frees the idle batches' large staging first, so that host-visible
+  /// memory holds at most a couple of large transfers, not one per batch.
+  static constexpr size_t kLargeTransferBytes = 16 << 20;
 
   struct Resources; // Vulkan handles, in VulkanExecutor.cpp
   struct Batch;
