@@ -20,7 +20,6 @@
 #include "kiln/runtime/common/MemoryPool.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
 
-
 namespace kiln {
 
 class VulkanExecutor {
