@@ -176,8 +176,9 @@ Expected<void> Backend::sync() {
 }
 
 Expected<void> Backend::flush() {
-  // Launches reach the device's queue as they are made.
-  return checkUsable();
+  if (auto ok = checkUsable(); !ok)
+    return ok;
+  return queue->flush();
 }
 
 Expected<Tensor> Backend::allocate(DType type, std::vector<int64_t> shape) {

@@ -2,6 +2,8 @@
 #include "kiln/backend/Capabilities.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 
+#include <optional>
+
 namespace kiln {
 
 namespace {
@@ -64,6 +66,24 @@ DeviceCapabilities DeviceCapabilities::cuda(int major, int minor) {
   return c;
 }
 
+static std::optional<ElementType> elementTypeOf(VulkanComponentType t) {
+  using enum VulkanComponentType;
+  switch (t) {
+  case F16: return ElementType::F16;
+  case F32: return ElementType::F32;
+  case F64: return ElementType::F64;
+  case I8: return ElementType::I8;
+  case I16: return ElementType::I16;
+  case I32: return ElementType::I32;
+  case I64: return ElementType::I64;
+  case U8: return ElementType::U8;
+  case U16: return ElementType::U16;
+  case U32: return ElementType::U32;
+  case U64: return ElementType::U64;
+  }
+  return std::nullopt;
+}
+
 DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   DeviceCapabilities c;
   // Storage needs the buffer access of the width; arithmetic the shader
@@ -90,6 +110,12 @@ DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   set(U64, d.int64, d.int64);
   set(F8E4M3, d.storage8, false);
   set(F8E5M2, d.storage8, false);
+  for (const VulkanCooperativeMatrix &m : d.cooperativeMatrices) {
+    auto a = elementTypeOf(m.a), b = elementTypeOf(m.b), cd = elementTypeOf(m.result);
+    // kiln's MmaConfig has one type for C and D.
+    if (m.c == m.result && a && b && cd)
+      c.mma.push_back({*a, *b, *cd, int(m.m), int(m.n), int(m.k)});
+  }
   return c;
 }
 

@@ -35,6 +35,8 @@ public:
   virtual Expected<void> launch(const Program &program,
                                 const std::vector<uint64_t> &buffers) = 0;
   virtual Expected<void> sync() = 0;
+  /// Pushes launches the queue holds back (Vulkan batches) to the device.
+  virtual Expected<void> flush() { return {}; }
   virtual bool poisoned() const = 0;
 
   /// A point in the device's work, and the milliseconds between two

@@ -77,21 +77,44 @@ void vulkanBarrier(const VulkanApi &api, VkCommandBuffer cb, VkPipelineStageFlag
   api.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
-Expected<void> submitAndWait(VulkanDevice &device, VkCommandBuffer cb, VkFence fence) {
-  constexpr uint64_t kWaitNanoseconds = 600ull * 1000 * 1000 * 1000;
+void deviceWorkBarrier(const VulkanApi &api, VkCommandBuffer cb) {
+  constexpr VkPipelineStageFlags kStages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  vulkanBarrier(api, cb, kStages, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                kStages,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+}
+
+Expected<void> submitCommands(VulkanDevice &device, std::span<const VkCommandBuffer> commands,
+                              VkFence fence) {
   const VulkanApi &api = device.api();
-  VkDevice d = static_cast<VkDevice>(device.handle());
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cb;
-  KILN_VK_TRY(api.vkResetFences(d, 1, &fence), "vkResetFences");
-  KILN_VK_TRY(api.vkQueueSubmit(static_cast<VkQueue>(device.queueHandle()), 1, &info, fence),
-              "vkQueueSubmit");
-  VkResult r = api.vkWaitForFences(d, 1, &fence, VK_TRUE, kWaitNanoseconds);
+  info.commandBufferCount = commands.size();
+  info.pCommandBuffers = commands.data();
+  KILN_VK_TRY(api.vkResetFences(static_cast<VkDevice>(device.handle()), 1, &fence),
+              "vkResetFences");
+  return checkVk(api.vkQueueSubmit(static_cast<VkQueue>(device.queueHandle()), 1, &info, fence),
+                 "vkQueueSubmit");
+}
+
+Expected<void> waitForFences(VulkanDevice &device, std::span<const VkFence> fences) {
+  constexpr uint64_t kWaitNanoseconds = 600ull * 1000 * 1000 * 1000;
+  if (fences.empty())
+    return {};
+  VkResult r = device.api().vkWaitForFences(static_cast<VkDevice>(device.handle()),
+                                            fences.size(), fences.data(), VK_TRUE,
+                                            kWaitNanoseconds);
   if (r == VK_TIMEOUT)
     return makeError(ErrorKind::DevicePoisoned,
                      "vulkan: a submission did not finish within 600 s");
   return checkVk(r, "vkWaitForFences");
+}
+
+Expected<void> submitAndWait(VulkanDevice &device, VkCommandBuffer cb, VkFence fence) {
+  if (auto ok = submitCommands(device, {&cb, 1}, fence); !ok)
+    return ok;
+  return waitForFences(device, {&fence, 1});
 }
 
 } // namespace kiln

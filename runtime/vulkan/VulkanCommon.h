@@ -5,6 +5,8 @@
 #include "VulkanApi.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 
+#include <span>
+
 namespace kiln {
 
 /// VkResult as an error of the right kind (out of memory, device lost).
@@ -32,8 +34,18 @@ Expected<VulkanBuffer> createStorageBuffer(VulkanDevice &device, VkDeviceSize by
 void vulkanBarrier(const VulkanApi &api, VkCommandBuffer cb, VkPipelineStageFlags src,
                    VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess);
 
-/// Submits `cb` and waits for it with `fence` (600 s at most: a hang is
-/// reported as a lost device).
+/// A barrier between all earlier compute and transfer work and all later
+/// work, in this command buffer and those submitted after it: launches and
+/// copies queued without a wait read what earlier ones wrote and never
+/// overwrite what earlier ones still read.
+void deviceWorkBarrier(const VulkanApi &api, VkCommandBuffer cb);
+
+/// Submits `commands`, in order, to signal `fence` (reset first).
+Expected<void> submitCommands(VulkanDevice &device, std::span<const VkCommandBuffer> commands,
+                              VkFence fence);
+/// Waits for `fences` (600 s at most: a hang is reported as a lost device).
+Expected<void> waitForFences(VulkanDevice &device, std::span<const VkFence> fences);
+/// Submits `cb` and waits for it with `fence`.
 Expected<void> submitAndWait(VulkanDevice &device, VkCommandBuffer cb, VkFence fence);
 
 } // namespace kiln

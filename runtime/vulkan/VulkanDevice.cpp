@@ -2,6 +2,7 @@
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include "VulkanApi.h"
+#include "vulkan/CooperativeMatrixKHR.h"
 
 #include <cstdio>
 #include <dlfcn.h>
@@ -18,6 +19,9 @@ struct VulkanLoader {
 #define KILN_VULKAN_FUNCTION(name) PFN_##name name = nullptr;
 #include "vulkan/VulkanInstanceFunctions.def"
 #undef KILN_VULKAN_FUNCTION
+  /// Null where the loader does not know VK_KHR_cooperative_matrix.
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR
+      vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR = nullptr;
   std::vector<VkPhysicalDevice> devices;
   std::vector<uint32_t> computeFamilies;
   std::string unavailable;
@@ -62,6 +66,9 @@ private:
   }
 #include "vulkan/VulkanInstanceFunctions.def"
 #undef KILN_VULKAN_FUNCTION
+    l.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR =
+        reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+            getProc(l.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     uint32_t count = 0;
     l.vkEnumeratePhysicalDevices(l.instance, &count, nullptr);
     std::vector<VkPhysicalDevice> all(count);
@@ -84,6 +91,30 @@ private:
   }
 };
 } // namespace
+
+/// The driver's subgroup-scope, non-saturating cooperative-matrix shapes.
+static std::vector<VulkanCooperativeMatrix> cooperativeMatricesOf(const VulkanLoader &l,
+                                                                  VkPhysicalDevice physical) {
+  uint32_t count = 0;
+  if (l.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(physical, &count, nullptr) !=
+      VK_SUCCESS)
+    return {};
+  std::vector<VkCooperativeMatrixPropertiesKHR> all(
+      count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  if (l.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(physical, &count, all.data()) !=
+      VK_SUCCESS)
+    return {};
+  std::vector<VulkanCooperativeMatrix> shapes;
+  all.resize(count);
+  for (const VkCooperativeMatrixPropertiesKHR &c : all)
+    if (c.scope == VK_SCOPE_SUBGROUP_KHR && !c.saturatingAccumulation &&
+        c.AType <= VK_COMPONENT_TYPE_UINT64_KHR && c.BType <= VK_COMPONENT_TYPE_UINT64_KHR &&
+        c.CType <= VK_COMPONENT_TYPE_UINT64_KHR && c.ResultType <= VK_COMPONENT_TYPE_UINT64_KHR)
+      shapes.push_back({c.MSize, c.NSize, c.KSize, VulkanComponentType(c.AType),
+                        VulkanComponentType(c.BType), VulkanComponentType(c.CType),
+                        VulkanComponentType(c.ResultType)});
+  return shapes;
+}
 
 std::string VulkanDeviceProperties::fingerprint() const {
   char text[64];
@@ -183,7 +214,21 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
     f16i8.pNext = features.pNext;
     features.pNext = &f16i8;
   }
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cooperative{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  bool cooperativeExtension = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+                              l.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+  if (cooperativeExtension) {
+    cooperative.pNext = features.pNext;
+    features.pNext = &cooperative;
+  }
   l.vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (cooperative.cooperativeMatrix) {
+    enabled.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    p.cooperativeMatrices = cooperativeMatricesOf(l, physical);
+  } else if (cooperativeExtension) {
+    features.pNext = cooperative.pNext; // not enabled: not in vkCreateDevice's chain
+  }
   p.float16 = f16i8.shaderFloat16;
   p.int8 = f16i8.shaderInt8;
   p.float64 = features.features.shaderFloat64;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <map>
 
 namespace kiln {
 
@@ -14,17 +16,36 @@ constexpr int kPageShift = 40;
 constexpr uint64_t kOffsetMask = (uint64_t(1) << kPageShift) - 1;
 } // namespace
 
+/// One submission's commands and everything they use, reused once its
+/// fence has signalled.
+struct VulkanExecutor::Batch {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence done = VK_NULL_HANDLE;
+  /// Descriptor sets for kLaunchesPerBatch launches; a program with more
+  /// than fit gets a pool of its own, destroyed with the batch's reuse.
+  VkDescriptorPool sets = VK_NULL_HANDLE;
+  uint32_t setsLeft = 0, descriptorsLeft = 0;
+  std::vector<VkDescriptorPool> oversizedSets;
+  /// Host-visible bytes that uploads and reads of this batch go through.
+  VulkanBuffer staging;
+  std::byte *stagingData = nullptr;
+  VkDeviceSize stagingUsed = 0;
+  uint32_t launches = 0;
+};
+
+namespace {
+/// Descriptors per launch that a batch's own pool provides for on average.
+constexpr uint32_t kDescriptorsPerLaunch = 8;
+} // namespace
+
 struct VulkanExecutor::Resources {
   std::map<uint64_t, VulkanBuffer> pages; // by page number
   uint64_t nextPage = 1;
-  VulkanBuffer staging;
-  std::byte *stagingData = nullptr;
   VkCommandPool commandPool = VK_NULL_HANDLE;
-  VkCommandBuffer oneShot = VK_NULL_HANDLE;
-  VkDescriptorPool launchSets = VK_NULL_HANDLE; // reset before each launch
-  uint32_t launchSetCapacity = 0, launchDescriptorCapacity = 0;
+  std::unique_ptr<Batch> open;                   // being recorded
+  std::deque<std::unique_ptr<Batch>> submitted;  // oldest first
+  std::vector<std::unique_ptr<Batch>> available; // done, ready for reuse
   VkQueryPool timestamps = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
 };
 
 /// A recorded command buffer and the descriptor pools its launches use.
@@ -82,12 +103,6 @@ Expected<std::unique_ptr<VulkanExecutor>> VulkanExecutor::create(VulkanDevice &d
   poolInfo.queueFamilyIndex = device.properties().computeQueueFamily;
   KILN_VK_TRY(api.vkCreateCommandPool(d, &poolInfo, nullptr, &vk.commandPool),
               "vkCreateCommandPool");
-  auto cb = allocateCommandBuffer(device, vk.commandPool);
-  if (!cb)
-    return std::unexpected(cb.error());
-  vk.oneShot = *cb;
-  VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  KILN_VK_TRY(api.vkCreateFence(d, &fenceInfo, nullptr, &vk.fence), "vkCreateFence");
   if (device.properties().timestampQueries) {
     VkQueryPoolCreateInfo queryInfo{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     queryInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -102,6 +117,30 @@ Expected<std::unique_ptr<VulkanExecutor>> VulkanExecutor::create(VulkanDevice &d
   return executor;
 }
 
+static void destroyBatch(VulkanDevice &device, VulkanExecutor::Batch &batch) {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  if (batch.done)
+    api.vkDestroyFence(d, batch.done, nullptr);
+  if (batch.sets)
+    api.vkDestroyDescriptorPool(d, batch.sets, nullptr);
+  for (VkDescriptorPool pool : batch.oversizedSets)
+    api.vkDestroyDescriptorPool(d, pool, nullptr);
+  destroyVulkanBuffer(device, batch.staging);
+}
+
+/// Makes a batch whose commands are done (or never ran) ready for reuse.
+static Expected<void> resetBatch(VulkanDevice &device, VulkanExecutor::Batch &batch) {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  for (VkDescriptorPool pool : batch.oversizedSets)
+    api.vkDestroyDescriptorPool(d, pool, nullptr);
+  batch.oversizedSets.clear();
+  batch.stagingUsed = 0;
+  batch.launches = 0;
+  return checkVk(api.vkResetDescriptorPool(d, batch.sets, 0), "vkResetDescriptorPool");
+}
+
 VulkanExecutor::~VulkanExecutor() {
   const VulkanApi &api = device.api();
   VkDevice d = static_cast<VkDevice>(device.handle());
@@ -109,15 +148,16 @@ VulkanExecutor::~VulkanExecutor() {
   memoryPool.reset();
   for (auto &[page, buffer] : vk->pages)
     destroyVulkanBuffer(device, buffer);
-  destroyVulkanBuffer(device, vk->staging);
-  if (vk->launchSets)
-    api.vkDestroyDescriptorPool(d, vk->launchSets, nullptr);
+  if (vk->open)
+    destroyBatch(device, *vk->open);
+  for (auto &batch : vk->submitted)
+    destroyBatch(device, *batch);
+  for (auto &batch : vk->available)
+    destroyBatch(device, *batch);
   if (vk->timestamps)
     api.vkDestroyQueryPool(d, vk->timestamps, nullptr);
-  if (vk->fence)
-    api.vkDestroyFence(d, vk->fence, nullptr);
   if (vk->commandPool)
-    api.vkDestroyCommandPool(d, vk->commandPool, nullptr);
+    api.vkDestroyCommandPool(d, vk->commandPool, nullptr); // frees the command buffers
 }
 
 Expected<uint64_t> VulkanExecutor::allocatePage(size_t bytes) {
@@ -138,6 +178,9 @@ void VulkanExecutor::releasePage(uint64_t address) {
   auto it = vk->pages.find(address >> kPageShift);
   if (it == vk->pages.end())
     return;
+  // Queued commands may use the page: they run first. (A failure here is a
+  // lost device, which sync reports.)
+  (void)flush();
   device.api().vkDeviceWaitIdle(static_cast<VkDevice>(device.handle()));
   destroyVulkanBuffer(device, it->second);
   vk->pages.erase(it);
@@ -151,44 +194,167 @@ Expected<VulkanProgram::Binding> VulkanExecutor::resolve(uint64_t address) const
   return VulkanProgram::Binding{it->second.buffer, address & kOffsetMask};
 }
 
-Expected<void> VulkanExecutor::submit(void *commandBuffer) {
-  auto ok = submitAndWait(device, static_cast<VkCommandBuffer>(commandBuffer), vk->fence);
-  if (!ok && ok.error().kind == ErrorKind::DevicePoisoned)
+Expected<void> VulkanExecutor::noteFailure(Expected<void> result) {
+  if (!result && result.error().kind == ErrorKind::DevicePoisoned)
     deviceLost = true;
-  return ok;
+  return result;
 }
 
-Expected<void> VulkanExecutor::runOneShot(
-    const std::function<Expected<void>(VkCommandBuffer_T *)> &record) {
-  const VulkanApi &api = device.api();
+Expected<VulkanExecutor::Batch *> VulkanExecutor::openBatch() {
+  if (vk->open)
+    return vk->open.get();
+  if (auto ok = recycle(); !ok)
+    return std::unexpected(ok.error());
+  std::unique_ptr<Batch> batch;
+  if (!vk->available.empty()) {
+    batch = std::move(vk->available.back());
+    vk->available.pop_back();
+  } else {
+    batch = std::make_unique<Batch>();
+    auto cb = allocateCommandBuffer(device, vk->commandPool);
+    if (!cb)
+      return std::unexpected(cb.error());
+    batch->commands = *cb;
+    VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    KILN_VK_TRY(device.api().vkCreateFence(static_cast<VkDevice>(device.handle()), &fenceInfo,
+                                           nullptr, &batch->done),
+                "vkCreateFence");
+    auto sets = createDescriptorPool(device, kLaunchesPerBatch,
+                                     kLaunchesPerBatch * kDescriptorsPerLaunch);
+    if (!sets) {
+      destroyBatch(device, *batch);
+      return std::unexpected(sets.error());
+    }
+    batch->sets = *sets;
+  }
+  batch->setsLeft = kLaunchesPerBatch;
+  batch->descriptorsLeft = kLaunchesPerBatch * kDescriptorsPerLaunch;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  KILN_VK_TRY(api.vkBeginCommandBuffer(vk->oneShot, &begin), "vkBeginCommandBuffer");
-  if (auto ok = record(vk->oneShot); !ok) {
-    api.vkEndCommandBuffer(vk->oneShot);
-    return ok;
+  if (auto ok = checkVk(device.api().vkBeginCommandBuffer(batch->commands, &begin),
+                        "vkBeginCommandBuffer");
+      !ok) {
+    vk->available.push_back(std::move(batch));
+    return std::unexpected(ok.error());
   }
-  KILN_VK_TRY(api.vkEndCommandBuffer(vk->oneShot), "vkEndCommandBuffer");
-  return submit(vk->oneShot);
+  vk->open = std::move(batch);
+  return vk->open.get();
 }
 
-Expected<void> VulkanExecutor::ensureStaging(size_t bytes) {
-  if (vk->staging.bytes >= bytes)
-    return {};
-  destroyVulkanBuffer(device, vk->staging);
-  vk->staging = {};
+Expected<VulkanExecutor::Batch *> VulkanExecutor::openBatchWithStaging(size_t bytes) {
+  auto batch = openBatch();
+  if (!batch)
+    return batch;
+  if ((*batch)->stagingUsed > 0 && (*batch)->staging.bytes - (*batch)->stagingUsed < bytes) {
+    if (auto ok = submitOpen(); !ok)
+      return std::unexpected(ok.error());
+    batch = openBatch();
+    if (!batch)
+      return batch;
+  }
+  Batch &b = **batch;
+  if (b.staging.bytes - b.stagingUsed >= bytes)
+    return batch;
+  if (bytes > kLargeTransferBytes) {
+    if (!vk->submitted.empty())
+      if (auto ok = waitFor(*vk->submitted.back()); !ok)
+        return std::unexpected(ok.error());
+    for (auto &idle : vk->available)
+      if (idle->staging.bytes > kLargeTransferBytes) {
+        destroyVulkanBuffer(device, idle->staging);
+        idle->staging = {};
+        idle->stagingData = nullptr;
+      }
+  }
+  // No copy recorded in this batch uses its staging yet: it may be replaced.
+  destroyVulkanBuffer(device, b.staging);
+  b.staging = {};
   auto staging = createVulkanBuffer(
       device, std::max<size_t>(bytes, 1 << 20),
       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
   if (!staging)
     return std::unexpected(staging.error());
-  vk->staging = *staging;
+  b.staging = *staging;
   void *mapped = nullptr;
-  KILN_VK_TRY(device.api().vkMapMemory(static_cast<VkDevice>(device.handle()),
-                                       vk->staging.memory, 0, VK_WHOLE_SIZE, 0, &mapped),
+  KILN_VK_TRY(device.api().vkMapMemory(static_cast<VkDevice>(device.handle()), b.staging.memory,
+                                       0, VK_WHOLE_SIZE, 0, &mapped),
               "vkMapMemory");
-  vk->stagingData = static_cast<std::byte *>(mapped);
+  b.stagingData = static_cast<std::byte *>(mapped);
+  return batch;
+}
+
+Expected<void> VulkanExecutor::submitOpen(VkCommandBuffer replayed) {
+  if (!vk->open)
+    return {};
+  std::unique_ptr<Batch> batch = std::move(vk->open);
+  VkCommandBuffer commands[2] = {batch->commands, replayed};
+  auto submitted = checkVk(device.api().vkEndCommandBuffer(batch->commands),
+                           "vkEndCommandBuffer");
+  if (submitted)
+    submitted = noteFailure(submitCommands(device, {commands, replayed ? 2u : 1u}, batch->done));
+  if (!submitted) {
+    // Nothing of it runs; its resources are free again.
+    (void)resetBatch(device, *batch);
+    vk->available.push_back(std::move(batch));
+    return submitted;
+  }
+  vk->submitted.push_back(std::move(batch));
+  if (vk->submitted.size() > kMaxBatchesInFlight)
+    return waitFor(*vk->submitted.front());
+  return {};
+}
+
+Expected<void> VulkanExecutor::submitIfDue() {
+  if (auto ok = recycle(); !ok)
+    return ok;
+  // An idle device starts at once; a busy one gets launches in batches.
+  if (vk->submitted.empty() || vk->open->launches >= kLaunchesPerBatch)
+    return submitOpen();
+  return {};
+}
+
+Expected<void> VulkanExecutor::recycle() {
+  const VulkanApi &api = device.api();
+  VkDevice d = static_cast<VkDevice>(device.handle());
+  while (!vk->submitted.empty()) {
+    Batch &batch = *vk->submitted.front();
+    VkResult status = api.vkGetFenceStatus(d, batch.done);
+    if (status == VK_NOT_READY)
+      return {};
+    if (auto ok = noteFailure(checkVk(status, "vkGetFenceStatus")); !ok)
+      return ok;
+    if (auto ok = resetBatch(device, batch); !ok)
+      return ok;
+    vk->available.push_back(std::move(vk->submitted.front()));
+    vk->submitted.pop_front();
+  }
+  return {};
+}
+
+Expected<void> VulkanExecutor::waitFor(const Batch &batch) {
+  auto last = std::find_if(vk->submitted.begin(), vk->submitted.end(),
+                           [&](const auto &b) { return b.get() == &batch; });
+  if (last == vk->submitted.end()) // done and recycled already
+    return {};
+  std::vector<VkFence> fences;
+  for (auto it = vk->submitted.begin(); it <= last; ++it)
+    fences.push_back((*it)->done);
+  if (auto ok = noteFailure(waitForFences(device, fences)); !ok)
+    return ok;
+  return recycle();
+}
+
+Expected<void> VulkanExecutor::flush() { return submitOpen(); }
+
+Expected<void> VulkanExecutor::sync() {
+  if (auto ok = flush(); !ok)
+    return ok;
+  if (!vk->submitted.empty())
+    if (auto ok = waitFor(*vk->submitted.back()); !ok)
+      return ok;
+  if (deviceLost)
+    return makeError(ErrorKind::DevicePoisoned, "vulkan: the device was lost");
   return {};
 }
 
@@ -198,18 +364,17 @@ Expected<void> VulkanExecutor::write(uint64_t dst, const void *src, size_t bytes
   auto to = resolve(dst);
   if (!to)
     return std::unexpected(to.error());
-  if (auto ok = ensureStaging(bytes); !ok)
-    return ok;
-  copyBytes(vk->stagingData, src, bytes);
+  auto batch = openBatchWithStaging(bytes);
+  if (!batch)
+    return std::unexpected(batch.error());
+  Batch &b = **batch;
+  copyBytes(b.stagingData + b.stagingUsed, src, bytes);
   const VulkanApi &api = device.api();
-  return runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
-    VkBufferCopy copy{0, to->offset, bytes};
-    api.vkCmdCopyBuffer(cb, vk->staging.buffer, static_cast<VkBuffer>(to->buffer), 1, &copy);
-    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    return {};
-  });
+  VkBufferCopy copy{b.stagingUsed, to->offset, bytes};
+  api.vkCmdCopyBuffer(b.commands, b.staging.buffer, static_cast<VkBuffer>(to->buffer), 1, &copy);
+  deviceWorkBarrier(api, b.commands);
+  b.stagingUsed += (bytes + 15) / 16 * 16;
+  return submitIfDue();
 }
 
 Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
@@ -218,19 +383,26 @@ Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
   auto from = resolve(src);
   if (!from)
     return std::unexpected(from.error());
-  if (auto ok = ensureStaging(bytes); !ok)
-    return ok;
+  auto batch = openBatchWithStaging(bytes);
+  if (!batch)
+    return std::unexpected(batch.error());
+  Batch &b = **batch;
   const VulkanApi &api = device.api();
-  auto copied = runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
-    VkBufferCopy copy{from->offset, 0, bytes};
-    api.vkCmdCopyBuffer(cb, static_cast<VkBuffer>(from->buffer), vk->staging.buffer, 1, &copy);
-    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    return {};
-  });
-  if (!copied)
-    return copied;
-  copyBytes(dst, vk->stagingData, bytes);
+  VkDeviceSize at = b.stagingUsed;
+  VkBufferCopy copy{from->offset, at, bytes};
+  api.vkCmdCopyBuffer(b.commands, static_cast<VkBuffer>(from->buffer), b.staging.buffer, 1,
+                      &copy);
+  vulkanBarrier(api, b.commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  b.stagingUsed += (bytes + 15) / 16 * 16;
+  // The copy is the last command queued: waiting for its batch waits for
+  // what it reads and nothing later. The staging bytes stay put until the
+  // batch is reopened.
+  if (auto ok = submitOpen(); !ok)
+    return ok;
+  if (auto ok = waitFor(b); !ok)
+    return ok;
+  copyBytes(dst, b.stagingData + at, bytes);
   return {};
 }
 
@@ -247,33 +419,42 @@ Expected<void> VulkanExecutor::launch(VulkanProgram &program,
       return std::unexpected(binding.error());
     bindings.push_back(*binding);
   }
+  uint32_t sets = program.launchCount(), descriptors = program.descriptorCount();
   if (capturing) {
-    auto pool = createDescriptorPool(device, program.launchCount(), program.descriptorCount());
+    auto pool = createDescriptorPool(device, sets, descriptors);
     if (!pool)
       return std::unexpected(pool.error());
     capturing->pools.push_back(*pool);
     return program.record(capturing->commands, *pool, bindings);
   }
-  const VulkanApi &api = device.api();
-  VkDevice d = static_cast<VkDevice>(device.handle());
-  if (program.launchCount() > vk->launchSetCapacity ||
-      program.descriptorCount() > vk->launchDescriptorCapacity) {
-    if (vk->launchSets)
-      api.vkDestroyDescriptorPool(d, vk->launchSets, nullptr);
-    vk->launchSets = VK_NULL_HANDLE;
-    vk->launchSetCapacity = std::max(program.launchCount(), 2 * vk->launchSetCapacity);
-    vk->launchDescriptorCapacity =
-        std::max(program.descriptorCount(), 2 * vk->launchDescriptorCapacity);
-    auto pool = createDescriptorPool(device, vk->launchSetCapacity, vk->launchDescriptorCapacity);
-    if (!pool)
-      return std::unexpected(pool.error());
-    vk->launchSets = *pool;
-  } else {
-    KILN_VK_TRY(api.vkResetDescriptorPool(d, vk->launchSets, 0), "vkResetDescriptorPool");
+  auto batch = openBatch();
+  if (!batch)
+    return std::unexpected(batch.error());
+  auto fits = [&](const Batch &b) {
+    return sets <= b.setsLeft && descriptors <= b.descriptorsLeft;
+  };
+  if (!fits(**batch) && (*batch)->launches > 0) {
+    if (auto ok = submitOpen(); !ok)
+      return ok;
+    batch = openBatch();
+    if (!batch)
+      return std::unexpected(batch.error());
   }
-  return runOneShot([&](VkCommandBuffer cb) {
-    return program.record(cb, vk->launchSets, bindings);
-  });
+  Batch &b = **batch;
+  VkDescriptorPool pool = b.sets;
+  if (fits(b)) {
+    b.setsLeft -= sets;
+    b.descriptorsLeft -= descriptors;
+  } else {
+    auto own = createDescriptorPool(device, sets, descriptors);
+    if (!own)
+      return std::unexpected(own.error());
+    b.oversizedSets.push_back(pool = *own);
+  }
+  if (auto ok = program.record(b.commands, pool, bindings); !ok)
+    return ok;
+  b.launches += sets;
+  return submitIfDue();
 }
 
 bool VulkanExecutor::hasTimestamps() const { return vk->timestamps != VK_NULL_HANDLE; }
@@ -282,13 +463,16 @@ Expected<double> VulkanExecutor::timestampNs() {
   if (!vk->timestamps)
     return makeError(ErrorKind::Unsupported, "vulkan: the device has no compute timestamps");
   const VulkanApi &api = device.api();
-  auto stamped = runOneShot([&](VkCommandBuffer cb) -> Expected<void> {
-    api.vkCmdResetQueryPool(cb, vk->timestamps, 0, 1);
-    api.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->timestamps, 0);
-    return {};
-  });
-  if (!stamped)
-    return std::unexpected(stamped.error());
+  auto batch = openBatch();
+  if (!batch)
+    return std::unexpected(batch.error());
+  Batch &b = **batch;
+  api.vkCmdResetQueryPool(b.commands, vk->timestamps, 0, 1);
+  api.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, vk->timestamps, 0);
+  if (auto ok = submitOpen(); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = waitFor(b); !ok)
+    return std::unexpected(ok.error());
   uint64_t ticks = 0;
   KILN_VK_TRY(api.vkGetQueryPoolResults(static_cast<VkDevice>(device.handle()), vk->timestamps,
                                         0, 1, sizeof ticks, &ticks, sizeof ticks,
@@ -306,6 +490,9 @@ Expected<void> VulkanExecutor::beginCapture() {
     return std::unexpected(cb.error());
   graph->commands = *cb;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  // Replays are queued without waits, so one may be submitted while an
+  // earlier one is still pending.
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   KILN_VK_TRY(device.api().vkBeginCommandBuffer(graph->commands, &begin),
               "vkBeginCommandBuffer");
   capturing = std::move(graph);
@@ -322,7 +509,11 @@ Expected<std::shared_ptr<void>> VulkanExecutor::endCapture() {
 }
 
 Expected<void> VulkanExecutor::replay(void *graph) {
-  return submit(static_cast<Graph *>(graph)->commands);
+  // After what is queued (writes refreshing its inputs), in the same
+  // submission as the open batch.
+  if (auto batch = openBatch(); !batch)
+    return std::unexpected(batch.error());
+  return submitOpen(static_cast<Graph *>(graph)->commands);
 }
 
 } // namespace kiln

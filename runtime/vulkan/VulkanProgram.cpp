@@ -306,10 +306,7 @@ void VulkanProgram::recordDispatches(VkCommandBuffer cb,
                                 0, 1, &sets[l], 0, nullptr);
     const auto &grid = plan.launches[l].shape.grid;
     api.vkCmdDispatch(cb, grid[0], grid[1], grid[2]);
-    vulkanBarrier(api, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                  VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                      VK_ACCESS_TRANSFER_READ_BIT);
+    deviceWorkBarrier(api, cb);
   }
 }
 

@@ -4,7 +4,10 @@
 // there; without a loader or device they check the reported reason instead.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Compiler.h"
+#include "kiln/backend/Capabilities.h"
 #include "kiln/backend/Engine.h"
+#include "kiln/backend/Target.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 #include "kiln/runtime/vulkan/VulkanProgram.h"
 
@@ -146,6 +149,60 @@ TEST(VulkanLimits, KernelsAtAndBeyondTheStorageBufferLimitRun) {
             float(inputs * (inputs - 1) / 2) + 1000.0f);
 }
 
+// The device's binding limit lowered to 4 (as a small device would report
+// it): a chain of 7 inputs is split into kernels of at most 4 buffers that
+// still add up on the real device, and a kernel that cannot be split (3
+// buffers against a limit of 2) is refused with the limit named, never
+// handed to the driver.
+TEST(VulkanLimits, AFakeLowBindingLimitSplitsKernelsThatStillAddUp) {
+  KILN_REQUIRE_VULKAN(device);
+  auto compiler = createCompiler();
+  CompileOptions options;
+  options.vulkan = vulkanTargetOf(device->properties());
+  options.vulkan.maxStorageBuffers = 4;
+  constexpr int kInputs = 7;
+  std::string args, body, acc = "%x0";
+  for (int k = 0; k < kInputs; ++k)
+    args += (k ? ", " : "") + std::string("%x") + std::to_string(k) + ": tensor<64xf32>";
+  for (int k = 1; k < kInputs; ++k) {
+    body += "  %a" + std::to_string(k) + " = kiln.add " + acc + ", %x" + std::to_string(k) +
+            " : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>\n";
+    acc = "%a" + std::to_string(k);
+  }
+  auto compiled = compiler->compileForVulkan("func.func @main(" + args +
+                                                 ") -> tensor<64xf32> {\n" + body + "  return " +
+                                                 acc + " : tensor<64xf32>\n}\n",
+                                             options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  EXPECT_GT(compiled->plan.launches.size(), 1u);
+  for (const KernelLaunch &launch : compiled->plan.launches)
+    EXPECT_LE(launch.arguments.size(), 4u) << launch.kernel;
+  auto program = VulkanProgram::load(*device, compiled->plan);
+  ASSERT_TRUE(program) << program.error().message;
+  std::vector<std::vector<float>> data(kInputs + 1, std::vector<float>(64));
+  std::vector<void *> buffers;
+  for (int k = 0; k <= kInputs; ++k) {
+    for (int i = 0; i < 64; ++i)
+      data[k][i] = float(k * 100 + i);
+    buffers.push_back(data[k].data());
+  }
+  ASSERT_TRUE((*program)->run(buffers.data()));
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(data[kInputs][i], float(100 * kInputs * (kInputs - 1) / 2 + kInputs * i)) << i;
+
+  options.vulkan.maxStorageBuffers = 2;
+  auto refused = compiler->compileForVulkan(R"(
+    func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+      %0 = kiln.add %a, %b : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+      return %0 : tensor<64xf32>
+    })", options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(refused.error().message.find("maxPerStageDescriptorStorageBuffers (2)"),
+            std::string::npos)
+      << refused.error().message;
+}
+
 TEST(VulkanLimits, WorkgroupCount) {
   KILN_REQUIRE_VULKAN(device);
   GpuPlan plan = planWithOneLaunch(2);
@@ -196,6 +253,32 @@ TEST(VulkanLimits, PushConstantsAreNotUsed) {
   GpuPlan plan = planWithOneLaunch(2);
   plan.launches[0].arguments.push_back(ScalarArgument{1, 4});
   expectRefused(*device, std::move(plan), "scalar parameter");
+}
+
+// VK_KHR_cooperative_matrix, where the driver has it (NVIDIA's does;
+// Debian 12's lavapipe, Mesa 22.3, has only VK_NV_cooperative_matrix): its
+// subgroup shapes become the device's MMA configs, f16 x f16 -> f32 among
+// them, and the extension is enabled.
+TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
+  KILN_REQUIRE_VULKAN(device);
+  const VulkanDeviceProperties &p = device->properties();
+  bool enabled = std::find(p.enabledExtensions.begin(), p.enabledExtensions.end(),
+                           std::string("VK_KHR_cooperative_matrix")) != p.enabledExtensions.end();
+  if (p.cooperativeMatrices.empty()) {
+    EXPECT_TRUE(DeviceCapabilities::vulkan(p).mma.empty());
+    GTEST_SKIP() << p.name << " reports no VK_KHR_cooperative_matrix shapes";
+  }
+  EXPECT_TRUE(enabled);
+  DeviceCapabilities caps = DeviceCapabilities::vulkan(p);
+  bool f16f32 = false;
+  for (const MmaConfig &c : caps.mma) {
+    std::printf("cooperative matrix %s x %s -> %s, m%dn%dk%d\n",
+                elementTypeName(c.a).data(), elementTypeName(c.b).data(),
+                elementTypeName(c.cd).data(), c.m, c.n, c.k);
+    f16f32 |= c.a == ElementType::F16 && c.b == ElementType::F16 && c.cd == ElementType::F32;
+  }
+  EXPECT_TRUE(f16f32) << "no f16 x f16 -> f32 shape";
+  EXPECT_TRUE(dtypeUsage(caps, DataType{ElementType::F16}).contains(DTypeUsage::Accelerated));
 }
 
 TEST(VulkanDevice, EnablesTheExtensionsItsFeaturesNeed) {

@@ -70,8 +70,9 @@ struct DeviceCapabilities {
   /// A CUDA device of compute capability major.minor: mma.sync shapes
   /// (f16 from sm_70, bf16/tf32/i8 from sm_80, f8 from sm_89).
   static DeviceCapabilities cuda(int major, int minor);
-  /// A Vulkan device, from the features it reported (no matrix ops: kiln
-  /// does not use cooperative matrices).
+  /// A Vulkan device, from the features it reported; its MMA shapes are
+  /// the subgroup cooperative matrices the driver reports
+  /// (VK_KHR_cooperative_matrix).
   static DeviceCapabilities vulkan(const VulkanDeviceProperties &device);
 };
 

@@ -2,7 +2,7 @@
 //
 // Programs are SPIR-V modules with a GpuPlan, compiled for the features the
 // device reports; tensors live in VkBuffer pages a VulkanExecutor owns;
-// launches submit and wait; timing uses timestamp queries where the device
+// launches are queued in batches without waiting; timing uses timestamp queries where the device
 // has them; captures record into one command buffer.
 //
 //===----------------------------------------------------------------------===//
@@ -26,7 +26,7 @@ private:
   std::unique_ptr<VulkanProgram> vulkan;
 };
 
-/// Tensors in Vulkan device memory; launches submit and wait; device
+/// Tensors in Vulkan device memory; launches queued without waits; device
 /// timestamps; captures recorded into one command buffer.
 class VulkanQueue final : public DeviceQueue {
 public:
@@ -49,7 +49,8 @@ public:
     return executor->launch(static_cast<const VulkanTargetProgram &>(program).program(),
                             buffers);
   }
-  Expected<void> sync() override { return {}; } // every submit is waited for
+  Expected<void> sync() override { return executor->sync(); }
+  Expected<void> flush() override { return executor->flush(); }
   bool poisoned() const override { return executor->lost(); }
 
   Expected<std::shared_ptr<void>> mark() override {

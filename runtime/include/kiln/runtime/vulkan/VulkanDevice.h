@@ -19,6 +19,20 @@ namespace kiln {
 
 struct VulkanApi;
 
+/// Element types of a cooperative matrix (VkComponentTypeKHR's values).
+enum class VulkanComponentType : uint32_t {
+  F16 = 0, F32 = 1, F64 = 2, I8 = 3, I16 = 4, I32 = 5, I64 = 6,
+  U8 = 7, U16 = 8, U32 = 9, U64 = 10
+};
+
+/// A multiply-add a subgroup does on cooperative matrices
+/// (VK_KHR_cooperative_matrix): D (m x n, result) = A (m x k, a) *
+/// B (k x n, b) + C (m x n, c).
+struct VulkanCooperativeMatrix {
+  uint32_t m = 0, n = 0, k = 0;
+  VulkanComponentType a, b, c, result;
+};
+
 struct VulkanDeviceProperties {
   std::string name;
   uint32_t vendorId = 0, deviceId = 0, driverVersion = 0, apiVersion = 0;
@@ -40,6 +54,9 @@ struct VulkanDeviceProperties {
   /// SignedZeroInfNanPreserve for 16/32/64-bit floats (float controls,
   /// enabled on the logical device when the driver has it).
   bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
+  /// Subgroup-scope cooperative-matrix shapes, where the driver has
+  /// VK_KHR_cooperative_matrix (then enabled); empty elsewhere.
+  std::vector<VulkanCooperativeMatrix> cooperativeMatrices;
   /// The device extensions enabled on the logical device.
   std::vector<std::string> enabledExtensions;
   /// "vulkan-<vendor>-<device>-<driver>", hex ids: what SPIR-V for it
