@@ -4,7 +4,7 @@
 // STREAM-like copy and triad over arrays far larger than the caches, one
 // slice per thread (each thread first touches its own slice), and a peak
 // f32 FMA rate from independent accumulators, on the widest vectors the
-// compiler targets here (-march=native). Bytes count as STREAM counts them
+// compiler targets here (-march=native: AVX-512 or AVX2). Bytes count as STREAM counts them
 // (each array read or written once; write-allocate reads are not counted).
 // Usage: kiln-bench-cpu-floors [threads]
 //
@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <immintrin.h>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -37,25 +39,41 @@ double bestOf(int repeats, int threads, const std::function<void(int)> &body) {
   return best;
 }
 
-constexpr int kLanes = 16; // the compiler splits these into the host's vectors
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+// The widest FMA the compiler targets here.
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int kLanes = 16;
+Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+Vec splat(float x) { return _mm512_set1_ps(x); }
+#elif defined(__FMA__)
+using Vec = __m256;
+constexpr int kLanes = 8;
+Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+Vec splat(float x) { return _mm256_set1_ps(x); }
+#else
+#error "kiln-bench-cpu-floors needs FMA (x86-64 with AVX2 or AVX-512)"
+#endif
 
-/// FLOPs of one thread's FMA loop: 12 independent accumulators hide the
-/// FMA latency on every x86 core kiln targets.
-double fmaLoop(long iterations, float *sink) {
-  constexpr int kChains = 12;
-  Vec acc[kChains], x = Vec{} + 1.0001f, y = Vec{} + 0.9999f;
+/// 10 independent accumulators hide the FMA latency (4 cycles, 2 units)
+/// and leave registers for the operands.
+constexpr int kChains = 10;
+constexpr double kFlopsPerIteration = 2.0 * kLanes * kChains;
+
+/// One thread's FMA loop.
+void fmaLoop(long iterations, float *sink) {
+  Vec acc[kChains], x = splat(1.0001f), y = splat(0.9999f);
   for (int c = 0; c < kChains; ++c)
-    acc[c] = Vec{} + float(c);
+    acc[c] = splat(float(c));
   for (long i = 0; i < iterations; ++i)
     for (int c = 0; c < kChains; ++c)
-      acc[c] = acc[c] * x + y;
-  float s = 0;
-  for (int c = 0; c < kChains; ++c)
-    for (int l = 0; l < kLanes; ++l)
-      s += acc[c][l];
+      acc[c] = fma(acc[c], x, y);
+  float lanes[kLanes], s = 0;
+  for (int c = 0; c < kChains; ++c) {
+    std::memcpy(lanes, &acc[c], sizeof lanes);
+    for (float l : lanes)
+      s += l;
+  }
   *sink = s;
-  return 2.0 * kLanes * kChains * iterations;
 }
 
 } // namespace
@@ -81,10 +99,9 @@ int main(int argc, char **argv) {
       a[i] = b[i] + 3.0f * c[i];
   });
   std::vector<float> sinks(threads);
-  const long iterations = 20'000'000;
+  const long iterations = 100'000'000;
   double fmaSeconds = bestOf(3, threads, [&](int t) { fmaLoop(iterations, &sinks[t]); });
-  float sink = 0;
-  double flops = fmaLoop(1, &sink) / 1 * iterations * threads;
+  double flops = kFlopsPerIteration * iterations * threads;
   std::printf("threads %d\n", threads);
   std::printf("copy  %.1f GB/s\n", 2.0 * n * sizeof(float) / copy / 1e9);
   std::printf("triad %.1f GB/s\n", 3.0 * n * sizeof(float) / triad / 1e9);

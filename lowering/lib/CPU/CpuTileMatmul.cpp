@@ -206,8 +206,10 @@ void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, bool throu
 
 /// C[i .. i+MR, j .. j+NR) += Ap[ap panel] * Bp[bp panel] over kCount k
 /// steps, through `scratch` (an MR x NR tile) where the tile crosses C's
-/// edge. `last`: whether this is the k slice after which the epilogue runs
-/// (null: every slice is, or there is no epilogue).
+/// edge. The sums start from zero and C is added at the end: its lines,
+/// prefetched first, arrive while the k loop runs. `last`: whether this is
+/// the k slice after which the epilogue runs (null: every slice is, or
+/// there is no epilogue).
 void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s,
                    Value ap, Value aPanel, Value bp, Value bPanel, Value scratch, Value i,
                    Value j, Value kCount, Value last) {
@@ -218,48 +220,19 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
     rowOf.push_back(x.add(i, r));
   for (int64_t v = 0; v < s.nv; ++v)
     colOf.push_back(x.add(j, v * s.width));
-  auto loadTile = [&](OpBuilder &lb, bool fromScratch) {
-    SmallVector<Value> acc;
-    Ix l{lb, loc};
-    for (int64_t r = 0; r < s.mr; ++r)
-      for (int64_t v = 0; v < s.nv; ++v)
-        acc.push_back(fromScratch ? vector::LoadOp::create(lb, loc, vecType, scratch,
-                                                           ValueRange{l.c(r), l.c(v * s.width)})
-                                  : vector::LoadOp::create(lb, loc, vecType, m.c,
-                                                           at(m, rowOf[r], colOf[v])));
-    return acc;
-  };
-  // Visits C's elements of an edge tile: body(builder, r, jj, i + r, j + jj).
-  auto forEdgeElements = [&](OpBuilder &eb,
-                             function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
-    Ix e{eb, loc};
-    forLoop(eb, loc, e.c(0), e.c(s.mr), [&](OpBuilder &rb, Value r) {
-      forLoop(rb, loc, e.c(0), e.c(s.nr), [&](OpBuilder &cb, Value jj) {
-        Ix l{cb, loc};
-        body(cb, r, jj, l.add(i, r), l.add(j, jj));
-      });
-    });
-  };
-  Value full;
-  SmallVector<Value> init;
-  if (!s.edges()) {
-    init = loadTile(b, false);
-  } else {
-    full = x.both(x.below(i, s.m - s.mr + 1), x.below(j, s.n - s.nr + 1));
-    SmallVector<Type> types(s.mr * s.nv, vecType);
-    auto load = ifYield(
-        b, loc, types, full, [&](OpBuilder &tb) { return loadTile(tb, false); },
-        [&](OpBuilder &eb) {
-          forEdgeElements(eb, [&](OpBuilder &cb, Value r, Value jj, Value ci, Value cj) {
-            Ix l{cb, loc};
-            Value inside = l.both(l.below(ci, s.m), l.below(cj, s.n));
-            Value value = loadOrZero(cb, loc, inside, m.c, at(m, ci, cj));
-            memref::StoreOp::create(cb, loc, value, scratch, ValueRange{r, jj});
-          });
-          return loadTile(eb, true);
-        });
-    init = SmallVector<Value>(load.getResults());
-  }
+  // Prefetch C's lines, within C: an edge tile's rows and columns clamped.
+  for (int64_t r = 0; r < s.mr; ++r)
+    for (int64_t v = 0; v < s.nv; ++v) {
+      Value row = rowOf[r], col = colOf[v];
+      if (s.edges()) {
+        row = x.min(row, x.c(s.m - 1));
+        col = x.min(col, x.c(s.n - 1));
+      }
+      memref::PrefetchOp::create(b, loc, m.c, at(m, row, col), /*isWrite=*/true,
+                                 /*localityHint=*/3, /*isDataCache=*/true);
+    }
+  Value zero = arith::ConstantOp::create(b, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+  SmallVector<Value> init(s.mr * s.nv, zero);
   auto loop = scf::ForOp::create(
       b, loc, x.c(0), kCount, x.c(1), init,
       [&](OpBuilder &lb, Location, Value p, ValueRange acc) {
@@ -286,28 +259,42 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
            [&](OpBuilder &eb) { store(eb, false); });
   };
   auto storeFull = [&](OpBuilder &fb) {
+    SmallVector<Value> sums;
+    for (int64_t r = 0; r < s.mr; ++r)
+      for (int64_t v = 0; v < s.nv; ++v) {
+        Value c = vector::LoadOp::create(fb, loc, vecType, m.c, at(m, rowOf[r], colOf[v]));
+        sums.push_back(arith::AddFOp::create(fb, loc, c, acc[r * s.nv + v]));
+      }
     storeTile(fb, [&](OpBuilder &tb, bool epilogue) {
       for (int64_t r = 0; r < s.mr; ++r)
         for (int64_t v = 0; v < s.nv; ++v)
-          storeResult(tb, loc, m, epilogue, acc[r * s.nv + v], rowOf[r], colOf[v], s.width);
+          storeResult(tb, loc, m, epilogue, sums[r * s.nv + v], rowOf[r], colOf[v], s.width);
     });
   };
   if (!s.edges())
     return storeFull(b);
+  Value full = x.both(x.below(i, s.m - s.mr + 1), x.below(j, s.n - s.nr + 1));
   ifElse(b, loc, full, storeFull, [&](OpBuilder &eb) {
     Ix e{eb, loc};
     for (int64_t r = 0; r < s.mr; ++r)
       for (int64_t v = 0; v < s.nv; ++v)
         vector::StoreOp::create(eb, loc, acc[r * s.nv + v], scratch,
                                 ValueRange{e.c(r), e.c(v * s.width)});
+    // C's elements of the tile, one by one.
     storeTile(eb, [&](OpBuilder &tb, bool epilogue) {
-      forEdgeElements(tb, [&](OpBuilder &cb, Value r, Value jj, Value ci, Value cj) {
-        Ix l{cb, loc};
-        Value inside = l.both(l.below(ci, s.m), l.below(cj, s.n));
-        scf::IfOp::create(cb, loc, inside, [&](OpBuilder &ib, Location) {
-          Value value = memref::LoadOp::create(ib, loc, scratch, ValueRange{r, jj});
-          storeResult(ib, loc, m, epilogue, value, ci, cj, 0);
-          scf::YieldOp::create(ib, loc);
+      Ix t{tb, loc};
+      forLoop(tb, loc, t.c(0), t.c(s.mr), [&](OpBuilder &rb, Value r) {
+        forLoop(rb, loc, t.c(0), t.c(s.nr), [&](OpBuilder &cb, Value jj) {
+          Ix l{cb, loc};
+          Value ci = l.add(i, r), cj = l.add(j, jj);
+          Value inside = l.both(l.below(ci, s.m), l.below(cj, s.n));
+          scf::IfOp::create(cb, loc, inside, [&](OpBuilder &ib, Location) {
+            Value sum = arith::AddFOp::create(
+                ib, loc, memref::LoadOp::create(ib, loc, m.c, at(m, ci, cj)),
+                memref::LoadOp::create(ib, loc, scratch, ValueRange{r, jj}));
+            storeResult(ib, loc, m, epilogue, sum, ci, cj, 0);
+            scf::YieldOp::create(ib, loc);
+          });
         });
       });
     });

@@ -14,11 +14,14 @@
 // CHECK-DAG: memref.alloca() : memref<6x64xf32>
 // CHECK: vector.store %{{.*}}, %[[BP]]
 // CHECK: memref.store %{{.*}}, %[[AP]]
+// CHECK: memref.prefetch %{{.*}}, write, locality<3>, data
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.load %[[BP]]
 // CHECK: memref.load %[[AP]]
 // CHECK: vector.broadcast
 // CHECK: vector.fma
+// CHECK: vector.load %{{.*}} : memref<13x150xf32>, vector<16xf32>
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: memref.dealloc %[[AP]]
 // CHECK: } {kiln.min_task_size = 1 : index}
 func.func @mm(%a: memref<13x200xf32>, %b: memref<200x150xf32>, %c: memref<13x150xf32>) {

@@ -25,7 +25,7 @@ struct CpuMatmulTunables {
   int64_t vectors = 0;
   int64_t kBlock = 256;    // KC: k steps per packed panel
   int64_t blockRows = 96;  // MC: rows of C per task (rounded up to MR)
-  int64_t blockCols = 512; // NC: columns of C per task (rounded up to NR)
+  int64_t blockCols = 1024; // NC: columns of C per task (rounded up to NR)
   constexpr int64_t vectorsPerRow(int64_t lanes) const {
     return vectors ? vectors : lanes >= 16 ? 4 : 2;
   }
@@ -33,13 +33,13 @@ struct CpuMatmulTunables {
   static TuneSpace tuneSpace() {
     return {"cpu.matmul",
             {"rows", "vectors_per_row", "k_block", "block_rows", "block_cols"},
-            {{6, 0, 256, 96, 512},
-             {4, 0, 256, 96, 512},
-             {6, 0, 128, 144, 256},
+            {{6, 0, 256, 96, 1024},
+             {4, 0, 256, 96, 1024},
+             {6, 0, 128, 144, 512},
              {6, 0, 384, 48, 1024},
-             {8, 2, 256, 96, 512},
+             {8, 2, 256, 96, 1024},
              {4, 3, 256, 64, 384},
-             {6, 1, 256, 96, 512}}};
+             {6, 1, 256, 96, 1024}}};
   }
   static CpuMatmulTunables fromConfig(const std::vector<int64_t> &v) {
     return {v.at(0), v.at(1), v.at(2), v.at(3), v.at(4)};
