@@ -7,13 +7,14 @@
 // into NR-column micro-panels ([panel][k][NR], each KC x NR for L1), then,
 // MC rows at a time, its rows of A into MR-row micro-panels ([panel][k][MR],
 // MC x KC for L2), and runs a register-blocked micro-kernel over every
-// MR x NR tile of those rows: MR*NV accumulators
-// (NR = NV vectors) live in vector registers across the slice, each k step
-// loads NV vectors of B and broadcasts MR values of A. Packing pads the
-// panels past M and N with zeros, so one micro-kernel serves every tile;
-// a tile at C's edge goes through a small scratch tile. An elementwise
-// consumer of C right after the matmul (bias, activation) runs on the
-// registers of the last slice before the store.
+// MR x NR tile of those rows: MR*NV accumulators (NR = NV vectors) live in
+// vector registers across the slice, each k step loads NV vectors of B and
+// broadcasts MR values of A. Packing pads the panels past M and N with
+// zeros, so one micro-kernel serves every tile; a tile at C's edge goes
+// through a small scratch tile. The fill of C right before the matmul
+// (C = 0) is folded into the first slice's sums, so C is not written
+// twice. An elementwise consumer of C right after the matmul (bias,
+// activation) runs on the registers of the last slice before the store.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
@@ -46,6 +47,9 @@ struct MatmulOperands {
   /// An elementwise consumer of C applied before the last store: it writes
   /// its own output (null: store C).
   linalg::GenericOp epilogue;
+  /// The value C was filled with right before the matmul: the first k slice
+  /// adds it instead of reading C (null: C is read).
+  Value filled;
 };
 
 SmallVector<Value> at(const MatmulOperands &m, Value i, Value j) {
@@ -207,12 +211,13 @@ void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, bool throu
 /// C[i .. i+MR, j .. j+NR) += Ap[ap panel] * Bp[bp panel] over kCount k
 /// steps, through `scratch` (an MR x NR tile) where the tile crosses C's
 /// edge. The sums start from zero and C is added at the end: its lines,
-/// prefetched first, arrive while the k loop runs. `last`: whether this is
-/// the k slice after which the epilogue runs (null: every slice is, or
-/// there is no epilogue).
+/// prefetched first, arrive while the k loop runs. `first`: whether this is
+/// the first k slice, which adds C's fill value instead (null: every slice
+/// is, when there is a fill). `last`: whether this is the k slice after
+/// which the epilogue runs (null: every slice is, or there is no epilogue).
 void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s,
                    Value ap, Value aPanel, Value bp, Value bPanel, Value scratch, Value i,
-                   Value j, Value kCount, Value last) {
+                   Value j, Value kCount, Value first, Value last) {
   auto vecType = VectorType::get({s.width}, b.getF32Type());
   Ix x{b, loc};
   SmallVector<Value> rowOf, colOf;
@@ -221,7 +226,9 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
   for (int64_t v = 0; v < s.nv; ++v)
     colOf.push_back(x.add(j, v * s.width));
   // Prefetch C's lines, within C: an edge tile's rows and columns clamped.
-  for (int64_t r = 0; r < s.mr; ++r)
+  // A fused matmul of one slice whose fill is folded never touches C.
+  bool touchesC = !(m.filled && !first && m.epilogue && !last);
+  for (int64_t r = 0; r < s.mr && touchesC; ++r)
     for (int64_t v = 0; v < s.nv; ++v) {
       Value row = rowOf[r], col = colOf[v];
       if (s.edges()) {
@@ -251,6 +258,25 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
         scf::YieldOp::create(lb, loc, next);
       });
   ValueRange acc = loop.getResults();
+  // C's value at [ci, cj..] (a vector of `width` lanes, or a scalar for 0).
+  auto cValue = [&](OpBuilder &cb, Value ci, Value cj, int64_t width) -> Value {
+    Type type = width ? Type(vecType) : cb.getF32Type();
+    auto load = [&](OpBuilder &lb) -> SmallVector<Value> {
+      if (width)
+        return {vector::LoadOp::create(lb, loc, vecType, m.c, at(m, ci, cj))};
+      return {memref::LoadOp::create(lb, loc, m.c, at(m, ci, cj))};
+    };
+    auto fillValue = [&](OpBuilder &fb) -> SmallVector<Value> {
+      if (width)
+        return {vector::BroadcastOp::create(fb, loc, vecType, m.filled)};
+      return {m.filled};
+    };
+    if (!m.filled)
+      return load(cb).front();
+    if (!first)
+      return fillValue(cb).front();
+    return ifYield(cb, loc, TypeRange{type}, first, fillValue, load).getResult(0);
+  };
   // Stores the tile into C, or through the epilogue after the last slice.
   auto storeTile = [&](OpBuilder &sb, function_ref<void(OpBuilder &, bool)> store) {
     if (!last)
@@ -261,10 +287,9 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
   auto storeFull = [&](OpBuilder &fb) {
     SmallVector<Value> sums;
     for (int64_t r = 0; r < s.mr; ++r)
-      for (int64_t v = 0; v < s.nv; ++v) {
-        Value c = vector::LoadOp::create(fb, loc, vecType, m.c, at(m, rowOf[r], colOf[v]));
-        sums.push_back(arith::AddFOp::create(fb, loc, c, acc[r * s.nv + v]));
-      }
+      for (int64_t v = 0; v < s.nv; ++v)
+        sums.push_back(arith::AddFOp::create(fb, loc, cValue(fb, rowOf[r], colOf[v], s.width),
+                                             acc[r * s.nv + v]));
     storeTile(fb, [&](OpBuilder &tb, bool epilogue) {
       for (int64_t r = 0; r < s.mr; ++r)
         for (int64_t v = 0; v < s.nv; ++v)
@@ -290,7 +315,7 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
           Value inside = l.both(l.below(ci, s.m), l.below(cj, s.n));
           scf::IfOp::create(cb, loc, inside, [&](OpBuilder &ib, Location) {
             Value sum = arith::AddFOp::create(
-                ib, loc, memref::LoadOp::create(ib, loc, m.c, at(m, ci, cj)),
+                ib, loc, cValue(ib, ci, cj, 0),
                 memref::LoadOp::create(ib, loc, scratch, ValueRange{r, jj}));
             storeResult(ib, loc, m, epilogue, sum, ci, cj, 0);
             scf::YieldOp::create(ib, loc);
@@ -324,7 +349,9 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
     Ix y{kb, loc};
     Value k0 = y.mul(slice, s.kc);
     Value kCount = y.min(y.c(s.kc), arith::SubIOp::create(kb, loc, y.c(s.k), k0));
-    Value last;
+    Value first, last;
+    if (m.filled && slices > 1)
+      first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(0));
     if (m.epilogue && slices > 1)
       last = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(slices - 1));
     packB(kb, loc, m, s, bp, k0, kCount, j0, bPanels);
@@ -341,7 +368,7 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
         forLoop(jb, loc, w.c(0), aPanels, [&](OpBuilder &ib, Value ip) {
           Ix v{ib, loc};
           emitMicroTile(ib, loc, m, s, ap, ip, bp, jp, scratch, v.add(blockRow, v.mul(ip, s.mr)),
-                        j, kCount, last);
+                        j, kCount, first, last);
         });
       });
     });
@@ -390,6 +417,12 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     s.nc = std::min(roundUp(tiling.blockCols, s.nr), roundUp(s.n, s.nr));
     Location loc = op.getLoc();
     Ix x{rewriter, loc};
+    // A fill of C right before the matmul (C = 0 for a plain product) is
+    // folded into the first slice's sums, saving a pass over C.
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (fill && (!fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != cm ||
+                 !fill.getInputs()[0].getType().isF32()))
+      fill = nullptr;
     linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
     // Tasks: NC-column blocks, each split into row groups so that the
     // threads get equal shares: a multiple of `threads` tasks in all.
@@ -398,7 +431,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t groupRows = roundUp((s.m + rowGroups - 1) / rowGroups, s.mr);
     rowGroups = (s.m + groupRows - 1) / groupRows;
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands m{a, bm, cm, batchIndex, epilogue};
+      MatmulOperands m{a, bm, cm, batchIndex, epilogue, fill ? fill.getInputs()[0] : Value()};
       // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
       // its task size; row groups innermost.
       auto tasks = scf::ParallelOp::create(
@@ -424,6 +457,8 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     }
     if (epilogue)
       rewriter.eraseOp(epilogue);
+    if (fill)
+      rewriter.eraseOp(fill);
     rewriter.eraseOp(op);
     return success();
   }

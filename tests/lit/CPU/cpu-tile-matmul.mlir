@@ -42,15 +42,21 @@ func.func @f64(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
 // -----
 
 // A bias add right after the matmul runs on the accumulators: C is never
-// stored, the sum goes straight to the output.
+// stored, the sum goes straight to the output. C's zero fill is folded
+// into the sums: C is neither filled nor read.
 // CHECK-LABEL: func @bias
 // CHECK-SAME: (%{{.*}}: memref<12x64xf32>, %{{.*}}: memref<64x64xf32>, %[[BIAS:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<12x64xf32>)
+// CHECK-NOT: linalg.fill
 // CHECK-NOT: linalg.generic
+// CHECK-NOT: %alloc[
 // CHECK: vector.fma
+// CHECK-NOT: %alloc[
 // CHECK: vector.load %[[BIAS]]
+// CHECK-NOT: %alloc[
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NOT: %alloc[
 // CHECK: vector.store %{{.*}}, %[[OUT]]
-// CHECK-NOT: vector.store {{.*}}, %alloc[
+// CHECK-NOT: %alloc[
 func.func @bias(%a: memref<12x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf32>, %out: memref<12x64xf32>) {
   %c = memref.alloc() : memref<12x64xf32>
   %zero = arith.constant 0.0 : f32
@@ -67,13 +73,19 @@ func.func @bias(%a: memref<12x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf
 
 // -----
 
-// k = 300 runs as two slices (256, 44): the first stores its partial sums
-// in C, the last applies the epilogue.
+// k = 300 runs as two slices (256, 44): the first adds the fill value (0)
+// and stores its partial sums in C, the last adds C and applies the
+// epilogue.
 // CHECK-LABEL: func @bias_two_slices
 // CHECK-SAME: %[[OUT:[^:]*]]: memref<12x64xf32>)
 // CHECK: %[[C:.*]] = memref.alloc() : memref<12x64xf32>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %c1
 // CHECK: vector.fma
+// CHECK: scf.if %[[FIRST]] -> (vector<16xf32>)
+// CHECK-NEXT: scf.yield %cst : vector<16xf32>
+// CHECK-NEXT: } else {
+// CHECK: vector.load %[[C]][
 // CHECK: scf.if %[[LAST]]
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[OUT]]
