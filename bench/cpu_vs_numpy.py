@@ -1,6 +1,13 @@
-"""kiln on the CPU against NumPy, same machine, same run. Prints a markdown
-table of median times and ratios (NumPy time / kiln time: > 1 means kiln is
-faster). Usage: /usr/bin/python3 bench/cpu_vs_numpy.py [--runs N]"""
+"""kiln on the CPU against NumPy, same machine, same run, and both against
+the machine's floors (kiln-bench-cpu-floors: STREAM triad bandwidth, peak
+f32 FMA rate). Prints a markdown table of median times, ratios (NumPy time /
+kiln time: > 1 means kiln is faster) and each kernel's floor: bytes moved
+over the triad bandwidth, or flops over the peak. Each case runs `--rounds`
+times, NumPy and kiln alternating, each round the median of `--runs` runs;
+the table shows the best round of each (on a shared machine the other
+rounds lose to other processes) and the range of the rounds' ratios.
+Usage: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3
+       bench/cpu_vs_numpy.py [--runs N] [--rounds R] [--only SUBSTRING]"""
 import argparse
 import math
 import os
@@ -22,36 +29,42 @@ def t(shape):
     return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
 
 
-CASES = []
-N = 1 << 24
-CASES.append(("add 2^24 f32", f"""func.func @main(%a: {t([N])}, %b: {t([N])}) -> {t([N])} {{
-  %0 = kiln.add %a, %b : ({t([N])}, {t([N])}) -> {t([N])}
+CASES = []  # (name, program, make inputs, NumPy reference, floor: ("bytes", n) or ("flops", n))
+for log2 in (24, 26):
+    N = 1 << log2
+    for op, fn in (("add", np.add), ("mul", np.multiply)):
+        CASES.append((f"{op} 2^{log2} f32", f"""func.func @main(%a: {t([N])}, %b: {t([N])}) -> {t([N])} {{
+  %0 = kiln.{op} %a, %b : ({t([N])}, {t([N])}) -> {t([N])}
   return %0 : {t([N])}
-}}""", lambda: [np.random.rand(N).astype(F32), np.random.rand(N).astype(F32)],
-    lambda a, b: np.add(a, b), 1.5))
-CASES.append(("gelu(x*w+b) 2^24 f32 (tanh form)", f"""func.func @main(%x: {t([N])}, %w: {t([N])}, %b: {t([N])}) -> {t([N])} {{
+}}""",
+                      lambda N=N: [np.random.rand(N).astype(F32), np.random.rand(N).astype(F32)],
+                      fn, ("bytes", 3 * 4 * N)))
+    CASES.append((f"gelu(x*w+b) 2^{log2} f32 (tanh form)", f"""func.func @main(%x: {t([N])}, %w: {t([N])}, %b: {t([N])}) -> {t([N])} {{
   %0 = kiln.mul %x, %w : ({t([N])}, {t([N])}) -> {t([N])}
   %1 = kiln.add %0, %b : ({t([N])}, {t([N])}) -> {t([N])}
   %2 = kiln.gelu %1 {{approximate = "tanh"}} : {t([N])}
   return %2 : {t([N])}
-}}""", lambda: [np.random.rand(N).astype(F32) for _ in range(3)],
-    lambda x, w, b: (lambda y: 0.5 * y * (1 + np.tanh(F32(math.sqrt(2 / math.pi)) * (y + F32(0.044715) * y * y * y))))(x * w + b), 1.5))
+}}""", lambda N=N: [np.random.rand(N).astype(F32) for _ in range(3)],
+        lambda x, w, b: (lambda y: 0.5 * y * (1 + np.tanh(F32(math.sqrt(2 / math.pi)) * (y + F32(0.044715) * y * y * y))))(x * w + b),
+        ("bytes", 4 * 4 * N)))
 S = [4096, 4096]
 CASES.append(("reduce_sum last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t([4096])} {{
   %0 = kiln.reduce_sum %x {{dims = array<i64: 1>}} : {t(S)} -> {t([4096])}
   return %0 : {t([4096])}
-}}""", lambda: [np.random.rand(*S).astype(F32)], lambda x: x.sum(axis=1), 1))
+}}""", lambda: [np.random.rand(*S).astype(F32)], lambda x: x.sum(axis=1), ("bytes", 4 * 4096 * 4096)))
 CASES.append(("softmax last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t(S)} {{
   %0 = kiln.softmax %x {{dim = 1}} : {t(S)}
   return %0 : {t(S)}
 }}""", lambda: [np.random.rand(*S).astype(F32)],
-    lambda x: (lambda e: e / e.sum(axis=1, keepdims=True))(np.exp(x - x.max(axis=1, keepdims=True))), 1))
-M = [1024, 1024]
-CASES.append(("matmul 1024^3 f32", f"""func.func @main(%a: {t(M)}, %b: {t(M)}) -> {t(M)} {{
-  %0 = kiln.matmul %a, %b : ({t(M)}, {t(M)}) -> {t(M)}
-  return %0 : {t(M)}
-}}""", lambda: [np.random.rand(*M).astype(F32), np.random.rand(*M).astype(F32)],
-    lambda a, b: a @ b, 1))
+    lambda x: (lambda e: e / e.sum(axis=1, keepdims=True))(np.exp(x - x.max(axis=1, keepdims=True))),
+    ("bytes", 2 * 4 * 4096 * 4096)))
+for m, n, k in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 512, 1024), (1000, 1000, 1000), (777, 1025, 1023)):
+    name = f"matmul {m}^3 f32" if m == n == k else f"matmul {m}x{k} @ {k}x{n} f32"
+    CASES.append((name, f"""func.func @main(%a: {t([m, k])}, %b: {t([k, n])}) -> {t([m, n])} {{
+  %0 = kiln.matmul %a, %b : ({t([m, k])}, {t([k, n])}) -> {t([m, n])}
+  return %0 : {t([m, n])}
+}}""", lambda m=m, n=n, k=k: [np.random.rand(m, k).astype(F32), np.random.rand(k, n).astype(F32)],
+        lambda a, b: a @ b, ("flops", 2 * m * n * k)))
 
 
 def median_numpy(fn, inputs, runs):
@@ -77,18 +90,39 @@ def median_kiln(program, inputs, runs):
         return float(re.search(r"median ([\d.]+) ms", out).group(1))
 
 
+def floors():
+    """{'copy': GB/s, 'triad': GB/s, 'peak': GFLOP/s} from kiln-bench-cpu-floors."""
+    tool = os.path.join(os.path.dirname(KILN_RUN), "kiln-bench-cpu-floors")
+    out = subprocess.run([tool], capture_output=True, text=True, check=True).stdout
+    found = {k: float(v) for k, v in re.findall(r"(copy|triad|peak) +([\d.]+)", out.replace("f32 fma peak", "peak"))}
+    found["threads"] = int(re.search(r"threads (\d+)", out).group(1))
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
-    runs = parser.parse_args().runs
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
     np.random.seed(0)
-    print("| case | NumPy ms | kiln ms | NumPy/kiln |")
-    print("|---|---|---|---|")
-    for name, program, make, ref, _ in CASES:
+    f = floors()
+    print(f"floors ({f['threads']} threads): copy {f['copy']:.1f} GB/s, triad {f['triad']:.1f} GB/s, "
+          f"f32 FMA peak {f['peak']:.1f} GFLOP/s; load average {os.getloadavg()[0]:.1f}\n")
+    print("| case | NumPy ms | kiln ms | NumPy/kiln | NumPy/kiln per round | floor ms | kiln at % of floor |")
+    print("|---|---|---|---|---|---|---|")
+    for name, program, make, ref, (kind, amount) in CASES:
+        if args.only not in name:
+            continue
         inputs = make()
-        np_ms = median_numpy(ref, inputs, runs)
-        kiln_ms = median_kiln(program, inputs, runs)
-        print(f"| {name} | {np_ms:.2f} | {kiln_ms:.2f} | {np_ms / kiln_ms:.2f}x |", flush=True)
+        np_ms, kiln_ms = [], []
+        for _ in range(args.rounds):
+            np_ms.append(median_numpy(ref, inputs, args.runs))
+            kiln_ms.append(median_kiln(program, inputs, args.runs))
+        floor = amount / (f["triad"] * 1e6) if kind == "bytes" else amount / (f["peak"] * 1e6)
+        ratios = sorted(n / k for n, k in zip(np_ms, kiln_ms))
+        print(f"| {name} | {min(np_ms):.2f} | {min(kiln_ms):.2f} | {min(np_ms) / min(kiln_ms):.2f}x "
+              f"| {ratios[0]:.2f}x-{ratios[-1]:.2f}x | {floor:.2f} | {100 * floor / min(kiln_ms):.0f}% |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //===- HostTensor.cpp - tensors in host memory ----------------------------===//
 #include "kiln/runtime/common/HostTensor.h"
 #include "kiln/runtime/common/Error.h"
+#include "kiln/runtime/common/MemoryPool.h"
 
 #include <bit>
 #include <cstdlib>
@@ -9,24 +10,72 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace kiln {
 
-void *allocateHostBuffer(size_t bytes) {
-  constexpr size_t kHugePage = size_t(2) << 20;
-  bool huge = bytes >= 2 * kHugePage;
-  size_t alignment = huge ? kHugePage : 64;
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+/// Buffers from this size on are pooled: their pages stay mapped and
+/// faulted-in for the next buffer of a similar size, so a kernel's output
+/// does not pay a page fault (and the kernel zeroing the page) on every run.
+constexpr size_t kPooledFrom = 2 * kHugePage;
+/// Free pooled bytes kept for reuse; past this, every free page goes back.
+constexpr size_t kPoolKeepsFree = size_t(1) << 30;
+
+void *allocateAligned(size_t bytes, size_t alignment) {
   size_t rounded = (std::max<size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
   void *p = std::aligned_alloc(alignment, rounded);
   if (!p)
     throw std::bad_alloc();
-  if (huge)
-    madvise(p, rounded, MADV_HUGEPAGE); // a hint: failure only costs speed
   return p;
 }
 
-void freeHostBuffer(void *p) noexcept { std::free(p); }
+/// The process's pool of large host buffers, on 2 MiB-aligned huge pages
+/// (as NumPy's). Never destroyed: tensors in static objects may free
+/// their buffers after it would be.
+struct LargeBufferPool {
+  std::mutex mutex;
+  MemoryPool pool{MemoryPool::PageSource{
+      [](size_t bytes) -> Expected<uint64_t> {
+        void *p = allocateAligned(bytes, kHugePage);
+        madvise(p, bytes, MADV_HUGEPAGE); // a hint: failure only costs speed
+        return reinterpret_cast<uint64_t>(p);
+      },
+      [](uint64_t address) { std::free(reinterpret_cast<void *>(address)); }}};
+};
+LargeBufferPool &largeBuffers() {
+  static auto *pool = new LargeBufferPool;
+  return *pool;
+}
+} // namespace
+
+void *allocateHostBuffer(size_t bytes) {
+  if (bytes < kPooledFrom)
+    return allocateAligned(bytes, 64);
+  LargeBufferPool &large = largeBuffers();
+  std::lock_guard lock(large.mutex);
+  auto allocation = large.pool.allocate(bytes);
+  if (!allocation)
+    throw std::bad_alloc();
+  return reinterpret_cast<void *>(allocation->address);
+}
+
+void freeHostBuffer(void *p) noexcept {
+  // Pooled buffers are 2 MiB-aligned; most others are not worth the lock.
+  if (reinterpret_cast<uintptr_t>(p) % kHugePage == 0) {
+    LargeBufferPool &large = largeBuffers();
+    std::lock_guard lock(large.mutex);
+    if (large.pool.free({reinterpret_cast<uint64_t>(p), 0})) {
+      MemoryUsage usage = large.pool.usage();
+      if (usage.bytesReserved - usage.bytesInUse - usage.bytesPadding > kPoolKeepsFree)
+        large.pool.cleanup();
+      return;
+    }
+  }
+  std::free(p);
+}
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype(dtype), shape(std::move(shape)) {

@@ -97,10 +97,10 @@ Expected<MemoryPool::Allocation> MemoryPool::allocate(size_t bytes) {
   return Allocation{address, bytes};
 }
 
-void MemoryPool::free(const Allocation &allocation) {
+bool MemoryPool::free(const Allocation &allocation) {
   auto it = live.find(allocation.address);
   if (it == live.end())
-    return; // not ours, or freed twice: nothing to give back
+    return false; // not ours, or freed twice: nothing to give back
   Live entry = it->second;
   live.erase(it);
   bytesInUse -= entry.requested;
@@ -109,7 +109,7 @@ void MemoryPool::free(const Allocation &allocation) {
     exclusiveLive.erase(allocation.address);
     bytesPadding -= pageBytes - entry.requested;
     exclusiveFree.emplace(pageBytes, Page{allocation.address, pageBytes, {}, 0});
-    return;
+    return true;
   }
   SlicedPool &pool = sliced[entry.pool];
   bytesPadding -= pool.sliceBytes - entry.requested;
@@ -118,8 +118,9 @@ void MemoryPool::free(const Allocation &allocation) {
         allocation.address < page.address + page.bytes) {
       page.freeSlices.push_back(allocation.address);
       --page.live;
-      return;
+      return true;
     }
+  return true;
 }
 
 void MemoryPool::cleanup() {

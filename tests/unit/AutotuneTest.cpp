@@ -76,7 +76,8 @@ TEST(Autotune, DatabaseRoundTripsThroughJson) {
   ASSERT_EQ(back->entries().size(), 1u);
   EXPECT_EQ(back->entries()[0].best, space.candidates[1]);
   EXPECT_EQ(back->entries()[0].timings.size(), space.candidates.size());
-  EXPECT_NE(db.toJson().find("\"best\":{\"rows\":4,\"vectors_per_row\":0}"), std::string::npos)
+  EXPECT_NE(db.toJson().find("\"best\":{\"rows\":4,\"vectors_per_row\":0,\"k_block\":256,"),
+            std::string::npos)
       << db.toJson();
   TuneTable table = back->table({space});
   EXPECT_EQ(table.at(back->entries()[0].key.text()), TuneSpace::configText(space.candidates[1]));
@@ -179,7 +180,7 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
             0u)
       << key;
   CompileOptions forced;
-  forced.tuned[key] = "4x3";
+  forced.tuned[key] = "4x3x256x64x384";
   auto tuned = compiler->compileForCpu(kMatmul, forced);
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_NE(plain->object, tuned->object);

@@ -1,4 +1,5 @@
-//===- MemoryPoolTest.cpp - memory pool reuse, reports, cleanup, bounds --===//
+//===- MemoryPoolTest.cpp - memory pools and pooled host buffers ---------===//
+#include "kiln/runtime/common/HostTensor.h"
 #include "kiln/runtime/common/MemoryPool.h"
 
 #include <gtest/gtest.h>
@@ -120,3 +121,33 @@ TEST(MemoryPool, RandomTrafficStaysWithinTheDocumentedBound) {
   RecordProperty("max_reserved", std::to_string(worst));
 }
 } // namespace
+
+TEST(MemoryPool, FreeSaysWhetherTheAddressWasItsOwn) {
+  FakeDevice device;
+  MemoryPool pool(device.source());
+  auto a = pool.allocate(4096);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(pool.free({a->address + 1, 0}));
+  EXPECT_TRUE(pool.free(*a));
+  EXPECT_FALSE(pool.free(*a)); // freed twice
+}
+
+// A CPU kernel's output (4 MiB and up) reuses the pages of the last freed
+// buffer of its size: already mapped and faulted in, so a run does not pay
+// the kernel zeroing fresh pages. Small buffers come from malloc.
+TEST(HostBuffers, LargeBuffersAreReusedAfterAFree) {
+  const size_t bytes = 64u << 20;
+  void *first = allocateHostBuffer(bytes);
+  static_cast<char *>(first)[bytes - 1] = 1;
+  freeHostBuffer(first);
+  void *second = allocateHostBuffer(bytes);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(second) % (2u << 20), 0u); // huge-page aligned
+  void *third = allocateHostBuffer(bytes); // the first is live: a new one
+  EXPECT_NE(third, second);
+  freeHostBuffer(second);
+  freeHostBuffer(third);
+  void *small = allocateHostBuffer(1000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  freeHostBuffer(small);
+}

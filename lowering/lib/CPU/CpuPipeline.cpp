@@ -23,23 +23,24 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
 
+  unsigned threads = std::max(options.numThreads ? options.numThreads
+                                                 : std::thread::hardware_concurrency(),
+                              1u);
   KilnCpuTileMatmulOptions tile;
   tile.vectorWidth = options.vectorWidth;
+  tile.threads = threads;
   pm.addPass(createKilnCpuTileMatmul(tile));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
-  unsigned threads = options.numThreads ? options.numThreads
-                                        : std::thread::hardware_concurrency();
   pm.addPass(createKilnCpuFlattenParallelLoops());
   pm.addPass(createCanonicalizerPass()); // folds the collapsed bounds
-  AsyncParallelForPassOptions parallel;
-  parallel.asyncDispatch = false;
-  parallel.numWorkerThreads = static_cast<int32_t>(std::max(threads, 1u));
+  KilnCpuAsyncParallelForOptions parallel;
+  parallel.numWorkerThreads = static_cast<int32_t>(threads);
   parallel.minTaskSize = 1024;
-  pm.addPass(createAsyncParallelForPass(parallel));
+  pm.addPass(createKilnCpuAsyncParallelFor(parallel));
   pm.addPass(createKilnExpandMath());
   pm.addPass(createAsyncToAsyncRuntimePass());
   pm.addPass(createAsyncRuntimeRefCountingPass());

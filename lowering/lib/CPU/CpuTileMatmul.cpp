@@ -1,13 +1,20 @@
 //===- CpuTileMatmul.cpp - the kiln-cpu-tile-matmul pass -----------------===//
 //
-// f32 matmuls on buffers become a register-blocked kernel: each task owns an
-// MR x (NV * VW) block of C, held in NV*MR vector registers across the whole
-// k loop; every k step loads NV vectors of a B row and broadcasts MR scalars
-// of A. The parallel loop runs i blocks innermost, so consecutive tasks of a
-// thread reuse the same B panel from cache. Leftover rows use the same kernel
-// with fewer rows; leftover columns a scalar loop. An elementwise consumer of
-// C right after the matmul (bias, activation) runs on the registers before
-// the store, so C never goes to memory.
+// f32 matmuls on buffers become packed, cache-blocked kernels, as BLAS
+// libraries build them. The parallel loop runs tasks, each owning NC
+// columns of C and a share of its rows (a multiple of the thread count of
+// tasks in all). For each KC-deep slice of k, a task packs its columns of B
+// into NR-column micro-panels ([panel][k][NR], each KC x NR for L1), then,
+// MC rows at a time, its rows of A into MR-row micro-panels ([panel][k][MR],
+// MC x KC for L2), and runs a register-blocked micro-kernel over every
+// MR x NR tile of those rows: MR*NV accumulators (NR = NV vectors) live in
+// vector registers across the slice, each k step loads NV vectors of B and
+// broadcasts MR values of A. Packing pads the panels past M and N with
+// zeros, so one micro-kernel serves every tile; a tile at C's edge goes
+// through a small scratch tile. The fill of C right before the matmul
+// (C = 0) is folded into the first slice's sums, so C is not written
+// twice. An elementwise consumer of C right after the matmul (bias,
+// activation) runs on the registers of the last slice before the store.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
@@ -24,6 +31,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <numeric>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUTILEMATMUL
 #include "kiln/Lowering/CPU/Passes.h.inc"
@@ -35,9 +44,12 @@ namespace {
 
 struct MatmulOperands {
   Value a, b, c, batch; // batch is null for a plain matmul
-  /// An elementwise consumer of C applied before the store: it writes its
-  /// own output and C is never stored (null: store C).
+  /// An elementwise consumer of C applied before the last store: it writes
+  /// its own output (null: store C).
   linalg::GenericOp epilogue;
+  /// The value C was filled with right before the matmul: the first k slice
+  /// adds it instead of reading C (null: C is read).
+  Value filled;
 };
 
 SmallVector<Value> at(const MatmulOperands &m, Value i, Value j) {
@@ -46,87 +58,330 @@ SmallVector<Value> at(const MatmulOperands &m, Value i, Value j) {
   return {i, j};
 }
 
-/// Stores `acc` (a vector of `width` lanes, or a scalar for 0) as C[i, j..],
-/// or, with an epilogue, the epilogue's value at [i, j..] into its output.
-void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, Value acc,
-                 Value i, Value j, int64_t width) {
-  if (!m.epilogue) {
-    if (width)
-      vector::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
-    else
-      memref::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
-    return;
+/// The static sizes: the problem, the micro-kernel's MR x NR tile (NR = NV
+/// vectors of `width` lanes) and a task's block: MC x NC of C, KC of k.
+struct Blocking {
+  int64_t m, n, k;
+  int64_t mr, nv, width, nr;
+  int64_t kc, mc, nc;
+  bool edges() const { return m % mr || n % nr; }
+};
+
+/// Index arithmetic at a builder's insertion point.
+struct Ix {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) const { return add(x, c(y)); }
+  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value min(Value x, Value y) const { return arith::MinSIOp::create(b, loc, x, y); }
+  Value below(Value x, int64_t bound) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, c(bound));
   }
-  kiln::storeThroughEpilogue(b, loc, m.epilogue, m.c, acc, i, j, width);
+  Value both(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
+};
+
+/// for (iv = lo; iv < hi; ++iv) body(iv)
+void forLoop(OpBuilder &b, Location loc, Value lo, Value hi,
+             function_ref<void(OpBuilder &, Value)> body) {
+  scf::ForOp::create(b, loc, lo, hi, arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
+                     [&](OpBuilder &lb, Location, Value iv, ValueRange) {
+                       body(lb, iv);
+                       scf::YieldOp::create(lb, loc);
+                     });
 }
 
-/// C[i0 .. i0+rows, j0 .. j0+vectors*width] += A[rows, :] * B[:, cols].
-void emitBlock(OpBuilder &b, Location loc, const MatmulOperands &m, Value i0,
-               Value j0, int64_t rows, int64_t vectors, int64_t width,
-               int64_t k) {
-  auto vecType = VectorType::get({width}, b.getF32Type());
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  auto row = [&](int64_t r) { return arith::AddIOp::create(b, loc, i0, c(r)); };
-  auto col = [&](int64_t v) {
-    return arith::AddIOp::create(b, loc, j0, c(v * width));
-  };
-  SmallVector<Value> acc;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t v = 0; v < vectors; ++v)
-      acc.push_back(vector::LoadOp::create(b, loc, vecType, m.c, at(m, row(r), col(v))));
-  auto loop = scf::ForOp::create(
-      b, loc, c(0), c(k), c(1), acc,
-      [&](OpBuilder &lb, Location l, Value kk, ValueRange iters) {
-        SmallVector<Value> bRow;
-        for (int64_t v = 0; v < vectors; ++v)
-          bRow.push_back(vector::LoadOp::create(
-              lb, l, vecType, m.b,
-              at(m, kk, arith::AddIOp::create(lb, l, j0,
-                                              arith::ConstantIndexOp::create(lb, l, v * width)))));
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < rows; ++r) {
-          Value ar = memref::LoadOp::create(
-              lb, l, m.a,
-              at(m, arith::AddIOp::create(lb, l, i0, arith::ConstantIndexOp::create(lb, l, r)),
-                 kk));
-          Value splat = vector::BroadcastOp::create(lb, l, vecType, ar);
-          for (int64_t v = 0; v < vectors; ++v)
-            next.push_back(vector::FMAOp::create(lb, l, splat, bRow[v],
-                                                 iters[r * vectors + v]));
+/// if (cond) then() else otherwise(), without results.
+void ifElse(OpBuilder &b, Location loc, Value cond, function_ref<void(OpBuilder &)> then,
+            function_ref<void(OpBuilder &)> otherwise) {
+  scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location) {
+        then(tb);
+        scf::YieldOp::create(tb, loc);
+      },
+      [&](OpBuilder &eb, Location) {
+        otherwise(eb);
+        scf::YieldOp::create(eb, loc);
+      });
+}
+
+/// if (cond) yield then() else yield otherwise(), with results of `types`.
+scf::IfOp ifYield(OpBuilder &b, Location loc, TypeRange types, Value cond,
+                  function_ref<SmallVector<Value>(OpBuilder &)> then,
+                  function_ref<SmallVector<Value>(OpBuilder &)> otherwise) {
+  auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
+  OpBuilder tb = OpBuilder::atBlockEnd(&op.getThenRegion().front());
+  scf::YieldOp::create(tb, loc, then(tb));
+  OpBuilder eb = OpBuilder::atBlockEnd(&op.getElseRegion().front());
+  scf::YieldOp::create(eb, loc, otherwise(eb));
+  return op;
+}
+
+/// `memref[indices]` where `inBounds`, else 0.
+Value loadOrZero(OpBuilder &b, Location loc, Value inBounds, Value memref, ValueRange indices) {
+  auto load = ifYield(
+      b, loc, TypeRange{b.getF32Type()}, inBounds,
+      [&](OpBuilder &tb) -> SmallVector<Value> {
+        return {memref::LoadOp::create(tb, loc, memref, indices)};
+      },
+      [&](OpBuilder &eb) -> SmallVector<Value> {
+        return {arith::ConstantOp::create(eb, loc, eb.getF32FloatAttr(0))};
+      });
+  return load.getResult(0);
+}
+
+/// Bp[q][p][0 .. NR) = B[k0 + p][j0 + q*NR ..] for p < kCount and the
+/// task's `panels` column panels; columns past N are zero.
+void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value bp,
+           Value k0, Value kCount, Value j0, Value panels) {
+  auto vecType = VectorType::get({s.width}, b.getF32Type());
+  Ix x{b, loc};
+  forLoop(b, loc, x.c(0), kCount, [&](OpBuilder &pb, Value p) {
+    Ix y{pb, loc};
+    Value row = y.add(k0, p);
+    forLoop(pb, loc, y.c(0), panels, [&](OpBuilder &qb, Value q) {
+      Ix z{qb, loc};
+      Value col = z.add(j0, z.mul(q, s.nr));
+      auto copyVectors = [&](OpBuilder &vb) {
+        Ix w{vb, loc};
+        for (int64_t v = 0; v < s.nv; ++v) {
+          Value vec = vector::LoadOp::create(vb, loc, vecType, m.b, at(m, row, w.add(col, v * s.width)));
+          vector::StoreOp::create(vb, loc, vec, bp, ValueRange{q, p, w.c(v * s.width)});
         }
-        scf::YieldOp::create(lb, l, next);
+      };
+      if (s.n % s.nr == 0)
+        return copyVectors(qb);
+      ifElse(qb, loc, z.below(col, s.n - s.nr + 1), copyVectors, [&](OpBuilder &eb) {
+        Ix w{eb, loc};
+        forLoop(eb, loc, w.c(0), w.c(s.nr), [&](OpBuilder &lb, Value jj) {
+          Ix l{lb, loc};
+          Value j = l.add(col, jj);
+          Value value = loadOrZero(lb, loc, l.below(j, s.n), m.b, at(m, row, j));
+          memref::StoreOp::create(lb, loc, value, bp, ValueRange{q, p, jj});
+        });
       });
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t v = 0; v < vectors; ++v)
-      storeResult(b, loc, m, loop.getResult(r * vectors + v), row(r), col(v),
-                  width);
+    });
+  });
 }
 
-/// Scalar C[i, j] += sum_k A[i, k] * B[k, j] over a rectangle of C.
-void emitScalarRegion(OpBuilder &b, Location loc, const MatmulOperands &m,
-                      int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k) {
-  if (i0 >= i1 || j0 >= j1)
-    return;
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  scf::ParallelOp::create(
-      b, loc, ValueRange{c(i0), c(j0)}, ValueRange{c(i1), c(j1)},
-      ValueRange{c(1), c(1)}, [&](OpBuilder &pb, Location l, ValueRange ij) {
-        Value init = memref::LoadOp::create(pb, l, m.c, at(m, ij[0], ij[1]));
-        auto loop = scf::ForOp::create(
-            pb, l, c(0), c(k), c(1), ValueRange{init},
-            [&](OpBuilder &lb, Location ll, Value kk, ValueRange sum) {
-              Value x = memref::LoadOp::create(lb, ll, m.a, at(m, ij[0], kk));
-              Value y = memref::LoadOp::create(lb, ll, m.b, at(m, kk, ij[1]));
-              scf::YieldOp::create(lb, ll,
-                                   ValueRange{math::FmaOp::create(lb, ll, x, y, sum[0])});
-            });
-        storeResult(pb, l, m, loop.getResult(0), ij[0], ij[1], 0);
-      });
+/// Ap[q][p][r] = A[i0 + q*MR + r][k0 + p] for p < kCount and the task's
+/// `panels` row panels; rows past M are zero.
+void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value ap,
+           Value k0, Value kCount, Value i0, Value panels) {
+  Ix x{b, loc};
+  forLoop(b, loc, x.c(0), panels, [&](OpBuilder &qb, Value q) {
+    Ix y{qb, loc};
+    Value row0 = y.add(i0, y.mul(q, s.mr));
+    for (int64_t r = 0; r < s.mr; ++r) {
+      Value row = y.add(row0, r);
+      auto fill = [&](OpBuilder &fb, bool zero) {
+        Ix w{fb, loc};
+        forLoop(fb, loc, w.c(0), kCount, [&](OpBuilder &lb, Value p) {
+          Value value = zero ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
+                             : memref::LoadOp::create(lb, loc, m.a, at(m, row, Ix{lb, loc}.add(k0, p)))
+                                   .getResult();
+          memref::StoreOp::create(lb, loc, value, ap, ValueRange{q, p, Ix{lb, loc}.c(r)});
+        });
+      };
+      if (s.m % s.mr == 0) {
+        fill(qb, false);
+        continue;
+      }
+      ifElse(qb, loc, y.below(row, s.m), [&](OpBuilder &tb) { fill(tb, false); },
+             [&](OpBuilder &eb) { fill(eb, true); });
+    }
+  });
 }
+
+/// Stores `acc` (a vector of `width` lanes, or a scalar for 0) as C[i, j..],
+/// or, with an epilogue and on the last slice, the epilogue's value at
+/// [i, j..] into its output.
+void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, bool throughEpilogue,
+                 Value acc, Value i, Value j, int64_t width) {
+  if (throughEpilogue)
+    return kiln::storeThroughEpilogue(b, loc, m.epilogue, m.c, acc, i, j, width);
+  if (width)
+    vector::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+  else
+    memref::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+}
+
+/// C[i .. i+MR, j .. j+NR) += Ap[ap panel] * Bp[bp panel] over kCount k
+/// steps, through `scratch` (an MR x NR tile) where the tile crosses C's
+/// edge. The sums start from zero and C is added at the end: its lines,
+/// prefetched first, arrive while the k loop runs. `first`: whether this is
+/// the first k slice, which adds C's fill value instead (null: every slice
+/// is, when there is a fill). `last`: whether this is the k slice after
+/// which the epilogue runs (null: every slice is, or there is no epilogue).
+void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s,
+                   Value ap, Value aPanel, Value bp, Value bPanel, Value scratch, Value i,
+                   Value j, Value kCount, Value first, Value last) {
+  auto vecType = VectorType::get({s.width}, b.getF32Type());
+  Ix x{b, loc};
+  SmallVector<Value> rowOf, colOf;
+  for (int64_t r = 0; r < s.mr; ++r)
+    rowOf.push_back(x.add(i, r));
+  for (int64_t v = 0; v < s.nv; ++v)
+    colOf.push_back(x.add(j, v * s.width));
+  // Prefetch C's lines, within C: an edge tile's rows and columns clamped.
+  // A fused matmul of one slice whose fill is folded never touches C.
+  bool touchesC = !(m.filled && !first && m.epilogue && !last);
+  for (int64_t r = 0; r < s.mr && touchesC; ++r)
+    for (int64_t v = 0; v < s.nv; ++v) {
+      Value row = rowOf[r], col = colOf[v];
+      if (s.edges()) {
+        row = x.min(row, x.c(s.m - 1));
+        col = x.min(col, x.c(s.n - 1));
+      }
+      memref::PrefetchOp::create(b, loc, m.c, at(m, row, col), /*isWrite=*/true,
+                                 /*localityHint=*/3, /*isDataCache=*/true);
+    }
+  Value zero = arith::ConstantOp::create(b, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+  SmallVector<Value> init(s.mr * s.nv, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, x.c(0), kCount, x.c(1), init,
+      [&](OpBuilder &lb, Location, Value p, ValueRange acc) {
+        Ix l{lb, loc};
+        SmallVector<Value> bRow;
+        for (int64_t v = 0; v < s.nv; ++v)
+          bRow.push_back(vector::LoadOp::create(lb, loc, vecType, bp,
+                                                ValueRange{bPanel, p, l.c(v * s.width)}));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < s.mr; ++r) {
+          Value ar = memref::LoadOp::create(lb, loc, ap, ValueRange{aPanel, p, l.c(r)});
+          Value splat = vector::BroadcastOp::create(lb, loc, vecType, ar);
+          for (int64_t v = 0; v < s.nv; ++v)
+            next.push_back(vector::FMAOp::create(lb, loc, splat, bRow[v], acc[r * s.nv + v]));
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  ValueRange acc = loop.getResults();
+  // C's value at [ci, cj..] (a vector of `width` lanes, or a scalar for 0).
+  auto cValue = [&](OpBuilder &cb, Value ci, Value cj, int64_t width) -> Value {
+    Type type = width ? Type(vecType) : cb.getF32Type();
+    auto load = [&](OpBuilder &lb) -> SmallVector<Value> {
+      if (width)
+        return {vector::LoadOp::create(lb, loc, vecType, m.c, at(m, ci, cj))};
+      return {memref::LoadOp::create(lb, loc, m.c, at(m, ci, cj))};
+    };
+    auto fillValue = [&](OpBuilder &fb) -> SmallVector<Value> {
+      if (width)
+        return {vector::BroadcastOp::create(fb, loc, vecType, m.filled)};
+      return {m.filled};
+    };
+    if (!m.filled)
+      return load(cb).front();
+    if (!first)
+      return fillValue(cb).front();
+    return ifYield(cb, loc, TypeRange{type}, first, fillValue, load).getResult(0);
+  };
+  // Stores the tile into C, or through the epilogue after the last slice.
+  auto storeTile = [&](OpBuilder &sb, function_ref<void(OpBuilder &, bool)> store) {
+    if (!last)
+      return store(sb, bool(m.epilogue));
+    ifElse(sb, loc, last, [&](OpBuilder &tb) { store(tb, true); },
+           [&](OpBuilder &eb) { store(eb, false); });
+  };
+  auto storeFull = [&](OpBuilder &fb) {
+    SmallVector<Value> sums;
+    for (int64_t r = 0; r < s.mr; ++r)
+      for (int64_t v = 0; v < s.nv; ++v)
+        sums.push_back(arith::AddFOp::create(fb, loc, cValue(fb, rowOf[r], colOf[v], s.width),
+                                             acc[r * s.nv + v]));
+    storeTile(fb, [&](OpBuilder &tb, bool epilogue) {
+      for (int64_t r = 0; r < s.mr; ++r)
+        for (int64_t v = 0; v < s.nv; ++v)
+          storeResult(tb, loc, m, epilogue, sums[r * s.nv + v], rowOf[r], colOf[v], s.width);
+    });
+  };
+  if (!s.edges())
+    return storeFull(b);
+  Value full = x.both(x.below(i, s.m - s.mr + 1), x.below(j, s.n - s.nr + 1));
+  ifElse(b, loc, full, storeFull, [&](OpBuilder &eb) {
+    Ix e{eb, loc};
+    for (int64_t r = 0; r < s.mr; ++r)
+      for (int64_t v = 0; v < s.nv; ++v)
+        vector::StoreOp::create(eb, loc, acc[r * s.nv + v], scratch,
+                                ValueRange{e.c(r), e.c(v * s.width)});
+    // C's elements of the tile, one by one.
+    storeTile(eb, [&](OpBuilder &tb, bool epilogue) {
+      Ix t{tb, loc};
+      forLoop(tb, loc, t.c(0), t.c(s.mr), [&](OpBuilder &rb, Value r) {
+        forLoop(rb, loc, t.c(0), t.c(s.nr), [&](OpBuilder &cb, Value jj) {
+          Ix l{cb, loc};
+          Value ci = l.add(i, r), cj = l.add(j, jj);
+          Value inside = l.both(l.below(ci, s.m), l.below(cj, s.n));
+          scf::IfOp::create(cb, loc, inside, [&](OpBuilder &ib, Location) {
+            Value sum = arith::AddFOp::create(
+                ib, loc, cValue(ib, ci, cj, 0),
+                memref::LoadOp::create(ib, loc, scratch, ValueRange{r, jj}));
+            storeResult(ib, loc, m, epilogue, sum, ci, cj, 0);
+            scf::YieldOp::create(ib, loc);
+          });
+        });
+      });
+    });
+  });
+}
+
+/// One task: C[i0 .. i0+rows, j0 .. j0+NC) += A * B. For each slice of k
+/// it packs its columns of B once, then, MC rows at a time, its rows of A,
+/// and sweeps the micro-kernel over them.
+void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value i0,
+              Value rows, Value j0) {
+  Ix x{b, loc};
+  Type f32 = b.getF32Type();
+  auto aligned = b.getI64IntegerAttr(64);
+  Value ap = memref::AllocOp::create(b, loc, MemRefType::get({s.mc / s.mr, s.kc, s.mr}, f32),
+                                     aligned);
+  Value bp = memref::AllocOp::create(b, loc, MemRefType::get({s.nc / s.nr, s.kc, s.nr}, f32),
+                                     aligned);
+  Value scratch;
+  if (s.edges())
+    scratch = memref::AllocaOp::create(b, loc, MemRefType::get({s.mr, s.nr}, f32));
+  Value bPanels = arith::CeilDivSIOp::create(
+      b, loc, x.min(x.c(s.nc), arith::SubIOp::create(b, loc, x.c(s.n), j0)), x.c(s.nr));
+  Value rowBlocks = arith::CeilDivSIOp::create(b, loc, rows, x.c(s.mc));
+  int64_t slices = (s.k + s.kc - 1) / s.kc;
+  forLoop(b, loc, x.c(0), x.c(slices), [&](OpBuilder &kb, Value slice) {
+    Ix y{kb, loc};
+    Value k0 = y.mul(slice, s.kc);
+    Value kCount = y.min(y.c(s.kc), arith::SubIOp::create(kb, loc, y.c(s.k), k0));
+    Value first, last;
+    if (m.filled && slices > 1)
+      first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(0));
+    if (m.epilogue && slices > 1)
+      last = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(slices - 1));
+    packB(kb, loc, m, s, bp, k0, kCount, j0, bPanels);
+    forLoop(kb, loc, y.c(0), rowBlocks, [&](OpBuilder &rb, Value block) {
+      Ix z{rb, loc};
+      Value offset = z.mul(block, s.mc);
+      Value blockRow = z.add(i0, offset);
+      Value aPanels = arith::CeilDivSIOp::create(
+          rb, loc, z.min(z.c(s.mc), arith::SubIOp::create(rb, loc, rows, offset)), z.c(s.mr));
+      packA(rb, loc, m, s, ap, k0, kCount, blockRow, aPanels);
+      forLoop(rb, loc, z.c(0), bPanels, [&](OpBuilder &jb, Value jp) {
+        Ix w{jb, loc};
+        Value j = w.add(j0, w.mul(jp, s.nr));
+        forLoop(jb, loc, w.c(0), aPanels, [&](OpBuilder &ib, Value ip) {
+          Ix v{ib, loc};
+          emitMicroTile(ib, loc, m, s, ap, ip, bp, jp, scratch, v.add(blockRow, v.mul(ip, s.mr)),
+                        j, kCount, first, last);
+        });
+      });
+    });
+  });
+  memref::DeallocOp::create(b, loc, ap);
+  memref::DeallocOp::create(b, loc, bp);
+}
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  TileF32Matmul(MLIRContext *ctx, int64_t width)
-      : OpInterfaceRewritePattern(ctx), width(width) {}
+  TileF32Matmul(MLIRContext *ctx, int64_t width, int64_t threads)
+      : OpInterfaceRewritePattern(ctx), width(width), threads(std::max<int64_t>(threads, 1)) {}
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -145,66 +400,54 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     bool batched = isa<linalg::BatchMatmulOp>(op);
     auto cShape = cast<MemRefType>(cm.getType()).getShape();
     int64_t batch = batched ? cShape[0] : 1;
-    int64_t mSize = cShape[cShape.size() - 2], nSize = cShape.back();
-    int64_t kSize = cast<MemRefType>(a.getType()).getShape().back();
     kiln::CpuMatmulTunables tiling;
     if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CpuMatmulTunables::tuneSpace()))
       tiling = kiln::CpuMatmulTunables::fromConfig(*tuned);
-    const int64_t rows = tiling.rows; // MR: rows of C per block
-    int64_t rowBlocks = mSize / rows, leftRows = mSize % rows;
+    Blocking s;
+    s.m = cShape[cShape.size() - 2];
+    s.n = cShape.back();
+    s.k = cast<MemRefType>(a.getType()).getShape().back();
+    s.mr = tiling.rows;
+    s.nv = tiling.vectorsPerRow(width);
+    s.width = width;
+    s.nr = s.nv * width;
+    // Blocks no larger than the problem: small matmuls pack small buffers.
+    s.kc = std::min(tiling.kBlock, s.k);
+    s.mc = std::min(roundUp(tiling.blockRows, s.mr), roundUp(s.m, s.mr));
+    s.nc = std::min(roundUp(tiling.blockCols, s.nr), roundUp(s.n, s.nr));
     Location loc = op.getLoc();
-    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
-    // Column groups: full blocks of NV vectors, then one block of the
-    // leftover whole vectors; the last columns (< one vector) go scalar.
-    struct ColumnGroup {
-      int64_t start, blocks, vectors;
-    };
-    int64_t nv = tiling.vectorsPerRow(width);
-    SmallVector<ColumnGroup> groups;
-    int64_t fullBlocks = nSize / (nv * width);
-    if (fullBlocks > 0)
-      groups.push_back({0, fullBlocks, nv});
-    int64_t vectorCols = fullBlocks * nv * width;
-    if (int64_t left = (nSize - vectorCols) / width; left > 0) {
-      groups.push_back({vectorCols, 1, left});
-      vectorCols += left * width;
-    }
-
+    Ix x{rewriter, loc};
+    // A fill of C right before the matmul (C = 0 for a plain product) is
+    // folded into the first slice's sums, saving a pass over C.
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (fill && (!fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != cm ||
+                 !fill.getInputs()[0].getType().isF32()))
+      fill = nullptr;
     linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
+    // Tasks: NC-column blocks, each split into row groups so that the
+    // threads get equal shares: a multiple of `threads` tasks in all.
+    int64_t colTasks = (s.n + s.nc - 1) / s.nc;
+    int64_t rowGroups = std::min(threads / std::gcd(colTasks, threads), (s.m + s.mr - 1) / s.mr);
+    int64_t groupRows = roundUp((s.m + rowGroups - 1) / rowGroups, s.mr);
+    rowGroups = (s.m + groupRows - 1) / groupRows;
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands m{a, bm, cm, batchIndex, epilogue};
-      for (const ColumnGroup &g : groups) {
-        int64_t blockCols = g.vectors * width;
-        auto blockStart = [&](OpBuilder &pb, Location l, Value jb) {
-          Value j = arith::MulIOp::create(pb, l, jb,
-                                          arith::ConstantIndexOp::create(pb, l, blockCols));
-          return arith::AddIOp::create(pb, l, j,
-                                       arith::ConstantIndexOp::create(pb, l, g.start));
-        };
-        if (rowBlocks > 0) {
-          scf::ParallelOp::create(
-              b, loc, ValueRange{c(0), c(0)}, ValueRange{c(g.blocks), c(rowBlocks)},
-              ValueRange{c(1), c(1)}, [&](OpBuilder &pb, Location l, ValueRange ji) {
-                Value i0 = arith::MulIOp::create(
-                    pb, l, ji[1], arith::ConstantIndexOp::create(pb, l, rows));
-                emitBlock(pb, l, m, i0, blockStart(pb, l, ji[0]), rows, g.vectors,
-                          width, kSize);
-              });
-        }
-        if (leftRows > 0) {
-          scf::ParallelOp::create(
-              b, loc, ValueRange{c(0)}, ValueRange{c(g.blocks)}, ValueRange{c(1)},
-              [&](OpBuilder &pb, Location l, ValueRange jb) {
-                emitBlock(pb, l, m,
-                          arith::ConstantIndexOp::create(pb, l, rowBlocks * rows),
-                          blockStart(pb, l, jb[0]), leftRows, g.vectors, width, kSize);
-              });
-        }
-      }
-      emitScalarRegion(b, loc, m, 0, mSize, vectorCols, nSize, kSize);
+      MatmulOperands m{a, bm, cm, batchIndex, epilogue, fill ? fill.getInputs()[0] : Value()};
+      // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
+      // its task size; row groups innermost.
+      auto tasks = scf::ParallelOp::create(
+          b, loc, ValueRange{x.c(0)}, ValueRange{x.c(rowGroups * colTasks)}, ValueRange{x.c(1)},
+          [&](OpBuilder &pb, Location, ValueRange t) {
+            Ix y{pb, loc};
+            Value group = arith::RemSIOp::create(pb, loc, t[0], y.c(rowGroups));
+            Value colTask = arith::DivSIOp::create(pb, loc, t[0], y.c(rowGroups));
+            Value i0 = y.mul(group, groupRows);
+            Value rows = y.min(y.c(groupRows), arith::SubIOp::create(pb, loc, y.c(s.m), i0));
+            emitTask(pb, loc, m, s, i0, rows, y.mul(colTask, s.nc));
+          });
+      tasks->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
     };
     if (batched) {
-      scf::ForOp::create(rewriter, loc, c(0), c(batch), c(1), ValueRange{},
+      scf::ForOp::create(rewriter, loc, x.c(0), x.c(batch), x.c(1), ValueRange{},
                          [&](OpBuilder &b, Location, Value bi, ValueRange) {
                            perBatch(b, bi);
                            scf::YieldOp::create(b, loc);
@@ -214,11 +457,13 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     }
     if (epilogue)
       rewriter.eraseOp(epilogue);
+    if (fill)
+      rewriter.eraseOp(fill);
     rewriter.eraseOp(op);
     return success();
   }
 
-  int64_t width;
+  int64_t width, threads;
 };
 
 struct KilnCpuTileMatmulPass
@@ -226,7 +471,7 @@ struct KilnCpuTileMatmulPass
   using KilnCpuTileMatmulBase::KilnCpuTileMatmulBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<TileF32Matmul>(&getContext(), vectorWidth);
+    patterns.add<TileF32Matmul>(&getContext(), vectorWidth, threads);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

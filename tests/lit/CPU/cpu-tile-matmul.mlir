@@ -1,15 +1,29 @@
 // RUN: kiln-opt %s --kiln-cpu-tile-matmul="vector-width=16" --split-input-file | FileCheck %s
 
-// 13x200 @ 200x150 f32: 2 full 6x64 blocks per row block, one leftover block
-// of 1 vector (16 columns), 6 scalar columns; 2 row blocks and 1 leftover row.
+// 13x200 @ 200x150 f32 on 2 threads, 6x64 micro-kernel (6 rows x 4
+// vectors of 16): one column block (150 columns, 3 panels of 64), split
+// into 2 row groups of 12 rows (2 panels of 6) for the 2 threads. Each task
+// packs k = 0..200 (one slice: the 256 of k_block is larger) of A and B;
+// tiles crossing C's edges (row 12, columns 128..150) go through a scratch
+// tile.
 // CHECK-LABEL: func @mm
 // CHECK-NOT: linalg.matmul
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c2)
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
+// CHECK-DAG: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x200x6xf32>
+// CHECK-DAG: %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x200x64xf32>
+// CHECK-DAG: memref.alloca() : memref<6x64xf32>
+// CHECK: vector.store %{{.*}}, %[[BP]]
+// CHECK: memref.store %{{.*}}, %[[AP]]
+// CHECK: memref.prefetch %{{.*}}, write, locality<3>, data
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %[[BP]]
+// CHECK: memref.load %[[AP]]
 // CHECK: vector.broadcast
 // CHECK: vector.fma
-// CHECK: scf.parallel
-// CHECK: math.fma
+// CHECK: vector.load %{{.*}} : memref<13x150xf32>, vector<16xf32>
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: memref.dealloc %[[AP]]
+// CHECK: } {kiln.min_task_size = 1 : index}
 func.func @mm(%a: memref<13x200xf32>, %b: memref<200x150xf32>, %c: memref<13x150xf32>) {
   linalg.matmul ins(%a, %b : memref<13x200xf32>, memref<200x150xf32>) outs(%c : memref<13x150xf32>)
   return
@@ -28,20 +42,60 @@ func.func @f64(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
 // -----
 
 // A bias add right after the matmul runs on the accumulators: C is never
-// stored, the sum goes straight to the output.
+// stored, the sum goes straight to the output. C's zero fill is folded
+// into the sums: C is neither filled nor read.
 // CHECK-LABEL: func @bias
 // CHECK-SAME: (%{{.*}}: memref<12x64xf32>, %{{.*}}: memref<64x64xf32>, %[[BIAS:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<12x64xf32>)
+// CHECK-NOT: linalg.fill
 // CHECK-NOT: linalg.generic
+// CHECK-NOT: %alloc[
 // CHECK: vector.fma
+// CHECK-NOT: %alloc[
 // CHECK: vector.load %[[BIAS]]
+// CHECK-NOT: %alloc[
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NOT: %alloc[
 // CHECK: vector.store %{{.*}}, %[[OUT]]
-// CHECK-NOT: vector.store {{.*}}, %alloc
+// CHECK-NOT: %alloc[
 func.func @bias(%a: memref<12x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf32>, %out: memref<12x64xf32>) {
   %c = memref.alloc() : memref<12x64xf32>
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<12x64xf32>)
   linalg.matmul ins(%a, %b : memref<12x64xf32>, memref<64x64xf32>) outs(%c : memref<12x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<12x64xf32>, memref<64xf32>) outs(%out : memref<12x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<12x64xf32>
+  return
+}
+
+// -----
+
+// k = 300 runs as two slices (256, 44): the first adds the fill value (0)
+// and stores its partial sums in C, the last adds C and applies the
+// epilogue.
+// CHECK-LABEL: func @bias_two_slices
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<12x64xf32>)
+// CHECK: %[[C:.*]] = memref.alloc() : memref<12x64xf32>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK: vector.fma
+// CHECK: scf.if %[[FIRST]] -> (vector<16xf32>)
+// CHECK-NEXT: scf.yield %cst : vector<16xf32>
+// CHECK-NEXT: } else {
+// CHECK: vector.load %[[C]][
+// CHECK: scf.if %[[LAST]]
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK: } else {
+// CHECK: vector.store %{{.*}}, %[[C]][
+func.func @bias_two_slices(%a: memref<12x300xf32>, %b: memref<300x64xf32>, %bias: memref<64xf32>, %out: memref<12x64xf32>) {
+  %c = memref.alloc() : memref<12x64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<12x64xf32>)
+  linalg.matmul ins(%a, %b : memref<12x300xf32>, memref<300x64xf32>) outs(%c : memref<12x64xf32>)
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<12x64xf32>, memref<64xf32>) outs(%out : memref<12x64xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %s = arith.addf %x, %y : f32

@@ -14,6 +14,10 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Lowering/CPU/Passes.h.inc"
 
+/// On an scf.parallel: the fewest iterations one task of its loop runs
+/// (kiln-cpu-async-parallel-for).
+inline constexpr llvm::StringLiteral kMinTaskSizeAttr = "kiln.min_task_size";
+
 /// Options of the CPU pipeline.
 struct CpuPipelineOptions {
   std::string entry = "main";

@@ -5,16 +5,22 @@
 include "mlir/Pass/PassBase.td"
 
 def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
-  let summary = "Register-blocked, vectorised f32 matmul kernels on buffers";
+  let summary = "Packed, cache-blocked, register-blocked f32 matmul kernels on buffers";
   let description = [{
-    Rewrites f32 linalg.matmul / linalg.batch_matmul on buffers into a
-    parallel loop over blocks of C, each held in vector registers across the
-    k loop (broadcast A, vector FMA with a row of B). Other element types keep
-    the generic lowering.
+    Rewrites f32 linalg.matmul / linalg.batch_matmul with static shapes on
+    buffers into a parallel loop of tasks over blocks of C (a multiple of
+    `threads` of them). Each task packs k-slices of its panels of A and B
+    into contiguous buffers sized for the caches and runs a micro-kernel
+    that holds a tile of C in vector registers across the slice (broadcast
+    A, vector FMA with a row of B). Block sizes come from the cpu.matmul
+    tune space (kiln/Lowering/CPU/MatmulTunables.h). Other element types
+    keep the generic lowering.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
-                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">,
+                 Option<"threads", "threads", "int64_t", "2",
+                        "threads the kernel's parallel loop runs on">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect", "mlir::math::MathDialect"];
@@ -44,6 +50,25 @@ def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir:
     alone.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
+def KilnCpuAsyncParallelFor : Pass<"kiln-cpu-async-parallel-for", "mlir::ModuleOp"> {
+  let summary = "async-parallel-for with a minimum task size per loop";
+  let description = [{
+    Upstream's async-parallel-for, except for the minimum number of
+    iterations per task: upstream gives every scf.parallel the same one,
+    sized for loops with cheap iterations (an elementwise kernel's vectors),
+    so a loop of a few dozen expensive iterations (a matmul's blocks of C)
+    ran as one task on one thread. A loop carrying `kiln.min_task_size`
+    (an index attribute) uses that size; others use `min-task-size`.
+    Launches are not dispatched asynchronously: the caller runs blocks too.
+  }];
+  let options = [Option<"numWorkerThreads", "num-worker-threads", "int32_t", "8",
+                        "threads of the async runtime's pool">,
+                 Option<"minTaskSize", "min-task-size", "int32_t", "1024",
+                        "iterations per task of a loop that does not say">];
+  let dependentDialects = ["mlir::async::AsyncDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect", "mlir::func::FuncDialect"];
 }
 
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {

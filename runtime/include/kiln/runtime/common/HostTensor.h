@@ -14,8 +14,9 @@
 
 namespace kiln {
 
-/// Large host buffers: 64-byte aligned (one vector register), and backed by
-/// huge pages where the OS allows, which saves most first-touch page faults.
+/// Host buffers: 64-byte aligned (one vector register). From 4 MiB on they
+/// come from a process-wide pool of huge pages (where the OS allows), kept
+/// mapped after a free, so that a fresh output reuses faulted-in pages.
 void *allocateHostBuffer(size_t bytes);
 void freeHostBuffer(void *p) noexcept;
 

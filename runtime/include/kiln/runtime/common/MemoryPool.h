@@ -66,7 +66,8 @@ public:
   MemoryPool &operator=(const MemoryPool &) = delete;
 
   Expected<Allocation> allocate(size_t bytes);
-  void free(const Allocation &allocation);
+  /// False when the address is not a live allocation of this pool.
+  bool free(const Allocation &allocation);
   /// Returns every page without a live allocation to the page source.
   void cleanup();
 

@@ -1,0 +1,43 @@
+//===- CpuAsyncParallelFor.cpp - the kiln-cpu-async-parallel-for pass ----===//
+//
+// Upstream's scf.parallel -> async lowering, with the minimum task size
+// taken from each loop's `kiln.min_task_size` where it has one.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Async/IR/Async.h"
+#include "mlir/Dialect/Async/Transforms.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUASYNCPARALLELFOR
+#include "kiln/Lowering/CPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct KilnCpuAsyncParallelForPass
+    : kiln::impl::KilnCpuAsyncParallelForBase<KilnCpuAsyncParallelForPass> {
+  using KilnCpuAsyncParallelForBase::KilnCpuAsyncParallelForBase;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    int64_t fallback = minTaskSize;
+    async::populateAsyncParallelForPatterns(
+        patterns, /*asyncDispatch=*/false, numWorkerThreads,
+        [fallback](ImplicitLocOpBuilder b, scf::ParallelOp loop) -> Value {
+          auto size = loop->getAttrOfType<IntegerAttr>(kiln::kMinTaskSizeAttr);
+          return arith::ConstantIndexOp::create(b, size ? size.getInt() : fallback);
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
