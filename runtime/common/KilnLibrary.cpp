@@ -32,7 +32,7 @@ Expected<const void *> loadKilnLibrary(const KilnLibrary &library, std::string_v
     // A path that does not exist is not worth dlopen's message.
     if (path.find('/') != std::string::npos && !std::filesystem::exists(path))
       continue;
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(path.c_str(), RTLD_NOW | (library.global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!handle) {
       tried += "\n  " + std::string(dlerror());
       continue;

@@ -55,12 +55,12 @@ struct ProcessJit {
 };
 
 // The JIT'd code is never unmapped: a program's parallel loops run as tasks
-// of MLIR's process-wide async runtime, whose workers may still be finishing
-// a task's epilogue (reference counting, in JIT'd code) after the awaiting
-// caller has resumed; freeing the code then crashed those workers at random
-// (seen as SIGSEGV at exit under load). The runtime joins its workers at
-// process exit, so the JIT lives until then: one per process, not one per
-// device, which leaked a JIT with every backend destroyed.
+// of the process-wide task runtime (AsyncRuntime.cpp), whose workers may
+// still be finishing a task's epilogue (reference counting, in JIT'd code)
+// after the awaiting caller has resumed; freeing the code then crashed
+// those workers at random (seen as SIGSEGV at exit under load). So the JIT
+// lives until the process ends: one per process, not one per device, which
+// leaked a JIT with every backend destroyed.
 Expected<ProcessJit *> processJit() {
   static std::mutex creating;
   static ProcessJit *shared = nullptr;
@@ -111,19 +111,14 @@ Expected<void (*)(void **, const int64_t *)> load(std::string_view object) {
   auto lib = es.createJITDylib("kiln" + std::to_string(process.nextLibrary++));
   if (!lib)
     return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(lib.takeError()));
-  // libc and libm come from the process, the parallel loops' task
-  // functions from MLIR's async runtime (this library links it), the rest
-  // from MLIR's runner utilities, loaded when first needed.
+  // libc, libm and the parallel loops' task functions (kiln's task
+  // runtime, loaded global by the CPU device) come from the process, the
+  // rest from MLIR's runner utilities, loaded when first needed.
   char prefix = jit.getDataLayout().getGlobalPrefix();
   auto fromProcess = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
   if (!fromProcess)
     return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(fromProcess.takeError()));
   lib->addGenerator(std::move(*fromProcess));
-  // Loaded with this library already: found by its soname.
-  auto async = llvm::orc::DynamicLibrarySearchGenerator::Load(KILN_ASYNC_RUNTIME_SONAME, prefix);
-  if (!async)
-    return makeError(ErrorKind::Launch, "cpu: " + llvm::toString(async.takeError()));
-  lib->addGenerator(std::move(*async));
   lib->addGenerator(std::make_unique<RunnerUtilsGenerator>(prefix));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(object.data(), object.size()), "kiln-kernel.o");

@@ -7,7 +7,7 @@ set -euo pipefail
 B=$PWD/build
 ../shared/device/prepare $B/bin/kiln-run $B/bin/kiln-unit-tests $B/bin/kiln-capi-test \
   $B/bin/kiln-tune $B/bin/kiln-cache $B/bin/kiln-bench-cuda \
-  $B/lib/libkiln-compiler.so $B/lib/libkiln-cpu-jit.so "$@"
+  $B/lib/libkiln-compiler.so $B/lib/libkiln-cpu-jit.so $B/lib/libkiln-cpu-runtime.so "$@"
 mkdir -p .device/python-ext/include/dlpack
 cp $B/backend/libKilnBackend.a $B/runtime/libKilnRuntime.a .device/python-ext/
 cp /usr/include/dlpack/dlpack.h .device/python-ext/include/dlpack/

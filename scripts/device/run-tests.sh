@@ -4,7 +4,7 @@
 # C API, conformance on CUDA and NVIDIA's Vulkan driver, the differential
 # test and the Python package on both; logs in $OUT/logs.tgz, a summary last.
 export KILN_RUN=$KILN_PAYLOAD/kiln-run KILN_BIN=$KILN_PAYLOAD PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONUNBUFFERED=1
-export KILN_COMPILER_LIBRARY=$KILN_PAYLOAD/libkiln-compiler.so KILN_CPU_JIT_LIBRARY=$KILN_PAYLOAD/libkiln-cpu-jit.so
+export KILN_COMPILER_LIBRARY=$KILN_PAYLOAD/libkiln-compiler.so KILN_CPU_JIT_LIBRARY=$KILN_PAYLOAD/libkiln-cpu-jit.so KILN_CPU_RUNTIME_LIBRARY=$KILN_PAYLOAD/libkiln-cpu-runtime.so
 export LD_LIBRARY_PATH=$KILN_PAYLOAD:$LD_LIBRARY_PATH
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export KILN_PYTHONPATH=/tmp/kiln-python

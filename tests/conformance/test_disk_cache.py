@@ -6,6 +6,7 @@ installed; CUDA on the GPU machine (skipped, with the reason, elsewhere)."""
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -238,3 +239,28 @@ def test_sixteen_processes_share_one_cache_some_killed(tmp_path):
     for n in finished:
         proc = run(pool[n][0], tmp_path / f"after{n}", cache)
         assert stats(proc) == (0, 1, 0), proc.stdout
+
+
+def test_cpu_kernels_from_the_disk_cache_load_without_llvm(tmp_path):
+    """Where the system has a linker, a CPU program is linked into a shared
+    object when it is compiled, and a warm process loads it with dlopen: no
+    JIT, so no LLVM. Without one (KILN_CPU_LINKER empty) objects go to the
+    JIT as before; both give the same bytes."""
+    if shutil.which("ld") is None:
+        pytest.skip("no system linker: CPU kernels stay objects")
+    path = write_programs(tmp_path)["softmax"]
+    results = {}
+    for linker in ("ld", ""):
+        cache = tmp_path / ("cache-" + (linker or "none"))
+        os.environ["KILN_CPU_LINKER"] = linker
+        try:
+            cold = run(path, tmp_path / "cold", cache)
+            warm = run(path, tmp_path / "warm", cache)
+        finally:
+            del os.environ["KILN_CPU_LINKER"]
+        assert stats(warm) == (0, 1, 0), warm.stdout
+        want = "CPU JIT not loaded" if linker else "CPU JIT loaded"
+        assert want in warm.stdout, warm.stdout
+        results[linker] = result_bytes(tmp_path / "warm")
+        assert results[linker] == result_bytes(tmp_path / "cold")
+    assert results["ld"] == results[""]

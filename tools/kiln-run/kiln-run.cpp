@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Autotune.h"
 #include "kiln/backend/CompilerLibrary.h"
+#include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
 
@@ -291,10 +292,12 @@ int runMain(const Options &o) {
     ~CacheStats() {
       if (o.cacheStats)
         std::printf("kernel cache: %zu compiled, %zu from disk, %zu MLIR context(s), "
-                    "compiler library %s; autotune: %zu tuned kernel(s), %zu benchmark(s)\n",
+                    "compiler library %s, CPU JIT %s; autotune: %zu tuned kernel(s), "
+                    "%zu benchmark(s)\n",
                     engine.compileCount(), engine.diskCacheHits(),
                     Engine::mlirContextsCreated(),
                     compilerLibraryLoaded() ? "loaded" : "not loaded",
+                    CpuDevice::jitLibraryLoaded() ? "loaded" : "not loaded",
                     Autotuner::tunedLookupHits(), Autotuner::benchmarksRun());
     }
   } cacheStats{o, **engine};

@@ -1,13 +1,15 @@
 //===- CpuTarget.cpp - the host CPU as a kiln target ---------------------===//
 //
-// Programs are native objects loaded into the process's JIT; tensors live
-// in pooled host memory and launches run when they are made.
+// Programs are native code, linked into shared objects where the system
+// has a linker (runtime/cpu/SharedKernel.h), else objects for the JIT;
+// tensors live in pooled host memory and launches run when they are made.
 //
 //===----------------------------------------------------------------------===//
 #include "CachedProgram.h"
 #include "DeviceQueue.h"
 #include "kiln/runtime/common/CopyBytes.h"
 #include "kiln/runtime/cpu/CpuDevice.h"
+#include "kiln/runtime/cpu/SharedKernel.h"
 
 #include <thread>
 
@@ -87,8 +89,16 @@ public:
     auto compiled = compiler.compileForCpu(std::move(program), options);
     if (!compiled)
       return std::unexpected(compiled.error());
-    cached.object = std::move(compiled->object);
+    std::string object = std::move(compiled->object);
     cached.program = std::move(*compiled);
+    // Linked now, so that later processes load it without LLVM; a kernel
+    // that needs what kiln's CPU runtime lacks stays an object, for the JIT.
+    if (auto linked = linkSharedKernel(object)) {
+      cached.object = std::move(*linked);
+      if (auto program = load(cached))
+        return program;
+    }
+    cached.object = std::move(object);
     return load(cached);
   }
 

@@ -23,6 +23,7 @@ struct KilnLibrary {
   const char *symbol;       // the C function returning the table
   const char *pathVariable; // names the library's path explicitly
   const char *buildPath;    // where the build tree put it
+  bool global = false;      // its symbols bind later libraries' (RTLD_GLOBAL)
 };
 
 /// The library's table, from the first of: `$pathVariable`; the folder of

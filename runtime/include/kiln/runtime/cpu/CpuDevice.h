@@ -1,9 +1,11 @@
 //===- CpuDevice.h - running native kernels on the host ---------*- C++ -*-===//
 //
-// Loads object code produced by the CPU lowering into LLVM's ORC JIT and
-// runs it. The JIT lives in libkiln-cpu-jit.so (runtime/cpu/CpuJit.h), which
-// the first CPU device loads: a process that uses only GPUs loads no LLVM,
-// and one that replays cached kernels no MLIR.
+// Runs native CPU kernels: shared objects (linked when they were compiled,
+// runtime/cpu/SharedKernel.h), loaded with dlopen and no LLVM, or
+// relocatable objects, loaded into LLVM's ORC JIT. The JIT lives in
+// libkiln-cpu-jit.so (runtime/cpu/CpuJit.h), loaded on first need: a
+// process that uses only GPUs, or replays cached shared kernels, loads no
+// LLVM, and one that replays cached kernels no MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_CPU_CPUDEVICE_H
@@ -39,14 +41,16 @@ class CpuDevice {
 public:
   static Expected<std::unique_ptr<CpuDevice>> create();
 
-  /// Loads a relocatable object file; each distinct one gets its own symbol
-  /// namespace, once per process.
-  Expected<std::shared_ptr<CpuExecutable>> load(std::string_view object);
+  /// Loads a kernel binary, a shared object or a relocatable object; each
+  /// distinct one gets its own symbol namespace, once per process.
+  Expected<std::shared_ptr<CpuExecutable>> load(std::string_view binary);
   /// What code for this device depends on: "cpu-<triple>-<cpu>+<hash of
   /// the host's features>", the same as the CPU compiler's.
   const std::string &fingerprint() const { return fingerprint_; }
-  /// Distinct objects the process's JIT holds.
+  /// Distinct kernel binaries the process holds.
   static size_t loadedObjectCount();
+  /// Whether libkiln-cpu-jit.so (and with it LLVM) was loaded.
+  static bool jitLibraryLoaded();
 
 private:
   explicit CpuDevice(std::string fingerprint) : fingerprint_(std::move(fingerprint)) {}

@@ -1,0 +1,226 @@
+//===- AsyncRuntime.cpp - libkiln-cpu-runtime.so: CPU kernels' task runtime -===//
+//
+// The C functions that MLIR's async lowering calls (mlirAsyncRuntime*, the
+// ABI of mlir/ExecutionEngine/AsyncRuntime.h), implemented by kiln with no
+// LLVM: CPU kernels run their parallel loops as tasks on this library's
+// worker threads. MLIR's own implementation links all of libLLVM, which a
+// process running kernels from the disk cache would otherwise load for
+// nothing. The CPU device loads this library with RTLD_GLOBAL before any
+// kernel, so kernels (shared objects or JIT'd objects) bind to it.
+//
+// Tokens, values and groups are reference counted; awaiting blocks, awaiting-and-executing runs the continuation
+// on the thread that completes what it awaits.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/BuildId.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Continuation = std::function<void()>;
+
+/// Workers that run submitted tasks in order; never destroyed, so that a
+/// worker finishing a task's epilogue at process exit runs in a live pool.
+class WorkerPool {
+public:
+  static WorkerPool &instance() {
+    static WorkerPool *pool = new WorkerPool(std::max(1u, std::thread::hardware_concurrency()));
+    return *pool;
+  }
+  void submit(Continuation task) {
+    {
+      std::lock_guard lock(mutex);
+      tasks.push_back(std::move(task));
+    }
+    ready.notify_one();
+  }
+  size_t size() const { return workers; }
+
+private:
+  explicit WorkerPool(unsigned count) : workers(count) {
+    for (unsigned i = 0; i < count; ++i)
+      std::thread([this] { work(); }).detach();
+  }
+  void work() {
+    for (;;) {
+      Continuation task;
+      {
+        std::unique_lock lock(mutex);
+        ready.wait(lock, [this] { return !tasks.empty(); });
+        task = std::move(tasks.front());
+        tasks.pop_front();
+      }
+      task();
+    }
+  }
+  size_t workers;
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Continuation> tasks;
+};
+
+struct RefCounted {
+  virtual ~RefCounted() = default;
+  void addRef(int64_t count) { refs.fetch_add(count); }
+  void dropRef(int64_t count) {
+    if (refs.fetch_sub(count) == count)
+      delete this;
+  }
+  std::atomic<int64_t> refs{1};
+};
+
+/// What tokens, values and groups share: a state that becomes final once,
+/// waiters blocked on it and continuations run when it does.
+struct Completion : RefCounted {
+  /// Runs `then` now if complete, else when it completes.
+  void whenComplete(Continuation then) {
+    {
+      std::lock_guard lock(mutex);
+      if (!complete) {
+        continuations.push_back(std::move(then));
+        return;
+      }
+    }
+    then();
+  }
+  void wait() {
+    std::unique_lock lock(mutex);
+    done.wait(lock, [this] { return complete; });
+  }
+  void finish(bool withError) {
+    std::vector<Continuation> run;
+    {
+      std::lock_guard lock(mutex);
+      error = error || withError;
+      complete = true;
+      run.swap(continuations);
+    }
+    done.notify_all();
+    for (Continuation &c : run)
+      c();
+  }
+  bool failed() {
+    std::lock_guard lock(mutex);
+    return error;
+  }
+
+  std::mutex mutex;
+  std::condition_variable done;
+  bool complete = false;
+  bool error = false;
+  std::vector<Continuation> continuations;
+};
+
+/// Tokens and values start with a second reference, the producing task's,
+/// which completing them drops (the ABI: a task may outlive every other
+/// holder of its token).
+struct Token : Completion {
+  Token() { refs = 2; }
+};
+
+struct Value : Completion {
+  explicit Value(int64_t bytes) : storage(new std::byte[bytes > 0 ? bytes : 1]) { refs = 2; }
+  std::unique_ptr<std::byte[]> storage;
+};
+
+void produced(Completion *c, bool withError) {
+  c->finish(withError);
+  c->dropRef(1);
+}
+
+/// Made for `size` tokens, which may be added later, from any thread:
+/// complete once all of them are (a group of size 0 at once).
+struct Group : Completion {
+  explicit Group(int64_t size) : pending(size) { complete = size <= 0; }
+  int64_t add(Token *token) {
+    int64_t rank = added.fetch_add(1);
+    addRef(1); // until the token completes
+    token->whenComplete([this, token] {
+      bool last;
+      bool tokenFailed = token->failed();
+      {
+        std::lock_guard lock(mutex);
+        error = error || tokenFailed;
+        last = --pending == 0;
+      }
+      if (last)
+        finish(false);
+      dropRef(1);
+    });
+    return rank;
+  }
+  std::atomic<int64_t> added = 0;
+  int64_t pending; // guarded by mutex
+};
+
+Continuation resumeOf(void *handle, void (*resume)(void *)) {
+  return [handle, resume] { resume(handle); };
+}
+
+} // namespace
+
+#define KILN_ASYNC_EXPORT extern "C" __attribute__((visibility("default")))
+
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAddRef(void *object, int64_t count) {
+  static_cast<RefCounted *>(object)->addRef(count);
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeDropRef(void *object, int64_t count) {
+  static_cast<RefCounted *>(object)->dropRef(count);
+}
+KILN_ASYNC_EXPORT Token *mlirAsyncRuntimeCreateToken() { return new Token; }
+KILN_ASYNC_EXPORT Value *mlirAsyncRuntimeCreateValue(int64_t bytes) { return new Value(bytes); }
+KILN_ASYNC_EXPORT Group *mlirAsyncRuntimeCreateGroup(int64_t size) { return new Group(size); }
+KILN_ASYNC_EXPORT int64_t mlirAsyncRuntimeAddTokenToGroup(Token *token, Group *group) {
+  return group->add(token);
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceToken(Token *token) { produced(token, false); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceValue(Value *value) { produced(value, false); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetTokenError(Token *token) { produced(token, true); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetValueError(Value *value) { produced(value, true); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsTokenError(Token *token) { return token->failed(); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsValueError(Value *value) { return value->failed(); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsGroupError(Group *group) { return group->failed(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitToken(Token *token) { token->wait(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValue(Value *value) { value->wait(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroup(Group *group) { group->wait(); }
+KILN_ASYNC_EXPORT std::byte *mlirAsyncRuntimeGetValueStorage(Value *value) {
+  return value->storage.get();
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeExecute(void *handle, void (*resume)(void *)) {
+  WorkerPool::instance().submit(resumeOf(handle, resume));
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitTokenAndExecute(Token *token, void *handle,
+                                                            void (*resume)(void *)) {
+  token->whenComplete(resumeOf(handle, resume));
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValueAndExecute(Value *value, void *handle,
+                                                            void (*resume)(void *)) {
+  value->whenComplete(resumeOf(handle, resume));
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroupAndExecute(Group *group, void *handle,
+                                                                 void (*resume)(void *)) {
+  group->whenComplete(resumeOf(handle, resume));
+}
+// MLIR's name, misspelt as it is in its header.
+KILN_ASYNC_EXPORT int64_t mlirAsyncRuntimGetNumWorkerThreads() {
+  return static_cast<int64_t>(WorkerPool::instance().size());
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimePrintCurrentThreadId() {
+  std::printf("Current thread id: %zu\n", std::hash<std::thread::id>{}(std::this_thread::get_id()));
+}
+
+// The table kiln's loader checks (runtime/common/KilnLibrary.h).
+KILN_ASYNC_EXPORT const void *kiln_cpu_runtime_library() {
+  static constexpr const char *table[] = {kiln::kBuildId};
+  return table;
+}
