@@ -24,6 +24,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMAPLOOPS
 #include "kiln/Lowering/GPU/Passes.h.inc"
@@ -44,6 +46,41 @@ bool staysOnHost(Operation *op) {
              memref::ReinterpretCastOp, memref::CastOp, memref::DimOp, func::ReturnOp,
              scf::ParallelOp, gpu::LaunchOp>(op) ||
          op->hasTrait<OpTrait::ConstantLike>() || sizeArithmetic;
+}
+
+/// Sinks pure scalar ops computed from the host's sizes into the parallel
+/// loops that use them (a mean's element count, converted to a float): they
+/// run on the device, from the sizes passed to the kernel.
+void sinkScalarsOfSizes(Block &body) {
+  std::function<bool(Operation *)> ofSizes = [&](Operation *op) {
+    if (staysOnHost(op))
+      return !isa<scf::ParallelOp, gpu::LaunchOp>(op);
+    return isPure(op) && op->getNumRegions() == 0 &&
+           llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIntOrFloat(); }) &&
+           llvm::all_of(op->getOperands(), [&](Value v) {
+             Operation *def = v.getDefiningOp();
+             return def && def->getBlock() == &body && ofSizes(def);
+           });
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    if (!staysOnHost(&op) && ofSizes(&op))
+      ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    bool onDevice = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return user->getBlock() != &body;
+    });
+    if (op->use_empty() || !onDevice)
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+      Operation *top = use.getOwner();
+      while (top->getBlock() != &body)
+        top = top->getParentOp();
+      OpBuilder b = OpBuilder::atBlockBegin(&top->getRegion(0).front());
+      use.set(b.clone(*op)->getResult(cast<OpResult>(use.get()).getResultNumber()));
+    }
+    op->erase();
+  }
 }
 
 /// Moves `ops` into `scf.parallel (0) to (1) { scf.parallel (0) to (1) }`,
@@ -229,6 +266,7 @@ struct KilnGpuMapLoopsPass
       if (func.isExternal())
         continue;
       Block &body = func.getBody().front();
+      sinkScalarsOfSizes(body);
       SmallVector<scf::ParallelOp> loops;
       SmallVector<SmallVector<Operation *>> serialGroups(1);
       for (Operation &op : body) {

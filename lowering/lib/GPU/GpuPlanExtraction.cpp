@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace kiln {
@@ -146,6 +148,34 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
     plan.bufferSizes.push_back(*bytes);
     return success();
   };
+  // Dim `d` of a host buffer or view as a value: the run's dims of the
+  // arguments, allocations' sizes, products or parts of them through
+  // reshapes.
+  std::function<std::optional<int>(Value, int64_t)> dimOf =
+      [&](Value v, int64_t d) -> std::optional<int> {
+    auto type = cast<MemRefType>(v.getType());
+    if (!type.isDynamicDim(d))
+      return sizes.add({SizeStep::Kind::Constant, type.getDimSize(d), 0});
+    if (firstDim.count(v))
+      return sizes.add({SizeStep::Kind::Dim, firstDim[v] + d, 0});
+    if (auto alloc = v.getDefiningOp<memref::AllocOp>())
+      return sizes.valueOf(alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]);
+    if (auto cast = v.getDefiningOp<memref::CastOp>())
+      return dimOf(cast.getSource(), d);
+    if (auto expand = v.getDefiningOp<memref::ExpandShapeOp>())
+      return sizes.valueOf(cast<Value>(expand.getMixedOutputShape()[d]));
+    if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>()) {
+      std::optional<int> product = sizes.add({SizeStep::Kind::Constant, 1, 0});
+      for (int64_t s : collapse.getReassociationIndices()[d]) {
+        std::optional<int> part = dimOf(collapse.getSrc(), s);
+        if (!part)
+          return std::nullopt;
+        product = sizes.add({SizeStep::Kind::Mul, *product, *part});
+      }
+      return product;
+    }
+    return std::nullopt;
+  };
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     auto type = cast<MemRefType>(arg.getType());
     firstDim[arg] = dimCount;
@@ -188,21 +218,10 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
     }
     if (auto dim = dyn_cast<memref::DimOp>(op)) {
       std::optional<int64_t> d = dim.getConstantIndex();
-      Value source = dim.getSource();
-      auto alloc = source.getDefiningOp<memref::AllocOp>();
-      if (d && firstDim.count(source))
-        sizes.define(dim, sizes.add({SizeStep::Kind::Dim, firstDim[source] + *d, 0}));
-      else if (std::optional<int> size =
-                   d && alloc && alloc.getType().isDynamicDim(*d)
-                       ? sizes.valueOf(alloc.getDynamicSizes()[
-                             alloc.getType().getDynamicDimIndex(*d)])
-                       : std::nullopt)
-        sizes.define(dim, *size);
-      else if (d && alloc && !alloc.getType().isDynamicDim(*d))
-        sizes.define(dim, sizes.add({SizeStep::Kind::Constant,
-                                     alloc.getType().getDimSize(*d), 0}));
-      else
+      std::optional<int> size = d ? dimOf(dim.getSource(), *d) : std::nullopt;
+      if (!size)
         return dim.emitError() << "a run-time size the GPU plan cannot evaluate";
+      sizes.define(dim, *size);
       continue;
     }
     if (sizes.arithmetic(&op))
