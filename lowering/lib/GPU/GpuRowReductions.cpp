@@ -133,7 +133,8 @@ public:
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
     SmallVector<Value> sizes;
     Value rows = c(1);
-    for (auto source : ArrayRef(loopSources(first)).drop_back()) {
+    SmallVector<std::pair<Value, int64_t>> sources = loopSources(first);
+    for (auto source : ArrayRef(sources).drop_back()) {
       sizes.push_back(sizeOf(b, loc, source));
       rows = b.createOrFold<arith::MulIOp>(loc, rows, sizes.back());
     }

@@ -17,7 +17,7 @@ public:
   /// Copies the inputs in, runs every launch, waits, copies the outputs out.
   /// `buffers` holds one host pointer per input, then per output; `dims`
   /// every dim of them (read where the plan has run-time sizes).
-  Expected<void> run(void **buffers, std::span<const int64_t> dims);
+  Expected<void> run(void **buffers, std::span<const int64_t> dims = {});
   /// Queues every launch on device buffers already in place (one per buffer
   /// of the plan); does not wait.
   Expected<void> launchAll(const std::vector<uint64_t> &deviceBuffers);
