@@ -74,8 +74,8 @@ def program_for(spec):
 def measure(spec, device, samples=7):
     """Device time of one run of `spec`'s program (ms), in this process."""
     import kiln
-    program = kiln.compile(program_for(spec), device)
     op, shape, dtype = spec.split(":")
+    program = kiln.compile(program_for(spec), device, tf32=dtype == "tf32")
     dims = [int(d) for d in shape.split("x")]
     rng = np.random.default_rng(0)
     if op in ("matmul", "batch_matmul"):

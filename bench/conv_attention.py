@@ -7,8 +7,10 @@ geometric mean per table.
   python3 bench/conv_attention.py --device cuda --batch 32             # H200
   python3 bench/conv_attention.py --device vulkan --batch 32 --torch-device cuda
 
-kiln runs through kiln-run --bench (device time per run, compile excluded);
-torch runs on --torch-device (default: --device; cuDNN on CUDA, its CPU
+kiln runs through the Python package where it is built (inputs resident on
+the device, each call timed to the device's sync as torch's is, compile
+excluded), else through kiln-run --bench (host to host: transfers included,
+so only a CPU figure is comparable that way); torch runs on --torch-device (default: --device; cuDNN on CUDA, its CPU
 kernels with all threads on the CPU). Attention compares against
 torch.nn.functional.scaled_dot_product_attention where torch has it, else
 torch's matmul + softmax + matmul.
@@ -29,6 +31,13 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "conformance"))
 from kiln_harness import KILN_RUN, tensor_type  # noqa: E402
 
+sys.path.insert(0, os.environ.get("KILN_PYTHONPATH", os.path.join(
+    os.path.dirname(__file__), "..", "build", "python")))
+try:
+    import kiln
+except ImportError:
+    kiln = None
+
 # ResNet-50's distinct convolutions: (C, H=W, O, kernel, stride, padding).
 RESNET50 = [
     (3, 224, 64, 7, 2, 3),
@@ -43,7 +52,9 @@ RESNET50 = [
 TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def kiln_ms(program, inputs, device, runs):
+def kiln_ms(program, inputs, device, runs, dtype):
+    if kiln is not None:
+        return kiln_resident_ms(program, inputs, device, runs, dtype)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.mlir")
         with open(path, "w") as f:
@@ -56,6 +67,25 @@ def kiln_ms(program, inputs, device, runs):
         if out.returncode:
             raise RuntimeError(out.stderr.strip().splitlines()[-1])
         return float(re.search(r"median ([\d.]+) ms", out.stdout).group(1))
+
+
+def kiln_resident_ms(program, inputs, device, runs, dtype):
+    """Median ms of one call of the compiled program on device tensors."""
+    backend = kiln.backend(device)
+    compiled = kiln.compile(program, device)
+    tensors = [kiln.tensor(x, device=device) for x in inputs]
+    if dtype == "bf16":  # NumPy has no bf16: cast on the device
+        tensors = [t.astype("bfloat16") for t in tensors]
+    for _ in range(3):
+        compiled(*tensors)
+    backend.sync()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        compiled(*tensors)
+        backend.sync()
+        times.append((time.perf_counter() - start) * 1e3)
+    return float(np.median(times))
 
 
 def torch_ms(fn, device, runs):
@@ -102,7 +132,7 @@ def conv_rows(args, dtype):
         tx_, tw_ = (torch.from_numpy(a).to(dev, TORCH_DTYPES[dtype]) for a in (x, w))
         yield (f"{c}->{o} {k}x{k}/{s} on {hw}x{hw}",
                torch_ms(lambda: F.conv2d(tx_, tw_, stride=s, padding=p), dev, args.runs),
-               kiln_ms(program, [x, w], args.device, args.runs))
+               kiln_ms(program, [x, w], args.device, args.runs, dtype))
 
 
 def attention_program(shape, dtype, causal, fused):
@@ -133,12 +163,12 @@ def attention_rows(args, unfused):
             q, k, v = (host(shape, dtype) for _ in range(3))
             name = f"b{shape[0]} h16 s{seq} d128{' causal' if causal else ''}"
             kiln_time = kiln_ms(attention_program(shape, dtype, causal, True), [q, k, v],
-                                args.device, args.runs)
+                                args.device, args.runs, dtype)
             if unfused:
                 if causal:
                     continue
                 yield (name, kiln_ms(attention_program(shape, dtype, False, False), [q, k, v],
-                                     args.device, args.runs), kiln_time)
+                                     args.device, args.runs, dtype), kiln_time)
                 continue
             dev = args.torch_device
             tq, tk, tv = (torch.from_numpy(a).to(dev, TORCH_DTYPES[dtype]) for a in (q, k, v))

@@ -63,7 +63,10 @@ def backend(device="cpu"):
 
 
 def tensor(data, device="cpu", dtype=None):
-    """A kiln tensor with a copy of `data` (array-like) on `device`."""
+    """A kiln tensor with a copy of `data` (array-like) on `device`; dtype
+    bfloat16, which NumPy lacks, is cast from float32 on the device."""
+    if dtype in ("bfloat16", "bf16"):
+        return tensor(_np.asarray(data, dtype=_np.float32), device).astype("bfloat16")
     array = _np.asarray(data, dtype=dtype, order="C")  # ascontiguousarray makes 0-d 1-d
     if array.dtype == _np.float64 and dtype is None and not isinstance(data, _np.ndarray):
         array = array.astype(_np.float32)  # Python floats: float32, as torch
@@ -89,8 +92,8 @@ def from_dlpack(x):
 class Program:
     """A compiled kiln program: call it on tensors of its device."""
 
-    def __init__(self, source, device="cpu"):
-        self._program = _kiln.compile(source, device)
+    def __init__(self, source, device="cpu", tf32=False):
+        self._program = _kiln.compile(source, device, tf32)
 
     device = property(lambda self: self._program.device)
     kernel_count = property(lambda self: self._program.kernel_count)
@@ -100,9 +103,11 @@ class Program:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def compile(source, device="cpu"):
-    """Compiles program text (a func.func @main of kiln ops) for `device`."""
-    return Program(source, device)
+def compile(source, device="cpu", tf32=False):
+    """Compiles program text (a func.func @main of kiln ops) for `device`.
+    tf32=True lets CUDA run f32 matmuls on tensor cores with tf32 inputs
+    (as torch's allow_tf32); other devices ignore it."""
+    return Program(source, device, tf32)
 
 
 # -- backend services as context managers --------------------------------------

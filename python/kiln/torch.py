@@ -328,6 +328,86 @@ def _cat(e, node, shape, dtype):
     return e.op("concat", xs, shape, dtype, "dim = %d : i64" % dim)
 
 
+def _split(e, node, shape, dtype):
+    """chunk / split: one kiln.slice per piece; getitem nodes pick them."""
+    x = e.operand(node.args[0])
+    rank = len(x[1])
+    chunked = node.target in (torch.chunk, "chunk")
+    how = _arg(node, 1, "chunks" if chunked else
+               "split_size" if node.op == "call_method" else "split_size_or_sections")
+    dim = _dim(_arg(node, 2, "dim", 0), rank)
+    length = x[1][dim]
+    if chunked:
+        how = -(-length // how) if length else 1  # torch: pieces of ceil(length / chunks)
+    if isinstance(how, int):
+        sizes = [min(how, length - start) for start in range(0, length, how)] or [0]
+    elif isinstance(how, (list, tuple)) and all(isinstance(n, int) for n in how):
+        sizes = list(how)
+    else:
+        raise _Unsupported("a split with run-time sizes")
+    pieces, start = [], 0
+    for size in sizes:
+        starts, stops = [0] * rank, list(x[1])
+        starts[dim], stops[dim] = start, start + size
+        piece = list(x[1])
+        piece[dim] = size
+        pieces.append(e.op("slice", [x], piece, x[2],
+                           "start = %s, stop = %s" % (_i64s(starts), _i64s(stops))))
+        start += size
+    return pieces
+
+
+def _piece(e, node, shape, dtype):
+    return e.values[node.args[0]][node.args[1]]
+
+
+def _static_index(index):
+    """An index of ints, int slices, None and Ellipsis (no tensors, no symbols)."""
+    def static(i):
+        if isinstance(i, slice):
+            return all(v is None or type(v) is int for v in (i.start, i.stop, i.step))
+        return i is None or i is Ellipsis or type(i) is int
+    return all(static(i) for i in (index if isinstance(index, tuple) else (index,)))
+
+
+def _getitem(e, node, shape, dtype):
+    """x[...] with ints, slices of positive step, None and Ellipsis: a
+    kiln.slice, then a reshape for the dims ints drop and Nones add."""
+    x = e.operand(node.args[0])
+    index = node.args[1] if isinstance(node.args[1], tuple) else (node.args[1],)
+    rank = len(x[1])
+    real = [i for i in index if i is not None and i is not Ellipsis]
+    if len(real) > rank or sum(i is Ellipsis for i in index) > 1:
+        raise _Unsupported("an index of %d dims into a rank-%d tensor" % (len(real), rank))
+    full = []
+    for i in index:
+        full += [slice(None)] * (rank - len(real)) if i is Ellipsis else [i]
+    if Ellipsis not in index:
+        full += [slice(None)] * (rank - len(real))
+    starts, stops, steps, sliced = [], [], [], []
+    for i in (i for i in full if i is not None):
+        size = x[1][len(starts)]
+        if isinstance(i, int) and not isinstance(i, bool) and -size <= i < size:
+            start, stop, step = i % size, i % size + 1, 1
+        elif isinstance(i, slice) and all(v is None or isinstance(v, int)
+                                          for v in (i.start, i.stop, i.step)):
+            start, stop, step = i.indices(size)
+            if step <= 0:
+                raise _Unsupported("a slice with step %d" % step)
+            stop = max(stop, start)
+        else:
+            raise _Unsupported("an index %r" % (i,))
+        starts.append(start)
+        stops.append(stop)
+        steps.append(step)
+        sliced.append((stop - start + step - 1) // step)
+    value = x
+    if sliced != list(x[1]):
+        value = e.op("slice", [x], sliced, x[2], "start = %s, stop = %s, step = %s" % (
+            _i64s(starts), _i64s(stops), _i64s(steps)))
+    return value if tuple(value[1]) == tuple(shape) else e.op("reshape", [value], shape, dtype)
+
+
 def _masked_fill(e, node, shape, dtype):
     x, mask = e.operand(node.args[0]), e.operand(node.args[1])
     value = node.args[2]
@@ -454,10 +534,26 @@ def _module_lowering(path, module):
     return unary(simple[type(module)]) if type(module) in simple else None
 
 
+_SPLITS = (torch.chunk, torch.split, "chunk", "split")
+
+
+def _is_split(node):
+    return isinstance(node, torch.fx.Node) and node.op in ("call_function", "call_method") \
+        and node.target in _SPLITS
+
+
 def _lowering(gm, node):
     """The function that emits `node`, or None if kiln does not take it."""
+    if _is_split(node):  # a tuple of tensors: no tensor meta of its own
+        return _split if _meta(node.args[0]) is not None else None
     if _meta(node) is None:
         return None
+    if node.op == "call_function" and node.target is operator.getitem:
+        if _is_split(node.args[0]):
+            return _piece
+        source = node.args[0]
+        return _getitem if isinstance(source, torch.fx.Node) and _meta(source) is not None \
+            and _static_index(node.args[1]) else None
     if node.op == "call_function":
         return _FUNCTIONS.get(node.target)
     if node.op == "call_method":
@@ -537,8 +633,10 @@ def _build_program(gm, group, device, report):
     e.operand = operand
     # The values of the group that something outside it reads.
     outputs = [n for n in group if any(u not in members for u in n.users)]
+    if any(_is_split(n) for n in outputs):
+        raise _Unsupported("a chunk or split read whole outside kiln")
     for node in group:
-        shape, dtype = _meta(node)
+        shape, dtype = _meta(node) or (None, None)
         e.values[node] = _lowering(gm, node)(e, node, shape, dtype)
     # An output that is an input unchanged (a view kiln needs no op for) is
     # read from the input itself, not returned by the program.
@@ -620,7 +718,9 @@ def backend(gm, example_inputs):
             report.reasons.append("a group of %d node(s): %s" % (len(group), error))
     for node in gm.graph.nodes:
         if node.op in ("call_function", "call_method", "call_module") and \
-                not isinstance(node.target, _KilnCall) and node.target is not operator.getitem:
+                not isinstance(node.target, _KilnCall) and not (
+                    node.target is operator.getitem and
+                    isinstance(getattr(node.args[0], "target", None), _KilnCall)):
             report.fallbacks.append(str(node.target) if node.op != "call_function"
                                     else getattr(node.target, "__name__", str(node.target)))
     gm.graph.lint()

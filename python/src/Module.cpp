@@ -57,6 +57,7 @@ ElementType elementFromName(std::string_view name) {
 struct PyProgram {
   std::shared_ptr<Backend> backend;
   std::string source;
+  CompileOptions options;
   std::shared_ptr<Program> program;
 };
 
@@ -121,9 +122,10 @@ void bindErrors(py::module_ &m) {
   };
   static std::map<ErrorKind, py::handle> classes;
   for (const Kind &k : kinds) {
+    // pybind11 3 types make_tuple's result by its arity: convert each arm.
     py::tuple bases = k.python == PyExc_RuntimeError
-                          ? py::make_tuple(base)
-                          : py::make_tuple(base, py::handle(k.python));
+                          ? py::tuple(py::make_tuple(base))
+                          : py::tuple(py::make_tuple(base, py::handle(k.python)));
     std::string qualified = std::string("kiln.") + k.name;
     py::handle cls = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
     m.attr(k.name) = cls;
@@ -249,15 +251,17 @@ void bindOps(py::module_ &m) {
       .def_property_readonly("num_inputs", [](const PyProgram &p) { return p.program->inputs().size(); })
       .def_property_readonly("num_outputs", [](const PyProgram &p) { return p.program->outputs().size(); })
       .def("run", [](const PyProgram &p, const std::vector<Tensor> &inputs) {
-        return unwrap(p.backend->run(p.source, inputs));
+        return unwrap(p.backend->run(p.source, inputs, p.options));
       });
   m.def("compile",
-        [](std::string source, const std::string &device) {
+        [](std::string source, const std::string &device, bool tf32) {
           std::shared_ptr<Backend> backend = backendOf(device);
-          auto program = unwrap(backend->kernels().compile(source));
-          return PyProgram{backend, std::move(source), std::move(program)};
+          CompileOptions options;
+          options.tf32 = tf32;
+          auto program = unwrap(backend->kernels().compile(source, options));
+          return PyProgram{backend, std::move(source), options, std::move(program)};
         },
-        py::arg("source"), py::arg("device") = "cpu");
+        py::arg("source"), py::arg("device") = "cpu", py::arg("tf32") = false);
 }
 } // namespace
 

@@ -65,3 +65,33 @@ def test_memory_reports_and_dtype_queries(device):
     assert "arithmetic" in backend.dtype_usage("float32")
     with pytest.raises(kiln.InvalidArgument):
         backend.supports_dtype("float128")
+
+
+def test_bfloat16_tensors_from_float_data(device):
+    if not kiln.backend(device).supports_dtype("bfloat16"):
+        pytest.skip("no bfloat16 on " + device)
+    x = np.array([1.0, 1.00390625, 3.14159265, -2.5e-3], np.float32)
+    t = kiln.tensor(x, device, dtype="bfloat16")
+    assert t.dtype == "bfloat16" and t.shape == (4,)
+    # bf16 keeps 8 significant bits: 1 + 2^-8 rounds to 1, pi to 3.140625.
+    np.testing.assert_array_equal(t.astype("float32").numpy(),
+                                  np.array([1.0, 1.0, 3.140625, -0.0025024414], np.float32))
+
+
+def test_tf32_matmuls_are_asked_for_per_program(device):
+    """tf32=True is a request: CUDA takes its tensor cores (10-bit inputs,
+    so a visibly larger error on a long K), other devices stay exact f32."""
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (64, 512)), rng.uniform(-1, 1, (512, 64))
+    t = "tensor<64x512xf32>, tensor<512x64xf32>"
+    source = ("func.func @main(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> tensor<64x64xf32> {\n"
+              f"  %r = kiln.matmul %a, %b : ({t}) -> tensor<64x64xf32>\n"
+              "  return %r : tensor<64x64xf32>\n}\n")
+    inputs = [kiln.tensor(a.astype(np.float32), device), kiln.tensor(b.astype(np.float32), device)]
+    errors = {tf32: np.abs(kiln.compile(source, device, tf32=tf32)(*inputs).numpy() - a @ b).max()
+              for tf32 in (False, True)}
+    assert errors[False] < 1e-4, errors
+    if device.startswith("cuda"):
+        assert 1e-3 < errors[True] < 0.1, errors
+    else:
+        assert errors[True] < 1e-4, errors

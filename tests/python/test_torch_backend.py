@@ -135,3 +135,32 @@ def test_scaled_dot_product_attention_is_kiln_attention():
     got, want, report = run(Attention(), q, k, v, mask)
     assert report.programs == 1 and not report.fallbacks, str(report)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_chunk_split_and_indexing_stay_in_one_program():
+    class Pieces(nn.Module):
+        def forward(self, x):
+            qkv = x.chunk(3, dim=-1)                     # the qkv split of attention
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            ab = torch.split(x, [5, 7], dim=-1)
+            a, b = ab[0], ab[1]
+            c = x[:, 1:6:2, None, ..., -4:]              # step, None, Ellipsis, negative
+            d = x[0, -1]                                 # ints drop dims
+            odd = torch.chunk(x[..., :11], 4, dim=2)      # 11 in pieces of 3: 3, 3, 3, 2
+            return (q * k + v, a.sum(-1) + b.sum(-1), c * 2, d + 1, odd[3] + odd[0][..., :2])
+
+    torch.manual_seed(0)
+    got, want, report = run(Pieces(), torch.randn(2, 7, 12))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+    assert report.programs == 1 and report.fallbacks == [], report
+
+
+def test_tensor_indices_fall_back_to_torch():
+    class Gather(nn.Module):
+        def forward(self, x, i):
+            return torch.exp(x)[i] + 1
+
+    got, want, report = run(Gather(), torch.randn(5, 3), torch.tensor([4, 0, 2]))
+    torch.testing.assert_close(got, want)
+    assert report.fallbacks == ["getitem"], report
