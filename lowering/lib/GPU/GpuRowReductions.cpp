@@ -320,6 +320,10 @@ private:
       return 0;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = cast<MemRefType>(operand.get().getType());
+      // A buffer of run-time size is passed flat (kiln-gpu-kernel-sizes),
+      // which kiln-spirv-vector-buffers cannot retype: scalar accesses.
+      if (!type.hasStaticShape())
+        return 0;
       std::optional<kiln::Access> access =
           kiln::classify(op.getMatchingIndexingMap(&operand), operand.get(), last);
       if (!access || type.getElementTypeBitWidth() < 8)
