@@ -39,8 +39,13 @@ namespace {
 /// run-time sizes of a program with `?` dims (memref.dim and index
 /// arithmetic on them, which the runtime evaluates: GpuPlan's SizeProgram).
 bool staysOnHost(Operation *op) {
-  bool sizeArithmetic = isa_and_nonnull<arith::ArithDialect>(op->getDialect()) &&
-                        op->getNumResults() == 1 && op->getResult(0).getType().isIndex();
+  bool sizeArithmetic =
+      isa_and_nonnull<arith::ArithDialect>(op->getDialect()) && op->getNumResults() == 1 &&
+      op->getResult(0).getType().isIndex() &&
+      llvm::all_of(op->getOperands(), [](Value v) {
+        Operation *def = v.getDefiningOp();
+        return v.getType().isIndex() && def && staysOnHost(def);
+      });
   return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp,
              memref::ReinterpretCastOp, memref::CastOp, memref::DimOp, func::ReturnOp,
