@@ -1,5 +1,6 @@
 //===- CachedProgram.cpp - compiled programs as disk cache entries --------===//
 #include "CachedProgram.h"
+#include "kiln/backend/Engine.h"
 
 #include <nlohmann/json.hpp>
 
@@ -41,7 +42,7 @@ json planJson(const GpuPlan &plan) {
     json arguments = json::array();
     for (const KernelArgument &a : l.arguments) {
       if (auto *s = std::get_if<ScalarArgument>(&a))
-        arguments.push_back({{"scalar", s->bits}, {"bytes", s->bytes}});
+        arguments.push_back({{"scalar", s->bits}, {"bytes", s->bytes}, {"size", s->size}});
       else {
         auto &v = std::get<BufferView>(a);
         arguments.push_back({{"buffer", v.buffer}, {"offset", v.offset},
@@ -51,10 +52,14 @@ json planJson(const GpuPlan &plan) {
     launches.push_back({{"module", l.module}, {"kernel", l.kernel},
                         {"grid", l.shape.grid}, {"block", l.shape.block},
                         {"shared_memory_bytes", l.shape.sharedMemoryBytes},
-                        {"arguments", arguments}});
+                        {"grid_sizes", l.gridSizes}, {"arguments", arguments}});
   }
+  json steps = json::array();
+  for (const SizeStep &s : plan.sizeSteps)
+    steps.push_back({static_cast<int>(s.kind), s.a, s.b, s.c});
   return {{"buffer_bytes", plan.bufferBytes}, {"input_count", plan.inputCount},
-          {"output_count", plan.outputCount}, {"launches", launches}};
+          {"output_count", plan.outputCount}, {"launches", launches},
+          {"size_steps", steps}, {"buffer_sizes", plan.bufferSizes}};
 }
 
 std::vector<TensorSignature> signatureOf(const json &list) {
@@ -89,9 +94,17 @@ GpuPlan planOf(const json &j, size_t moduleCount) {
     std::copy(grid.begin(), grid.end(), launch.shape.grid.begin());
     std::copy(block.begin(), block.end(), launch.shape.block.begin());
     launch.shape.sharedMemoryBytes = integer<unsigned>(l.at("shared_memory_bytes"));
+    // Plans with run-time sizes only (static plans may omit what follows).
+    if (l.contains("grid_sizes")) {
+      auto gridSizes = integers<int>(l.at("grid_sizes"));
+      if (gridSizes.size() != 3)
+        throw std::invalid_argument("grid sizes of other than 3 dims");
+      std::copy(gridSizes.begin(), gridSizes.end(), launch.gridSizes.begin());
+    }
     for (const json &a : l.at("arguments").get<std::vector<json>>()) {
       if (a.contains("scalar")) {
-        ScalarArgument s{integer<uint64_t>(a.at("scalar")), integer<unsigned>(a.at("bytes"))};
+        ScalarArgument s{integer<uint64_t>(a.at("scalar")), integer<unsigned>(a.at("bytes")),
+                         a.contains("size") ? integer<int>(a.at("size")) : -1};
         if (s.bytes != 1 && s.bytes != 2 && s.bytes != 4 && s.bytes != 8)
           throw std::invalid_argument("a scalar argument of odd size");
         launch.arguments.push_back(s);
@@ -105,6 +118,13 @@ GpuPlan planOf(const json &j, size_t moduleCount) {
     }
     plan.launches.push_back(std::move(launch));
   }
+  for (const json &s : j.value("size_steps", json::array()).get<std::vector<json>>()) {
+    auto step = integers<int64_t>(s);
+    if (step.size() != 4 || step[0] < 0 || step[0] > static_cast<int>(SizeStep::Kind::Select))
+      throw std::invalid_argument("a malformed size step");
+    plan.sizeSteps.push_back({static_cast<SizeStep::Kind>(step[0]), step[1], step[2], step[3]});
+  }
+  plan.bufferSizes = integers<int>(j.value("buffer_sizes", json::array()));
   return plan;
 }
 } // namespace
@@ -153,15 +173,15 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
     if (metadata.contains("tune_keys"))
       p.tuneKeys = metadata.at("tune_keys").get<std::vector<std::string>>();
-    // Run-time sizes (negative dims): CPU programs only, and each one an
-    // output has is an input's (RunTimeSizes.cpp binds them from inputs).
+    // Run-time sizes (negative dims): each one an output has is an input's
+    // (RunTimeSizes.cpp binds them from inputs).
     std::set<int64_t> inputSizes;
     for (const TensorSignature &t : p.inputs)
       inputSizes.insert(t.shape.begin(), t.shape.end());
     for (const auto *tensors : {&p.inputs, &p.outputs})
       for (const TensorSignature &t : *tensors)
         for (int64_t d : t.shape)
-          if (d < 0 && (kind != "cpu" || !inputSizes.contains(d)))
+          if (d < 0 && !inputSizes.contains(d))
             return bad("its signature has a run-time size that no input gives");
     // Runs allocate every input and output by its signature (a run-time
     // size counts as 1 here).
@@ -189,11 +209,15 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
     cached.plan.modules.assign(entry.blobs.begin(), entry.blobs.begin() + modules);
     if (kind == "vulkan")
       cached.pipelineCache = entry.blobs.back();
-    // The runtime copies each input and output by the plan's byte counts.
+    // The runtime copies each input and output by the plan's byte counts
+    // (evaluated at run time where the signature has run-time sizes).
     if (cached.plan.inputCount != p.inputs.size() || cached.plan.outputCount != p.outputs.size())
       return bad("its plan's buffers do not match its signature");
+    if (auto ok = cached.plan.checkSizeSteps(Program::dimCountOf(p)); !ok)
+      return bad(ok.error().message);
     for (size_t i = 0; i < tensorBytesList.size(); ++i)
-      if (tensorBytesList[i] != cached.plan.bufferBytes[i])
+      if (tensorBytesList[i] != cached.plan.bufferBytes[i] &&
+          (cached.plan.bufferSizes.empty() || cached.plan.bufferSizes[i] < 0))
         return bad("its plan's buffers do not match its signature");
     return cached;
   } catch (const json::exception &e) {

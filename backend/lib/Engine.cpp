@@ -79,6 +79,14 @@ Program::run(const std::vector<HostTensor> &inputs) const {
   return outputs;
 }
 
+size_t Program::dimCountOf(const CompiledProgram &compiled) {
+  size_t n = 0;
+  for (const auto *signatures : {&compiled.inputs, &compiled.outputs})
+    for (const TensorSignature &s : *signatures)
+      n += s.shape.size();
+  return n;
+}
+
 bool Program::hasDynamicDims() const {
   for (const auto *signatures : {&compiled.inputs, &compiled.outputs})
     for (const TensorSignature &s : *signatures)

@@ -296,14 +296,4 @@ Expected<void> CompileSession::lower(ModuleOp &module, const char *stage,
   return stageModule(stageFile, module);
 }
 
-Expected<void> refuseRunTimeSizes(const CompiledProgram &program, std::string_view target) {
-  for (const auto *signatures : {&program.inputs, &program.outputs})
-    for (const TensorSignature &s : *signatures)
-      if (s.isDynamic())
-        return makeError(ErrorKind::Unsupported,
-                         "programs with dynamic dims run on the CPU only so far; " +
-                             std::string(target) + " needs static shapes (docs/dynamic-shapes.md)");
-  return {};
-}
-
 } // namespace kiln

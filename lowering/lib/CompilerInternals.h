@@ -133,16 +133,12 @@ private:
   bool finished = false;
 };
 
-/// Unsupported where `program` has dynamic dims: `target` does not take
-/// run-time sizes yet.
-Expected<void> refuseRunTimeSizes(const CompiledProgram &program, std::string_view target);
-
 /// Reads the launch plan of a GPU program off its lowered host function,
 /// with `binaries` (kernel module name -> PTX or SPIR-V) as its modules
-/// (GPU/GpuCompile.cpp).
+/// and kernels' index scalars `indexBytes` wide (GPU/GpuCompile.cpp).
 Expected<void> attachGpuPlan(CompileSession &session, mlir::ModuleOp module,
                              const llvm::StringMap<std::string> &binaries,
-                             CompiledGpuProgram &result);
+                             unsigned indexBytes, CompiledGpuProgram &result);
 
 } // namespace kiln
 

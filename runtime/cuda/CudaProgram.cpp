@@ -1,6 +1,9 @@
 //===- CudaProgram.cpp - running a GpuPlan on a CUDA device --------------===//
 #include "kiln/runtime/cuda/CudaProgram.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace kiln {
 
 Expected<std::unique_ptr<CudaProgram>> CudaProgram::load(CudaDevice &device,
@@ -29,8 +32,15 @@ Expected<std::unique_ptr<CudaProgram>> CudaProgram::load(CudaDevice &device,
 }
 
 Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
-  for (size_t l = 0; l < plan.launches.size(); ++l) {
-    const KernelLaunch &launch = plan.launches[l];
+  return launchAll(plan, buffers);
+}
+
+Expected<void> CudaProgram::launchAll(const GpuPlan &sized,
+                                      const std::vector<uint64_t> &buffers) {
+  for (size_t l = 0; l < sized.launches.size(); ++l) {
+    const KernelLaunch &launch = sized.launches[l];
+    if (std::ranges::find(launch.shape.grid, 0u) != launch.shape.grid.end())
+      continue; // an empty tensor: nothing to do (CUDA refuses empty grids)
     // One 8-byte slot per parameter; the driver reads as many bytes as the
     // kernel declares (little-endian, so narrower scalars read correctly).
     std::vector<uint64_t> values;
@@ -52,7 +62,15 @@ Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
   return {};
 }
 
-Expected<void> CudaProgram::run(void **buffers) {
+Expected<void> CudaProgram::run(void **buffers, std::span<const int64_t> dims) {
+  std::optional<GpuPlan> atDims;
+  if (plan.hasRunTimeSizes()) {
+    auto at = plan.at(dims);
+    if (!at)
+      return std::unexpected(at.error());
+    atDims = std::move(*at);
+  }
+  const GpuPlan &sized = atDims ? *atDims : plan;
   // Buffers come from the device's pool: a program run in a loop allocates
   // device pages once.
   MemoryPool &pool = device.pool();
@@ -66,7 +84,7 @@ Expected<void> CudaProgram::run(void **buffers) {
     return std::unexpected(std::move(e));
   };
   std::vector<uint64_t> device_;
-  for (size_t bytes : plan.bufferBytes) {
+  for (size_t bytes : sized.bufferBytes) {
     auto a = pool.allocate(bytes);
     if (!a)
       return failWith(a.error());
@@ -74,15 +92,15 @@ Expected<void> CudaProgram::run(void **buffers) {
     device_.push_back(a->address);
   }
   for (size_t i = 0; i < plan.inputCount; ++i)
-    if (auto ok = device.copyToDevice(device_[i], buffers[i], plan.bufferBytes[i]); !ok)
+    if (auto ok = device.copyToDevice(device_[i], buffers[i], sized.bufferBytes[i]); !ok)
       return failWith(ok.error());
-  if (auto ok = launchAll(device_); !ok)
+  if (auto ok = launchAll(sized, device_); !ok)
     return failWith(ok.error());
   if (auto ok = device.sync(); !ok)
     return failWith(ok.error());
   for (size_t o = 0; o < plan.outputCount; ++o) {
     size_t b = plan.inputCount + o;
-    if (auto ok = device.copyToHost(buffers[b], device_[b], plan.bufferBytes[b]); !ok)
+    if (auto ok = device.copyToHost(buffers[b], device_[b], sized.bufferBytes[b]); !ok)
       return failWith(ok.error());
   }
   release();

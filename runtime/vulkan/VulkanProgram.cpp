@@ -10,6 +10,14 @@
 
 namespace kiln {
 
+/// Storage buffers a launch binds: its buffer arguments, which come before
+/// its scalars (kiln-gpu-kernel-sizes), so buffer i is binding i.
+static uint32_t bufferArguments(const KernelLaunch &launch) {
+  return std::ranges::count_if(launch.arguments, [](const KernelArgument &a) {
+    return std::holds_alternative<BufferView>(a);
+  });
+}
+
 struct VulkanProgram::Resources {
   std::vector<VulkanBuffer> buffers;
   VulkanBuffer staging;
@@ -65,14 +73,13 @@ static Expected<void> checkLimits(const GpuPlan &plan,
                     "maxComputeSharedMemorySize", props.maxSharedMemoryBytes);
     uint32_t limit = std::min(props.maxStorageBuffersPerStage,
                               props.maxStorageBuffersPerSet);
-    if (launch.arguments.size() > limit)
-      return beyond(kernel + " storage buffers", launch.arguments.size(),
+    if (bufferArguments(launch) > limit)
+      return beyond(kernel + " storage buffers", bufferArguments(launch),
                     "maxPerStageDescriptorStorageBuffers", limit);
-    for (const KernelArgument &arg : launch.arguments)
-      if (std::holds_alternative<ScalarArgument>(arg))
-        return makeError(ErrorKind::Unsupported,
-                         "vulkan: " + kernel +
-                             " takes a scalar parameter, which kiln cannot pass yet");
+    if (launch.pushConstants().size() > props.maxPushConstantsBytes)
+      return beyond(kernel + " push-constant bytes (its run-time sizes)",
+                    launch.pushConstants().size(), "maxPushConstantsSize",
+                    props.maxPushConstantsBytes);
   }
   for (size_t bytes : plan.bufferBytes)
     if (bytes > props.maxStorageBufferRange)
@@ -138,13 +145,13 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
   std::map<std::pair<int, std::string>, size_t> pipelineIndex;
   uint32_t descriptors = 0;
   for (const KernelLaunch &launch : p.launches) {
-    descriptors += launch.arguments.size();
+    descriptors += bufferArguments(launch);
     auto [it, added] = pipelineIndex.try_emplace({launch.module, launch.kernel},
                                                  vk.pipelines.size());
     vk.pipelineOf.push_back(it->second);
     if (!added)
       continue;
-    std::vector<VkDescriptorSetLayoutBinding> bindings(launch.arguments.size());
+    std::vector<VkDescriptorSetLayoutBinding> bindings(bufferArguments(launch));
     for (uint32_t i = 0; i < bindings.size(); ++i)
       bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
                      VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
@@ -160,6 +167,12 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
         VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layoutInfo.setLayoutCount = 1;
     layoutInfo.pSetLayouts = &setLayout;
+    VkPushConstantRange pushRange{VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                  static_cast<uint32_t>(launch.pushConstants().size())};
+    if (pushRange.size > 0) {
+      layoutInfo.pushConstantRangeCount = 1;
+      layoutInfo.pPushConstantRanges = &pushRange;
+    }
     VkPipelineLayout layout;
     KILN_VK_TRY(api.vkCreatePipelineLayout(d, &layoutInfo, nullptr, &layout),
                 "vkCreatePipelineLayout");
@@ -276,9 +289,10 @@ void VulkanProgram::writeSets(const std::vector<VkDescriptorSet> &sets,
                               const std::vector<Binding> &bindings) {
   for (size_t l = 0; l < plan.launches.size(); ++l) {
     const auto &args = plan.launches[l].arguments;
-    std::vector<VkDescriptorBufferInfo> infos(args.size());
-    std::vector<VkWriteDescriptorSet> writes(args.size());
-    for (uint32_t i = 0; i < args.size(); ++i) {
+    uint32_t buffers = bufferArguments(plan.launches[l]);
+    std::vector<VkDescriptorBufferInfo> infos(buffers);
+    std::vector<VkWriteDescriptorSet> writes(buffers);
+    for (uint32_t i = 0; i < buffers; ++i) {
       // The buffer from its start: a view's offset and strides are in the
       // kernel.
       int b = std::get<BufferView>(args[i]).buffer;
@@ -304,6 +318,10 @@ void VulkanProgram::recordDispatches(VkCommandBuffer cb,
     api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelines[pipe]);
     api.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelineLayouts[pipe],
                                 0, 1, &sets[l], 0, nullptr);
+    std::vector<std::byte> pushed = plan.launches[l].pushConstants();
+    if (!pushed.empty())
+      api.vkCmdPushConstants(cb, vk->pipelineLayouts[pipe], VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                             pushed.size(), pushed.data());
     const auto &grid = plan.launches[l].shape.grid;
     api.vkCmdDispatch(cb, grid[0], grid[1], grid[2]);
     deviceWorkBarrier(api, cb);
@@ -313,7 +331,7 @@ void VulkanProgram::recordDispatches(VkCommandBuffer cb,
 uint32_t VulkanProgram::descriptorCount() const {
   uint32_t n = 0;
   for (const KernelLaunch &launch : plan.launches)
-    n += launch.arguments.size();
+    n += bufferArguments(launch);
   return n;
 }
 

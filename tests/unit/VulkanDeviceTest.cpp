@@ -244,15 +244,17 @@ TEST(VulkanLimits, StorageBufferRange) {
   expectRefused(*device, std::move(plan), "maxStorageBufferRange");
 }
 
-TEST(VulkanLimits, PushConstantsAreNotUsed) {
-  // kiln passes no push constants (kernels take only buffers), so the
-  // device's maxPushConstantsSize (128 bytes guaranteed) never binds; a
-  // scalar parameter is refused instead of being passed.
+TEST(VulkanLimits, PushConstantBytes) {
+  // Scalar parameters (run-time sizes) are push constants: beyond the
+  // device's maxPushConstantsSize (128 bytes guaranteed) they are refused
+  // before any pipeline is created.
   KILN_REQUIRE_VULKAN(device);
-  EXPECT_GE(device->properties().maxPushConstantsBytes, 128u);
+  uint32_t limit = device->properties().maxPushConstantsBytes;
+  EXPECT_GE(limit, 128u);
   GpuPlan plan = planWithOneLaunch(2);
-  plan.launches[0].arguments.push_back(ScalarArgument{1, 4});
-  expectRefused(*device, std::move(plan), "scalar parameter");
+  for (uint32_t bytes = 0; bytes <= limit; bytes += 4)
+    plan.launches[0].arguments.push_back(ScalarArgument{1, 4});
+  expectRefused(*device, std::move(plan), "maxPushConstantsSize");
 }
 
 // VK_KHR_cooperative_matrix, where the driver has it (NVIDIA's does;

@@ -85,8 +85,6 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   auto module = session.formKernels();
   if (!module)
     return std::unexpected(module.error());
-  if (auto ok = refuseRunTimeSizes(result, "CUDA"); !ok)
-    return std::unexpected(ok.error());
   CudaPipelineOptions pipeline;
   pipeline.chip = options.chip;
   pipeline.libdevice = libdevicePath();
@@ -105,7 +103,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   for (auto binary : module->getOps<gpu::BinaryOp>())
     ptx[binary.getSymName()] =
         cast<gpu::ObjectAttr>(binary.getObjects()[0]).getObject().str();
-  if (auto ok = attachGpuPlan(session, *module, ptx, result); !ok)
+  if (auto ok = attachGpuPlan(session, *module, ptx, /*indexBytes=*/8, result); !ok)
     return std::unexpected(ok.error());
   std::vector<std::string> &modules = result.plan.modules;
   for (size_t i = 0; i < modules.size(); ++i)

@@ -48,7 +48,8 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   matmul.tf32 = options.tf32;
   buildGpuBufferizationPipeline(pm);
   pm.addPass(createKilnCudaTileMatmul(matmul));
-  buildGpuKernelOutliningPipeline(pm);
+  // Bare pointers need static types; a flat buffer's length is never read.
+  buildGpuKernelOutliningPipeline(pm, {}, false, /*flatBufferSize=*/int64_t(1) << 40);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;

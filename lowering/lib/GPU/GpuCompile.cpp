@@ -10,9 +10,10 @@ namespace kiln {
 
 Expected<void> attachGpuPlan(CompileSession &session, ModuleOp module,
                              const llvm::StringMap<std::string> &binaries,
-                             CompiledGpuProgram &result) {
+                             unsigned indexBytes, CompiledGpuProgram &result) {
   auto entry = module.lookupSymbol<func::FuncOp>(session.options.entry);
-  FailureOr<GpuPlan> plan = extractGpuPlan(entry, result.inputs.size(), binaries);
+  FailureOr<GpuPlan> plan =
+      extractGpuPlan(entry, result.inputs.size(), binaries, indexBytes);
   if (failed(plan))
     return session.fail("the host side of the GPU program");
   result.plan = std::move(*plan);

@@ -24,6 +24,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUMAPLOOPS
 #include "kiln/Lowering/GPU/Passes.h.inc"
@@ -33,13 +35,57 @@ using namespace mlir;
 
 namespace {
 
-/// Ops that stay on the host: buffer management, views, constants.
+/// Ops that stay on the host: buffer management, views, constants, and the
+/// run-time sizes of a program with `?` dims (memref.dim and index
+/// arithmetic on them, which the runtime evaluates: GpuPlan's SizeProgram).
 bool staysOnHost(Operation *op) {
+  bool sizeArithmetic =
+      isa_and_nonnull<arith::ArithDialect>(op->getDialect()) && op->getNumResults() == 1 &&
+      op->getResult(0).getType().isIndex() &&
+      llvm::all_of(op->getOperands(), [](Value v) {
+        Operation *def = v.getDefiningOp();
+        return v.getType().isIndex() && def && staysOnHost(def);
+      });
   return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp,
-             memref::ReinterpretCastOp, memref::CastOp, func::ReturnOp,
+             memref::ReinterpretCastOp, memref::CastOp, memref::DimOp, func::ReturnOp,
              scf::ParallelOp, gpu::LaunchOp>(op) ||
-         op->hasTrait<OpTrait::ConstantLike>();
+         op->hasTrait<OpTrait::ConstantLike>() || sizeArithmetic;
+}
+
+/// Sinks pure scalar ops computed from the host's sizes into the parallel
+/// loops that use them (a mean's element count, converted to a float): they
+/// run on the device, from the sizes passed to the kernel.
+void sinkScalarsOfSizes(Block &body) {
+  std::function<bool(Operation *)> ofSizes = [&](Operation *op) {
+    if (staysOnHost(op))
+      return !isa<scf::ParallelOp, gpu::LaunchOp>(op);
+    return isPure(op) && op->getNumRegions() == 0 &&
+           llvm::all_of(op->getResultTypes(), [](Type t) { return t.isIntOrFloat(); }) &&
+           llvm::all_of(op->getOperands(), [&](Value v) {
+             Operation *def = v.getDefiningOp();
+             return def && def->getBlock() == &body && ofSizes(def);
+           });
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    if (!staysOnHost(&op) && ofSizes(&op))
+      ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    bool onDevice = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return user->getBlock() != &body;
+    });
+    if (op->use_empty() || !onDevice)
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+      Operation *top = use.getOwner();
+      while (top->getBlock() != &body)
+        top = top->getParentOp();
+      OpBuilder b = OpBuilder::atBlockBegin(&top->getRegion(0).front());
+      use.set(b.clone(*op)->getResult(cast<OpResult>(use.get()).getResultNumber()));
+    }
+    op->erase();
+  }
 }
 
 /// Moves `ops` into `scf.parallel (0) to (1) { scf.parallel (0) to (1) }`,
@@ -72,19 +118,17 @@ LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
 /// The same loop with its dims in reverse order, so that the innermost
 /// (contiguous) dim maps to thread x: coalesced, and free of the 64-thread
 /// limit of blockDim.z. Dims are also normalised to start 0 and step 1, as
-/// the bounds checks of scf::tileParallelLoop assume.
+/// the bounds checks of scf::tileParallelLoop assume. An upper bound may be
+/// a run-time size: its trip count is then index arithmetic on the host.
 scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
   if (!loop.getInitVals().empty())
     return loop;
-  SmallVector<int64_t> lbs, ubs, steps;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
-                                       loop.getStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    if (!l || !u || !s || *s <= 0)
+  SmallVector<int64_t> lbs, steps;
+  for (auto [lb, step] : llvm::zip(loop.getLowerBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb), s = getConstantIntValue(step);
+    if (!l || !s || *s <= 0)
       return loop;
     lbs.push_back(*l);
-    ubs.push_back(*u);
     steps.push_back(*s);
   }
   OpBuilder b(loop);
@@ -93,7 +137,16 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
   SmallVector<Value> zeros, counts, ones;
   for (int64_t d = lbs.size() - 1; d >= 0; --d) {
     zeros.push_back(c(0));
-    counts.push_back(c(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d])));
+    Value ub = loop.getUpperBound()[d];
+    if (std::optional<int64_t> u = getConstantIntValue(ub)) {
+      counts.push_back(c(std::max<int64_t>(0, (*u - lbs[d] + steps[d] - 1) / steps[d])));
+    } else {
+      // Sizes are >= 0 and lower bounds 0 in practice; max keeps a count
+      // of an empty range at 0 regardless.
+      Value span = b.createOrFold<arith::SubIOp>(loc, ub, c(lbs[d]));
+      Value count = b.createOrFold<arith::CeilDivSIOp>(loc, span, c(steps[d]));
+      counts.push_back(b.createOrFold<arith::MaxSIOp>(loc, count, c(0)));
+    }
     ones.push_back(c(1));
   }
   auto flipped = scf::ParallelOp::create(b, loc, zeros, counts, ones);
@@ -115,33 +168,48 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop) {
 
 /// Caps the blocks of dim `d` (tiled by `step`) of `outer` at `limit`: each
 /// block then runs rounds r = 0, 1, ... of the threads' body at block index
-/// iv + r * blocks-per-round * step, skipping those past the end.
+/// iv + r * blocks-per-round * step, skipping those past the end. With a
+/// run-time upper bound, the rounds are counted on the host: a round is
+/// `limit` blocks, and a grid of fewer blocks runs one.
 void capBlocks(scf::ParallelOp outer, unsigned d, int64_t step, int64_t limit) {
-  std::optional<int64_t> ub = getConstantIntValue(outer.getUpperBound()[d]);
+  Value ubValue = outer.getUpperBound()[d];
+  std::optional<int64_t> ub = getConstantIntValue(ubValue);
   auto inners = outer.getBody()->getOps<scf::ParallelOp>();
-  if (!ub || inners.empty())
+  if (inners.empty())
     return;
-  int64_t blocks = (*ub + step - 1) / step;
-  if (blocks <= limit)
+  int64_t blocks = ub ? (*ub + step - 1) / step : 0;
+  if (ub && blocks <= limit)
     return;
   scf::ParallelOp inner = *inners.begin();
-  int64_t rounds = (blocks + limit - 1) / limit;
-  int64_t perRound = (blocks + rounds - 1) / rounds;
   OpBuilder b(outer);
   Location loc = outer.getLoc();
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  outer.getUpperBoundMutable()[d].set(c(perRound * step));
+  Value rounds, perRoundSpan, end;
+  if (ub) {
+    int64_t r = (blocks + limit - 1) / limit;
+    int64_t perRound = (blocks + r - 1) / r;
+    rounds = c(r);
+    perRoundSpan = c(perRound * step);
+    outer.getUpperBoundMutable()[d].set(perRoundSpan);
+  } else {
+    // A span that a 32-bit index (SPIR-V's) holds.
+    perRoundSpan = c(std::min(limit, (int64_t(1) << 30) / step) * step);
+    rounds = arith::CeilDivSIOp::create(b, loc, ubValue, perRoundSpan);
+    outer.getUpperBoundMutable()[d].set(
+        arith::MinSIOp::create(b, loc, ubValue, perRoundSpan).getResult());
+  }
   Block *body = inner.getBody();
   SmallVector<Operation *> work;
   for (Operation &op : body->without_terminator())
     work.push_back(&op);
   b.setInsertionPointToStart(body);
-  auto loop = scf::ForOp::create(b, loc, c(0), c(rounds), c(1));
+  auto loop = scf::ForOp::create(b, loc, c(0), rounds, c(1));
   b.setInsertionPointToStart(loop.getBody());
   Value iv = outer.getInductionVars()[d];
   Value shifted = arith::AddIOp::create(
-      b, loc, iv, arith::MulIOp::create(b, loc, loop.getInductionVar(), c(perRound * step)));
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, shifted, c(*ub));
+      b, loc, iv, arith::MulIOp::create(b, loc, loop.getInductionVar(), perRoundSpan));
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, shifted,
+                                        ub ? c(*ub) : ubValue);
   auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
   for (Operation *op : work)
     op->moveBefore(guard.thenBlock()->getTerminator());
@@ -203,6 +271,7 @@ struct KilnGpuMapLoopsPass
       if (func.isExternal())
         continue;
       Block &body = func.getBody().front();
+      sinkScalarsOfSizes(body);
       SmallVector<scf::ParallelOp> loops;
       SmallVector<SmallVector<Operation *>> serialGroups(1);
       for (Operation &op : body) {

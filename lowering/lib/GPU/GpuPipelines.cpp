@@ -20,7 +20,7 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
 }
 
 void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGrid,
-                                     bool hoistRowValues) {
+                                     bool hoistRowValues, int64_t flatBufferSize) {
   pm.addPass(createKilnGpuCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
   KilnGpuRowReductionsOptions rows;
@@ -46,6 +46,9 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
   pm.addPass(createKilnGpuSinkViews());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<gpu::GPUModuleOp>(memref::createFoldMemRefAliasOpsPass());
+  KilnGpuKernelSizesOptions sizes;
+  sizes.flatSize = flatBufferSize;
+  pm.addPass(createKilnGpuKernelSizes(sizes));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

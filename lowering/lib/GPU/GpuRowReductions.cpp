@@ -25,6 +25,8 @@
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <functional>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUROWREDUCTIONS
 #include "kiln/Lowering/GPU/Passes.h.inc"
@@ -70,6 +72,50 @@ Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
 }
 
+/// What a loop range is, so that ranges of one run-time size compare equal:
+/// (null, size) when static, else the argument dim or value it comes from.
+using RangeKey = std::pair<Value, int64_t>;
+
+RangeKey rangeKey(Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return {Value(), type.getDimSize(dim)};
+  if (auto alloc = buffer.getDefiningOp<memref::AllocOp>()) {
+    Value size = alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
+    if (auto d = size.getDefiningOp<memref::DimOp>())
+      if (std::optional<int64_t> i = d.getConstantIndex())
+        return rangeKey(d.getSource(), *i);
+    return {size, -1};
+  }
+  return {buffer, dim};
+}
+
+/// Per loop of `op`: an operand and its dim that the loop ranges over.
+SmallVector<std::pair<Value, int64_t>> loopSources(linalg::GenericOp op) {
+  SmallVector<std::pair<Value, int64_t>> sources(op.getNumLoops());
+  for (OpOperand &operand : op->getOpOperands())
+    for (auto [p, e] : llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && !sources[d.getPosition()].first)
+        sources[d.getPosition()] = {operand.get(), static_cast<int64_t>(p)};
+  return sources;
+}
+
+SmallVector<RangeKey> loopKeys(linalg::GenericOp op) {
+  SmallVector<RangeKey> keys;
+  for (auto [buffer, dim] : loopSources(op))
+    keys.push_back(buffer ? rangeKey(buffer, dim) : RangeKey{});
+  return keys;
+}
+
+/// The size of `key` at `b` (on the host): a constant or a memref.dim.
+Value sizeOf(OpBuilder &b, Location loc, std::pair<Value, int64_t> source) {
+  auto [buffer, dim] = source;
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, buffer, dim);
+}
+
 /// One block per row of an iteration space `outerRanges x [row length]`,
 /// running stages one after another, separated by barriers: row reductions
 /// (threads stride the row, gpu.all_reduce combines, thread 0 stores) and
@@ -78,15 +124,21 @@ Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
 /// passes over the row hit the cache.
 class RowKernel {
 public:
-  RowKernel(OpBuilder &b, Location loc, ArrayRef<int64_t> outerRanges,
-            int64_t blockSize, int64_t lanes, bool hoistRowValues)
-      : outerRanges(outerRanges), blockSize(blockSize), lanes(lanes),
-        hoistRowValues(hoistRowValues), loc(loc) {
-    int64_t rows = 1;
-    for (int64_t r : outerRanges)
-      rows *= r;
+  /// The rows of `first`'s loops but the innermost; a run-time size among
+  /// them is read on the host (`b`, where the kernel's launch goes).
+  RowKernel(OpBuilder &b, Location loc, linalg::GenericOp first, int64_t blockSize,
+            int64_t lanes, bool hoistRowValues)
+      : outerRanges(ArrayRef(loopKeys(first)).drop_back()), blockSize(blockSize),
+        lanes(lanes), hoistRowValues(hoistRowValues), loc(loc) {
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-    launch = gpu::LaunchOp::create(b, loc, c(rows), c(1), c(1), c(blockSize),
+    SmallVector<Value> sizes;
+    Value rows = c(1);
+    SmallVector<std::pair<Value, int64_t>> sources = loopSources(first);
+    for (auto source : ArrayRef(sources).drop_back()) {
+      sizes.push_back(sizeOf(b, loc, source));
+      rows = b.createOrFold<arith::MulIOp>(loc, rows, sizes.back());
+    }
+    launch = gpu::LaunchOp::create(b, loc, rows, c(1), c(1), c(blockSize),
                                    c(1), c(1));
     OpBuilder ib = OpBuilder::atBlockBegin(&launch.getBody().front());
     tid = launch.getThreadIds().x;
@@ -94,7 +146,9 @@ public:
     outer.resize(outerRanges.size());
     Value rest = launch.getBlockIds().x;
     for (int64_t d = static_cast<int64_t>(outerRanges.size()) - 1; d >= 0; --d) {
-      Value size = arith::ConstantIndexOp::create(ib, loc, outerRanges[d]);
+      Value size = outerRanges[d].first
+                       ? sizes[d]
+                       : arith::ConstantIndexOp::create(ib, loc, outerRanges[d].second);
       outer[d] = arith::RemUIOp::create(ib, loc, rest, size);
       rest = arith::DivUIOp::create(ib, loc, rest, size);
     }
@@ -104,8 +158,12 @@ public:
   /// True if `op` iterates over this kernel's rows and reads what earlier
   /// stages wrote only in its own row (other blocks write other rows).
   bool fits(linalg::GenericOp op) const {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<RangeKey> ranges = loopKeys(op);
     if (ranges.empty() || ArrayRef(ranges).drop_back() != ArrayRef(outerRanges))
+      return false;
+    // A run-time row length is read on the host before the launch.
+    Operation *length = loopSources(op).back().first.getDefiningOp();
+    if (ranges.back().first && length && !length->isBeforeInBlock(launch))
       return false;
     for (OpOperand *in : op.getDpsInputOperands())
       if (written.contains(rootOf(in->get())) &&
@@ -164,8 +222,14 @@ public:
   }
 
   bool fitsRows(linalg::FillOp fill) const {
-    auto type = dyn_cast<MemRefType>(fill.getOutputs()[0].getType());
-    return type && type.getShape() == ArrayRef(outerRanges);
+    Value out = fill.getOutputs()[0];
+    auto type = dyn_cast<MemRefType>(out.getType());
+    if (!type || type.getRank() != static_cast<int64_t>(outerRanges.size()))
+      return false;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (rangeKey(out, d) != outerRanges[d])
+        return false;
+    return true;
   }
 
   /// An elementwise op over the row, writing its output in place.
@@ -252,10 +316,14 @@ private:
       return 0;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     unsigned last = ranges.size() - 1;
-    if (ranges.back() % lanes != 0)
+    if (ShapedType::isDynamic(ranges.back()) || ranges.back() % lanes != 0)
       return 0;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = cast<MemRefType>(operand.get().getType());
+      // A buffer of run-time size is passed flat (kiln-gpu-kernel-sizes),
+      // which kiln-spirv-vector-buffers cannot retype: scalar accesses.
+      if (!type.hasStaticShape())
+        return 0;
       std::optional<kiln::Access> access =
           kiln::classify(op.getMatchingIndexingMap(&operand), operand.get(), last);
       if (!access || type.getElementTypeBitWidth() < 8)
@@ -304,7 +372,8 @@ private:
     int64_t w = std::max<int64_t>(width, 1);
     Value start = arith::MulIOp::create(b, loc, tid,
                                         arith::ConstantIndexOp::create(b, loc, w));
-    Value length = arith::ConstantIndexOp::create(b, loc, op.getStaticLoopRanges().back());
+    OpBuilder host(launch);
+    Value length = sizeOf(host, loc, loopSources(op).back());
     Value stride = arith::ConstantIndexOp::create(b, loc, blockSize * w);
     return scf::ForOp::create(
         b, loc, start, length, stride, init ? ValueRange{init} : ValueRange{},
@@ -313,7 +382,7 @@ private:
         });
   }
 
-  SmallVector<int64_t> outerRanges;
+  SmallVector<RangeKey> outerRanges;
   int64_t blockSize;
   int64_t lanes;
   bool hoistRowValues;
@@ -343,8 +412,9 @@ reductionStage(linalg::GenericOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = 1;
   for (int64_t r : ArrayRef(ranges).drop_back())
-    rows *= r;
-  if (rows == 0 || rows > std::numeric_limits<int32_t>::max())
+    rows = ShapedType::isDynamic(r) || ShapedType::isDynamic(rows) ? ShapedType::kDynamic
+                                                                   : rows * r;
+  if (rows == 0 || (!ShapedType::isDynamic(rows) && rows > std::numeric_limits<int32_t>::max()))
     return std::nullopt;
   return std::make_pair(*reduction, *allReduce);
 }
@@ -366,11 +436,29 @@ struct KilnGpuRowReductionsPass
       if (func.isExternal())
         continue;
       Block &entry = func.getBody().front();
-      // Static allocations go first, so that a kernel can take in stages
-      // whose buffers were allocated after its first one.
+      // Allocations go first (with their run-time sizes: dims of the
+      // arguments), so that a kernel can take in stages whose buffers were
+      // allocated after its first one.
+      Block::iterator front = entry.begin();
+      llvm::SmallPtrSet<Operation *, 16> hoisted;
+      std::function<bool(Operation *)> hoist = [&](Operation *op) {
+        if (hoisted.contains(op))
+          return true;
+        if (!isa<memref::AllocOp, memref::DimOp>(op) && !op->hasTrait<OpTrait::ConstantLike>())
+          return false;
+        for (Value v : op->getOperands())
+          if (Operation *def = v.getDefiningOp(); def && !hoist(def))
+            return false;
+        if (&*front == op)
+          ++front;
+        else
+          op->moveBefore(&entry, front);
+        hoisted.insert(op);
+        return true;
+      };
       for (Operation &op : llvm::make_early_inc_range(entry))
-        if (isa<memref::AllocOp>(op) && op.getNumOperands() == 0)
-          op.moveBefore(&entry, entry.begin());
+        if (isa<memref::AllocOp>(op))
+          hoist(&op);
       std::optional<RowKernel> kernel;
       linalg::FillOp pendingFill; // a fill that may start the next kernel
       for (Operation &op : llvm::make_early_inc_range(entry)) {
@@ -402,12 +490,14 @@ struct KilnGpuRowReductionsPass
             for (int64_t r : ArrayRef(ranges).drop_back())
               rows *= r;
             Type element = getElementTypeOrSelf(generic->getOperand(0).getType());
-            if (auto tuned = kiln::tunedConfig(
+            // Tune keys name static sizes; run-time ones take the defaults.
+            if (llvm::none_of(ranges, ShapedType::isDynamic))
+              if (auto tuned = kiln::tunedConfig(
                     getOperation(), generic, kiln::GpuRowReductionTunables::tuneSpace(),
                     "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
-              tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
-            kernel.emplace(b, generic.getLoc(), ArrayRef(ranges).drop_back(),
-                           tiling.blockSize, tiling.vectorWidth, hoistRowValues);
+                tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
+            kernel.emplace(b, generic.getLoc(), generic, tiling.blockSize,
+                           tiling.vectorWidth, hoistRowValues);
             // The fill of this reduction's output right before it: stage 1.
             if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
                 kernel->fitsRows(pendingFill)) {

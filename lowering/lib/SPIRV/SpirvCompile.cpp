@@ -163,8 +163,6 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
   auto module = session.formKernels(options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
-  if (auto ok = refuseRunTimeSizes(result, "Vulkan"); !ok)
-    return std::unexpected(ok.error());
   std::optional<std::string> missing;
   module->walk([&](Operation *op) {
     for (TypeRange types : {TypeRange(op->getResultTypes()),
@@ -200,7 +198,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
           reinterpret_cast<const char *>(words.data()), words.size() * 4);
     }
   }
-  if (auto ok = attachGpuPlan(session, *module, binaries, result); !ok)
+  if (auto ok = attachGpuPlan(session, *module, binaries, /*indexBytes=*/4, result); !ok)
     return std::unexpected(ok.error());
   for (size_t i = 0; i < result.plan.modules.size(); ++i)
     if (auto ok = stageSpirv(session, "3-kernel" + std::to_string(i), result.plan.modules[i]);

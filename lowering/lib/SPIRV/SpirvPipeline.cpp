@@ -51,6 +51,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   pm.addPass(createConvertGPUToSPIRVPass());
   OpPassManager &kernels = pm.nest<spirv::ModuleOp>();
   kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  kernels.addPass(createKilnSpirvPushConstants());
   kernels.addPass(createKilnSpirvVectorBuffers());
   if (!options.preserveNanWidths.empty()) {
     KilnSpirvPreserveNanOptions preserve;

@@ -42,6 +42,9 @@ public:
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;
   /// Whether some dim of the signature is a run-time size.
   bool hasDynamicDims() const;
+  /// How many dims runUnchecked's `sizes` holds: the signature's ranks.
+  size_t dimCount() const { return dimCountOf(compiled); }
+  static size_t dimCountOf(const CompiledProgram &compiled);
   /// Runs without checks on host buffers laid out as the signature says
   /// (one pointer per input, then per output) and waits for the results.
   /// `sizes`: every dim of the inputs, then of the outputs; read by CPU

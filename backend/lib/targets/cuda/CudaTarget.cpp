@@ -18,7 +18,9 @@ class CudaTargetProgram final : public Program {
 public:
   CudaTargetProgram(CompiledProgram compiled, std::unique_ptr<CudaProgram> cuda)
       : Program(std::move(compiled), temporaryBytesOf(cuda->gpuPlan())), cuda(std::move(cuda)) {}
-  Expected<void> runUnchecked(void **buffers, const int64_t *) const override { return cuda->run(buffers); }
+  Expected<void> runUnchecked(void **buffers, const int64_t *sizes) const override {
+    return cuda->run(buffers, std::span(sizes, sizes ? dimCount() : 0));
+  }
   Expected<void> launch(const std::vector<uint64_t> &buffers) const {
     return cuda->launchAll(buffers);
   }

@@ -10,20 +10,53 @@
 #include "DeviceQueue.h"
 #include "kiln/runtime/vulkan/VulkanExecutor.h"
 
+#include <mutex>
+#include <optional>
+
 namespace kiln {
 namespace {
 
 class VulkanTargetProgram final : public Program {
 public:
-  VulkanTargetProgram(CompiledProgram compiled, std::unique_ptr<VulkanProgram> vulkan)
+  /// `runTimeSized`: the plan of a program with `?` dims (`vulkan` is then
+  /// its plan at size 0, which compiled the pipelines).
+  VulkanTargetProgram(CompiledProgram compiled, std::unique_ptr<VulkanProgram> vulkan,
+                      VulkanDevice &device, std::optional<GpuPlan> runTimeSized)
       : Program(std::move(compiled), temporaryBytesOf(vulkan->gpuPlan())),
-        vulkan(std::move(vulkan)) {}
-  Expected<void> runUnchecked(void **buffers, const int64_t *) const override { return vulkan->run(buffers); }
+        vulkan(std::move(vulkan)), device(device), runTimeSized(std::move(runTimeSized)) {}
+  Expected<void> runUnchecked(void **buffers, const int64_t *sizes) const override {
+    if (!runTimeSized)
+      return vulkan->run(buffers);
+    // A VulkanProgram holds buffers and command buffers of one size: the
+    // last run's is kept, and a run of other sizes loads another (its
+    // pipelines from the driver's pipeline cache).
+    std::vector<int64_t> dims(sizes, sizes + dimCount());
+    std::lock_guard lock(sizedMutex);
+    if (!sized || sizedDims != dims) {
+      auto plan = runTimeSized->at(dims);
+      if (!plan)
+        return std::unexpected(plan.error());
+      auto cache = vulkan->pipelineCacheData();
+      if (!cache)
+        return std::unexpected(cache.error());
+      auto loaded = VulkanProgram::load(device, std::move(*plan), *cache);
+      if (!loaded)
+        return std::unexpected(loaded.error());
+      sized = std::move(*loaded);
+      sizedDims = std::move(dims);
+    }
+    return sized->run(buffers);
+  }
   /// Device-resident launches go through the queue's executor.
   VulkanProgram &program() const { return *vulkan; }
 
 private:
   std::unique_ptr<VulkanProgram> vulkan;
+  VulkanDevice &device;
+  std::optional<GpuPlan> runTimeSized;
+  mutable std::mutex sizedMutex;
+  mutable std::unique_ptr<VulkanProgram> sized;
+  mutable std::vector<int64_t> sizedDims;
 };
 
 /// Tensors in Vulkan device memory; launches queued without waits; device
@@ -119,10 +152,21 @@ public:
   }
 
   Expected<std::shared_ptr<Program>> load(const CachedProgram &cached) override {
-    auto vulkan = VulkanProgram::load(*device, cached.plan, cached.pipelineCache);
+    std::optional<GpuPlan> runTimeSized;
+    GpuPlan plan = cached.plan;
+    if (plan.hasRunTimeSizes()) {
+      auto atZero =
+          plan.at(std::vector<int64_t>(Program::dimCountOf(cached.program), 0));
+      if (!atZero)
+        return std::unexpected(atZero.error());
+      runTimeSized = std::move(plan);
+      plan = std::move(*atZero);
+    }
+    auto vulkan = VulkanProgram::load(*device, std::move(plan), cached.pipelineCache);
     if (!vulkan)
       return std::unexpected(vulkan.error());
-    return std::make_shared<VulkanTargetProgram>(cached.program, std::move(*vulkan));
+    return std::make_shared<VulkanTargetProgram>(cached.program, std::move(*vulkan), *device,
+                                                 std::move(runTimeSized));
   }
 
   Expected<std::shared_ptr<DeviceQueue>> makeQueue(std::shared_ptr<Engine> engine) override {

@@ -20,9 +20,12 @@ void buildGpuBufferizationPipeline(mlir::OpPassManager &pm);
 /// Bufferized kernels -> gpu.launch_func on the host and outlined kernels in
 /// gpu.modules. `maxGrid`: the most blocks per grid dim (empty: CUDA's);
 /// `hoistRowValues`: kiln-gpu-row-reductions' option of that name.
+/// `flatBufferSize`: kiln-gpu-kernel-sizes' flat-size (CUDA's bare pointers
+/// need a static length).
 void buildGpuKernelOutliningPipeline(mlir::OpPassManager &pm,
                                      llvm::ArrayRef<int64_t> maxGrid = {},
-                                     bool hoistRowValues = false);
+                                     bool hoistRowValues = false,
+                                     int64_t flatBufferSize = 0);
 
 } // namespace kiln
 

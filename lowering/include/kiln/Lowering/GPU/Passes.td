@@ -61,6 +61,26 @@ def KilnGpuSinkViews : Pass<"kiln-gpu-sink-views", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnGpuKernelSizes : Pass<"kiln-gpu-kernel-sizes", "mlir::ModuleOp"> {
+  let summary = "Pass a kernel's run-time sizes as scalar parameters after its buffers";
+  let description = [{
+    For programs with `?` dims, after outlining. A kernel parameter of a
+    dynamically shaped buffer (identity layout) becomes a flat buffer of its
+    element type, and its `?` dims scalar parameters: loads and stores are
+    linearised with strides computed from them, memref.dim reads them. The
+    launches pass `memref.dim` of their operands, which the GPU plan
+    evaluates at run time. Every kernel's parameters are then its buffers
+    first, then its scalars (the host's sizes), in that order: Vulkan binds
+    buffer i to binding i and pushes the scalars as push constants.
+    `flat-size`: the flat buffers' static length (CUDA: bare pointers need
+    a static type; the length is never read), or 0 for `?` (SPIR-V: a
+    runtime array).
+  }];
+  let options = [Option<"flatSize", "flat-size", "int64_t", "0",
+                        "static length of the flat buffers; 0: dynamic">];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the innermost loop as one block per row";
   let description = [{

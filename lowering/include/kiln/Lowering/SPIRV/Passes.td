@@ -62,6 +62,19 @@ def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::Mod
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvPushConstants : Pass<"kiln-spirv-push-constants", "mlir::spirv::ModuleOp"> {
+  let summary = "Pass a kernel's scalar parameters as one push-constant block";
+  let description = [{
+    Run after spirv-lower-abi-attrs, which gives each scalar parameter its
+    own storage buffer. Vulkan allows one push-constant block per entry
+    point: the scalars (the run-time sizes kiln-gpu-kernel-sizes put after
+    the buffers) become its members, in parameter order, each at the next
+    offset aligned to its size; their bindings go away, so buffer i stays
+    at binding i. The runtime pushes the same layout at each launch.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
 def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
   let summary = "Declare SignedZeroInfNanPreserve on every entry point";
   let description = [{

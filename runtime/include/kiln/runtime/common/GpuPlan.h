@@ -9,8 +9,12 @@
 #ifndef KILN_RUNTIME_COMMON_GPUPLAN_H
 #define KILN_RUNTIME_COMMON_GPUPLAN_H
 
+#include "kiln/runtime/common/Error.h"
+
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -31,10 +35,13 @@ struct BufferView {
   std::vector<int64_t> sizes, strides;
 };
 
-/// A scalar kernel parameter: its bit pattern and size in bytes.
+/// A scalar kernel parameter: its bit pattern and size in bytes, or (a
+/// program with `?` dims) a run-time size: value `size` of the plan's
+/// SizeSteps, evaluated at launch.
 struct ScalarArgument {
   uint64_t bits = 0;
   unsigned bytes = 8;
+  int size = -1;
 };
 
 /// One kernel parameter: a scalar or a memref view, which the kernel takes
@@ -46,7 +53,26 @@ struct KernelLaunch {
   int module = 0; // index into GpuPlan::modules
   std::string kernel;
   LaunchShape shape;
+  /// Per grid dim, -1 or the SizeStep value it is at run time.
+  std::array<int, 3> gridSizes{-1, -1, -1};
   std::vector<KernelArgument> arguments;
+  /// The scalar arguments packed as Vulkan push constants: in order, each
+  /// at the next offset aligned to its size (kiln-spirv-push-constants).
+  std::vector<std::byte> pushConstants() const;
+};
+
+/// One step of the host's integer arithmetic on run-time sizes (launch
+/// grids, kernel size parameters, buffer bytes); step i computes value i
+/// from earlier values `a`, `b` (and `c`: Select is a ? b : c; a comparison
+/// is 1 or 0), from the run's dim `a` (every dim of every input, then of
+/// every output: RunTimeSizes::dims), or is constant `a`.
+struct SizeStep {
+  enum class Kind : uint8_t {
+    Constant, Dim, Add, Sub, Mul, DivS, CeilDivS, RemS, MinS, MaxS, Less, LessEqual,
+    Equal, Select
+  };
+  Kind kind = Kind::Constant;
+  int64_t a = 0, b = 0, c = 0;
 };
 
 struct GpuPlan {
@@ -56,6 +82,20 @@ struct GpuPlan {
   std::vector<size_t> bufferBytes;
   size_t inputCount = 0, outputCount = 0;
   std::vector<KernelLaunch> launches;
+
+  /// A program with `?` dims: its sizes' arithmetic, and per buffer -1 or
+  /// the value that is its byte count at run time.
+  std::vector<SizeStep> sizeSteps;
+  std::vector<int> bufferSizes;
+  bool hasRunTimeSizes() const { return !sizeSteps.empty(); }
+  /// InvalidArgument unless every value a plan of `dimCount` run-time dims
+  /// refers to exists (plans come from disk caches too).
+  Expected<void> checkSizeSteps(size_t dimCount) const;
+  /// The static plan of one run, whose every dim is in `dims`: grids,
+  /// size parameters and buffer bytes evaluated (a grid may be empty: an
+  /// empty tensor). InvalidArgument on arithmetic that overflows or divides
+  /// by zero.
+  Expected<GpuPlan> at(std::span<const int64_t> dims) const;
 };
 
 } // namespace kiln

@@ -15,14 +15,17 @@ public:
   static Expected<std::unique_ptr<CudaProgram>> load(CudaDevice &device,
                                                      GpuPlan plan);
   /// Copies the inputs in, runs every launch, waits, copies the outputs out.
-  /// `buffers` holds one host pointer per input, then per output.
-  Expected<void> run(void **buffers);
+  /// `buffers` holds one host pointer per input, then per output; `dims`
+  /// every dim of them (read where the plan has run-time sizes).
+  Expected<void> run(void **buffers, std::span<const int64_t> dims = {});
   /// Queues every launch on device buffers already in place (one per buffer
   /// of the plan); does not wait.
   Expected<void> launchAll(const std::vector<uint64_t> &deviceBuffers);
   const GpuPlan &gpuPlan() const { return plan; }
 
 private:
+  /// launchAll for `sized`: the plan, or its static plan of one run.
+  Expected<void> launchAll(const GpuPlan &sized, const std::vector<uint64_t> &deviceBuffers);
   CudaProgram(CudaDevice &device, GpuPlan plan, std::vector<CudaKernel> kernels)
       : device(device), plan(std::move(plan)), kernels(std::move(kernels)) {}
   CudaDevice &device;

@@ -1,0 +1,17 @@
+// Kernels of every kind in the slice of ops that take `?` dims
+// (docs/dynamic-shapes.md): elementwise with broadcasting, row reductions
+// (softmax, layer_norm), reductions, matmul, transpose, reshape.
+func.func @main(%x: tensor<?x?xf32>, %b: tensor<?xf32>, %w: tensor<?xf32>,
+                %m: tensor<?x?xf32>, %r: tensor<?x4x8xf32>)
+    -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<?x?xf32>,
+        tensor<?x32xf32>) {
+  %a = kiln.add %x, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %s = kiln.softmax %a {dim = 1} : tensor<?x?xf32>
+  %n = kiln.layer_norm %x, %w, %b : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %sum = kiln.reduce_mean %x {dims = array<i64: 1>} : tensor<?x?xf32> -> tensor<?xf32>
+  %mm = kiln.matmul %x, %m : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %t = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %rr = kiln.reshape %r : tensor<?x4x8xf32> -> tensor<?x32xf32>
+  return %s, %n, %sum, %mm, %t, %rr : tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>,
+      tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x32xf32>
+}
