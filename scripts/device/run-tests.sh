@@ -8,6 +8,9 @@ export KILN_COMPILER_LIBRARY=$KILN_PAYLOAD/libkiln-compiler.so KILN_CPU_JIT_LIBR
 export LD_LIBRARY_PATH=$KILN_PAYLOAD:$LD_LIBRARY_PATH
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export KILN_PYTHONPATH=/tmp/kiln-python
+# NCCL comes with torch's Python environment there (pip nvidia-nccl-cu13).
+: "${KILN_NCCL_LIBRARY:=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)}"
+export KILN_NCCL_LIBRARY
 L=/tmp/kiln-logs; mkdir -p $L ${OUT:=/tmp/out}
 fresh() { KILN_CACHE_DIR=$(mktemp -d) "$@"; }
 (bash .device/python-ext.sh > $L/python-ext.log 2>&1; echo "rc $?" >> $L/python-ext.log) &
