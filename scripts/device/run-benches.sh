@@ -15,15 +15,15 @@ bench() { # name seconds command...
   local name=$1 seconds=$2; shift 2
   KILN_CACHE_DIR=$(mktemp -d) timeout $seconds "$@" > $L/$name.log 2>&1; echo "rc $?" >> $L/$name.log
 }
+bench autotune ${AUTOTUNE_SECONDS:-200} python3 bench/autotune.py --device cuda --repeats 2 --budget-ms 500 --only ${AUTOTUNE_ONLY:-bf16,tf32}
 bench dispatch 60 python3 bench/python_dispatch.py --device cuda
 bench start-cuda-mlp 90 python3 bench/disk_cache_start.py cuda examples/mlp.mlir 5
 bench start-cuda-add 60 python3 bench/disk_cache_start.py cuda examples/add.mlir 5
 bench start-cpu-mlp 60 python3 bench/disk_cache_start.py cpu examples/mlp.mlir 5
-bench triton-start 120 python3 bench/triton_warm_start.py 5
+bench triton-start 60 python3 bench/triton_warm_start.py 5
 bench eager-vulkan 60 $KILN_PAYLOAD/kiln-bench-eager vulkan 1000
 bench eager-cuda 60 $KILN_PAYLOAD/kiln-bench-eager cuda 1000
 bench graph-vulkan 60 $KILN_PAYLOAD/kiln-bench-graph vulkan 200
-bench nccl 120 python3 bench/nccl_bandwidth.py
-bench autotune ${AUTOTUNE_SECONDS:-200} python3 bench/autotune.py --device cuda --repeats 2 --budget-ms 500 --only ${AUTOTUNE_ONLY:-bf16,tf32}
+bench nccl 60 python3 bench/nccl_bandwidth.py
 tar czf $OUT/benches.tgz -C $L .
 for f in $L/*.log; do echo "== $(basename $f .log)"; tail -n 12 $f; done
