@@ -33,12 +33,18 @@ print("%.1f %.1f" % ((t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3))
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
-    env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp())
+    work = tempfile.mkdtemp()
+    env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(work, "cache"))
+    child = os.path.join(work, "child.py")  # triton.jit reads its function's source file
+    with open(child, "w") as f:
+        f.write(CHILD)
     totals, after_import = [], []
     for i in range(runs + 1):  # the first run fills the cache
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
-                             text=True, check=True).stdout.split()
+        proc = subprocess.run([sys.executable, child], env=env, capture_output=True, text=True)
+        if proc.returncode:
+            sys.exit(proc.stderr)
+        out = proc.stdout.split()
         if i:
             totals.append((time.perf_counter() - start) * 1e3)
             after_import.append(float(out[1]))

@@ -8,8 +8,9 @@
 // nothing. The CPU device loads this library with RTLD_GLOBAL before any
 // kernel, so kernels (shared objects or JIT'd objects) bind to it.
 //
-// Tokens, values and groups are reference counted; awaiting blocks, awaiting-and-executing runs the continuation
-// on the thread that completes what it awaits.
+// Tokens, values and groups are reference counted; awaiting blocks,
+// awaiting-and-executing runs the continuation on the thread that completes
+// what it awaits.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/BuildId.h"
@@ -171,45 +172,58 @@ Continuation resumeOf(void *handle, void (*resume)(void *)) {
 
 #define KILN_ASYNC_EXPORT extern "C" __attribute__((visibility("default")))
 
+// Handles are opaque pointers in the ABI (kernels pass them as `!llvm.ptr`).
+namespace {
+Token *token(void *handle) { return static_cast<Token *>(handle); }
+Value *value(void *handle) { return static_cast<Value *>(handle); }
+Group *group(void *handle) { return static_cast<Group *>(handle); }
+} // namespace
+
 KILN_ASYNC_EXPORT void mlirAsyncRuntimeAddRef(void *object, int64_t count) {
   static_cast<RefCounted *>(object)->addRef(count);
 }
 KILN_ASYNC_EXPORT void mlirAsyncRuntimeDropRef(void *object, int64_t count) {
   static_cast<RefCounted *>(object)->dropRef(count);
 }
-KILN_ASYNC_EXPORT Token *mlirAsyncRuntimeCreateToken() { return new Token; }
-KILN_ASYNC_EXPORT Value *mlirAsyncRuntimeCreateValue(int64_t bytes) { return new Value(bytes); }
-KILN_ASYNC_EXPORT Group *mlirAsyncRuntimeCreateGroup(int64_t size) { return new Group(size); }
-KILN_ASYNC_EXPORT int64_t mlirAsyncRuntimeAddTokenToGroup(Token *token, Group *group) {
-  return group->add(token);
+KILN_ASYNC_EXPORT void *mlirAsyncRuntimeCreateToken() {
+  return static_cast<RefCounted *>(new Token);
 }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceToken(Token *token) { produced(token, false); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceValue(Value *value) { produced(value, false); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetTokenError(Token *token) { produced(token, true); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetValueError(Value *value) { produced(value, true); }
-KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsTokenError(Token *token) { return token->failed(); }
-KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsValueError(Value *value) { return value->failed(); }
-KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsGroupError(Group *group) { return group->failed(); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitToken(Token *token) { token->wait(); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValue(Value *value) { value->wait(); }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroup(Group *group) { group->wait(); }
-KILN_ASYNC_EXPORT std::byte *mlirAsyncRuntimeGetValueStorage(Value *value) {
-  return value->storage.get();
+KILN_ASYNC_EXPORT void *mlirAsyncRuntimeCreateValue(int64_t bytes) {
+  return static_cast<RefCounted *>(new Value(bytes));
+}
+KILN_ASYNC_EXPORT void *mlirAsyncRuntimeCreateGroup(int64_t size) {
+  return static_cast<RefCounted *>(new Group(size));
+}
+KILN_ASYNC_EXPORT int64_t mlirAsyncRuntimeAddTokenToGroup(void *t, void *g) {
+  return group(g)->add(token(t));
+}
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceToken(void *t) { produced(token(t), false); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeEmplaceValue(void *v) { produced(value(v), false); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetTokenError(void *t) { produced(token(t), true); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeSetValueError(void *v) { produced(value(v), true); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsTokenError(void *t) { return token(t)->failed(); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsValueError(void *v) { return value(v)->failed(); }
+KILN_ASYNC_EXPORT bool mlirAsyncRuntimeIsGroupError(void *g) { return group(g)->failed(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitToken(void *t) { token(t)->wait(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValue(void *v) { value(v)->wait(); }
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroup(void *g) { group(g)->wait(); }
+KILN_ASYNC_EXPORT void *mlirAsyncRuntimeGetValueStorage(void *v) {
+  return value(v)->storage.get();
 }
 KILN_ASYNC_EXPORT void mlirAsyncRuntimeExecute(void *handle, void (*resume)(void *)) {
   WorkerPool::instance().submit(resumeOf(handle, resume));
 }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitTokenAndExecute(Token *token, void *handle,
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitTokenAndExecute(void *t, void *handle,
                                                             void (*resume)(void *)) {
-  token->whenComplete(resumeOf(handle, resume));
+  token(t)->whenComplete(resumeOf(handle, resume));
 }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValueAndExecute(Value *value, void *handle,
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitValueAndExecute(void *v, void *handle,
                                                             void (*resume)(void *)) {
-  value->whenComplete(resumeOf(handle, resume));
+  value(v)->whenComplete(resumeOf(handle, resume));
 }
-KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroupAndExecute(Group *group, void *handle,
+KILN_ASYNC_EXPORT void mlirAsyncRuntimeAwaitAllInGroupAndExecute(void *g, void *handle,
                                                                  void (*resume)(void *)) {
-  group->whenComplete(resumeOf(handle, resume));
+  group(g)->whenComplete(resumeOf(handle, resume));
 }
 // MLIR's name, misspelt as it is in its header.
 KILN_ASYNC_EXPORT int64_t mlirAsyncRuntimGetNumWorkerThreads() {

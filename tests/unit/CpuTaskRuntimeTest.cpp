@@ -27,12 +27,14 @@ struct TaskRuntime {
   }
   void *(*createToken)() = fn<void *()>("mlirAsyncRuntimeCreateToken");
   void *(*createGroup)(int64_t) = fn<void *(int64_t)>("mlirAsyncRuntimeCreateGroup");
-  int64_t (*addToGroup)(void *, void *) = fn<int64_t(void *, void *)>("mlirAsyncRuntimeAddTokenToGroup");
+  int64_t (*addToGroup)(void *, void *) =
+      fn<int64_t(void *, void *)>("mlirAsyncRuntimeAddTokenToGroup");
   void (*emplace)(void *) = fn<void(void *)>("mlirAsyncRuntimeEmplaceToken");
   void (*setError)(void *) = fn<void(void *)>("mlirAsyncRuntimeSetTokenError");
   bool (*groupError)(void *) = fn<bool(void *)>("mlirAsyncRuntimeIsGroupError");
   void (*dropRef)(void *, int64_t) = fn<void(void *, int64_t)>("mlirAsyncRuntimeDropRef");
-  void (*execute)(void *, void (*)(void *)) = fn<void(void *, void (*)(void *))>("mlirAsyncRuntimeExecute");
+  void (*execute)(void *, void (*)(void *)) =
+      fn<void(void *, void (*)(void *))>("mlirAsyncRuntimeExecute");
   void (*awaitGroup)(void *) = fn<void(void *)>("mlirAsyncRuntimeAwaitAllInGroup");
   void (*awaitTokenAndExecute)(void *, void *, void (*)(void *)) =
       fn<void(void *, void *, void (*)(void *))>("mlirAsyncRuntimeAwaitTokenAndExecute");
