@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Python per-op dispatch of a cached tiny op, kiln against torch eager (CPU),
+"""Python per-op dispatch of a cached tiny op, kiln against torch eager on the
+same device (CPU or CUDA),
 and the time of `import kiln`.
 
     PYTHONPATH=build/python python3 bench/python_dispatch.py [--device cpu]
@@ -47,8 +48,10 @@ def main():
     print("kiln.add, 4 x f32 on %s: %.2f us/op" % (args.device, per_call_us(lambda: kiln.add(a, a))))
     try:
         import torch
-        t = torch.ones(4)
-        print("torch.add (eager), 4 x f32 on cpu: %.2f us/op" % per_call_us(lambda: torch.add(t, t)))
+        device = "cuda" if args.device.startswith("cuda") and torch.cuda.is_available() else "cpu"
+        t = torch.ones(4, device=device)
+        print("torch.add (eager), 4 x f32 on %s: %.2f us/op"
+              % (device, per_call_us(lambda: torch.add(t, t))))
     except ImportError:
         print("torch.add: torch is not installed")
     python = import_ms("sys")
