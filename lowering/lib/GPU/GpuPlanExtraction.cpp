@@ -166,7 +166,9 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
       return sizes.valueOf(cast<Value>(expand.getMixedOutputShape()[d]));
     if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>()) {
       std::optional<int> product = sizes.add({SizeStep::Kind::Constant, 1, 0});
-      for (int64_t s : collapse.getReassociationIndices()[d]) {
+      // A copy: the range of a temporary's element dies with it (C++20).
+      SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+      for (int64_t s : groups[d]) {
         std::optional<int> part = dimOf(collapse.getSrc(), s);
         if (!part)
           return std::nullopt;
