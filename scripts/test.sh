@@ -14,7 +14,7 @@ ninja -C build check-lit
 (cd build && ctest --output-on-failure)
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
 /usr/bin/python3 -m pytest -q tests/conformance
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py
+KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py tests/conformance/test_dynamic_shapes.py
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py tests/conformance/test_conv_attention.py
 # The Python package (build/python): every op against NumPy, DLPack with
 # NumPy and torch, errors, backend services, kiln.torch.backend; the
