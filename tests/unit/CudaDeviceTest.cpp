@@ -162,7 +162,7 @@ TEST(CudaDevice, ProgramRunsReuseTheirMemoryPoolPages) {
   auto compilerOwner = createCompiler();
   Compiler &compiler = *compilerOwner;
   CompileOptions options;
-  options.chip = (*device)->properties().chip();
+  options.chip = (*device)->properties().kernelChip();
   auto compiled = compiler.compileForCuda(R"(
     func.func @main(%a: tensor<1000xf32>, %b: tensor<1000xf32>) -> tensor<1000xf32> {
       %0 = kiln.add %a, %b : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
