@@ -72,14 +72,6 @@ std::string floatLiteral(double value) {
   return text;
 }
 
-/// A short spelling of a tensor type for lookup keys.
-std::string opTypeKey(DType type, const std::vector<int64_t> &shape) {
-  std::string key(1, static_cast<char>('A' + static_cast<int>(type)));
-  for (int64_t d : shape)
-    key += std::to_string(d) + ',';
-  return key + ';';
-}
-
 /// splitmix64: a well-mixed seed per draw from (seed, draw number).
 int64_t mixSeed(uint64_t seed, uint64_t draw) {
   uint64_t z = seed + (draw + 1) * 0x9E3779B97F4A7C15ull;
@@ -106,9 +98,10 @@ Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
   static std::mutex mutex;
   // Never destroyed: devices would otherwise be torn down during static
   // destruction, after the drivers' own exit handlers.
-  static auto *backends = new std::map<std::string, std::shared_ptr<Backend>>;
+  // Keyed by kind and index: every op looks its backend up here.
+  static auto *backends = new std::map<std::pair<DeviceType, int>, std::shared_ptr<Backend>>;
   std::lock_guard lock(mutex);
-  std::string key = device.toString();
+  std::pair key{device.type, device.index};
   if (auto it = backends->find(key); it != backends->end())
     return it->second;
   auto created = create(device);
@@ -140,11 +133,15 @@ Expected<void> Backend::checkUsable() const {
   return {};
 }
 
-Expected<void> Backend::checkOwned(const Tensor &tensor, const std::string &what) const {
+Expected<void> Backend::checkOwned(const Tensor &tensor, std::string_view what,
+                                   std::optional<size_t> index) const {
+  auto named = [&] {
+    return std::string(what) + (index ? " #" + std::to_string(*index) : "");
+  };
   if (!tensor.valid())
-    return makeError(ErrorKind::InvalidArgument, what + " is an empty tensor (no buffer)");
+    return makeError(ErrorKind::InvalidArgument, named() + " is an empty tensor (no buffer)");
   if (tensor.device() != device())
-    return makeError(ErrorKind::InvalidArgument, what + " lives on " +
+    return makeError(ErrorKind::InvalidArgument, named() + " lives on " +
                                                      tensor.device().toString() +
                                                      "; this backend runs on " +
                                                      device().toString());
@@ -154,7 +151,7 @@ Expected<void> Backend::checkOwned(const Tensor &tensor, const std::string &what
   // would read or write its own buffer at that address.
   if (tensor.storage->queue != queue)
     return makeError(ErrorKind::InvalidArgument,
-                     what + " belongs to another backend of " + device().toString() +
+                     named() + " belongs to another backend of " + device().toString() +
                          " (one that is destroyed, or another instance); a tensor is used "
                          "by the backend that made it");
   return {};
@@ -164,7 +161,7 @@ Expected<void> Backend::checkInputs(const std::vector<Tensor> &inputs) const {
   if (auto ok = checkUsable(); !ok)
     return ok;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (auto ok = checkOwned(inputs[i], "input #" + std::to_string(i)); !ok)
+    if (auto ok = checkOwned(inputs[i], "input", i); !ok)
       return ok;
   return {};
 }
@@ -356,6 +353,8 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
                      "program takes " + std::to_string(want.size()) + " inputs, got " +
                          std::to_string(inputs.size()));
   std::vector<uint64_t> buffers;
+  buffers.reserve(inputs.size() + program->outputs().size() + program->temporaryBytes().size());
+  // Buffers a capture keeps; temporaries are also kept until the launch is queued.
   std::vector<std::shared_ptr<TensorStorage>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &in = inputs[i];
@@ -365,15 +364,18 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
                            tensorType(in.dtype(), in.shape()) + ", the program expects " +
                            tensorType(want[i].dtype, want[i].shape));
     buffers.push_back(in.storage->allocation.address);
-    used.push_back(in.storage);
+    if (capturing)
+      used.push_back(in.storage);
   }
   std::vector<Tensor> outputs;
+  outputs.reserve(program->outputs().size());
   for (const TensorSignature &s : program->outputs()) {
     auto out = allocate(s.dtype, s.shape);
     if (!out)
       return std::unexpected(out.error());
     buffers.push_back(out->storage->allocation.address);
-    used.push_back(out->storage);
+    if (capturing)
+      used.push_back(out->storage);
     outputs.push_back(std::move(*out));
   }
   // Intermediate buffers live as long as the launch needs them: on the
@@ -422,11 +424,14 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
     return makeError(ErrorKind::InvalidArgument,
                      std::string(op) + ": the result " + bytes.error().message);
   // Eager ops repeat: the program of (op, attrs, types) is looked up before
-  // any program text is built.
-  std::string key = std::string(op) + '|' + std::string(attrs) + '|' + opTypeKey(resultType, resultShape);
+  // any program text is built, by a key that allocates nothing (OpKey.h).
+  OpKey key;
+  key.appendText(op);
+  key.appendText(attrs);
+  key.appendType(resultType, resultShape);
   for (const Tensor &in : inputs)
-    key += opTypeKey(in.dtype(), in.shape());
-  if (auto it = appliedOps.find(key); it != appliedOps.end()) {
+    key.appendType(in.dtype(), in.shape());
+  if (auto it = appliedOps.find(key.view()); it != appliedOps.end()) {
     auto results = launch(it->second, inputs);
     if (!results)
       return std::unexpected(results.error());
@@ -450,7 +455,7 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
   auto program = compile(text.str());
   if (!program)
     return std::unexpected(program.error());
-  appliedOps.emplace(std::move(key), *program);
+  appliedOps.emplace(key.view(), *program);
   auto results = launch(*program, inputs);
   if (!results)
     return std::unexpected(results.error());

@@ -15,6 +15,7 @@
 #define KILN_BACKEND_BACKEND_H
 
 #include "kiln/backend/Engine.h"
+#include "kiln/backend/OpKey.h"
 #include "kiln/runtime/common/MemoryPool.h"
 
 #include <atomic>
@@ -205,8 +206,10 @@ private:
   Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
                                        const std::vector<Tensor> &inputs);
   Expected<void> checkUsable() const;
-  /// `tensor` is one this backend made (named `what` in the error).
-  Expected<void> checkOwned(const Tensor &tensor, const std::string &what) const;
+  /// `tensor` is one this backend made (named `what`, with `index` if
+  /// given, in the error; a passing check builds no message).
+  Expected<void> checkOwned(const Tensor &tensor, std::string_view what,
+                            std::optional<size_t> index = {}) const;
   /// Usable, and every input a tensor of this device.
   Expected<void> checkInputs(const std::vector<Tensor> &inputs) const;
 
@@ -219,7 +222,7 @@ private:
     bool measurable = true; // false once a capture ran inside it
   };
   std::map<uint64_t, Window> openWindows;
-  std::unordered_map<std::string, std::shared_ptr<Program>> appliedOps; // by op and types
+  OpKey::Map<std::shared_ptr<Program>> appliedOps; // by op and types (OpKey.h)
   uint64_t nextWindow = 1;
 };
 

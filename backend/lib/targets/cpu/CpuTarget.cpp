@@ -11,6 +11,7 @@
 #include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/runtime/cpu/SharedKernel.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace kiln {
@@ -47,9 +48,9 @@ public:
     return {};
   }
   Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
-    std::vector<void *> pointers;
-    for (uint64_t address : buffers)
-      pointers.push_back(reinterpret_cast<void *>(address));
+    std::vector<void *> pointers(buffers.size());
+    std::ranges::transform(buffers, pointers.begin(),
+                           [](uint64_t address) { return reinterpret_cast<void *>(address); });
     // Backend::launch refuses programs with `?` dims: no sizes to pass.
     return program.runUnchecked(pointers.data(), nullptr);
   }
