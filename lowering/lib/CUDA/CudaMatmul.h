@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace kiln {
 
@@ -29,18 +30,37 @@ struct IndexBuilder {
   }
 };
 
-/// Indices of element (row, col) of a matrix operand, with the batch index
-/// first when the operand has one.
-inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value batch, mlir::Value row,
-                                                    mlir::Value col) {
-  if (batch)
+/// Indices of element (row, col) of matrix operand `matrix`, with the batch
+/// index first when it has a batch dim (one without is shared by every
+/// batch).
+inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value matrix, mlir::Value batch,
+                                                    mlir::Value row, mlir::Value col) {
+  if (batch && mlir::cast<mlir::MemRefType>(matrix.getType()).getRank() == 3)
     return {batch, row, col};
   return {row, col};
 }
 
+/// A matmul operand written by a copy generic (im2col) that the matmul's
+/// loads can read through the copy's index map instead.
+struct GatheredOperand {
+  mlir::linalg::GenericOp copy;           // writes the operand's buffer
+  mlir::memref::CollapseShapeOp view;     // the operand, a view of it; or null
+  /// The operand's element at `indices` ([batch,] row, col) as a load of
+  /// the copy's input.
+  mlir::Value load(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange indices) const;
+  /// Erases the copy, the view and the buffer once the matmul is built.
+  void erase();
+};
+
+/// `operand` of `matmul` as a gathered operand, when a copy generic wrote it
+/// just before the matmul (nothing in between writes memory but `matmul`'s
+/// fill) and nothing else reads it.
+std::optional<GatheredOperand> findGatheredOperand(mlir::linalg::LinalgOp matmul,
+                                                   mlir::Value operand);
+
 /// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of
-/// one type (f32 too when `tf32`), contiguous, N and K multiples of 16
-/// bytes (rows of whole 16-byte copies).
+/// one type (f32 too when `tf32`), contiguous, K a multiple of 16 bytes
+/// (A's rows are whole 16-byte copies).
 bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
 /// Replaces the matmul by the tensor-core kernel (mma.sync fed by ldmatrix
