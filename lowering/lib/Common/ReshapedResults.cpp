@@ -55,7 +55,9 @@ void forward(memref::CopyOp copy) {
   for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
     if (isa<memref::DeallocOp>(user))
       user->erase();
-  OpBuilder b(alloc);
+  // At the block's start, where the out-param is defined: nothing then
+  // stands between ops that were adjacent (a matmul and its epilogue).
+  auto b = OpBuilder::atBlockBegin(out.getOwner());
   alloc->replaceAllUsesWith(ValueRange{inverseView(b, view, out, alloc.getType())});
   alloc->erase();
   // The copy now reads its own target.

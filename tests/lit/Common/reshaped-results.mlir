@@ -1,8 +1,8 @@
 // RUN: kiln-opt %s --kiln-reshaped-results | FileCheck %s
 
 // The result was a reshape of a local buffer: the buffer becomes the
-// out-param seen through the inverse reshape; the copy and the
-// deallocation go.
+// out-param seen through the inverse reshape (at the block's start, so it
+// separates no ops that were adjacent); the copy and the deallocation go.
 // CHECK-LABEL: func @expanded
 // CHECK-NEXT: %[[VIEW:.*]] = memref.collapse_shape %arg1 {{\[}}[0], [1], [2, 3]] : memref<2x8x3x3xf32> into memref<2x8x9xf32>
 // CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[VIEW]] : memref<2x8x9xf32>)
