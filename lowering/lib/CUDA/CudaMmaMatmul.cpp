@@ -210,6 +210,8 @@ Value mma(OpBuilder &b, Location loc, ArrayRef<Value> aRegs, ArrayRef<Value> bRe
   return vector::FromElementsOp::create(b, loc, acc.getType(), out);
 }
 
+} // namespace
+
 /// The fill of `c` with zeros right before `op`, which the kernel's stores
 /// make redundant, or null.
 linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
@@ -238,7 +240,39 @@ std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
   return {row, col};
 }
 
-} // namespace
+void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
+                          Value col, Value pair, int64_t m, int64_t n, bool accumulate,
+                          linalg::GenericOp epilogue) {
+  // An odd N (B loaded by element) splits the pair: each element is inside
+  // the matrix or not on its own.
+  const int64_t perStore = n % 2 == 0 ? 2 : 1;
+  IndexBuilder x{b, loc};
+  for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
+    Value first = x.add(col, e0);
+    Value part = perStore == 2 ? pair
+                               : vector::ExtractStridedSliceOp::create(
+                                     b, loc, pair, ArrayRef<int64_t>{e0}, ArrayRef<int64_t>{1},
+                                     ArrayRef<int64_t>{1}).getResult();
+    Value inside = x.both(x.lt(row, m), x.lt(first, n));
+    scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+      SmallVector<Value> at = matrixIndices(c, batch, row, first);
+      Value sum = part;
+      if (accumulate)
+        sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, part.getType(), c, at),
+                                    part);
+      if (!epilogue) {
+        vector::StoreOp::create(tb, l, sum, c, at);
+      } else {
+        IndexBuilder y{tb, l};
+        for (int64_t e = 0; e < perStore; ++e)
+          storeThroughEpilogue(tb, l, epilogue, c,
+                               vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
+                               matrixIndices(c, batch, row, y.add(first, e)), /*width=*/0);
+      }
+      scf::YieldOp::create(tb, l);
+    });
+  }
+}
 
 bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -404,40 +438,17 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
   Value pairCol = kb.mul(inGroup, 2);
-  // A lane holds pairs of columns; an odd N (B loaded by element) stores
-  // them one by one, each inside the matrix or not.
-  const int64_t perStore = ops.n % 2 == 0 ? 2 : 1;
-  auto storeType = VectorType::get({perStore}, b.getF32Type());
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j) {
       Value acc = loop.getResult(i * tilesN + j);
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
-          Value col = kb.add(kb.add(col0, warpCol), kb.add(pairCol, j * 8 + e0));
-          Value row = kb.add(kb.add(row0, warpRow), kb.add(group, i * 16 + h * 8));
-          Value inside = kb.both(kb.lt(row, ops.m), kb.lt(col, ops.n));
-          Value part = vector::ExtractStridedSliceOp::create(
-              b, loc, acc, ArrayRef<int64_t>{2 * h + e0}, ArrayRef<int64_t>{perStore},
-              ArrayRef<int64_t>{1});
-          scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-            SmallVector<Value> at = matrixIndices(ops.c, ops.batch, row, col);
-            Value sum = part;
-            if (!zeroFill)
-              sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, storeType, ops.c, at),
-                                          part);
-            if (!epilogue) {
-              vector::StoreOp::create(tb, l, sum, ops.c, at);
-            } else {
-              IndexBuilder x{tb, l};
-              for (int64_t e = 0; e < perStore; ++e)
-                storeThroughEpilogue(tb, l, epilogue, ops.c,
-                                     vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
-                                     matrixIndices(ops.c, ops.batch, row, x.add(col, e)),
-                                     /*width=*/0);
-            }
-            scf::YieldOp::create(tb, l);
-          });
-        }
+      Value col = kb.add(kb.add(col0, warpCol), kb.add(pairCol, j * 8));
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = kb.add(kb.add(row0, warpRow), kb.add(group, i * 16 + h * 8));
+        Value pair = vector::ExtractStridedSliceOp::create(
+            b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+        storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, ops.m, ops.n,
+                             /*accumulate=*/!zeroFill, epilogue);
+      }
     }
   gpu::TerminatorOp::create(b, loc);
   op->erase();
