@@ -36,6 +36,7 @@ void buildKernelBufferizationPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createKilnReshapedResults());
 }
 
 void registerKilnCommonPipelines() {
