@@ -516,14 +516,20 @@ Backend::appliedProgram(std::string key, std::string_view op, const std::vector<
   if (AppliedSignature *signature = autoDynamicSignature(op, attrs, types, shapes)) {
     std::vector<bool> dynamicDims;
     std::vector<std::vector<int64_t>> dynamicShapes = shapes;
-    for (size_t t = 0, flat = 0; t < shapes.size(); ++t)
-      for (int64_t &d : dynamicShapes[t]) {
+    bool dynamicInput = false;
+    // Inputs first: a result dim is `?` only with some input's, from which
+    // its size comes (a result size that changed alone is a wrong result
+    // type, which the static verifier names).
+    for (size_t t = shapes.size(), flat = signature->changed.size(); t-- > 0;)
+      for (size_t d = shapes[t].size(); d-- > 0;) {
         // Sizes 1 stay static, as torch.compile's: they broadcast, a `?` never does.
-        bool dynamic = signature->changed[flat++] && d != 1;
+        bool dynamic = signature->changed[--flat] && shapes[t][d] != 1 &&
+                       (t > 0 || dynamicInput);
+        dynamicInput |= dynamic && t > 0;
         dynamicDims.push_back(dynamic);
-        d = dynamic ? -1 : d;
+        dynamicShapes[t][d] = dynamic ? -1 : shapes[t][d];
       }
-    if (std::ranges::find(dynamicDims, true) != dynamicDims.end()) {
+    if (dynamicInput) {
       if (auto it = signature->programs.find(dynamicDims); it != signature->programs.end())
         return it->second;
       auto program = compile(appliedProgramText(op, attrs, types, dynamicShapes));

@@ -269,6 +269,16 @@ TEST_P(DynamicDevice, AutoDynamicKeepsSizeOneStaticForBroadcasting) {
   EXPECT_EQ(backend->kernels().compileCount(), 3u);
 }
 
+TEST_P(DynamicDevice, AutoDynamicRefusesAResultShapeOfItsOwn) {
+  // A result size that changed with no input's is a wrong result type, as
+  // without automatic dynamic (the verifier's error), not a `?` result.
+  Tensor x = upload(rows(4, 8));
+  ASSERT_TRUE(backend->apply("kiln.add", {x, x}, DType::F32, {4, 8}));
+  auto wrong = backend->apply("kiln.add", {x, x}, DType::F32, {5, 8});
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().kind, ErrorKind::InvalidArgument) << wrong.error().message;
+}
+
 TEST_P(DynamicDevice, AutoDynamicLeavesOpsWithoutDynamicKernelsStatic) {
   // cumsum has no kernel with `?` dims yet: each size compiles, and its
   // results stay right.
