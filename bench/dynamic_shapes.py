@@ -31,7 +31,7 @@ def cases(scale):
     side = 8192 // scale
     k = 4096 // scale
     return [
-        ("add 2^28", "%r = kiln.add %a0, %a1 : ({0}, {0}) -> {0}",
+        ("add %d" % ((1 << 28) // scale ** 2), "%r = kiln.add %a0, %a1 : ({0}, {0}) -> {0}",
          [[(1 << 28) // scale ** 2], [(1 << 28) // scale ** 2]], [(1 << 28) // scale ** 2]),
         ("softmax %d^2" % side, "%r = kiln.softmax %a0 {{dim = 1}} : {0}",
          [[side, side]], [side, side]),
