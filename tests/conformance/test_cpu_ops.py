@@ -482,12 +482,15 @@ def binary_matmul(a, b, shape, out):
                           f"{tensor_type(b.shape, b.dtype)}) -> {rt}", rt)
 
 
-# f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel, with
-# partial 128-row and 128-column tiles, a K with a partial step of 32, a
-# long K that cycles the copy pipeline's stages, batches and a tiny case.
+# f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel
+# (wgmma on sm_90a, mma.sync elsewhere), with partial 128-row and
+# 128/256-column tiles, a K with a partial step, a long K that cycles the
+# copy pipeline's stages many times, a K of one 16-byte chunk, batches and a
+# tiny case.
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
-                                             ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8))])
+                                             ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
+                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":
@@ -644,7 +647,8 @@ def test_f8_matmul_and_fill():
 # The bias and gelu run inside the matmul kernel (CPU, GPU SIMT and, for
 # bf16 with N and K multiples of 8, tensor cores).
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264)])
+@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264),
+                                   (257, 1024, 392)])
 def test_matmul_with_bias_and_gelu_epilogue(m, k, n, dtype):
     x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
     if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input
