@@ -284,7 +284,8 @@ void bindBackend(py::module_ &m) {
            },
            py::arg("dtype"), py::arg("quantized_scale") = py::none())
       .def_property_readonly("compile_count",
-                             [](Backend &b) { return b.kernels().compileCount(); });
+                             [](Backend &b) { return b.kernels().compileCount(); })
+      .def_property("auto_dynamic", &Backend::autoDynamic, &Backend::setAutoDynamic);
 
   m.def("backend", [](const std::string &device) { return backendOf(device); },
         py::arg("device") = "cpu");

@@ -47,12 +47,13 @@ public:
     copyBytes(dst, reinterpret_cast<const void *>(src), bytes);
     return {};
   }
-  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers,
+                        const LaunchSizes &sizes) override {
     std::vector<void *> pointers(buffers.size());
     std::ranges::transform(buffers, pointers.begin(),
                            [](uint64_t address) { return reinterpret_cast<void *>(address); });
-    // Backend::launch refuses programs with `?` dims: no sizes to pass.
-    return program.runUnchecked(pointers.data(), nullptr);
+    // The entry reads its `?` dims from the sizes (static programs: none).
+    return program.runUnchecked(pointers.data(), sizes.dims.empty() ? nullptr : sizes.dims.data());
   }
   Expected<void> sync() override { return {}; }
   bool poisoned() const override { return false; }
