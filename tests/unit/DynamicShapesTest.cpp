@@ -10,6 +10,7 @@
 #include "kiln/backend/Backend.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/backend/Ops.h"
+#include "DeviceBackendTest.h"
 
 #include <gtest/gtest.h>
 
@@ -140,29 +141,7 @@ namespace {
 /// Device tensors on cpu:0, vulkan:0 and cuda:0 (a device this machine
 /// lacks is skipped, saying so): programs with `?` dims through
 /// Backend::run, graphs, and apply's automatic dynamic shapes.
-class DynamicDevice : public ::testing::TestWithParam<const char *> {
-protected:
-  void SetUp() override {
-    id = *DeviceId::parse(GetParam());
-    if (Backend::deviceCount(id.type) == 0)
-      GTEST_SKIP() << GetParam() << ": no such device on this machine";
-    auto created = Backend::create(id);
-    ASSERT_TRUE(created) << created.error().message;
-    backend = std::move(*created);
-  }
-  Tensor upload(const HostTensor &host) {
-    auto t = backend->upload(host);
-    EXPECT_TRUE(t) << t.error().message;
-    return t ? *t : Tensor();
-  }
-  HostTensor download(const Tensor &t) {
-    auto host = backend->download(t);
-    EXPECT_TRUE(host) << host.error().message;
-    return host ? *host : HostTensor();
-  }
-  DeviceId id;
-  std::unique_ptr<Backend> backend;
-};
+class DynamicDevice : public DeviceBackendTest {};
 } // namespace
 
 TEST_P(DynamicDevice, ProgramsRunOnDeviceTensorsAtEverySize) {
