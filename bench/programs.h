@@ -34,6 +34,15 @@ inline std::string softmaxRowsProgram(int rows, int cols) {
          "{dim = 1} : " + x + "\n return %0 : " + x + "\n}";
 }
 
+/// An n x n x n matmul of `elem` inputs with f32 results.
+inline std::string squareMatmulProgram(int n, const char *elem) {
+  std::string side = std::to_string(n) + "x" + std::to_string(n);
+  std::string in = tensor(side, elem), out = tensor(side);
+  return "func.func @main(%a: " + in + ", %b: " + in + ") -> " + out +
+         " {\n %0 = kiln.matmul %a, %b : (" + in + ", " + in + ") -> " + out +
+         "\n return %0 : " + out + "\n}";
+}
+
 } // namespace kiln::bench
 
 #endif

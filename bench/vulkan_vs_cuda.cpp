@@ -1,8 +1,9 @@
 //===- vulkan_vs_cuda.cpp - one kernel set, two GPU targets --------------===//
 //
 // Usage: kiln-bench-vulkan [runs] [vulkan-device-index]. Bandwidth-bound
-// kernels compiled for Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU in
-// one process. Vulkan: median device time of one submission of the
+// kernels and an f16 matmul (cooperative matrices on Vulkan where the device
+// has them) compiled for Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU
+// in one process. Vulkan: median device time of one submission of the
 // launches (timestamp queries). CUDA: mean of a synchronised batch of
 // launches (host clock). Inputs are random and device-resident; the ratio
 // column is CUDA time / Vulkan time (above 1: Vulkan faster).
@@ -25,7 +26,9 @@ namespace {
 struct Case {
   const char *name;
   std::string program;
-  double bytes;
+  double bytes;     // moved: the rate is GB/s
+  double flops = 0; // or computed: TFLOP/s
+  double rate(double ms) const { return flops ? flops / ms / 1e9 : bytes / ms / 1e6; }
 };
 
 /// Random f32 host buffers for the inputs, zeroed ones for the outputs.
@@ -123,16 +126,18 @@ int main(int argc, char **argv) {
        4.0 * 16384 * 16384},
       {"softmax 8192^2 f32 last dim", bench::softmaxRowsProgram(8192, 8192),
        2.0 * 4 * 8192 * 8192},
+      {"matmul 4096^3 f16 (f32 accumulate)", bench::squareMatmulProgram(4096, "f16"), 0,
+       2.0 * 4096 * 4096 * 4096},
   };
   auto compilerOwner = createCompiler();
   Compiler &compiler = *compilerOwner;
-  std::printf("| case | Vulkan ms | Vulkan GB/s | CUDA ms | CUDA GB/s | "
+  std::printf("| case | Vulkan ms | Vulkan GB/s or TFLOP/s | CUDA ms | CUDA GB/s or TFLOP/s | "
               "Vulkan/CUDA speed |\n|---|---|---|---|---|---|\n");
   for (const Case &c : cases) {
     double v = vulkanMs(compiler, **vulkan, c, runs);
     double g = cuda ? cudaMs(compiler, **cuda, c, runs) : -1;
-    std::printf("| %s | %.3f | %.0f | %.3f | %.0f | %.2fx |\n", c.name, v,
-                c.bytes / v / 1e6, g, c.bytes / g / 1e6, g > 0 && v > 0 ? g / v : 0.0);
+    std::printf("| %s | %.3f | %.0f | %.3f | %.0f | %.2fx |\n", c.name, v, c.rate(v), g,
+                c.rate(g), g > 0 && v > 0 ? g / v : 0.0);
     std::fflush(stdout);
   }
   return 0;

@@ -483,14 +483,17 @@ def binary_matmul(a, b, shape, out):
 
 
 # f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel
-# (wgmma on sm_90a, mma.sync elsewhere), with partial 128-row and
-# 128/256-column tiles, a K with a partial step, a long K that cycles the
-# copy pipeline's stages many times, a K of one 16-byte chunk, batches and a
-# tiny case.
+# (wgmma on sm_90a, mma.sync elsewhere), on Vulkan devices with cooperative
+# matrices their kernel (f16, K and N multiples of 4), with partial 128-row
+# and 128/256-column tiles, a K with a partial step, a long K that cycles the
+# copy pipeline's stages many times, a K of one 16-byte chunk, batches (one
+# with a B shared by every batch), a tiny case and a K of 18 (a loop nest on
+# Vulkan).
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
                                              ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
-                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264))])
+                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264)),
+                                             ((3, 70, 24), (24, 36)), ((33, 18), (18, 70))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":
@@ -645,14 +648,17 @@ def test_f8_matmul_and_fill():
 
 
 # The bias and gelu run inside the matmul kernel (CPU, GPU SIMT and, for
-# bf16 with N and K multiples of 8, tensor cores).
-@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+# bf16 and f16 with N and K multiples of 8, tensor cores; f16 on Vulkan's
+# cooperative matrices where N and K are multiples of 4).
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264),
                                    (257, 1024, 392)])
 def test_matmul_with_bias_and_gelu_epilogue(m, k, n, dtype):
     x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
     if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input
         x, w = round_to_bf16(x), round_to_bf16(w)
+    elif dtype == "f16":
+        x, w = x.astype(np.float16), w.astype(np.float16)
     tx, tw = tensor_type((m, k), dtype), tensor_type((k, n), dtype)
     tb, tr = tensor_type((n,), "f32"), tensor_type((m, n), "f32")
     prog = (f"func.func @main(%x: {tx}, %w: {tw}, %b: {tb}) -> {tr} {{\n"

@@ -283,6 +283,25 @@ TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
   EXPECT_TRUE(dtypeUsage(caps, DataType{ElementType::F16}).contains(DTypeUsage::Accelerated));
 }
 
+// The matmul kernel's shape comes from the device's list (no device needed):
+// f16 x f16 -> f32 only, 16x16x16 first, one the 64 x 32 x 32 subgroup tile
+// holds a whole number of; none leaves matmuls as loop nests.
+TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
+  using enum VulkanComponentType;
+  VulkanDeviceProperties p;
+  p.subgroupSize = 32;
+  p.cooperativeMatrices = {{16, 8, 16, F16, F16, F32, F32}, {16, 16, 16, F16, F16, F16, F16},
+                           {16, 16, 32, I8, I8, I32, I32}, {16, 16, 16, F16, F16, F32, F32},
+                           {16, 8, 8, F16, F16, F32, F32}};
+  VulkanTarget t = vulkanTargetOf(p);
+  EXPECT_EQ(t.f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 16, 16}));
+  EXPECT_EQ(t.subgroupSize, 32u);
+  p.cooperativeMatrices.erase(p.cooperativeMatrices.begin() + 3);
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 8, 16}));
+  p.cooperativeMatrices = {{48, 16, 16, F16, F16, F32, F32}, {16, 16, 16, F16, F16, F16, F16}};
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{0, 0, 0}));
+}
+
 TEST(VulkanDevice, EnablesTheExtensionsItsFeaturesNeed) {
   KILN_REQUIRE_VULKAN(device);
   // kiln's instance is Vulkan 1.1: 8-bit storage and Int8/Float16 are

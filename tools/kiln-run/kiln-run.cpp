@@ -2,7 +2,8 @@
 //
 // kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]
 //   [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print] [--bench N]
-//   [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]
+//   [--dump-dir DIR] [--compile-only [--chip sm_XX] [--cooperative-matrix MxNxK]]
+//   [--cubin] [--tf32]
 //   [--cache-stats]
 // Exit 0 on success, 2 for bad usage or bad input (tensors too large for
 // memory included), 1 for a runtime failure.
@@ -30,8 +31,12 @@ namespace {
 constexpr const char *kUsage =
     "usage: kiln-run PROGRAM.mlir [--entry NAME] [--device cpu|cuda[:N]|vulkan[:N]]\n"
     "                [--input FILE.npy]... [--seed N] [--output-dir DIR] [--print]\n"
-    "                [--bench N] [--dump-dir DIR] [--compile-only [--chip sm_XX]] [--cubin] [--tf32]\n"
-    "                [--cache-stats]\n"
+    "                [--bench N] [--dump-dir DIR]\n"
+    "                [--compile-only [--chip sm_XX] [--cooperative-matrix MxNxK]]\n"
+    "                [--cubin] [--tf32] [--cache-stats]\n"
+    "--cooperative-matrix MxNxK: with --compile-only --device vulkan, compile for\n"
+    "         a device with that f16 x f16 -> f32 cooperative matrix\n"
+    "         (VK_KHR_cooperative_matrix), e.g. 16x16x16\n"
     "--cubin: CUDA modules assembled by ptxas ahead of time (default: PTX\n"
     "         through the driver JIT)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
@@ -46,6 +51,7 @@ constexpr const char *kUsage =
 
 struct Options {
   std::string program, entry = "main", device = "cpu", outputDir, dumpDir, chip;
+  std::array<uint32_t, 3> cooperativeMatrix = {0, 0, 0};
   std::vector<std::string> inputs;
   uint64_t seed = 0;
   int bench = 0;
@@ -86,6 +92,19 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--dump-dir") o.dumpDir = value();
     else if (arg == "--compile-only") o.compileOnly = true;
     else if (arg == "--chip") o.chip = value();
+    else if (arg == "--cooperative-matrix") {
+      std::string shape = value();
+      std::istringstream in(shape);
+      std::string size;
+      for (uint32_t &s : o.cooperativeMatrix) {
+        if (!std::getline(in, size, 'x'))
+          throw UsageError{arg + " expects MxNxK, got '" + shape + "'"};
+        s = parseNumber<uint32_t>(arg, size);
+      }
+      if (!in.eof() || o.cooperativeMatrix[0] == 0 || o.cooperativeMatrix[1] == 0 ||
+          o.cooperativeMatrix[2] == 0)
+        throw UsageError{arg + " expects MxNxK of positive sizes, got '" + shape + "'"};
+    }
     else if (arg == "--cubin") o.cubin = true;
     else if (arg == "--tf32") o.tf32 = true;
     else if (arg == "--cache-stats") o.cacheStats = true;
@@ -98,8 +117,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.program.empty())
     throw UsageError{"no program given"};
-  if (!o.chip.empty() && !o.compileOnly)
-    throw UsageError{"--chip only goes with --compile-only"};
+  if ((!o.chip.empty() || o.cooperativeMatrix[0] != 0) && !o.compileOnly)
+    throw UsageError{"--chip and --cooperative-matrix only go with --compile-only"};
   return o;
 }
 
@@ -236,6 +255,8 @@ int runMain(const Options &o) {
   if ((!o.chip.empty() || o.cubin || o.tf32) && device->type != DeviceType::Cuda)
     return fail({ErrorKind::InvalidArgument,
                  "--chip, --cubin and --tf32 only go with --device cuda"});
+  if (o.cooperativeMatrix[0] != 0 && device->type != DeviceType::Vulkan)
+    return fail({ErrorKind::InvalidArgument, "--cooperative-matrix only goes with --device vulkan"});
   // --compile-only opens no device: it compiles for the kind's default
   // one (PTX for --chip, default sm_90; SPIR-V for the features every
   // supported Vulkan device has; the host CPU).
@@ -251,6 +272,7 @@ int runMain(const Options &o) {
       options.chip = o.chip;
     options.ptxas = o.cubin ? ptxasPath() : "";
     options.tf32 = o.tf32;
+    options.vulkan.f16CooperativeMatrix = o.cooperativeMatrix;
     auto start = Clock::now();
     auto compiled = targetKind(device->type).compileOffline(**compiler, source.str(), options);
     if (!compiled) {

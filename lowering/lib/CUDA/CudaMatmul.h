@@ -3,6 +3,7 @@
 #define KILN_LOWERING_CUDA_CUDAMATMUL_H
 
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
+#include "kiln/Lowering/Common/MatmulKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -10,36 +11,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace kiln {
-
-/// Builds index arithmetic at one insertion point.
-struct IndexBuilder {
-  mlir::OpBuilder &b;
-  mlir::Location loc;
-  mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
-  mlir::Value add(mlir::Value x, mlir::Value y) { return mlir::arith::AddIOp::create(b, loc, x, y); }
-  mlir::Value add(mlir::Value x, int64_t y) { return add(x, c(y)); }
-  mlir::Value mul(mlir::Value x, int64_t y) { return mlir::arith::MulIOp::create(b, loc, x, c(y)); }
-  mlir::Value div(mlir::Value x, int64_t y) { return mlir::arith::DivUIOp::create(b, loc, x, c(y)); }
-  mlir::Value rem(mlir::Value x, int64_t y) { return mlir::arith::RemUIOp::create(b, loc, x, c(y)); }
-  mlir::Value xorI(mlir::Value x, mlir::Value y) { return mlir::arith::XOrIOp::create(b, loc, x, y); }
-  mlir::Value lt(mlir::Value x, int64_t y) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, x, c(y));
-  }
-  mlir::Value both(mlir::Value x, mlir::Value y) { return mlir::arith::AndIOp::create(b, loc, x, y); }
-  mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) {
-    return mlir::arith::SelectOp::create(b, loc, cond, x, y);
-  }
-};
-
-/// Indices of element (row, col) of matrix operand `matrix`, with the batch
-/// index first when it has a batch dim (one without is shared by every
-/// batch).
-inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value matrix, mlir::Value batch,
-                                                    mlir::Value row, mlir::Value col) {
-  if (batch && mlir::cast<mlir::MemRefType>(matrix.getType()).getRank() == 3)
-    return {batch, row, col};
-  return {row, col};
-}
 
 /// A matmul operand written by a copy generic (im2col) that the matmul's
 /// loads can read through the copy's index map instead.
@@ -81,15 +52,6 @@ mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      int64_t maxSharedBytes);
 
 // Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
-
-/// The fill of `c` with zeros right before `op`, which the kernel's stores
-/// make redundant, or null.
-mlir::linalg::FillOp zeroFillBefore(mlir::linalg::LinalgOp op, mlir::Value c);
-
-/// The output tile (row, column) of a block: consecutive blocks walk down
-/// a group of 8 tile rows before moving right, for L2 reuse.
-std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
-                                                     int64_t numTilesM, int64_t numTilesN);
 
 /// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
 /// `pair`, where they are inside the m x n matrix: C += pair with

@@ -212,34 +212,6 @@ Value mma(OpBuilder &b, Location loc, ArrayRef<Value> aRegs, ArrayRef<Value> bRe
 
 } // namespace
 
-/// The fill of `c` with zeros right before `op`, which the kernel's stores
-/// make redundant, or null.
-linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-  if (!fill || fill.getDpsInits()[0] != c ||
-      !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
-    return {};
-  return fill;
-}
-
-/// The output tile of a block: blocks start in launch order (x fastest),
-/// and consecutive ones walk down a group of `kGroupRows` tile rows before
-/// moving right, so a wave of blocks shares A rows and B columns in L2
-/// instead of streaming all of B once per tile row.
-std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
-                                         int64_t numTilesM, int64_t numTilesN) {
-  constexpr int64_t kGroupRows = 8;
-  Value order = x.add(x.mul(block.y, numTilesN), block.x);
-  Value group = x.div(order, kGroupRows * numTilesN);
-  Value firstRow = x.mul(group, kGroupRows);
-  Value rowsLeft = arith::SubIOp::create(x.b, x.loc, x.c(numTilesM), firstRow);
-  Value rows = arith::MinUIOp::create(x.b, x.loc, rowsLeft, x.c(kGroupRows));
-  Value inGroup = x.rem(order, kGroupRows * numTilesN);
-  Value row = x.add(firstRow, arith::RemUIOp::create(x.b, x.loc, inGroup, rows));
-  Value col = arith::DivUIOp::create(x.b, x.loc, inGroup, rows);
-  return {row, col};
-}
-
 void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
                           Value col, Value pair, int64_t m, int64_t n, bool accumulate,
                           linalg::GenericOp epilogue) {

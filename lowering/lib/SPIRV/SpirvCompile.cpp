@@ -42,6 +42,14 @@ std::optional<std::string> missingFeature(Type t, const VulkanTarget &target) {
   return std::nullopt;
 }
 
+/// The cooperative-matrix shape f16 matmuls use on `target`: none where it
+/// has none or KILN_VULKAN_COOPERATIVE_MATRIX=0.
+std::vector<int64_t> f16CooperativeMatrix(const VulkanTarget &target) {
+  if (target.f16CooperativeMatrix[0] == 0 || !VulkanTarget::cooperativeMatricesEnabled())
+    return {};
+  return {target.f16CooperativeMatrix.begin(), target.f16CooperativeMatrix.end()};
+}
+
 /// The SPIR-V target environment of a device's features.
 SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   SpirvPipelineOptions o;
@@ -62,6 +70,12 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
     o.extensions.push_back("SPV_KHR_8bit_storage");
   if (target.storage16)
     o.extensions.push_back("SPV_KHR_16bit_storage");
+  o.f16CooperativeMatrix = f16CooperativeMatrix(target);
+  if (!o.f16CooperativeMatrix.empty()) {
+    o.capabilities.push_back("CooperativeMatrixKHR");
+    o.extensions.push_back("SPV_KHR_cooperative_matrix");
+  }
+  o.subgroupSize = target.subgroupSize;
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
   o.exactF32Division = target.int64;
   for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
@@ -85,7 +99,13 @@ std::string describe(const VulkanTarget &target) {
     text += feature ? '1' : '0';
   for (uint32_t count : target.maxWorkgroupCount)
     text += " " + std::to_string(count);
-  return text + " buffers" + std::to_string(target.maxStorageBuffers);
+  text += " buffers" + std::to_string(target.maxStorageBuffers);
+  text += " subgroup" + std::to_string(target.subgroupSize) + " coopmat";
+  for (int64_t size : f16CooperativeMatrix(target)) {
+    text += ' ';
+    text += std::to_string(size);
+  }
+  return text;
 }
 
 constexpr spv_target_env kSpirvEnvironment = SPV_ENV_VULKAN_1_1;

@@ -28,9 +28,17 @@ SpirvPipelineOptions SpirvPipelineOptions::baseline() {
 void buildKernelsToSpirvPipeline(OpPassManager &pm,
                                  const SpirvPipelineOptions &options) {
   // 16 bytes of f32 per access as on CUDA; kiln-spirv-vector-buffers turns
-  // the pointer casts this yields into vector-typed buffers. Matmuls stay
-  // loop nests: the SPIR-V conversion takes no workgroup attributions yet.
+  // the pointer casts this yields into vector-typed buffers. f16 matmuls run
+  // on cooperative matrices where the device has them; other matmuls stay
+  // loop nests.
   buildGpuBufferizationPipeline(pm);
+  if (!options.f16CooperativeMatrix.empty()) {
+    KilnSpirvTileMatmulOptions matmul;
+    matmul.mmaShape.assign(options.f16CooperativeMatrix.begin(),
+                           options.f16CooperativeMatrix.end());
+    matmul.subgroupSize = options.subgroupSize;
+    pm.addPass(createKilnSpirvTileMatmul(matmul));
+  }
   buildGpuKernelOutliningPipeline(pm, options.maxGrid, /*hoistRowValues=*/true);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVPREPAREKERNELS
@@ -93,9 +94,12 @@ LogicalResult lowerAllReduce(gpu::AllReduceOp reduce, int64_t blockThreads) {
 
 /// The SCF-to-SPIR-V conversion only writes a loop's results in its body, so
 /// a loop that runs zero times yields undefined values, not its inits:
-/// select the inits then.
+/// select the inits then (not needed where it surely runs, and impossible
+/// for cooperative matrices, which SPIR-V cannot select).
 void guardZeroTripResults(scf::ForOp loop) {
-  if (loop.getNumResults() == 0)
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                         upper = getConstantIntValue(loop.getUpperBound());
+  if (loop.getNumResults() == 0 || (lower && upper && *lower < *upper))
     return;
   OpBuilder b(loop->getContext());
   b.setInsertionPointAfter(loop);

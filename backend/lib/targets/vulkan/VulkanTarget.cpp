@@ -218,6 +218,22 @@ Expected<OfflineCompile> compileVulkanOffline(Compiler &compiler, std::string_vi
 
 } // namespace
 
+/// The device's f16 x f16 -> f32 cooperative-matrix shape that
+/// kiln-spirv-tile-matmul's subgroup tile (64 x 32, K step 32) holds a whole
+/// number of, 16x16x16 first; zeros when it has none.
+static std::array<uint32_t, 3> f16CooperativeMatrixOf(const VulkanDeviceProperties &device) {
+  std::array<uint32_t, 3> best = {0, 0, 0};
+  for (const VulkanCooperativeMatrix &c : device.cooperativeMatrices) {
+    using enum VulkanComponentType;
+    if (c.a != F16 || c.b != F16 || c.c != F32 || c.result != F32 || c.m == 0 || c.n == 0 ||
+        c.k == 0 || 64 % c.m != 0 || 32 % c.n != 0 || 32 % c.k != 0)
+      continue;
+    if (best[0] == 0 || (c.m == 16 && c.n == 16 && c.k == 16))
+      best = {c.m, c.n, c.k};
+  }
+  return best;
+}
+
 VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   VulkanTarget t;
   t.float16 = device.float16;
@@ -234,6 +250,8 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   t.preserveNan64 = device.preserveNan64;
   t.maxStorageBuffers =
       std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet);
+  t.subgroupSize = device.subgroupSize;
+  t.f16CooperativeMatrix = f16CooperativeMatrixOf(device);
   return t;
 }
 

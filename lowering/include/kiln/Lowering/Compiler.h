@@ -81,6 +81,21 @@ struct VulkanTarget {
   /// Storage buffers one kernel may bind (maxPerStageDescriptorStorageBuffers;
   /// lavapipe's 32 when compiling without a device).
   uint32_t maxStorageBuffers = 32;
+  /// Invocations per subgroup (32 on NVIDIA, 8 on lavapipe).
+  uint32_t subgroupSize = 32;
+  /// The device's f16 x f16 -> f32 cooperative-matrix shape (M, N, K) that
+  /// f16 matmuls run on (VK_KHR_cooperative_matrix, kiln-spirv-tile-matmul);
+  /// zeros: none, matmuls stay loop nests.
+  std::array<uint32_t, 3> f16CooperativeMatrix = {0, 0, 0};
+  /// KILN_VULKAN_COOPERATIVE_MATRIX=0 leaves cooperative matrices unused
+  /// even where the device has them (read once, by the SPIR-V compile).
+  static bool cooperativeMatricesEnabled() {
+    static const bool enabled = [] {
+      const char *value = std::getenv("KILN_VULKAN_COOPERATIVE_MATRIX");
+      return !value || std::string_view(value) != "0";
+    }();
+    return enabled;
+  }
 };
 
 /// KILN_DUMP_DIR and KILN_OVERRIDE_DIR (docs/dumps.md), read at first use:

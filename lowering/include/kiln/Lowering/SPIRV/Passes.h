@@ -25,6 +25,10 @@ struct SpirvPipelineOptions {
   /// Correctly rounded f32 division from 64-bit integer operations
   /// (kiln-spirv-exact-f32-division); needs the Int64 capability.
   bool exactF32Division = true;
+  /// The f16 x f16 -> f32 cooperative-matrix shape (M, N, K) f16 matmuls run
+  /// on (kiln-spirv-tile-matmul); empty: none.
+  std::vector<int64_t> f16CooperativeMatrix;
+  int64_t subgroupSize = 32;
   /// What every Vulkan 1.1 compute device kiln targets has: subgroup
   /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
   static SpirvPipelineOptions baseline();

@@ -20,6 +20,32 @@ def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPU
                            "mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
+  let summary = "f16 matmuls on cooperative matrices (VK_KHR_cooperative_matrix)";
+  let description = [{
+    Replaces each static f16 x f16 -> f32 linalg.matmul / batch_matmul
+    whose K and N are multiples of 4 by a gpu.launch on subgroup MMA ops
+    (gpu.subgroup_mma_*, which convert-gpu-to-spirv turns into
+    spirv.KHR.CooperativeMatrix*): a workgroup of 8 subgroups owns a 128 x
+    128 tile of C, each subgroup 64 x 32 of it as accumulators of the
+    device's `mma-shape`; K advances 32 at a time through two workgroup
+    memory stages, the next step's 8-byte global loads in flight during the
+    current step's math. Each accumulator goes through a per-subgroup
+    scratch tile to the elementwise epilogue (bias, activation) and C,
+    inside the matrix only. Without `mma-shape`, nothing changes (the
+    matmuls stay loop nests).
+  }];
+  let options = [
+    ListOption<"mmaShape", "mma-shape", "int64_t",
+               "M, N, K of the device's f16 x f16 -> f32 cooperative matrix">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", "32",
+           "invocations per subgroup on the device">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::spirv::SPIRVDialect", "mlir::vector::VectorDialect"];
+}
+
 def KilnSpirvExpandF64Math : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUModuleOp"> {
   let summary = "f64 exp, log, log1p, sin, cos, tanh, erf and pow in arithmetic";
   let description = [{

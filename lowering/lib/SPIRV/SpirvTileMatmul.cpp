@@ -1,0 +1,291 @@
+//===- SpirvTileMatmul.cpp - the kiln-spirv-tile-matmul pass ---------------===//
+//
+// f16 matmuls with f32 accumulation on the device's cooperative matrices
+// (VK_KHR_cooperative_matrix), written as gpu.subgroup_mma_* ops, which
+// convert-gpu-to-spirv turns into spirv.KHR.CooperativeMatrix*. A workgroup
+// of 8 subgroups (2 along M, 4 along N) owns a 128 x 128 tile of C; each
+// subgroup 64 x 32 of it as accumulators of the device's M x N shape. K
+// advances 32 at a time through two workgroup-memory stages: while the
+// subgroups multiply one stage, every invocation's 8-byte global loads of
+// the next step are in flight, and their values go to the other stage
+// after the math, so one barrier per step suffices. Stage rows are padded
+// by 16 bytes, so the 8 rows a matrix load reads start in different banks.
+// Loads outside the matrix read element 0 and are replaced by zeros (the
+// M, N and K edges). At the end, each accumulator goes through a
+// per-subgroup scratch matrix in workgroup memory to the subgroup's lanes,
+// which store it element by element inside the matrix: C = the tile where
+// C was just filled with zeros, C += the tile otherwise, through the
+// elementwise consumer of C (bias, activation) when there is one.
+// Workgroup tiles are taken in groups of 8 tile rows for L2 reuse.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/MatmulEpilogue.h"
+#include "kiln/Lowering/Common/MatmulKernels.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/SPIRV/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSPIRVTILEMATMUL
+#include "kiln/Lowering/SPIRV/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using kiln::IndexBuilder;
+using kiln::matrixIndices;
+
+namespace {
+
+constexpr int64_t kTileM = 128, kTileN = 128, kStepK = 32;
+constexpr int64_t kSubgroupsM = 2, kSubgroupsN = 4, kSubgroups = kSubgroupsM * kSubgroupsN;
+constexpr int64_t kSubgroupM = kTileM / kSubgroupsM, kSubgroupN = kTileN / kSubgroupsN;
+/// f16 per global load: 8 bytes, a vec4 buffer for kiln-spirv-vector-buffers.
+constexpr int64_t kLanes = 4;
+/// Stage row lengths in f16: 16 bytes of padding per row.
+constexpr int64_t kAStride = kStepK + 8, kBStride = kTileN + 8;
+
+/// Static f16 x f16 -> f32 matmuls read in place whose rows (K for A, N for
+/// B) are whole aligned 8-byte loads.
+bool fitsCooperativeMatmul(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureBufferSemantics() ||
+      !kiln::readsOperandsInPlace(op))
+    return false;
+  auto typeOf = [](Value v) { return dyn_cast<MemRefType>(v.getType()); };
+  MemRefType a = typeOf(op.getDpsInputs()[0]), b = typeOf(op.getDpsInputs()[1]),
+             c = typeOf(op.getDpsInits()[0]);
+  for (MemRefType t : {a, b, c})
+    if (!t || !t.hasStaticShape() || !t.getLayout().isIdentity())
+      return false;
+  return a.getElementType().isF16() && b.getElementType().isF16() &&
+         c.getElementType().isF32() && a.getShape().back() % kLanes == 0 &&
+         b.getShape().back() % kLanes == 0;
+}
+
+struct Kernel {
+  Value a, b, c, batch; // batch: the workgroup's batch index, or null
+  int64_t m, n, k;
+  int64_t mmaM, mmaN, mmaK, threads;
+  Value aStages, bStages;
+};
+
+/// The global loads of K step `k0` this invocation stages: A's as
+/// kTileM rows of kStepK, then B's as kStepK rows of kTileN, in vectors of
+/// kLanes (zeros outside the matrix).
+SmallVector<Value> loadStep(OpBuilder &b, Location loc, const Kernel &kn, Value tid, Value row0,
+                            Value col0, Value k0) {
+  IndexBuilder x{b, loc};
+  auto vector = VectorType::get({kLanes}, b.getF16Type());
+  Value zeros = arith::ConstantOp::create(b, loc, vector, DenseElementsAttr::get(vector, 0.0f));
+  Value zero = x.c(0);
+  SmallVector<Value> loaded;
+  auto load = [&](Value matrix, Value row, Value col, Value inside) {
+    SmallVector<Value> at = matrixIndices(matrix, kn.batch, x.select(inside, row, zero),
+                                          x.select(inside, col, zero));
+    Value v = vector::LoadOp::create(b, loc, vector, matrix, at, /*nontemporal=*/false,
+                                     kiln::alignmentAttr(b, matrix, kLanes));
+    // SPIR-V 1.3 selects vectors by a vector of conditions.
+    Value lanesInside = vector::BroadcastOp::create(
+        b, loc, VectorType::get({kLanes}, b.getI1Type()), inside);
+    loaded.push_back(x.select(lanesInside, v, zeros));
+  };
+  constexpr int64_t aPerRow = kStepK / kLanes, bPerRow = kTileN / kLanes;
+  for (int64_t i = 0; i < kTileM * aPerRow / kn.threads; ++i) {
+    Value q = x.add(tid, i * kn.threads);
+    Value row = x.add(row0, x.div(q, aPerRow)), col = x.add(k0, x.mul(x.rem(q, aPerRow), kLanes));
+    load(kn.a, row, col, x.both(x.lt(row, kn.m), x.lt(col, kn.k)));
+  }
+  for (int64_t i = 0; i < kStepK * bPerRow / kn.threads; ++i) {
+    Value q = x.add(tid, i * kn.threads);
+    Value row = x.add(k0, x.div(q, bPerRow)), col = x.add(col0, x.mul(x.rem(q, bPerRow), kLanes));
+    load(kn.b, row, col, x.both(x.lt(row, kn.k), x.lt(col, kn.n)));
+  }
+  return loaded;
+}
+
+/// Stores loadStep's vectors into stage `stage`, lane by lane: a vector
+/// store to workgroup memory would be a pointer cast, which logical
+/// addressing forbids.
+void storeStep(OpBuilder &b, Location loc, const Kernel &kn, Value tid, Value stage,
+               ArrayRef<Value> loaded) {
+  IndexBuilder x{b, loc};
+  constexpr int64_t aPerRow = kStepK / kLanes, bPerRow = kTileN / kLanes;
+  const int64_t aLoads = kTileM * aPerRow / kn.threads;
+  for (auto [i, v] : llvm::enumerate(loaded)) {
+    bool isA = int64_t(i) < aLoads;
+    int64_t perRow = isA ? aPerRow : bPerRow;
+    Value q = x.add(tid, (isA ? i : i - aLoads) * kn.threads);
+    Value row = x.div(q, perRow), col = x.mul(x.rem(q, perRow), kLanes);
+    for (int64_t l = 0; l < kLanes; ++l) {
+      Value lane = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l});
+      memref::StoreOp::create(b, loc, lane, isA ? kn.aStages : kn.bStages,
+                              ValueRange{stage, row, x.add(col, l)});
+    }
+  }
+}
+
+void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
+                                     int64_t subgroupSize) {
+  Kernel kn{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+  kn.mmaM = mmaShape[0];
+  kn.mmaN = mmaShape[1];
+  kn.mmaK = mmaShape[2];
+  kn.threads = kSubgroups * subgroupSize;
+  bool batched = isa<linalg::BatchMatmulOp>(op);
+  auto cShape = cast<MemRefType>(kn.c.getType()).getShape();
+  int64_t batch = batched ? cShape[0] : 1;
+  kn.m = cShape[cShape.size() - 2];
+  kn.n = cShape.back();
+  kn.k = cast<MemRefType>(kn.a.getType()).getShape().back();
+  linalg::FillOp zeroFill = kiln::zeroFillBefore(op, kn.c);
+  linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, kn.c);
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexBuilder ib{b, loc};
+  const int64_t numTilesM = (kn.m + kTileM - 1) / kTileM, numTilesN = (kn.n + kTileN - 1) / kTileN;
+  auto launch = gpu::LaunchOp::create(b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch),
+                                      ib.c(kn.threads), ib.c(1), ib.c(1));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  IndexBuilder kb{b, loc};
+  // Workgroup storage directly: convert-gpu-to-spirv's memory-space map for
+  // Vulkan does not take #gpu.address_space.
+  auto workgroup = spirv::StorageClassAttr::get(b.getContext(), spirv::StorageClass::Workgroup);
+  auto shared = [&](ArrayRef<int64_t> shape, Type element) {
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, element, AffineMap(), workgroup))
+        .getResult();
+  };
+  Type f16 = b.getF16Type(), f32 = b.getF32Type();
+  kn.aStages = shared({2, kTileM, kAStride}, f16);
+  kn.bStages = shared({2, kStepK, kBStride}, f16);
+  Value scratch = shared({kSubgroups, kn.mmaM, kn.mmaN}, f32);
+
+  gpu::KernelDim3 block = launch.getBlockIds();
+  Value tid = launch.getThreadIds().x;
+  kn.batch = batched ? block.z : Value();
+  auto [tileRow, tileCol] = kiln::groupedTileOrder(kb, block, numTilesM, numTilesN);
+  Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, kTileN);
+  Value subgroup = gpu::SubgroupIdOp::create(b, loc, IntegerAttr{});
+  Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr{});
+  Value subgroupRow = kb.mul(kb.div(subgroup, kSubgroupsN), kSubgroupM);
+  Value subgroupCol = kb.mul(kb.rem(subgroup, kSubgroupsN), kSubgroupN);
+
+  storeStep(b, loc, kn, tid, kb.c(0), loadStep(b, loc, kn, tid, row0, col0, kb.c(0)));
+  gpu::BarrierOp::create(b, loc);
+
+  const int64_t tilesM = kSubgroupM / kn.mmaM, tilesN = kSubgroupN / kn.mmaN;
+  auto aType = gpu::MMAMatrixType::get({kn.mmaM, kn.mmaK}, f16, "AOp");
+  auto bType = gpu::MMAMatrixType::get({kn.mmaK, kn.mmaN}, f16, "BOp");
+  auto cType = gpu::MMAMatrixType::get({kn.mmaM, kn.mmaN}, f32, "COp");
+  Value zero = gpu::SubgroupMmaConstantMatrixOp::create(
+      b, loc, cType, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
+  SmallVector<Value> init(tilesM * tilesN, zero);
+  const int64_t steps = (kn.k + kStepK - 1) / kStepK;
+  auto loop = scf::ForOp::create(
+      b, loc, kb.c(0), kb.c(steps), kb.c(1), init,
+      [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
+        IndexBuilder x{lb, l};
+        Value next = x.add(step, 1);
+        SmallVector<Value> loaded = loadStep(lb, l, kn, tid, row0, col0, x.mul(next, kStepK));
+        Value stage = x.rem(step, 2);
+        SmallVector<Value> sums(acc.begin(), acc.end());
+        for (int64_t kk = 0; kk < kStepK; kk += kn.mmaK) {
+          SmallVector<Value> aTiles, bTiles;
+          for (int64_t i = 0; i < tilesM; ++i)
+            aTiles.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                lb, l, aType, kn.aStages,
+                ValueRange{stage, x.add(subgroupRow, i * kn.mmaM), x.c(kk)},
+                lb.getIndexAttr(kAStride), UnitAttr()));
+          for (int64_t j = 0; j < tilesN; ++j)
+            bTiles.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+                lb, l, bType, kn.bStages,
+                ValueRange{stage, x.c(kk), x.add(subgroupCol, j * kn.mmaN)},
+                lb.getIndexAttr(kBStride), UnitAttr()));
+          for (int64_t i = 0; i < tilesM; ++i)
+            for (int64_t j = 0; j < tilesN; ++j) {
+              Value &sum = sums[i * tilesN + j];
+              sum = gpu::SubgroupMmaComputeOp::create(lb, l, aTiles[i], bTiles[j], sum,
+                                                      UnitAttr(), UnitAttr());
+            }
+        }
+        // The other stage was last read by the previous step's math, which
+        // every invocation finished before that step's barrier.
+        storeStep(lb, l, kn, tid, x.rem(next, 2), loaded);
+        gpu::BarrierOp::create(lb, l);
+        scf::YieldOp::create(lb, l, sums);
+      });
+
+  // Each accumulator through the subgroup's scratch matrix to its lanes.
+  for (int64_t i = 0; i < tilesM; ++i)
+    for (int64_t j = 0; j < tilesN; ++j) {
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, loop.getResult(i * tilesN + j), scratch,
+                                            ValueRange{subgroup, kb.c(0), kb.c(0)},
+                                            b.getIndexAttr(kn.mmaN), UnitAttr());
+      gpu::BarrierOp::create(b, loc);
+      Value rowBase = kb.add(kb.add(row0, subgroupRow), i * kn.mmaM);
+      Value colBase = kb.add(kb.add(col0, subgroupCol), j * kn.mmaN);
+      for (int64_t e = 0; e < kn.mmaM * kn.mmaN; e += subgroupSize) {
+        Value at = kb.add(lane, e);
+        Value r = kb.div(at, kn.mmaN), col = kb.rem(at, kn.mmaN);
+        Value row = kb.add(rowBase, r), gCol = kb.add(colBase, col);
+        Value inside = kb.both(kb.lt(row, kn.m), kb.lt(gCol, kn.n));
+        if (e + subgroupSize > kn.mmaM * kn.mmaN)
+          inside = kb.both(inside, kb.lt(at, kn.mmaM * kn.mmaN));
+        scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+          Value v = memref::LoadOp::create(tb, l, scratch, ValueRange{subgroup, r, col});
+          SmallVector<Value> idx = matrixIndices(kn.c, kn.batch, row, gCol);
+          if (!zeroFill)
+            v = arith::AddFOp::create(tb, l, memref::LoadOp::create(tb, l, kn.c, idx), v);
+          if (epilogue)
+            kiln::storeThroughEpilogue(tb, l, epilogue, kn.c, v, idx, /*width=*/0);
+          else
+            memref::StoreOp::create(tb, l, v, kn.c, idx);
+          scf::YieldOp::create(tb, l);
+        });
+      }
+      // Every lane has read the scratch before the next matrix overwrites it.
+      gpu::BarrierOp::create(b, loc);
+    }
+  gpu::TerminatorOp::create(b, loc);
+  op->erase();
+  if (zeroFill)
+    zeroFill->erase();
+  if (epilogue)
+    epilogue->erase();
+}
+
+struct KilnSpirvTileMatmulPass
+    : kiln::impl::KilnSpirvTileMatmulBase<KilnSpirvTileMatmulPass> {
+  using KilnSpirvTileMatmulBase::KilnSpirvTileMatmulBase;
+  void runOnOperation() override {
+    if (mmaShape.empty())
+      return;
+    if (mmaShape.size() != 3 || kSubgroupM % mmaShape[0] != 0 ||
+        kSubgroupN % mmaShape[1] != 0 || kStepK % mmaShape[2] != 0 || subgroupSize <= 0 ||
+        (kTileM * kStepK / kLanes) % (kSubgroups * subgroupSize) != 0 ||
+        (kStepK * kTileN / kLanes) % (kSubgroups * subgroupSize) != 0) {
+      getOperation().emitError("kiln-spirv-tile-matmul: a ")
+          << kSubgroupM << " x " << kSubgroupN << " x " << kStepK
+          << " subgroup tile holds no whole number of the cooperative-matrix shape, or the "
+             "subgroup size "
+          << subgroupSize << " does not divide its loads";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> matmuls;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (fitsCooperativeMatmul(op))
+        matmuls.push_back(op);
+    });
+    for (linalg::LinalgOp op : matmuls)
+      buildCooperativeMatmul(op, mmaShape, subgroupSize);
+  }
+};
+
+} // namespace

@@ -1,0 +1,118 @@
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32" | FileCheck %s
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,8,16 subgroup-size=32" | FileCheck %s --check-prefix=NARROW
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul | FileCheck %s --check-prefix=NONE
+// RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,48" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// f16 300x72 * 72x264 -> f32: 3x3 workgroups of 8 subgroups of 32, two
+// padded stages of A (128 x 32) and B (32 x 128) in workgroup memory, the
+// first step staged before the loop; K in 3 steps of 32, each: 4 + 4 A
+// and B vec4 loads of the next step, 2 x (4 A + 2 B matrix loads, 8
+// multiply-adds), the loads stored lane by lane, one barrier. Then 8
+// accumulators through the subgroup's scratch to C += tile.
+// CHECK-LABEL: func @f16
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK: %[[AS:.*]] = memref.alloc() : memref<2x128x40xf16, #spirv.storage_class<Workgroup>>
+// CHECK: %[[BS:.*]] = memref.alloc() : memref<2x32x136xf16, #spirv.storage_class<Workgroup>>
+// CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<8x16x16xf32, #spirv.storage_class<Workgroup>>
+// CHECK: gpu.subgroup_id
+// CHECK: gpu.lane_id
+// CHECK-COUNT-4: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<300x72xf16>, vector<4xf16>
+// CHECK-COUNT-4: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x264xf16>, vector<4xf16>
+// CHECK: memref.store {{.*}}, %[[AS]]
+// CHECK: gpu.barrier
+// CHECK: gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">)
+// CHECK-COUNT-8: vector.load
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]{{.*}} {leadDimension = 40 : index} : memref<2x128x40xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]{{.*}} {leadDimension = 136 : index} : memref<2x32x136xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK-COUNT-8: gpu.subgroup_mma_compute
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]
+// CHECK-COUNT-8: gpu.subgroup_mma_compute
+// CHECK: memref.store {{.*}}, %[[BS]]
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+// CHECK: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SCRATCH]]{{.*}} {leadDimension = 16 : index}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.load %[[SCRATCH]]
+// CHECK: memref.load %arg2
+// CHECK: arith.addf
+// CHECK: memref.store {{.*}}, %arg2
+// CHECK-NOT: linalg.matmul
+// NARROW-LABEL: func @f16
+// NARROW: memref.alloc() : memref<8x16x8xf32, #spirv.storage_class<Workgroup>>
+// NARROW: scf.for
+// NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x8xf16, "BOp">
+// NARROW-COUNT-16: gpu.subgroup_mma_compute
+// NONE-LABEL: func @f16
+// NONE-NOT: gpu.launch
+// NONE: linalg.matmul
+// BAD: error: kiln-spirv-tile-matmul: a 64 x 32 x 32 subgroup tile holds no whole number of the cooperative-matrix shape
+func.func @f16(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
+  return
+}
+
+// Batches are the grid's z; B without a batch dim is shared by all.
+// CHECK-LABEL: func @batched_shared_b
+// CHECK: gpu.launch blocks({{[^)]*}}) in ({{.*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}})
+// CHECK: vector.load %arg0[%{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}]
+// CHECK: vector.load %arg1[%{{[a-z0-9]+}}, %{{[a-z0-9]+}}] {alignment = 8 : i64} : memref<40x136xf16>
+// CHECK: gpu.subgroup_mma_compute
+func.func @batched_shared_b(%a: memref<3x130x40xf16>, %b: memref<40x136xf16>, %c: memref<3x130x136xf32>) {
+  linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%a, %b : memref<3x130x40xf16>, memref<40x136xf16>) outs(%c : memref<3x130x136xf32>)
+  return
+}
+
+// A bias + relu consumer of C runs on the accumulators' elements; C was
+// zero-filled, so the tile is stored, not added, and neither fill nor
+// generic remain.
+// CHECK-LABEL: func @bias_relu
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.subgroup_mma_compute
+// CHECK: scf.if
+// CHECK: memref.load %[[SCRATCH2:.*]][
+// CHECK-NOT: memref.load %arg3
+// CHECK: memref.load %arg2
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK-NOT: linalg.generic
+func.func @bias_relu(%a: memref<256x64xf16>, %b: memref<64x128xf16>, %bias: memref<128xf32>,
+                     %out: memref<256x128xf32>) {
+  %c = memref.alloc() : memref<256x128xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<256x128xf32>)
+  linalg.matmul ins(%a, %b : memref<256x64xf16>, memref<64x128xf16>) outs(%c : memref<256x128xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<256x128xf32>, memref<128xf32>) outs(%out : memref<256x128xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %z : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %c : memref<256x128xf32>
+  return
+}
+
+// Not taken: K not a multiple of 4 (rows of A are not whole 8-byte loads),
+// f32 and bf16 inputs.
+// CHECK-LABEL: func @not_taken
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-3: linalg.matmul
+func.func @not_taken(%a: memref<33x18xf16>, %b: memref<18x70xf16>, %c: memref<33x70xf32>,
+                     %x: memref<16x16xf32>, %y: memref<16x16xbf16>, %z: memref<16x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<33x18xf16>, memref<18x70xf16>) outs(%c : memref<33x70xf32>)
+  linalg.matmul ins(%x, %x : memref<16x16xf32>, memref<16x16xf32>) outs(%z : memref<16x16xf32>)
+  linalg.matmul ins(%y, %y : memref<16x16xbf16>, memref<16x16xbf16>) outs(%z : memref<16x16xf32>)
+  return
+}
