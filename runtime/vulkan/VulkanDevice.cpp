@@ -50,7 +50,8 @@ private:
         reinterpret_cast<PFN_vkCreateInstance>(getProc(VK_NULL_HANDLE, "vkCreateInstance"));
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "kiln";
-    app.apiVersion = VK_API_VERSION_1_1;
+    // 1.3 where the device has it: cooperative-matrix kernels are SPIR-V 1.6.
+    app.apiVersion = VK_API_VERSION_1_3;
     VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     info.pApplicationInfo = &app;
     if (!createInstance || createInstance(&info, nullptr, &l.instance) != VK_SUCCESS) {

@@ -285,11 +285,13 @@ TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
 
 // The matmul kernel's shape comes from the device's list (no device needed):
 // f16 x f16 -> f32 only, 16x16x16 first, one the 64 x 32 x 32 subgroup tile
-// holds a whole number of; none leaves matmuls as loop nests.
+// holds a whole number of; none leaves matmuls as loop nests, as does a
+// device below Vulkan 1.3 (the kernels are SPIR-V 1.6).
 TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
   using enum VulkanComponentType;
   VulkanDeviceProperties p;
   p.subgroupSize = 32;
+  p.apiVersion = (1u << 22) | (3u << 12); // Vulkan 1.3: SPIR-V 1.6
   p.cooperativeMatrices = {{16, 8, 16, F16, F16, F32, F32}, {16, 16, 16, F16, F16, F16, F16},
                            {16, 16, 32, I8, I8, I32, I32}, {16, 16, 16, F16, F16, F32, F32},
                            {16, 8, 8, F16, F16, F32, F32}};
@@ -298,6 +300,9 @@ TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
   EXPECT_EQ(t.subgroupSize, 32u);
   p.cooperativeMatrices.erase(p.cooperativeMatrices.begin() + 3);
   EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 8, 16}));
+  p.apiVersion = (1u << 22) | (2u << 12);
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{0, 0, 0}));
+  p.apiVersion = (1u << 22) | (3u << 12);
   p.cooperativeMatrices = {{48, 16, 16, F16, F16, F32, F32}, {16, 16, 16, F16, F16, F16, F16}};
   EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{0, 0, 0}));
 }

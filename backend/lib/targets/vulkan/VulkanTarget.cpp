@@ -223,6 +223,9 @@ Expected<OfflineCompile> compileVulkanOffline(Compiler &compiler, std::string_vi
 /// number of, 16x16x16 first; zeros when it has none.
 static std::array<uint32_t, 3> f16CooperativeMatrixOf(const VulkanDeviceProperties &device) {
   std::array<uint32_t, 3> best = {0, 0, 0};
+  // The kernels are SPIR-V 1.6, which needs Vulkan 1.3 (VK_API_VERSION_1_3).
+  if (device.apiVersion < ((1u << 22) | (3u << 12)))
+    return best;
   for (const VulkanCooperativeMatrix &c : device.cooperativeMatrices) {
     using enum VulkanComponentType;
     if (c.a != F16 || c.b != F16 || c.c != F32 || c.result != F32 || c.m == 0 || c.n == 0 ||
