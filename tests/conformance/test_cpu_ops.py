@@ -486,11 +486,13 @@ def binary_matmul(a, b, shape, out):
 # (wgmma on sm_90a, mma.sync elsewhere), with partial 128-row and
 # 128/256-column tiles, a K with a partial step, a long K that cycles the
 # copy pipeline's stages many times, a K of one 16-byte chunk, batches and a
-# tiny case.
+# tiny case; on sm_90a TMA boxes wholly past N (72 columns in a 256-column
+# tile) and past K read zeros.
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
                                              ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
-                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264))])
+                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264)),
+                                             ((2, 200, 520), (2, 520, 72))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":
