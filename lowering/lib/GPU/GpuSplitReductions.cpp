@@ -96,14 +96,10 @@ void split(linalg::GenericOp op, const Split &plan) {
     first = fill;
   OpBuilder b(first);
 
-  // partials[outer..., s] = reduce over x[outer..., s, 0:L].
-  SmallVector<int64_t> partialShape(outType.getShape());
-  partialShape.push_back(plan.slices);
-  Type accType = outType.getElementType();
-  Value partials = memref::AllocOp::create(b, loc, MemRefType::get(partialShape, accType));
-  linalg::FillOp::create(b, loc,
-                         kiln::reductionIdentity(b, loc, reduction.kind, accType), partials);
+  // The views first: kiln-gpu-row-reductions takes a fill and the
+  // reductions that follow it into one kernel only when nothing is between.
   SmallVector<Value> sliced;
+  IRMapping tail;
   for (Value in : op.getDpsInputs()) {
     Value head = innerSlice(b, loc, in, 0, covered);
     SmallVector<int64_t> shape(cast<MemRefType>(head.getType()).getShape());
@@ -114,7 +110,17 @@ void split(linalg::GenericOp op, const Split &plan) {
       groups.push_back({d});
     groups.push_back({rank - 1, rank});
     sliced.push_back(memref::ExpandShapeOp::create(b, loc, shape, head, groups));
+    if (covered < length)
+      tail.map(in, innerSlice(b, loc, in, covered, length - covered));
   }
+
+  // partials[outer..., s] = reduce over x[outer..., s, 0:L].
+  SmallVector<int64_t> partialShape(outType.getShape());
+  partialShape.push_back(plan.slices);
+  Type accType = outType.getElementType();
+  Value partials = memref::AllocOp::create(b, loc, MemRefType::get(partialShape, accType));
+  linalg::FillOp::create(b, loc,
+                         kiln::reductionIdentity(b, loc, reduction.kind, accType), partials);
   SmallVector<AffineExpr> partialIndex;
   for (unsigned d = 0; d < rank; ++d)
     partialIndex.push_back(getAffineDimExpr(d, ctx));
@@ -146,12 +152,8 @@ void split(linalg::GenericOp op, const Split &plan) {
       });
 
   // The tail: out[outer...] = reduce(out[outer...], x[outer..., S*L:n]).
-  if (covered < length) {
-    IRMapping tail;
-    for (Value in : op.getDpsInputs())
-      tail.map(in, innerSlice(b, loc, in, covered, length - covered));
+  if (covered < length)
     b.clone(*op, tail);
-  }
   op.erase();
 }
 
