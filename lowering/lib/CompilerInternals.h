@@ -77,9 +77,9 @@ public:
 
   /// The prologue every target shares: kiln-verify-program, the entry
   /// function's signature, kernel formation (fused chains split to at most
-  /// `maxKernelBuffers` buffers; 0: no limit). Stages 0-kiln.mlir and
-  /// 1-kernels.mlir.
-  Expected<mlir::ModuleOp> formKernels(unsigned maxKernelBuffers = 0);
+  /// `maxKernelBuffers` buffers; 0: no limit), attention fused where
+  /// `fuseAttention`. Stages 0-kiln.mlir and 1-kernels.mlir.
+  Expected<mlir::ModuleOp> formKernels(unsigned maxKernelBuffers = 0, bool fuseAttention = true);
   /// Runs the pipeline `build` adds on `module` as stage `stage`; a failure
   /// is `failure` with the diagnostics. The result is stage file
   /// `stageFile` (none when empty): see stageModule.

@@ -48,6 +48,11 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   matmul.tf32 = options.tf32;
   buildGpuBufferizationPipeline(pm);
   pm.addPass(createKilnCudaTileMatmul(matmul));
+  if (matmul.tensorCores) {
+    KilnCudaMmaAttentionOptions attention;
+    attention.maxSharedBytes = matmul.maxSharedBytes;
+    pm.addPass(createKilnCudaMmaAttention(attention));
+  }
   // Bare pointers need static types; a flat buffer's length is never read.
   buildGpuKernelOutliningPipeline(pm, {}, false, /*flatBufferSize=*/int64_t(1) << 40);
   GpuNVVMAttachTargetOptions target;
@@ -82,7 +87,7 @@ void registerKilnCudaPipelines() {
   PassPipelineRegistration<>(
       "kiln-to-nvvm", "kiln -> PTX in gpu.binary ops (sm_90), host plan in func",
       [](OpPassManager &pm) {
-        buildKilnToKernelsPipeline(pm);
+        buildKilnToKernelsPipeline(pm, 0, /*fuseAttention=*/false);
         buildKernelsToNvvmPipeline(pm, {});
         buildNvvmToPtxPipeline(pm);
       });

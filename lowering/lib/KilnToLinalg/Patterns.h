@@ -81,8 +81,9 @@ void populateQuantizePatterns(mlir::TypeConverter &converter,
                               mlir::RewritePatternSet &patterns);
 void populateConvPatterns(mlir::TypeConverter &converter,
                           mlir::RewritePatternSet &patterns);
+/// `fuse`: static shapes become kiln_kernel.attention.
 void populateAttentionPatterns(mlir::TypeConverter &converter,
-                               mlir::RewritePatternSet &patterns);
+                               mlir::RewritePatternSet &patterns, bool fuse);
 
 } // namespace kiln::to_linalg
 

@@ -16,9 +16,12 @@ namespace kiln {
 
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
 /// `maxKernelBuffers`: most distinct tensors one kernel may read and write
-/// (0: no limit); longer fused chains are split.
+/// (0: no limit); longer fused chains are split. `fuseAttention`: attention
+/// as kiln_kernel.attention (the target builds it) rather than matmul,
+/// softmax, matmul.
 void buildKilnToKernelsPipeline(mlir::OpPassManager &pm,
-                                unsigned maxKernelBuffers = 0);
+                                unsigned maxKernelBuffers = 0,
+                                bool fuseAttention = true);
 /// Kernels on tensors -> one host function on buffers that writes its
 /// results into caller-provided out-params.
 void buildKernelBufferizationPipeline(mlir::OpPassManager &pm);

@@ -13,11 +13,15 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
     Fails with a diagnostic on what the CPU kernels cannot express (dynamic
     shapes, f8 arithmetic).
   }];
+  let options = [Option<"fuseAttention", "fuse-attention", "bool", "true",
+                        "kiln.attention with static shapes as one "
+                        "kiln_kernel.attention (else matmul, softmax, matmul)">];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
-                           "mlir::scf::SCFDialect"];
+                           "mlir::scf::SCFDialect",
+                           "kiln::kernel::KilnKernelDialect"];
 }
 
 #endif
