@@ -8,7 +8,7 @@
 // CHECK: scf.parallel (%[[N:.*]], %[[I:.*]]) = ({{.*}}) to (%c2, %c5)
 // CHECK: memref.store %{{.*}}, %arg4[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xf32>
 // CHECK: %[[END:.*]] = arith.minui
-// CHECK: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 iter_args
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args
 // CHECK: memref.load %arg1[%[[N]], %[[J]], %{{.*}}] : memref<2x7x8xbf16>
 // CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
 // CHECK: arith.cmpf une
@@ -31,7 +31,7 @@ func.func @causal_bf16(%q: memref<2x5x8xbf16>, %k: memref<2x7x8xbf16>, %v: memre
 // there; false keeps -inf.
 // CHECK-LABEL: func.func @bool_mask
 // CHECK: scf.parallel (%[[N:.*]], %[[I:.*]]) =
-// CHECK: scf.for %[[J:.*]] = %c0 to %c3 step %c1
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step %{{.*}} iter_args
 // CHECK: %[[BIT:.*]] = memref.load %arg3[%{{.*}}, %{{.*}}, %[[J]]] : memref<1x1x3xi1>
 // CHECK: arith.select %[[BIT]], %{{.*}}, %cst
 // CHECK-NOT: arith.truncf
