@@ -69,13 +69,19 @@ std::vector<Case> cases() {
                      " {\n %0 = kiln.matmul %a, %b : (" + h + ", " + h + ") -> " + hf +
                      "\n return %0 : " + hf + "\n}",
                  (2.0 * 2 + 4) * 8192 * 8192, 2.0 * 8192.0 * 8192 * 8192});
+  std::string f = bench::tensor("8192x8192", "f16");
+  out.push_back({"matmul 8192^3 f16 (f32 accumulate)",
+                 "func.func @main(%a: " + f + ", %b: " + f + ") -> " + hf +
+                     " {\n %0 = kiln.matmul %a, %b : (" + f + ", " + f + ") -> " + hf +
+                     "\n return %0 : " + hf + "\n}",
+                 (2.0 * 2 + 4) * 8192 * 8192, 2.0 * 8192.0 * 8192 * 8192});
   return out;
 }
 /// Host time per launch of a tiny cached kernel on device-resident
 /// buffers: 10k launches, one sync at the end.
 int warmDispatch(Compiler &compiler, CudaDevice &device) {
   CompileOptions options;
-  options.chip = device.properties().chip();
+  options.chip = device.properties().kernelChip();
   auto compiled = compiler.compileForCuda(bench::addProgram("1024"), options);
   if (!compiled)
     return 1;
@@ -134,7 +140,7 @@ int main(int argc, char **argv) {
     if (sweep && !c.tf32 && !std::string_view(c.name).contains("bf16"))
       continue;
     CompileOptions options;
-    options.chip = (*device)->properties().chip();
+    options.chip = (*device)->properties().kernelChip();
     options.mma = tiling;
     options.tf32 = c.tf32;
     std::string name = c.name;

@@ -4,6 +4,7 @@ empty disk cache) against every kernel from the disk cache, median of
 RUNS fresh processes each. Usage: bench/disk_cache_start.py [DEVICE]
 [PROGRAM.mlir] [RUNS] (defaults: cpu, examples/mlp.mlir, 7)."""
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -24,7 +25,9 @@ def run_ms(program, device, cache, out):
     ms = (time.perf_counter() - start) * 1000
     if proc.returncode != 0:
         sys.exit(proc.stderr)
-    return ms, proc.stdout.strip().splitlines()[-1]
+    lines = proc.stdout.strip().splitlines()
+    phases = next(l for l in lines if l.startswith("phases:"))
+    return ms, lines[-1], phases
 
 
 def main():
@@ -33,16 +36,25 @@ def main():
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     tmp = tempfile.mkdtemp()
     try:
-        cold, warm = [], []
+        cold, warm, warm_phases = [], [], []
         for i in range(runs):
             cache = os.path.join(tmp, f"cold{i}")
-            ms, cold_stats = run_ms(program, device, cache, os.path.join(tmp, "out"))
+            ms, cold_stats, _ = run_ms(program, device, cache, os.path.join(tmp, "out"))
             cold.append(ms)
-            ms, warm_stats = run_ms(program, device, cache, os.path.join(tmp, "out"))
+            ms, warm_stats, phases = run_ms(program, device, cache, os.path.join(tmp, "out"))
             warm.append(ms)
+            warm_phases.append((ms, phases))
         print(f"{device} {os.path.basename(program)}: process start to result, median of {runs}")
         print(f"  cold (compiles):      {statistics.median(cold):8.1f} ms  [{cold_stats}]")
         print(f"  warm (disk cache):    {statistics.median(warm):8.1f} ms  [{warm_stats}]")
+        # The median warm run's phases; the rest of its time is the process
+        # (loading shared libraries, start-up, exit).
+        ms, phases = sorted(warm_phases)[len(warm_phases) // 2]
+        inside = sum(float(t) for t in re.findall(r"([0-9.]+) ms", phases))
+        print(f"  that warm run's {phases}; process start and exit {ms - inside:.1f} ms")
+        start = time.perf_counter()
+        subprocess.run([KILN_RUN, "--help"], capture_output=True)
+        print(f"  kiln-run --help (loading only): {(time.perf_counter() - start) * 1000:.1f} ms")
     finally:
         shutil.rmtree(tmp)
 

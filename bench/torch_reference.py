@@ -55,6 +55,10 @@ def main():
     del g1, g2
     h1, h2 = (torch.rand(8192, 8192, device=dev, dtype=torch.bfloat16) for _ in range(2))
     print(f"| matmul 8192^3 bf16 | torch {bench(lambda: h1 @ h2):.3f} ms |")
+    del h1, h2
+    f1, f2 = (torch.rand(8192, 8192, device=dev, dtype=torch.float16) for _ in range(2))
+    print(f"| matmul 8192^3 f16 | torch {bench(lambda: f1 @ f2):.3f} ms |")
+    del f1, f2
     t1, t2, out = (torch.rand(1024, device=dev) for _ in range(3))
     for _ in range(100):
         torch.add(t1, t2, out=out)

@@ -75,7 +75,7 @@ double vulkanMs(Compiler &compiler, VulkanDevice &device, const Case &c, int run
 
 double cudaMs(Compiler &compiler, CudaDevice &device, const Case &c, int runs) {
   CompileOptions options;
-  options.chip = device.properties().chip();
+  options.chip = device.properties().kernelChip();
   auto compiled = compiler.compileForCuda(c.program, options);
   if (!compiled)
     return -1;

@@ -68,6 +68,10 @@ std::string CudaDeviceProperties::chip() const {
   return "sm_" + std::to_string(computeMajor) + std::to_string(computeMinor);
 }
 
+std::string CudaDeviceProperties::kernelChip() const {
+  return computeMajor == 9 && computeMinor == 0 ? "sm_90a" : chip();
+}
+
 int CudaDevice::deviceCount() { return CudaDriver::get().count; }
 
 std::string CudaDevice::unavailableReason() {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # On the GPU machine, after run-tests.sh in the same lease (it built the
 # Python extension into /tmp/kiln-python): the benchmarks, one at a time,
-# each bounded; logs in $OUT/benches.tgz, the tables last.
+# each bounded; logs in $OUT/benches.tgz, the tables last. Arguments name
+# the benchmarks to run (default: all), e.g. `run-benches.sh kernels dispatch`.
 export KILN_RUN=$KILN_PAYLOAD/kiln-run KILN_BIN=$KILN_PAYLOAD PYTHONUNBUFFERED=1
 export KILN_COMPILER_LIBRARY=$KILN_PAYLOAD/libkiln-compiler.so KILN_CPU_JIT_LIBRARY=$KILN_PAYLOAD/libkiln-cpu-jit.so KILN_CPU_RUNTIME_LIBRARY=$KILN_PAYLOAD/libkiln-cpu-runtime.so
 export LD_LIBRARY_PATH=$KILN_PAYLOAD:$LD_LIBRARY_PATH
@@ -11,12 +12,18 @@ export KILN_PYTHONPATH=/tmp/kiln-python PYTHONPATH=/tmp/kiln-python
 export KILN_NCCL_LIBRARY
 L=/tmp/kiln-benches; mkdir -p $L ${OUT:=/tmp/out}
 [ -d /tmp/kiln-python/kiln ] || bash scripts/device/python-ext.sh > $L/python-ext.log 2>&1
+only=" $* "
 bench() { # name seconds command...
   local name=$1 seconds=$2; shift 2
+  [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
   KILN_CACHE_DIR=$(mktemp -d) timeout $seconds "$@" > $L/$name.log 2>&1; echo "rc $?" >> $L/$name.log
 }
+bench kernels 240 $KILN_PAYLOAD/kiln-bench-cuda 20
+bench torch-kernels 120 python3 bench/torch_reference.py
+bench conv-attention 300 python3 bench/conv_attention.py --device cuda --dtypes f16 --runs 10
 bench autotune ${AUTOTUNE_SECONDS:-200} python3 bench/autotune.py --device cuda --repeats 2 --budget-ms 500 --only ${AUTOTUNE_ONLY:-bf16,tf32}
 bench dispatch 60 python3 bench/python_dispatch.py --device cuda
+bench dispatch-cpu 60 python3 bench/python_dispatch.py --device cpu
 bench start-cuda-mlp 90 python3 bench/disk_cache_start.py cuda examples/mlp.mlir 5
 bench start-cuda-add 60 python3 bench/disk_cache_start.py cuda examples/add.mlir 5
 bench start-cpu-mlp 60 python3 bench/disk_cache_start.py cpu examples/mlp.mlir 5

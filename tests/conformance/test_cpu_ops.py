@@ -440,6 +440,27 @@ def test_layer_norm_and_rms_norm(dtype):
     check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, dtype)
 
 
+# GPU row kernels keep a row of up to 32 elements per thread in registers
+# (256 threads, 4 lanes: up to 8192 f32), read once: rows of whole chunks,
+# a last chunk cut by the row's end (1100, and 333 scalar), and a row that
+# loops instead (16384).
+@pytest.mark.parametrize("length", [333, 1100, 2048, 8192, 16384])
+def test_row_kernels_over_rows_kept_in_registers(length):
+    x, w, b = rand((3, length), np.float32, -5, 5), rand((length,), np.float32), rand((length,), np.float32)
+    t = tensor_type(x.shape, x.dtype)
+    xd, wd, bd = (v.astype(np.float64) for v in (x, w, b))
+    check(movement(x, f"kiln.softmax %a0 {{{{dim = 1}}}} : {{t}}", x.shape), softmax(xd, 1), np.float32)
+    check(movement(x, f"kiln.log_softmax %a0 {{{{dim = 1}}}} : {{t}}", x.shape),
+          np.log(softmax(xd, 1)), np.float32)
+    ts = [t, tensor_type(w.shape, w.dtype), tensor_type(b.shape, b.dtype)]
+    mean, var = xd.mean(-1, keepdims=True), xd.var(-1, keepdims=True)
+    got = run_op([x, w, b], f"kiln.layer_norm %a0, %a1, %a2 {{eps = 1.0e-5 : f64}} : "
+                            f"({', '.join(ts)}) -> {t}", t)
+    check(got, (xd - mean) / np.sqrt(var + 1e-5) * wd + bd, np.float32)
+    got = run_op([x, w], f"kiln.rms_norm %a0, %a1 {{eps = 1.0e-6 : f64}} : ({t}, {ts[1]}) -> {t}", t)
+    check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, np.float32)
+
+
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
 # leftover whole vectors, leftover scalar columns and batches, and the GPU
 # kernel's 128x128 tiles with partial tiles and a K that is no multiple of 8.
@@ -461,12 +482,15 @@ def binary_matmul(a, b, shape, out):
                           f"{tensor_type(b.shape, b.dtype)}) -> {rt}", rt)
 
 
-# f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel, with
-# partial 128-row and 128-column tiles, a K with a partial step of 32, a
-# long K that cycles the copy pipeline's stages, batches and a tiny case.
+# f16/bf16 inputs accumulating in f32: on CUDA the tensor-core kernel
+# (wgmma on sm_90a, mma.sync elsewhere), with partial 128-row and
+# 128/256-column tiles, a K with a partial step, a long K that cycles the
+# copy pipeline's stages many times, a K of one 16-byte chunk, batches and a
+# tiny case.
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
-                                             ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8))])
+                                             ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
+                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":
@@ -623,7 +647,8 @@ def test_f8_matmul_and_fill():
 # The bias and gelu run inside the matmul kernel (CPU, GPU SIMT and, for
 # bf16 with N and K multiples of 8, tensor cores).
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264)])
+@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264),
+                                   (257, 1024, 392)])
 def test_matmul_with_bias_and_gelu_epilogue(m, k, n, dtype):
     x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
     if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input

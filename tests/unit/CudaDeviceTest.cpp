@@ -77,6 +77,18 @@ TEST(CudaDevice, CountIsZeroWithAReasonWhenThereIsNoDriver) {
   EXPECT_EQ(device.error().kind, ErrorKind::InvalidArgument);
 }
 
+// Kernels for a 9.0 device are sm_90a code (wgmma is arch-specific); other
+// chips get their own name.
+TEST(CudaDevice, KernelChipIsArchSpecificOnNinePointZeroOnly) {
+  CudaDeviceProperties hopper{.computeMajor = 9, .computeMinor = 0};
+  EXPECT_EQ(hopper.chip(), "sm_90");
+  EXPECT_EQ(hopper.kernelChip(), "sm_90a");
+  CudaDeviceProperties ampere{.computeMajor = 8, .computeMinor = 0};
+  EXPECT_EQ(ampere.kernelChip(), "sm_80");
+  CudaDeviceProperties blackwell{.computeMajor = 10, .computeMinor = 0};
+  EXPECT_EQ(blackwell.kernelChip(), "sm_100");
+}
+
 TEST(CudaDevice, PropertiesAndVectorAddFromPtx) {
   REQUIRE_CUDA_DEVICE();
   auto device = CudaDevice::create(0);
@@ -162,7 +174,7 @@ TEST(CudaDevice, ProgramRunsReuseTheirMemoryPoolPages) {
   auto compilerOwner = createCompiler();
   Compiler &compiler = *compilerOwner;
   CompileOptions options;
-  options.chip = (*device)->properties().chip();
+  options.chip = (*device)->properties().kernelChip();
   auto compiled = compiler.compileForCuda(R"(
     func.func @main(%a: tensor<1000xf32>, %b: tensor<1000xf32>) -> tensor<1000xf32> {
       %0 = kiln.add %a, %b : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>

@@ -94,6 +94,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   pipeline.libdevice = libdevicePath();
   pipeline.mma = options.mma;
   pipeline.tf32 = options.tf32;
+  pipeline.wgmma = options.wgmma;
   if (auto ok = session.lower(
           *module, "nvvm", [&](OpPassManager &pm) { buildKernelsToNvvmPipeline(pm, pipeline); },
           "lowering to NVVM failed", "2-gpu.mlir");

@@ -5,6 +5,7 @@
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace kiln {
@@ -48,6 +49,35 @@ bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 /// most `maxSharedBytes` of shared memory.
 mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
                                    int64_t maxSharedBytes);
+
+/// Whether the warpgroup kernel takes this matmul: f16 or bf16 where
+/// fitsMmaMatmul holds.
+bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op);
+
+/// Replaces the matmul by the Hopper kernel (wgmma from 128-byte-swizzled
+/// shared memory filled by cp.async `stages` deep; sm_90a).
+mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
+                                     const CudaWgmmaMatmulTunables &tiling,
+                                     int64_t maxSharedBytes);
+
+// Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
+
+/// The fill of `c` with zeros right before `op`, which the kernel's stores
+/// make redundant, or null.
+mlir::linalg::FillOp zeroFillBefore(mlir::linalg::LinalgOp op, mlir::Value c);
+
+/// The output tile (row, column) of a block: consecutive blocks walk down
+/// a group of 8 tile rows before moving right, for L2 reuse.
+std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
+                                                     int64_t numTilesM, int64_t numTilesN);
+
+/// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
+/// `pair`, where they are inside the m x n matrix: C += pair with
+/// `accumulate`, else C = pair; through `epilogue` (storing its output
+/// instead) when there is one.
+void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
+                          mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
+                          int64_t m, int64_t n, bool accumulate, mlir::linalg::GenericOp epilogue);
 
 } // namespace kiln
 

@@ -114,6 +114,8 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
+} // namespace
+
 /// The fill of `c` with zeros right before `op`, which the kernel's stores
 /// make redundant, or null.
 linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
@@ -142,7 +144,29 @@ std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
   return {row, col};
 }
 
-} // namespace
+void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
+                          Value col, Value pair, int64_t m, int64_t n, bool accumulate,
+                          linalg::GenericOp epilogue) {
+  IndexBuilder x{b, loc};
+  Value inside = x.both(x.lt(row, m), x.lt(col, n));
+  scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+    SmallVector<Value> at = matrixIndices(batch, row, col);
+    Value sum = pair;
+    if (accumulate)
+      sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, pair.getType(), c, at),
+                                  pair);
+    if (!epilogue) {
+      vector::StoreOp::create(tb, l, sum, c, at);
+    } else {
+      IndexBuilder y{tb, l};
+      for (int64_t e = 0; e < 2; ++e)
+        storeThroughEpilogue(tb, l, epilogue, c,
+                             vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}), row,
+                             y.add(col, e), /*width=*/0);
+    }
+    scf::YieldOp::create(tb, l);
+  });
+}
 
 bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -293,32 +317,16 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
   Value pairCol = kb.mul(inGroup, 2);
-  auto pairType = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j) {
       Value acc = loop.getResult(i * tilesN + j);
       Value col = kb.add(kb.add(col0, warpCol), kb.add(pairCol, j * 8));
       for (int64_t h = 0; h < 2; ++h) {
         Value row = kb.add(kb.add(row0, warpRow), kb.add(group, i * 16 + h * 8));
-        Value inside = kb.both(kb.lt(row, ops.m), kb.lt(col, ops.n));
         Value pair = vector::ExtractStridedSliceOp::create(
             b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-        scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-          SmallVector<Value> at = matrixIndices(ops.batch, row, col);
-          Value sum = pair;
-          if (!zeroFill)
-            sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, pairType, ops.c, at), pair);
-          if (!epilogue) {
-            vector::StoreOp::create(tb, l, sum, ops.c, at);
-          } else {
-            IndexBuilder x{tb, l};
-            for (int64_t e = 0; e < 2; ++e)
-              storeThroughEpilogue(tb, l, epilogue, ops.c,
-                                   vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
-                                   row, x.add(col, e), /*width=*/0);
-          }
-          scf::YieldOp::create(tb, l);
-        });
+        storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, ops.m, ops.n,
+                             /*accumulate=*/!zeroFill, epilogue);
       }
     }
   gpu::TerminatorOp::create(b, loc);

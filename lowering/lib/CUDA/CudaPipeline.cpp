@@ -46,6 +46,8 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   matmul.mmaStages = mma.stages;
   matmul.mmaStepBytes = mma.stepBytes;
   matmul.tf32 = options.tf32;
+  // wgmma is sm_90a's alone (arch-specific PTX, not forward compatible).
+  matmul.wgmma = options.wgmma && options.chip == "sm_90a";
   buildGpuBufferizationPipeline(pm);
   pm.addPass(createKilnCudaTileMatmul(matmul));
   if (matmul.tensorCores) {
@@ -71,6 +73,8 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // NVVM ops that exist as PTX text only (wgmma, fence.proxy) become inline asm.
+  kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -1,6 +1,7 @@
 //===- CudaTileMatmul.cpp - the kiln-cuda-tile-matmul pass -----------------===//
 //
-// f16/bf16 matmuls take the tensor-core kernel (CudaMmaMatmul.cpp) where the
+// f16/bf16 matmuls take the Hopper kernel (CudaWgmmaMatmul.cpp) on sm_90a,
+// the tensor-core kernel (CudaMmaMatmul.cpp) elsewhere where the
 // target has one and the shapes fit; the others the classic SIMT GEMM
 // (f16/bf16 inputs are widened to f32 as they are staged): each block owns
 // a 128x128 tile of C, each of its 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
@@ -190,6 +191,14 @@ struct KilnCudaTileMatmulPass
     });
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     for (linalg::LinalgOp op : matmuls) {
+      if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op)) {
+        kiln::CudaWgmmaMatmulTunables wgmmaTiling{wgmmaTileN, wgmmaStages};
+        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace()))
+          wgmmaTiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
+        if (failed(kiln::buildWgmmaMatmul(op, wgmmaTiling, maxSharedBytes)))
+          return signalPassFailure();
+        continue;
+      }
       bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
       kiln::CudaMmaMatmulTunables kernelTiling = tiling;
       if (onTensorCores)

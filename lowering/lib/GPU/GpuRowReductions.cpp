@@ -7,6 +7,11 @@
 // row to one thread. Row reductions and row-wise elementwise ops over the
 // same rows that follow it join the same kernel as further stages.
 //
+// A static row short enough for each thread's share to stay in registers
+// is read once: every stage runs its share as a few unrolled chunks, and
+// later stages reuse what earlier ones loaded, so a softmax or layer_norm
+// reads its row from memory once and CSE merges what stages recompute.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
@@ -23,6 +28,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
@@ -37,6 +43,10 @@ using namespace mlir;
 namespace {
 
 using Kind = vector::CombiningKind;
+
+/// A thread keeps at most this many elements of each row operand in
+/// registers (8192 f32 over 256 threads); longer rows loop and read again.
+constexpr int64_t kMaxRowElementsPerThread = 32;
 
 std::optional<gpu::AllReduceOperation> allReduceOf(Kind kind) {
   using G = gpu::AllReduceOperation;
@@ -183,16 +193,20 @@ public:
     if (width)
       init = vector::BroadcastOp::create(b, loc, VectorType::get({width}, accType),
                                          init);
-    auto loop = rowLoop(b, op, width, init, [&](OpBuilder &lb, Value j, Value acc) {
-      IRMapping mapping = loadInputs(lb, op, j, width);
-      kiln::cloneBody(lb, loc, *op.getBody(), mapping, width, reduction.combiner);
-      Value next = vector::makeArithReduction(lb, loc, reduction.kind, acc,
-                                              mapping.lookup(reduction.element));
-      scf::YieldOp::create(lb, loc, next);
-    });
-    if (hoistRowValues)
-      hoistOutOfRowLoop(loop, op.getDpsInits()[0]);
-    Value partial = loop.getResult(0);
+    Value partial = forEachChunk(
+        b, op, width, init, [&](OpBuilder &lb, Value j, Chunk chunk, Value acc) {
+          IRMapping mapping = loadInputs(lb, op, j, width, chunk);
+          kiln::cloneBody(lb, loc, *op.getBody(), mapping, width, reduction.combiner);
+          Value next = vector::makeArithReduction(lb, loc, reduction.kind, acc,
+                                                  mapping.lookup(reduction.element));
+          if (chunk.inRange) { // a masked chunk leaves the partial as it is
+            Value keep = chunk.inRange;
+            if (auto vt = dyn_cast<VectorType>(acc.getType())) // SPIR-V selects lanewise
+              keep = vector::BroadcastOp::create(lb, loc, vt.clone(lb.getI1Type()), keep);
+            next = arith::SelectOp::create(lb, loc, keep, next, acc);
+          }
+          return next;
+        });
     if (width)
       partial = vector::ReductionOp::create(b, loc, reduction.kind, partial);
     Value total = gpu::AllReduceOp::create(
@@ -238,24 +252,74 @@ public:
     OpBuilder b = beginStage();
     int64_t width = vectorWidth(op);
     Value out = op.getDpsInits()[0];
-    auto loop = rowLoop(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Value) {
-      IRMapping mapping = loadInputs(lb, op, j, width);
+    forEachChunk(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Chunk chunk, Value) {
+      IRMapping mapping = loadInputs(lb, op, j, width, chunk);
       kiln::cloneBody(lb, loc, *op.getBody(), mapping, width);
       Value v = mapping.lookup(op.getBody()->getTerminator()->getOperand(0));
       SmallVector<Value> at(outer);
       at.push_back(j);
-      if (width)
-        vector::StoreOp::create(lb, loc, v, out, at, /*nontemporal=*/false,
-                                kiln::alignmentAttr(lb, out, width));
+      auto store = [&](OpBuilder &sb, Location l) {
+        if (width)
+          vector::StoreOp::create(sb, l, v, out, at, /*nontemporal=*/false,
+                                  kiln::alignmentAttr(sb, out, width));
+        else
+          memref::StoreOp::create(sb, l, v, out, at);
+      };
+      if (chunk.inRange)
+        scf::IfOp::create(lb, loc, chunk.inRange, [&](OpBuilder &ib, Location l) {
+          store(ib, l);
+          scf::YieldOp::create(ib, l);
+        });
       else
-        memref::StoreOp::create(lb, loc, v, out, at);
-      scf::YieldOp::create(lb, loc);
+        store(lb, loc);
+      return Value();
     });
-    if (hoistRowValues)
-      hoistOutOfRowLoop(loop, out);
   }
 
 private:
+  /// Which of a thread's unrolled chunks of the row a step handles: its
+  /// number, and where the row may end inside it, whether it is in range
+  /// (null: wholly in range). `index` is -1 inside a loop over the row.
+  struct Chunk {
+    int64_t index = -1;
+    Value inRange;
+  };
+
+  /// Runs `step` over this thread's share of `op`'s row, `width` lanes at
+  /// a time, threading `init` (null: no carry) through it; returns the
+  /// carry. A static row of at most kMaxRowElementsPerThread per thread
+  /// runs as unrolled chunks (their loads reusable by later stages), other
+  /// rows as a loop.
+  Value forEachChunk(OpBuilder &b, linalg::GenericOp op, int64_t width, Value init,
+                     function_ref<Value(OpBuilder &, Value, Chunk, Value)> step) {
+    int64_t w = std::max<int64_t>(width, 1);
+    Value start = arith::MulIOp::create(b, loc, tid, arith::ConstantIndexOp::create(b, loc, w));
+    int64_t length = op.getStaticLoopRanges().back();
+    int64_t chunks = ShapedType::isDynamic(length) ? 0 : llvm::divideCeil(length, blockSize * w);
+    if (chunks == 0 || chunks * w > kMaxRowElementsPerThread) {
+      scf::ForOp loop = rowLoop(b, op, start, w, init,
+                                [&](OpBuilder &lb, Value j, Value carry) {
+                                  Value next = step(lb, j, Chunk{}, carry);
+                                  scf::YieldOp::create(lb, loc, next ? ValueRange{next}
+                                                                     : ValueRange{});
+                                });
+      if (hoistRowValues)
+        hoistOutOfRowLoop(loop, op.getDpsInits()[0]);
+      return init ? loop.getResult(0) : Value();
+    }
+    Value carry = init;
+    for (int64_t k = 0; k < chunks; ++k) {
+      Value j = arith::AddIOp::create(b, loc, start,
+                                      arith::ConstantIndexOp::create(b, loc, k * blockSize * w));
+      Chunk chunk{k, Value()};
+      if ((k + 1) * blockSize * w > length)
+        chunk.inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                                              arith::ConstantIndexOp::create(b, loc, length));
+      carry = step(b, j, chunk, carry);
+    }
+    return carry;
+  }
+
   /// Moves what depends only on the row out of the stage's loop: loads of
   /// values earlier stages stored for the row (the barrier before the stage
   /// ordered them; this stage writes only `out`), then the pure ops on
@@ -298,7 +362,19 @@ private:
     return true;
   }
 
-  void wrote(Value buffer) { written.insert(rootOf(buffer)); }
+  /// Records that the stage about to begin writes `buffer`: what was
+  /// loaded from it no longer holds.
+  void wrote(Value buffer) {
+    Value root = rootOf(buffer);
+    written.insert(root);
+    lastWrite[root] = stages;
+    SmallVector<std::tuple<Value, AffineMap, int64_t, int64_t>> stale;
+    for (auto &[key, value] : loaded)
+      if (rootOf(std::get<0>(key)) == root)
+        stale.push_back(key);
+    for (auto &key : stale)
+      loaded.erase(key);
+  }
 
   /// An insertion point for the next stage: after a barrier, so that it sees
   /// what earlier stages stored.
@@ -337,7 +413,11 @@ private:
   }
 
   /// The inputs of `op` at innermost index `j` (`width` lanes, 0: scalar).
-  IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op, Value j, int64_t width) {
+  /// In an unrolled chunk, a value this thread loaded in an earlier stage
+  /// (or this one) is reused, unless a stage since has written its buffer;
+  /// past the row's end a masked chunk reads zeros.
+  IRMapping loadInputs(OpBuilder &b, linalg::GenericOp op, Value j, int64_t width,
+                       Chunk chunk) {
     SmallVector<Value> ivs(outer), rowIvs(outer);
     ivs.push_back(j);
     // A row value's indices are built without j, so that hoistOutOfRowLoop
@@ -351,27 +431,48 @@ private:
           kiln::indicesFor(b, loc, map,
                            map.isFunctionOfDim(last) || !hoistRowValues ? ivs : rowIvs);
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      bool alongRow = map.isFunctionOfDim(last);
+      auto load = [&](OpBuilder &lb) -> Value {
+        if (width == 0)
+          return memref::LoadOp::create(lb, loc, in->get(), idx);
+        if (kiln::classify(map, in->get(), last) == kiln::Access::Vector)
+          return vector::LoadOp::create(lb, loc, VectorType::get({width}, elem), in->get(),
+                                        idx, /*nontemporal=*/false,
+                                        kiln::alignmentAttr(lb, in->get(), width));
+        return vector::BroadcastOp::create(lb, loc, VectorType::get({width}, elem),
+                                           memref::LoadOp::create(lb, loc, in->get(), idx));
+      };
+      auto masked = [&]() -> Value {
+        if (!alongRow || !chunk.inRange)
+          return load(b);
+        auto guarded = scf::IfOp::create(
+            b, loc, chunk.inRange,
+            [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, load(tb)); },
+            [&](OpBuilder &eb, Location l) {
+              Type type = width ? Type(VectorType::get({width}, elem)) : elem;
+              scf::YieldOp::create(eb, l, Value(arith::ConstantOp::create(
+                                              eb, l, type, eb.getZeroAttr(type))));
+            });
+        return guarded.getResult(0);
+      };
       Value v;
-      if (width == 0)
-        v = memref::LoadOp::create(b, loc, in->get(), idx);
-      else if (kiln::classify(map, in->get(), last) == kiln::Access::Vector)
-        v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem), in->get(),
-                                   idx, /*nontemporal=*/false,
-                                   kiln::alignmentAttr(b, in->get(), width));
-      else
-        v = vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem),
-                                        memref::LoadOp::create(b, loc, in->get(), idx));
+      auto writtenAt = lastWrite.find(rootOf(in->get()));
+      if (chunk.index < 0 || (writtenAt != lastWrite.end() && writtenAt->second == stages - 1)) {
+        v = masked();
+      } else {
+        Value &cached = loaded[{in->get(), map, alongRow ? chunk.index : -1, width}];
+        if (!cached)
+          cached = masked();
+        v = cached;
+      }
       mapping.map(op.getBody()->getArgument(i), v);
     }
     return mapping;
   }
 
-  /// for (j = tid * w; j < length; j += blockSize * w) with an optional carry.
-  scf::ForOp rowLoop(OpBuilder &b, linalg::GenericOp op, int64_t width, Value init,
+  /// for (j = start; j < length; j += blockSize * w) with an optional carry.
+  scf::ForOp rowLoop(OpBuilder &b, linalg::GenericOp op, Value start, int64_t w, Value init,
                      function_ref<void(OpBuilder &, Value, Value)> step) {
-    int64_t w = std::max<int64_t>(width, 1);
-    Value start = arith::MulIOp::create(b, loc, tid,
-                                        arith::ConstantIndexOp::create(b, loc, w));
     OpBuilder host(launch);
     Value length = sizeOf(host, loc, loopSources(op).back());
     Value stride = arith::ConstantIndexOp::create(b, loc, blockSize * w);
@@ -392,6 +493,10 @@ private:
   Value tid;
   int stages = 0;
   llvm::SmallPtrSet<Value, 8> written; // buffers that stages of this kernel wrote
+  llvm::DenseMap<Value, int> lastWrite; // ... and the last stage that wrote each
+  /// What this thread loaded in unrolled chunks: (buffer, indexing map,
+  /// chunk or -1 for a row's one value, width) -> the value.
+  llvm::DenseMap<std::tuple<Value, AffineMap, int64_t, int64_t>, Value> loaded;
 };
 
 /// The reduction and its all-reduce op if `op` can be a RowKernel stage.

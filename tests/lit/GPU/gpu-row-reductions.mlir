@@ -2,18 +2,19 @@
 
 // One block per row (4 x 5 = 20 rows), 256 threads striding over the row
 // 4 floats (16 aligned bytes) at a time, gpu.all_reduce across them, thread 0
-// stores.
+// stores. Rows longer than 32 elements per thread loop (shorter ones stay in
+// registers: gpu-row-reductions-one-pass.mlir).
 // CHECK-LABEL: func @rowsum
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c20, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c300 step %c1024 {{.*}} -> (vector<4xf32>)
-// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x5x300xf32>, vector<4xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c30000 step %c1024 {{.*}} -> (vector<4xf32>)
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x5x30000xf32>, vector<4xf32>
 // CHECK: math.exp %{{.*}} : vector<4xf32>
 // CHECK: vector.reduction <add>
 // CHECK: gpu.all_reduce add %{{.*}} uniform
 // CHECK: scf.if
 // CHECK: memref.store
-func.func @rowsum(%x: memref<4x5x300xf32>, %out: memref<4x5xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<4x5x300xf32>) outs(%out : memref<4x5xf32>) {
+func.func @rowsum(%x: memref<4x5x30000xf32>, %out: memref<4x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<4x5x30000xf32>) outs(%out : memref<4x5xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %e = math.exp %a : f32
     %0 = arith.addf %e, %acc fastmath<reassoc> : f32
@@ -26,11 +27,11 @@ func.func @rowsum(%x: memref<4x5x300xf32>, %out: memref<4x5xf32>) {
 
 // Rows that are not whole vectors load one element at a time.
 // CHECK-LABEL: func @rowmax
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c301 step %c256{{.*}} -> (f32)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c30001 step %c256{{.*}} -> (f32)
 // CHECK: memref.load
 // CHECK: gpu.all_reduce maximumf
-func.func @rowmax(%x: memref<4x301xf32>, %out: memref<4xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x301xf32>) outs(%out : memref<4xf32>) {
+func.func @rowmax(%x: memref<4x30001xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x30001xf32>) outs(%out : memref<4xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %0 = arith.maximumf %a, %acc : f32
     linalg.yield %0 : f32
@@ -74,26 +75,26 @@ func.func @f64(%x: memref<4x300xf64>, %out: memref<4xf64>) {
 // CHECK: arith.mulf
 // CHECK: vector.store
 // CHECK-NOT: linalg.generic
-func.func @softmax(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
+func.func @softmax(%x: memref<8x16384xf32>, %out: memref<8x16384xf32>) {
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
   %m = memref.alloc() : memref<8xf32>
   linalg.fill ins(%ninf : f32) outs(%m : memref<8xf32>)
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%m : memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x16384xf32>) outs(%m : memref<8xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %0 = arith.maximumf %a, %acc : f32
     linalg.yield %0 : f32
   }
   %s = memref.alloc() : memref<8xf32>
   linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<8x64xf32>, memref<8xf32>) outs(%s : memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<8x16384xf32>, memref<8xf32>) outs(%s : memref<8xf32>) {
   ^bb0(%a: f32, %mx: f32, %acc: f32):
     %0 = arith.subf %a, %mx : f32
     %1 = math.exp %0 : f32
     %2 = arith.addf %1, %acc fastmath<reassoc> : f32
     linalg.yield %2 : f32
   }
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m, %s : memref<8x64xf32>, memref<8xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m, %s : memref<8x16384xf32>, memref<8xf32>, memref<8xf32>) outs(%out : memref<8x16384xf32>) {
   ^bb0(%a: f32, %mx: f32, %sum: f32, %o: f32):
     %0 = arith.subf %a, %mx : f32
     %1 = math.exp %0 : f32

@@ -101,7 +101,7 @@ public:
                                              const CompileOptions &options,
                                              CachedProgram &cached) override {
     CompileOptions forDevice = options;
-    forDevice.chip = device->properties().chip();
+    forDevice.chip = device->properties().kernelChip();
     auto compiled = compiler.compileForCuda(std::move(program), forDevice);
     if (!compiled)
       return std::unexpected(compiled.error());

@@ -118,6 +118,9 @@ struct CompileOptions {
   /// CUDA: f32 matmuls on tensor cores with inputs as tf32 (10-bit
   /// mantissa), as torch's allow_tf32.
   bool tf32 = false;
+  /// CUDA: f16/bf16 matmuls on wgmma when the chip is sm_90a (off with
+  /// KILN_CUDA_WGMMA=0: mma.sync).
+  bool wgmma = CudaWgmmaMatmulTunables::enabledByEnvironment();
   VulkanTarget vulkan;
   /// Tuned configurations by tune key text (TuneDatabase::table): a kernel
   /// whose key is here is built with that config, others with defaults.
@@ -135,7 +138,7 @@ struct CompileOptions {
       tune = ",tune=" + stableHash(table);
     }
     return "threads=" + std::to_string(numThreads) + ",mma=" + mma.key() +
-           (tf32 ? ",tf32" : "") + (ptxas.empty() ? "" : ",cubin") + tune;
+           (tf32 ? ",tf32" : "") + (wgmma ? "" : ",nowgmma") + (ptxas.empty() ? "" : ",cubin") + tune;
   }
 };
 

@@ -14,7 +14,8 @@
 namespace kiln {
 
 inline std::vector<TuneSpace> kernelTuneSpaces() {
-  return {CudaMmaMatmulTunables::tuneSpace(), CpuMatmulTunables::tuneSpace(),
+  return {CudaMmaMatmulTunables::tuneSpace(), CudaWgmmaMatmulTunables::tuneSpace(),
+          CpuMatmulTunables::tuneSpace(),
           GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace()};
 }
 

@@ -12,7 +12,9 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace kiln {
 
@@ -51,6 +53,45 @@ struct CudaMmaMatmulTunables {
   }
   static CudaMmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
     return {v.at(0), v.at(1), v.at(2)};
+  }
+};
+
+/// The warpgroup kernel (wgmma, sm_90a): 128 x `tileN` outputs per block
+/// of two warpgroups, K in steps of 64 elements through `stages` buffers of
+/// 128-byte-swizzled shared memory.
+struct CudaWgmmaMatmulTunables {
+  int64_t tileN = 256;  // 64, 128 or 256
+  int64_t stages = 4;   // 3 or more
+
+  static constexpr int64_t kStepBytes = 128;   // one swizzled row of A per K step
+  static constexpr int64_t kAlignment = 1024;  // of a 128-byte-swizzled tile
+  /// Shared memory the kernel asks for: its stages and the slack that
+  /// aligns them.
+  constexpr int64_t sharedBytes() const {
+    return stages * (128 + tileN) * kStepBytes + kAlignment;
+  }
+  constexpr bool operator==(const CudaWgmmaMatmulTunables &) const = default;
+
+  /// The autotuner's candidates, the default first.
+  static constexpr std::array<CudaWgmmaMatmulTunables, 4> candidates() {
+    return {{{}, {256, 3}, {128, 4}, {128, 6}}};
+  }
+  static TuneSpace tuneSpace() {
+    TuneSpace space{"cuda.matmul.wgmma", {"tile_n", "stages"}, {}};
+    for (const CudaWgmmaMatmulTunables &c : candidates())
+      space.candidates.push_back({c.tileN, c.stages});
+    return space;
+  }
+  static CudaWgmmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
+    return {v.at(0), v.at(1)};
+  }
+  /// KILN_CUDA_WGMMA=0 keeps sm_90a matmuls on mma.sync (read once).
+  static bool enabledByEnvironment() {
+    static const bool enabled = [] {
+      const char *value = std::getenv("KILN_CUDA_WGMMA");
+      return !value || std::string_view(value) != "0";
+    }();
+    return enabled;
   }
 };
 

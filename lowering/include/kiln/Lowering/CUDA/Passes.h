@@ -22,6 +22,7 @@ struct CudaPipelineOptions {
   /// whose shared memory cannot hold it gets the portable one.
   CudaMmaMatmulTunables mma;
   bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
+  bool wgmma = true;  // f16/bf16 matmuls on wgmma where the chip is sm_90a
 };
 
 /// Fused kernels -> gpu.modules of NVVM and LLVM ops, and a host function

@@ -22,6 +22,10 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
     `mma-step-bytes` through `mma-stages` swizzled buffers in dynamic shared
     memory filled by cp.async ahead of the math, fragments loaded by
     ldmatrix.
+
+    With `wgmma` (sm_90a) the f16/bf16 ones take warpgroup MMA instead:
+    128 x `wgmma-tile-n` outputs per block of two warpgroups reading both
+    operands from 128-byte-swizzled shared memory, `wgmma-stages` deep.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", "false",
@@ -35,6 +39,12 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
     Option<"mmaStepBytes", "mma-step-bytes", "int64_t",
            "kiln::CudaMmaMatmulTunables{}.stepBytes",
            "bytes of A's rows per K step of the tensor-core kernel (64 or 128)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "with tensor-cores: f16/bf16 matmuls on wgmma (sm_90a)">,
+    Option<"wgmmaTileN", "wgmma-tile-n", "int64_t", "kiln::CudaWgmmaMatmulTunables{}.tileN",
+           "output columns per block of the wgmma kernel (64, 128 or 256)">,
+    Option<"wgmmaStages", "wgmma-stages", "int64_t", "kiln::CudaWgmmaMatmulTunables{}.stages",
+           "shared-memory buffers of the wgmma kernel's K pipeline (3 or more)">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "shared memory a block may use (the device's opt-in limit; "
            "default: sm_90's)">];

@@ -37,6 +37,9 @@ struct CudaDeviceProperties {
   size_t totalMemory = 0;
   /// "sm_90" for compute capability 9.0.
   std::string chip() const;
+  /// The chip kernels are compiled for: "sm_90a" on 9.0, whose
+  /// arch-specific instructions (wgmma) run there alone; chip() elsewhere.
+  std::string kernelChip() const;
 };
 
 /// A kernel in a loaded module.

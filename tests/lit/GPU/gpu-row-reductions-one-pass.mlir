@@ -1,0 +1,108 @@
+// RUN: kiln-opt %s --kiln-gpu-row-reductions --cse --split-input-file | FileCheck %s
+
+// A softmax over rows of 2048 f32 (256 threads x 4 lanes: two chunks per
+// thread) reads each row once: the max stage loads x, the sum and
+// normalise stages reuse those registers, and CSE leaves one exp per chunk
+// and one division per row.
+// CHECK-LABEL: func @softmax
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: scf.for
+// CHECK-COUNT-2: vector.load %arg0
+// CHECK-NOT: vector.load %arg0
+// CHECK: gpu.all_reduce maximumf
+// CHECK: gpu.barrier
+// CHECK-COUNT-2: math.exp
+// CHECK-NOT: math.exp
+// CHECK: gpu.all_reduce add
+// CHECK: gpu.barrier
+// CHECK-COUNT-1: arith.divf
+// CHECK-NOT: arith.divf
+// CHECK-COUNT-2: vector.store {{.*}}, %arg1
+// CHECK-NOT: linalg.generic
+func.func @softmax(%x: memref<8x2048xf32>, %out: memref<8x2048xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x2048xf32>) outs(%m : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
+    linalg.yield %0 : f32
+  }
+  %s = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<8x2048xf32>, memref<8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %mx: f32, %acc: f32):
+    %0 = arith.subf %a, %mx : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %acc fastmath<reassoc> : f32
+    linalg.yield %2 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m, %s : memref<8x2048xf32>, memref<8xf32>, memref<8xf32>) outs(%out : memref<8x2048xf32>) {
+  ^bb0(%a: f32, %mx: f32, %sum: f32, %o: f32):
+    %0 = arith.subf %a, %mx : f32
+    %1 = math.exp %0 : f32
+    %one = arith.constant 1.0 : f32
+    %r = arith.divf %one, %sum : f32
+    %2 = arith.mulf %1, %r : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// A row that ends inside the threads' last chunk (1100 = 1024 + 76 f32:
+// 256 threads x 4 lanes) masks that chunk: its load yields zeros past the end and the
+// reduction keeps its partial there.
+// CHECK-LABEL: func @ragged
+// CHECK: %[[J:.*]] = arith.muli %{{.*}}, %c4
+// CHECK: vector.load %arg0
+// CHECK-NOT: vector.load %arg0
+// CHECK: %[[J1:.*]] = arith.addi %[[J]], %c1024
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[J1]], %c1100
+// CHECK: scf.if %[[IN]] -> (vector<4xf32>)
+// CHECK: vector.load
+// CHECK: } else {
+// CHECK: scf.yield %cst
+// CHECK: %[[KEEP:.*]] = vector.broadcast %[[IN]] : i1 to vector<4xi1>
+// CHECK: arith.select %[[KEEP]]
+// CHECK: gpu.all_reduce add
+func.func @ragged(%x: memref<4x1100xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x1100xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A stage that rewrites a buffer in place makes later stages load it again:
+// what was loaded before the write no longer holds.
+// CHECK-LABEL: func @rewritten
+// CHECK: vector.load %arg1
+// CHECK: gpu.barrier
+// CHECK: vector.store {{.*}}, %arg1
+// CHECK: gpu.barrier
+// CHECK: vector.load %arg1
+// CHECK: gpu.all_reduce add
+func.func @rewritten(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: memref<4xf32>, %out2: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y : memref<4x1024xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x1024xf32>) outs(%y : memref<4x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.mulf %a, %a : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y : memref<4x1024xf32>) outs(%out2 : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
