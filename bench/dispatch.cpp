@@ -2,10 +2,12 @@
 //
 // Cold compile: a program never seen before, compiled in a process whose
 // compiler is already warm. Warm dispatch: host time per run of a tiny cached
-// kernel (no checks, buffers ready), over many runs.
+// kernel (no checks, buffers ready), over many runs; then the same through
+// a typed op (ops::add: both caches, checks, a pooled result tensor), the
+// C++ half of a Python op's time (bench/python_dispatch.py).
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/backend/Engine.h"
+#include "kiln/backend/Ops.h"
 
 #include <chrono>
 #include <cstdio>
@@ -62,6 +64,20 @@ int main() {
   us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kRuns;
   std::printf("warm dispatch with checks and output allocation: %.3f us per run "
               "(Program::run)\n", us);
+
+  auto backend = Backend::shared({DeviceType::Cpu, 0});
+  if (!backend)
+    return 1;
+  auto x = (*backend)->upload(HostTensor(DType::F32, {4}));
+  if (!x || !ops::add(*x, *x))
+    return 1;
+  start = Clock::now();
+  for (int i = 0; i < kRuns; ++i)
+    if (!ops::add(*x, *x))
+      return 1;
+  us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kRuns;
+  std::printf("warm typed op, ops::add of 4 x f32 on cpu: %.3f us per op "
+              "(result type and program from their caches, result from the pool)\n", us);
 
   // CUDA: compiling needs no GPU, so the cold compile to PTX is measured here.
   auto compilerOwner = createCompiler();

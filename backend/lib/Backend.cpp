@@ -3,10 +3,12 @@
 #include "kiln/backend/Autotune.h"
 
 #include "DeviceQueue.h"
+#include "RunTimeSizes.h"
 
 #include <mutex>
 #include <bit>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace kiln {
@@ -32,6 +34,7 @@ struct Graph::Recording {
   struct Launch {
     std::shared_ptr<Program> program;
     std::vector<uint64_t> buffers;
+    LaunchSizes sizes; // the run-time sizes it was captured with
   };
   std::shared_ptr<DeviceQueue> queue;
   std::vector<Launch> launches;
@@ -56,10 +59,11 @@ Error notWhileCapturing(const char *what) {
                               "(graph_stop_capture first)"};
 }
 
+/// A negative dim is `?` (a size known at run time).
 std::string tensorType(DType type, const std::vector<int64_t> &shape) {
   std::string text = "tensor<";
   for (int64_t d : shape)
-    text += std::to_string(d) + "x";
+    text += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
   return text + std::string(dtypeName(type)) + ">";
 }
 
@@ -70,14 +74,6 @@ std::string floatLiteral(double value) {
   std::snprintf(text, sizeof text, "0x%016llX",
                 static_cast<unsigned long long>(std::bit_cast<uint64_t>(value)));
   return text;
-}
-
-/// A short spelling of a tensor type for lookup keys.
-std::string opTypeKey(DType type, const std::vector<int64_t> &shape) {
-  std::string key(1, static_cast<char>('A' + static_cast<int>(type)));
-  for (int64_t d : shape)
-    key += std::to_string(d) + ',';
-  return key + ';';
 }
 
 /// splitmix64: a well-mixed seed per draw from (seed, draw number).
@@ -106,9 +102,10 @@ Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
   static std::mutex mutex;
   // Never destroyed: devices would otherwise be torn down during static
   // destruction, after the drivers' own exit handlers.
-  static auto *backends = new std::map<std::string, std::shared_ptr<Backend>>;
+  // Keyed by kind and index: every op looks its backend up here.
+  static auto *backends = new std::map<std::pair<DeviceType, int>, std::shared_ptr<Backend>>;
   std::lock_guard lock(mutex);
-  std::string key = device.toString();
+  std::pair key{device.type, device.index};
   if (auto it = backends->find(key); it != backends->end())
     return it->second;
   auto created = create(device);
@@ -117,7 +114,16 @@ Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
   return (*backends)[key] = std::move(*created);
 }
 
-Backend::Backend(std::shared_ptr<DeviceQueue> queue) : queue(std::move(queue)) {}
+namespace {
+/// KILN_AUTO_DYNAMIC=0 turns automatic dynamic shapes off in new backends.
+bool autoDynamicByDefault() {
+  const char *setting = std::getenv("KILN_AUTO_DYNAMIC");
+  return !setting || std::string_view(setting) != "0";
+}
+} // namespace
+
+Backend::Backend(std::shared_ptr<DeviceQueue> queue)
+    : queue(std::move(queue)), autoDynamicShapes(autoDynamicByDefault()) {}
 Backend::~Backend() = default;
 
 const DeviceId &Backend::device() const { return queue->kernels().device(); }
@@ -140,11 +146,15 @@ Expected<void> Backend::checkUsable() const {
   return {};
 }
 
-Expected<void> Backend::checkOwned(const Tensor &tensor, const std::string &what) const {
+Expected<void> Backend::checkOwned(const Tensor &tensor, std::string_view what,
+                                   std::optional<size_t> index) const {
+  auto named = [&] {
+    return std::string(what) + (index ? " #" + std::to_string(*index) : "");
+  };
   if (!tensor.valid())
-    return makeError(ErrorKind::InvalidArgument, what + " is an empty tensor (no buffer)");
+    return makeError(ErrorKind::InvalidArgument, named() + " is an empty tensor (no buffer)");
   if (tensor.device() != device())
-    return makeError(ErrorKind::InvalidArgument, what + " lives on " +
+    return makeError(ErrorKind::InvalidArgument, named() + " lives on " +
                                                      tensor.device().toString() +
                                                      "; this backend runs on " +
                                                      device().toString());
@@ -154,7 +164,7 @@ Expected<void> Backend::checkOwned(const Tensor &tensor, const std::string &what
   // would read or write its own buffer at that address.
   if (tensor.storage->queue != queue)
     return makeError(ErrorKind::InvalidArgument,
-                     what + " belongs to another backend of " + device().toString() +
+                     named() + " belongs to another backend of " + device().toString() +
                          " (one that is destroyed, or another instance); a tensor is used "
                          "by the backend that made it");
   return {};
@@ -164,7 +174,7 @@ Expected<void> Backend::checkInputs(const std::vector<Tensor> &inputs) const {
   if (auto ok = checkUsable(); !ok)
     return ok;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (auto ok = checkOwned(inputs[i], "input #" + std::to_string(i)); !ok)
+    if (auto ok = checkOwned(inputs[i], "input", i); !ok)
       return ok;
   return {};
 }
@@ -347,39 +357,59 @@ Expected<std::shared_ptr<Program>> Backend::compile(std::string_view source,
 Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &program,
                                               const std::vector<Tensor> &inputs) {
   const auto &want = program->inputs();
-  if (program->hasDynamicDims())
-    return makeError(ErrorKind::Unsupported,
-                     "programs with dynamic dims run on host tensors (Program::run, "
-                     "kiln-run) so far, not on device tensors (docs/dynamic-shapes.md)");
   if (inputs.size() != want.size())
     return makeError(ErrorKind::InvalidArgument,
                      "program takes " + std::to_string(want.size()) + " inputs, got " +
                          std::to_string(inputs.size()));
+  bool dynamic = program->hasDynamicDims();
   std::vector<uint64_t> buffers;
+  buffers.reserve(inputs.size() + program->outputs().size() + program->temporaryBytes().size());
+  // Buffers a capture keeps; temporaries are also kept until the launch is queued.
   std::vector<std::shared_ptr<TensorStorage>> used;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &in = inputs[i];
-    if (in.dtype() != want[i].dtype || in.shape() != want[i].shape)
+    if (in.dtype() != want[i].dtype || (!dynamic && in.shape() != want[i].shape))
       return makeError(ErrorKind::InvalidArgument,
                        "input #" + std::to_string(i) + " is " +
                            tensorType(in.dtype(), in.shape()) + ", the program expects " +
-                           tensorType(want[i].dtype, want[i].shape));
+                           want[i].describe());
     buffers.push_back(in.storage->allocation.address);
-    used.push_back(in.storage);
+    if (capturing)
+      used.push_back(in.storage);
+  }
+  // A program with `?` dims: its sizes bound from the inputs' shapes
+  // (mismatches name the dims), and its GPU plan at them.
+  LaunchSizes sizes;
+  std::vector<std::vector<int64_t>> outputShapes;
+  if (dynamic) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Tensor &in : inputs)
+      shapes.push_back(in.shape());
+    auto bound = bindRunTimeSizes(want, program->outputs(), shapes);
+    if (!bound)
+      return std::unexpected(bound.error());
+    auto sized = queue->sizesOf(*program, std::move(bound->dims));
+    if (!sized)
+      return std::unexpected(sized.error());
+    sizes = std::move(*sized);
+    outputShapes = std::move(bound->outputShapes);
   }
   std::vector<Tensor> outputs;
-  for (const TensorSignature &s : program->outputs()) {
-    auto out = allocate(s.dtype, s.shape);
+  outputs.reserve(program->outputs().size());
+  for (size_t o = 0; o < program->outputs().size(); ++o) {
+    const TensorSignature &s = program->outputs()[o];
+    auto out = allocate(s.dtype, dynamic ? outputShapes[o] : s.shape);
     if (!out)
       return std::unexpected(out.error());
     buffers.push_back(out->storage->allocation.address);
-    used.push_back(out->storage);
+    if (capturing)
+      used.push_back(out->storage);
     outputs.push_back(std::move(*out));
   }
   // Intermediate buffers live as long as the launch needs them: on the
   // stream, a later allocation reusing them runs after it; in a capture,
   // the graph keeps them.
-  for (size_t bytes : program->temporaryBytes()) {
+  for (size_t bytes : sizes.plan ? temporaryBytesOf(*sizes.plan) : program->temporaryBytes()) {
     auto temporary = allocate(DType::U8, {static_cast<int64_t>(bytes)});
     if (!temporary)
       return std::unexpected(temporary.error());
@@ -387,12 +417,12 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
     used.push_back(temporary->storage);
   }
   if (capturing) {
-    capturing->launches.push_back({program, buffers});
+    capturing->launches.push_back({program, buffers, sizes});
     capturing->buffers.insert(capturing->buffers.end(), used.begin(), used.end());
     if (!queue->capturesNatively())
       return outputs; // the recorded list runs on replay
   }
-  if (auto ok = queue->launch(*program, buffers); !ok)
+  if (auto ok = queue->launch(*program, buffers, sizes); !ok)
     return std::unexpected(ok.error());
   return outputs;
 }
@@ -422,39 +452,128 @@ Expected<Tensor> Backend::apply(std::string_view op, const std::vector<Tensor> &
     return makeError(ErrorKind::InvalidArgument,
                      std::string(op) + ": the result " + bytes.error().message);
   // Eager ops repeat: the program of (op, attrs, types) is looked up before
-  // any program text is built.
-  std::string key = std::string(op) + '|' + std::string(attrs) + '|' + opTypeKey(resultType, resultShape);
+  // any program text is built, by a key that allocates nothing (OpKey.h).
+  OpKey key;
+  key.appendText(op);
+  key.appendText(attrs);
+  key.appendType(resultType, resultShape);
   for (const Tensor &in : inputs)
-    key += opTypeKey(in.dtype(), in.shape());
-  if (auto it = appliedOps.find(key); it != appliedOps.end()) {
+    key.appendType(in.dtype(), in.shape());
+  if (auto it = appliedOps.find(key.view()); it != appliedOps.end()) {
     auto results = launch(it->second, inputs);
     if (!results)
       return std::unexpected(results.error());
     return std::move(results->front());
   }
-  // The generic op form reads the same for every op of the dialect.
-  std::string result = tensorType(resultType, resultShape);
+  auto program = appliedProgram(key, op, inputs, resultType, resultShape, attrs);
+  if (!program)
+    return std::unexpected(program.error());
+  auto results = launch(*program, inputs);
+  if (!results)
+    return std::unexpected(results.error());
+  // A dynamic kernel computes its result's shape: it must be the one asked for.
+  if (results->front().shape() != resultShape)
+    return makeError(ErrorKind::InvalidArgument,
+                     std::string(op) + ": the result is " +
+                         tensorType(results->front().dtype(), results->front().shape()) +
+                         ", not " + tensorType(resultType, resultShape));
+  return std::move(results->front());
+}
+
+namespace {
+/// The program of one op: the generic op form, which reads the same for
+/// every op of the dialect. `shapes`: the result's, then each input's (a
+/// negative dim is `?`).
+std::string appliedProgramText(std::string_view op, std::string_view attrs,
+                               const std::vector<DType> &types,
+                               const std::vector<std::vector<int64_t>> &shapes) {
+  std::string result = tensorType(types[0], shapes[0]);
   std::ostringstream text, operandTypes, operands;
   text << "func.func @main(";
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string type = tensorType(inputs[i].dtype(), inputs[i].shape());
-    text << (i ? ", " : "") << "%a" << i << ": " << type;
-    operands << (i ? ", " : "") << "%a" << i;
-    operandTypes << (i ? ", " : "") << type;
+  for (size_t i = 1; i < types.size(); ++i) {
+    std::string type = tensorType(types[i], shapes[i]);
+    text << (i > 1 ? ", " : "") << "%a" << i - 1 << ": " << type;
+    operands << (i > 1 ? ", " : "") << "%a" << i - 1;
+    operandTypes << (i > 1 ? ", " : "") << type;
   }
   text << ") -> " << result << " {\n  %r = \"" << op << "\"(" << operands.str() << ")";
   if (!attrs.empty())
     text << " {" << attrs << "}";
   text << " : (" << operandTypes.str() << ") -> " << result << "\n  return %r : " << result
        << "\n}\n";
-  auto program = compile(text.str());
-  if (!program)
-    return std::unexpected(program.error());
-  appliedOps.emplace(std::move(key), *program);
-  auto results = launch(*program, inputs);
-  if (!results)
-    return std::unexpected(results.error());
-  return std::move(results->front());
+  return text.str();
+}
+} // namespace
+
+Expected<std::shared_ptr<Program>>
+Backend::appliedProgram(const OpKey &key, std::string_view op, const std::vector<Tensor> &inputs,
+                        DType resultType, const std::vector<int64_t> &resultShape,
+                        std::string_view attrs) {
+  std::vector<DType> types{resultType};
+  std::vector<std::vector<int64_t>> shapes{resultShape};
+  for (const Tensor &in : inputs) {
+    types.push_back(in.dtype());
+    shapes.push_back(in.shape());
+  }
+  // Automatic dynamic: a signature whose dims keep changing takes one
+  // kernel dynamic in them; where the op has no dynamic kernel (outside
+  // lowersWithDynamicDims), the static one, from then on.
+  if (AppliedSignature *signature = autoDynamicSignature(op, attrs, types, shapes)) {
+    std::vector<bool> dynamicDims;
+    std::vector<std::vector<int64_t>> dynamicShapes = shapes;
+    bool dynamicInput = false;
+    // Inputs first: a result dim is `?` only with some input's, from which
+    // its size comes (a result size that changed alone is a wrong result
+    // type, which the static verifier names).
+    for (size_t t = shapes.size(), flat = signature->changed.size(); t-- > 0;)
+      for (size_t d = shapes[t].size(); d-- > 0;) {
+        // Sizes 1 stay static, as torch.compile's: they broadcast, a `?` never does.
+        bool dynamic = signature->changed[--flat] && shapes[t][d] != 1 &&
+                       (t > 0 || dynamicInput);
+        dynamicInput |= dynamic && t > 0;
+        dynamicDims.push_back(dynamic);
+        dynamicShapes[t][d] = dynamic ? -1 : shapes[t][d];
+      }
+    if (dynamicInput) {
+      if (auto it = signature->programs.find(dynamicDims); it != signature->programs.end())
+        return it->second;
+      auto program = compile(appliedProgramText(op, attrs, types, dynamicShapes));
+      if (program)
+        return signature->programs[dynamicDims] = *program;
+      signature->dynamicCompiles = false;
+    }
+  }
+  auto program = compile(appliedProgramText(op, attrs, types, shapes));
+  if (program)
+    appliedOps.emplace(key.view(), *program);
+  return program;
+}
+
+Backend::AppliedSignature *
+Backend::autoDynamicSignature(std::string_view op, std::string_view attrs,
+                              const std::vector<DType> &types,
+                              const std::vector<std::vector<int64_t>> &shapes) {
+  if (!autoDynamicShapes)
+    return nullptr;
+  std::string key = std::string(op) + '|' + std::string(attrs) + '|';
+  std::vector<int64_t> dims;
+  for (size_t t = 0; t < types.size(); ++t) {
+    key += static_cast<char>('A' + static_cast<int>(types[t]));
+    key += std::to_string(shapes[t].size()) + ';';
+    dims.insert(dims.end(), shapes[t].begin(), shapes[t].end());
+  }
+  auto [it, fresh] = appliedSignatures.try_emplace(std::move(key));
+  AppliedSignature &signature = it->second;
+  if (fresh) {
+    signature.firstDims = std::move(dims);
+    signature.changed.assign(signature.firstDims.size(), false);
+    return nullptr;
+  }
+  // Threshold 2, as torch.compile's: the second size of a dim makes it dynamic.
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != signature.firstDims[i])
+      signature.changed[i] = true;
+  return signature.dynamicCompiles ? &signature : nullptr;
 }
 
 namespace {
@@ -614,7 +733,7 @@ Expected<void> Backend::graphReplay(const Graph &graph) {
       return ok;
   } else {
     for (const auto &launch : graph.recording->launches)
-      if (auto ok = queue->launch(*launch.program, launch.buffers); !ok)
+      if (auto ok = queue->launch(*launch.program, launch.buffers, launch.sizes); !ok)
         return ok;
   }
   for (const auto &hook : graph.recording->afterReplay)

@@ -304,6 +304,15 @@ kiln_status kiln_apply(kiln_backend *backend, const char *op, kiln_tensor *const
   });
 }
 
+kiln_status kiln_auto_dynamic(kiln_backend *backend, int enabled) {
+  return guarded(__func__, [&] {
+    if (!backend)
+      return invalid(__func__, "NULL backend");
+    backend->backend->setAutoDynamic(enabled != 0);
+    return ok();
+  });
+}
+
 kiln_status kiln_profile_start(kiln_backend *backend, kiln_profile_token *token) {
   return guarded(__func__, [&] {
     if (!backend || !token)

@@ -16,6 +16,15 @@
 
 namespace kiln {
 
+/// The run-time sizes of one launch of a program with `?` dims (empty for a
+/// static program): every dim of its inputs, then of its outputs (what a CPU
+/// entry reads), and a GPU program's plan evaluated at them (grids, size
+/// parameters, buffer bytes). A graph keeps those it was captured with.
+struct LaunchSizes {
+  std::vector<int64_t> dims;
+  std::shared_ptr<const GpuPlan> plan;
+};
+
 class DeviceQueue {
 public:
   /// Tensors and graphs keep the queue, and through it the engine with its
@@ -30,10 +39,17 @@ public:
   virtual Expected<void> write(uint64_t dst, const void *src, size_t bytes) = 0;
   /// Waits for queued work first.
   virtual Expected<void> read(void *dst, uint64_t src, size_t bytes) = 0;
+  /// The sizes of a launch of `program` (one this queue's target made, with
+  /// `?` dims) whose every dim is in `dims`; an error where the device cannot
+  /// run it at those sizes (a grid beyond its limits).
+  virtual Expected<LaunchSizes> sizesOf(const Program &program, std::vector<int64_t> dims) {
+    return LaunchSizes{std::move(dims), nullptr};
+  }
   /// Queues `program` (one this queue's target made) on device buffers:
-  /// inputs, outputs, then its temporaries.
-  virtual Expected<void> launch(const Program &program,
-                                const std::vector<uint64_t> &buffers) = 0;
+  /// inputs, outputs, then its temporaries, at `sizes` (sizesOf's, for a
+  /// program with `?` dims).
+  virtual Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers,
+                                const LaunchSizes &sizes) = 0;
   virtual Expected<void> sync() = 0;
   /// Pushes launches the queue holds back (Vulkan batches) to the device.
   virtual Expected<void> flush() { return {}; }
@@ -66,7 +82,8 @@ private:
 };
 
 /// The bytes of a GPU program's temporaries: the buffers between its
-/// kernels, which a launch on device buffers takes after the outputs.
+/// kernels, which a launch on device buffers takes after the outputs (at
+/// the launch's sizes where the plan has run-time sizes).
 inline std::vector<size_t> temporaryBytesOf(const GpuPlan &plan) {
   return {plan.bufferBytes.begin() + plan.inputCount + plan.outputCount,
           plan.bufferBytes.end()};

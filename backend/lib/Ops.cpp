@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cmath>
 #include <mutex>
-#include <unordered_map>
 
 namespace kiln::ops {
 namespace {
@@ -20,7 +19,7 @@ struct ResultType {
 /// dialect once.
 struct Signatures {
   std::mutex mutex;
-  std::unordered_map<std::string, ResultType> results;
+  OpKey::Map<ResultType> results; // never erased: entries stay where they are
   static Signatures &get() {
     static auto *signatures = new Signatures; // used until the process ends
     return *signatures;
@@ -50,14 +49,6 @@ Expected<ResultType> infer(std::string_view op, const std::vector<Tensor> &opera
     return makeError(ErrorKind::Unsupported, std::string(op) + ": a result of " +
                                                  result->element + " has no tensor dtype");
   return ResultType{*dtype, std::move(result->shape)};
-}
-
-/// A short spelling of a tensor type for lookup keys.
-void appendTypeKey(std::string &key, DType type, const Shape &shape) {
-  key += static_cast<char>('A' + static_cast<int>(type));
-  for (int64_t d : shape)
-    key += std::to_string(d) + ',';
-  key += ';';
 }
 
 std::string list(const Shape &values) {
@@ -117,27 +108,27 @@ Expected<Tensor> call(std::string_view op, const std::vector<Tensor> &operands,
   auto backend = backendOf(operands.front());
   if (!backend)
     return std::unexpected(backend.error());
-  std::string key(op);
-  key += '|';
-  key += attrs;
-  key += '|';
-  key += element ? static_cast<char>('A' + static_cast<int>(*element)) : '-';
+  // The signature's key allocates nothing on a hit (OpKey.h).
+  OpKey key;
+  key.appendText(op);
+  key.appendText(attrs);
+  key.appendByte(element ? static_cast<char>(*element) : '-');
   for (const Tensor &t : operands)
-    appendTypeKey(key, t.dtype(), t.shape());
+    key.appendType(t.dtype(), t.shape());
   Signatures &signatures = Signatures::get();
-  ResultType result;
+  const ResultType *result;
   {
     std::lock_guard lock(signatures.mutex);
-    auto it = signatures.results.find(key);
+    auto it = signatures.results.find(key.view());
     if (it == signatures.results.end()) {
       auto inferred = infer(op, operands, attrs, element);
       if (!inferred)
         return std::unexpected(inferred.error());
-      it = signatures.results.emplace(std::move(key), std::move(*inferred)).first;
+      it = signatures.results.emplace(key.view(), std::move(*inferred)).first;
     }
-    result = it->second;
+    result = &it->second;
   }
-  return (*backend)->apply(op, operands, result.dtype, result.shape, attrs);
+  return (*backend)->apply(op, operands, result->dtype, result->shape, attrs);
 }
 
 size_t inferredSignatures() {

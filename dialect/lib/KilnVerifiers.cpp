@@ -33,10 +33,13 @@ std::string shapeString(ArrayRef<int64_t> shape) {
 LogicalResult verifyShapeIs(Operation *op, Value value, ArrayRef<int64_t> want,
                             StringRef what) {
   ArrayRef<int64_t> got = tensorType(value).getShape();
+  // A result's `?` must be one the operands leave open: where they fix the
+  // size, it is a wrong result type (and lowering it could not end).
+  bool result = value.getDefiningOp() == op;
   if (got.size() == want.size() &&
-      llvm::all_of(llvm::zip(got, want), [](auto p) {
+      llvm::all_of(llvm::zip(got, want), [&](auto p) {
         auto [g, w] = p;
-        return g == w || ShapedType::isDynamic(g) || ShapedType::isDynamic(w);
+        return g == w || ShapedType::isDynamic(w) || (ShapedType::isDynamic(g) && !result);
       }))
     return success();
   return op->emitOpError() << what << " has shape " << shapeString(got)

@@ -92,6 +92,12 @@ kiln_status kiln_apply(kiln_backend *backend, const char *op,
                        kiln_tensor *const *inputs, size_t input_count,
                        kiln_dtype result_dtype, const int64_t *result_shape,
                        size_t result_rank, const char *attrs, kiln_tensor **result);
+/* Programs may have `?` dims (tensor<?x4xf32>): one compiled program runs
+ * at every size; inputs that do not fit are KILN_INVALID_ARGUMENT naming the
+ * dims. kiln_apply takes a kernel dynamic in a dim that an op keeps
+ * changing (automatic dynamic shapes, docs/dynamic-shapes.md): on unless
+ * KILN_AUTO_DYNAMIC=0; `enabled` 0 turns it off for this backend. */
+kiln_status kiln_auto_dynamic(kiln_backend *backend, int enabled);
 
 /* Profiling windows: `measured` is 0 when the window could not be measured
  * (then `milliseconds` is left alone: never a made-up zero). */

@@ -102,10 +102,15 @@ py::dict poolReport(const PoolReport &r) {
   return d;
 }
 
+/// kiln.Error and its subclass per kind (bindErrors makes them).
+py::handle errorBase;
+std::map<ErrorKind, py::handle> errorClasses;
+
 void bindErrors(py::module_ &m) {
   // One base class and one class per kind; each also derives from the
   // Python exception that means the same, so generic handlers catch it.
-  static py::handle base = PyErr_NewException("kiln.Error", PyExc_RuntimeError, nullptr);
+  errorBase = PyErr_NewException("kiln.Error", PyExc_RuntimeError, nullptr);
+  py::handle base = errorBase;
   m.attr("Error") = base;
   struct Kind {
     ErrorKind kind;
@@ -120,7 +125,6 @@ void bindErrors(py::module_ &m) {
       {ErrorKind::Unsupported, "Unsupported", PyExc_NotImplementedError},
       {ErrorKind::DevicePoisoned, "DevicePoisoned", PyExc_RuntimeError},
   };
-  static std::map<ErrorKind, py::handle> classes;
   for (const Kind &k : kinds) {
     // pybind11 3 types make_tuple's result by its arity: convert each arm.
     py::tuple bases = k.python == PyExc_RuntimeError
@@ -129,18 +133,88 @@ void bindErrors(py::module_ &m) {
     std::string qualified = std::string("kiln.") + k.name;
     py::handle cls = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
     m.attr(k.name) = cls;
-    classes[k.kind] = cls;
+    errorClasses[k.kind] = cls;
   }
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p)
         std::rethrow_exception(p);
     } catch (const KilnException &e) {
-      auto it = classes.find(e.error.kind);
-      PyErr_SetString(it != classes.end() ? it->second.ptr() : base.ptr(),
-                      e.error.message.c_str());
+      setPythonError(e.error);
     }
   });
+}
+
+/// A str argument's text; empty with TypeError set if it is no str.
+std::optional<std::string_view> textOf(PyObject *object, const char *what) {
+  Py_ssize_t size = 0;
+  const char *text = PyUnicode_Check(object) ? PyUnicode_AsUTF8AndSize(object, &size) : nullptr;
+  if (!text) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_TypeError, "call: %s must be a str, not %s", what,
+                   Py_TYPE(object)->tp_name);
+    return std::nullopt;
+  }
+  return std::string_view(text, static_cast<size_t>(size));
+}
+
+/// kiln._kiln.call(op, operands, attrs="", element=None): the typed ops'
+/// generic call (ops::call), behind every op function of the package. A
+/// plain CPython function rather than a pybind11 one: on a cache hit the
+/// op costs less than pybind11's dispatcher (overload matching, argument
+/// casters), and every eager op from Python comes through here.
+PyObject *callOp(PyObject *, PyObject *const *args, Py_ssize_t count) {
+  if (count < 2 || count > 4) {
+    PyErr_SetString(PyExc_TypeError, "call(op, operands, attrs='', element=None) takes 2 to 4 "
+                                     "positional arguments");
+    return nullptr;
+  }
+  try {
+    auto op = textOf(args[0], "op");
+    if (!op)
+      return nullptr;
+    std::string_view attrs;
+    if (count > 2 && args[2] != Py_None) {
+      auto text = textOf(args[2], "attrs");
+      if (!text)
+        return nullptr;
+      attrs = *text;
+    }
+    std::optional<DType> element;
+    if (count > 3 && args[3] != Py_None) {
+      auto name = textOf(args[3], "element");
+      if (!name)
+        return nullptr;
+      element = dtypeFromNumpyName(*name);
+    }
+    py::object sequence = py::reinterpret_steal<py::object>(
+        PySequence_Fast(args[1], "call: operands must be a list of kiln.Tensor"));
+    if (!sequence)
+      return nullptr;
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence.ptr());
+    PyObject **items = PySequence_Fast_ITEMS(sequence.ptr());
+    std::vector<Tensor> operands;
+    operands.reserve(static_cast<size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      py::handle item(items[i]);
+      if (!py::isinstance<Tensor>(item)) {
+        PyErr_Format(PyExc_TypeError, "call: operand #%zd is a %s, not a kiln.Tensor", i,
+                     Py_TYPE(items[i])->tp_name);
+        return nullptr;
+      }
+      operands.push_back(item.cast<const Tensor &>());
+    }
+    return py::cast(unwrap(ops::call(*op, operands, attrs, element))).release().ptr();
+  } catch (const KilnException &e) {
+    setPythonError(e.error);
+  } catch (py::error_already_set &e) {
+    e.restore();
+  } catch (const std::bad_alloc &) {
+    PyErr_NoMemory();
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
 }
 
 void bindBackend(py::module_ &m) {
@@ -210,7 +284,8 @@ void bindBackend(py::module_ &m) {
            },
            py::arg("dtype"), py::arg("quantized_scale") = py::none())
       .def_property_readonly("compile_count",
-                             [](Backend &b) { return b.kernels().compileCount(); });
+                             [](Backend &b) { return b.kernels().compileCount(); })
+      .def_property("auto_dynamic", &Backend::autoDynamic, &Backend::setAutoDynamic);
 
   m.def("backend", [](const std::string &device) { return backendOf(device); },
         py::arg("device") = "cpu");
@@ -221,16 +296,11 @@ void bindBackend(py::module_ &m) {
 }
 
 void bindOps(py::module_ &m) {
-  m.def("call",
-        [](std::string_view op, const std::vector<Tensor> &operands, std::string_view attrs,
-           std::optional<std::string_view> element) {
-          std::optional<DType> type;
-          if (element)
-            type = dtypeFromNumpyName(*element);
-          return unwrap(ops::call(op, operands, attrs, type));
-        },
-        py::arg("op"), py::arg("operands"), py::arg("attrs") = "",
-        py::arg("element") = py::none());
+  static PyMethodDef call = {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callOp)),
+                             METH_FASTCALL,
+                             "call(op, operands, attrs='', element=None): `op` ('kiln.add') on "
+                             "`operands`, its result type inferred"};
+  m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call, nullptr, m.attr("__name__").ptr()));
   m.def("apply",
         [](std::string_view op, const std::vector<Tensor> &operands, std::string_view dtype,
            const std::vector<int64_t> &shape, std::string_view attrs, const std::string &device) {
@@ -264,6 +334,12 @@ void bindOps(py::module_ &m) {
         py::arg("source"), py::arg("device") = "cpu", py::arg("tf32") = false);
 }
 } // namespace
+
+void setPythonError(const Error &error) {
+  auto it = errorClasses.find(error.kind);
+  PyErr_SetString(it != errorClasses.end() ? it->second.ptr() : errorBase.ptr(),
+                  error.message.c_str());
+}
 
 std::string_view numpyName(DType type) { return kNames[static_cast<int>(type)].numpy; }
 

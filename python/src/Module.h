@@ -21,6 +21,9 @@ template <typename T> T unwrap(Expected<T> value) {
     return std::move(*value);
 }
 
+/// Sets the Python exception of `error`'s kind (kiln.InvalidArgument, ...).
+void setPythonError(const Error &error);
+
 /// NumPy's name of a dtype ("float32", "bool") and back.
 std::string_view numpyName(DType type);
 DType dtypeFromNumpyName(std::string_view name);

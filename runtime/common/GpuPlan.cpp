@@ -56,6 +56,13 @@ Expected<void> GpuPlan::checkSizeSteps(size_t dimCount) const {
 }
 
 Expected<GpuPlan> GpuPlan::at(std::span<const int64_t> dims) const {
+  auto plan = launchesAt(dims);
+  if (plan)
+    plan->modules = modules;
+  return plan;
+}
+
+Expected<GpuPlan> GpuPlan::launchesAt(std::span<const int64_t> dims) const {
   if (auto ok = checkSizeSteps(dims.size()); !ok)
     return std::unexpected(ok.error());
   std::vector<int64_t> values;
@@ -89,9 +96,11 @@ Expected<GpuPlan> GpuPlan::at(std::span<const int64_t> dims) const {
     values.push_back(r);
   }
   auto fits = [](int64_t v, int64_t limit) { return v >= 0 && v <= limit; };
-  GpuPlan plan = *this;
-  plan.sizeSteps.clear();
-  plan.bufferSizes.clear();
+  GpuPlan plan;
+  plan.bufferBytes = bufferBytes;
+  plan.inputCount = inputCount;
+  plan.outputCount = outputCount;
+  plan.launches = launches;
   for (size_t b = 0; b < bufferSizes.size(); ++b)
     if (int v = bufferSizes[b]; v >= 0) {
       if (values[v] < 0)

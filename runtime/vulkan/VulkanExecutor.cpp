@@ -407,7 +407,8 @@ Expected<void> VulkanExecutor::read(void *dst, uint64_t src, size_t bytes) {
 }
 
 Expected<void> VulkanExecutor::launch(VulkanProgram &program,
-                                      const std::vector<uint64_t> &addresses) {
+                                      const std::vector<uint64_t> &addresses,
+                                      const GpuPlan *sized) {
   // A program of empty tensors launches nothing (and has no descriptor pool
   // to reset or make).
   if (program.launchCount() == 0)
@@ -425,7 +426,7 @@ Expected<void> VulkanExecutor::launch(VulkanProgram &program,
     if (!pool)
       return std::unexpected(pool.error());
     capturing->pools.push_back(*pool);
-    return program.record(capturing->commands, *pool, bindings);
+    return program.record(capturing->commands, *pool, bindings, sized);
   }
   auto batch = openBatch();
   if (!batch)
@@ -451,7 +452,7 @@ Expected<void> VulkanExecutor::launch(VulkanProgram &program,
       return std::unexpected(own.error());
     b.oversizedSets.push_back(pool = *own);
   }
-  if (auto ok = program.record(b.commands, pool, bindings); !ok)
+  if (auto ok = program.record(b.commands, pool, bindings, sized); !ok)
     return ok;
   b.launches += sets;
   return submitIfDue();

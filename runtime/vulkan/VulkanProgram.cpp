@@ -43,8 +43,8 @@ VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
 /// Every device limit a plan depends on, checked before anything reaches the
 /// driver (which may crash on a pipeline beyond them: lavapipe does with
 /// more storage buffers than it has).
-static Expected<void> checkLimits(const GpuPlan &plan,
-                                  const VulkanDeviceProperties &props) {
+Expected<void> VulkanProgram::checkLimits(const GpuPlan &plan,
+                                          const VulkanDeviceProperties &props) {
   auto beyond = [](const std::string &what, uint64_t needed, const char *limit,
                    uint64_t allowed) {
     return makeError(ErrorKind::Unsupported,
@@ -207,7 +207,7 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
   std::vector<Binding> own;
   for (const VulkanBuffer &b : vk.buffers)
     own.push_back({b.buffer, 0});
-  program->writeSets(vk.sets, own);
+  program->writeSets(vk.sets, own, p);
 
   VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   poolInfo.queueFamilyIndex = props.computeQueueFamily;
@@ -240,7 +240,7 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
   vulkanBarrier(api, vk.runCommands, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-  program->recordDispatches(vk.runCommands, vk.sets);
+  program->recordDispatches(vk.runCommands, vk.sets, p);
   vulkanBarrier(api, vk.runCommands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
           VK_ACCESS_TRANSFER_READ_BIT);
@@ -261,7 +261,7 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
     api.vkCmdWriteTimestamp(vk.timedCommands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                             vk.timestamps, 0);
   }
-  program->recordDispatches(vk.timedCommands, vk.sets);
+  program->recordDispatches(vk.timedCommands, vk.sets, p);
   if (vk.timestamps)
     api.vkCmdWriteTimestamp(vk.timedCommands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                             vk.timestamps, 1);
@@ -286,17 +286,17 @@ Expected<std::vector<VkDescriptorSet>> VulkanProgram::allocateSets(VkDescriptorP
 }
 
 void VulkanProgram::writeSets(const std::vector<VkDescriptorSet> &sets,
-                              const std::vector<Binding> &bindings) {
-  for (size_t l = 0; l < plan.launches.size(); ++l) {
-    const auto &args = plan.launches[l].arguments;
-    uint32_t buffers = bufferArguments(plan.launches[l]);
+                              const std::vector<Binding> &bindings, const GpuPlan &sized) {
+  for (size_t l = 0; l < sized.launches.size(); ++l) {
+    const auto &args = sized.launches[l].arguments;
+    uint32_t buffers = bufferArguments(sized.launches[l]);
     std::vector<VkDescriptorBufferInfo> infos(buffers);
     std::vector<VkWriteDescriptorSet> writes(buffers);
     for (uint32_t i = 0; i < buffers; ++i) {
       // The buffer from its start: a view's offset and strides are in the
       // kernel.
       int b = std::get<BufferView>(args[i]).buffer;
-      VkDeviceSize range = std::max<VkDeviceSize>(16, (plan.bufferBytes[b] + 15) / 16 * 16);
+      VkDeviceSize range = std::max<VkDeviceSize>(16, (sized.bufferBytes[b] + 15) / 16 * 16);
       infos[i] = {static_cast<VkBuffer>(bindings[b].buffer), bindings[b].offset, range};
       writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[i].dstSet = sets[l];
@@ -310,19 +310,19 @@ void VulkanProgram::writeSets(const std::vector<VkDescriptorSet> &sets,
   }
 }
 
-void VulkanProgram::recordDispatches(VkCommandBuffer cb,
-                                     const std::vector<VkDescriptorSet> &sets) {
+void VulkanProgram::recordDispatches(VkCommandBuffer cb, const std::vector<VkDescriptorSet> &sets,
+                                     const GpuPlan &sized) {
   const VulkanApi &api = device.api();
-  for (size_t l = 0; l < plan.launches.size(); ++l) {
+  for (size_t l = 0; l < sized.launches.size(); ++l) {
     size_t pipe = vk->pipelineOf[l];
     api.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelines[pipe]);
     api.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelineLayouts[pipe],
                                 0, 1, &sets[l], 0, nullptr);
-    std::vector<std::byte> pushed = plan.launches[l].pushConstants();
+    std::vector<std::byte> pushed = sized.launches[l].pushConstants();
     if (!pushed.empty())
       api.vkCmdPushConstants(cb, vk->pipelineLayouts[pipe], VK_SHADER_STAGE_COMPUTE_BIT, 0,
                              pushed.size(), pushed.data());
-    const auto &grid = plan.launches[l].shape.grid;
+    const auto &grid = sized.launches[l].shape.grid;
     api.vkCmdDispatch(cb, grid[0], grid[1], grid[2]);
     deviceWorkBarrier(api, cb);
   }
@@ -336,16 +336,23 @@ uint32_t VulkanProgram::descriptorCount() const {
 }
 
 Expected<void> VulkanProgram::record(void *commandBuffer, void *descriptorPool,
-                                     const std::vector<Binding> &bindings) {
+                                     const std::vector<Binding> &bindings, const GpuPlan *sized) {
+  const GpuPlan &at = sized ? *sized : plan;
   if (bindings.size() != plan.bufferBytes.size())
     return makeError(ErrorKind::InvalidArgument,
                      "vulkan: the program has " + std::to_string(plan.bufferBytes.size()) +
                          " buffers, " + std::to_string(bindings.size()) + " given");
+  if (at.launches.size() != plan.launches.size() ||
+      at.bufferBytes.size() != plan.bufferBytes.size())
+    return makeError(ErrorKind::InvalidArgument,
+                     "vulkan: sizes given of another program (" +
+                         std::to_string(at.launches.size()) + " launches, the program has " +
+                         std::to_string(plan.launches.size()) + ")");
   auto sets = allocateSets(static_cast<VkDescriptorPool>(descriptorPool));
   if (!sets)
     return std::unexpected(sets.error());
-  writeSets(*sets, bindings);
-  recordDispatches(static_cast<VkCommandBuffer>(commandBuffer), *sets);
+  writeSets(*sets, bindings, at);
+  recordDispatches(static_cast<VkCommandBuffer>(commandBuffer), *sets, at);
   return {};
 }
 

@@ -130,6 +130,46 @@ static void sizes(kiln_backend *b) {
   kiln_tensor_destroy(seed);
 }
 
+/* A program with a `?` dim runs at two sizes; sizes that do not fit are
+ * refused naming the dims; kiln_apply without automatic dynamic compiles
+ * per size and stays right. */
+static void dynamicShapes(kiln_backend *b) {
+  const char *program =
+      "func.func @main(%a: tensor<?x2xf32>, %b: tensor<?x2xf32>) -> tensor<?x2xf32> {\n"
+      "  %0 = kiln.add %a, %b : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>\n"
+      "  return %0 : tensor<?x2xf32>\n}\n";
+  float data[6] = {1, 2, 3, 4, 5, 6}, out[6] = {0};
+  for (int64_t rows = 1; rows <= 3; rows += 2) {
+    int64_t shape[2] = {rows, 2};
+    kiln_tensor *t = NULL, *sum = NULL;
+    CHECK_OK(kiln_tensor_from_host(b, KILN_F32, shape, 2, data, rows * 2 * sizeof(float), &t));
+    kiln_tensor *inputs[2] = {t, t};
+    size_t count = 0;
+    CHECK_OK(kiln_run(b, program, inputs, 2, &sum, 1, &count));
+    CHECK_OK(kiln_tensor_to_host(b, sum, out, rows * 2 * sizeof(float)));
+    CHECK(out[rows * 2 - 1] == 2 * data[rows * 2 - 1], "%d rows: %g", (int)rows, out[rows * 2 - 1]);
+    kiln_tensor_destroy(sum);
+    kiln_tensor_destroy(t);
+  }
+  int64_t one[2] = {1, 2}, three[2] = {3, 2};
+  kiln_tensor *a = NULL, *c = NULL, *sum = NULL;
+  CHECK_OK(kiln_tensor_from_host(b, KILN_F32, one, 2, data, 2 * sizeof(float), &a));
+  CHECK_OK(kiln_tensor_from_host(b, KILN_F32, three, 2, data, sizeof data, &c));
+  kiln_tensor *unequal[2] = {a, c};
+  kiln_status s = kiln_run(b, program, unequal, 2, &sum, 1, NULL);
+  CHECK(s.code == KILN_INVALID_ARGUMENT && strstr(s.message, "input #1 dim 0 is 3"), "%d %s",
+        s.code, s.message);
+  CHECK_OK(kiln_auto_dynamic(b, 0));
+  kiln_tensor *twice[2] = {c, c};
+  CHECK_OK(kiln_apply(b, "kiln.add", twice, 2, KILN_F32, three, 2, NULL, &sum));
+  CHECK_OK(kiln_tensor_to_host(b, sum, out, sizeof out));
+  CHECK(out[5] == 12, "add of 3 rows: %g", out[5]);
+  CHECK_OK(kiln_auto_dynamic(b, 1));
+  kiln_tensor_destroy(sum);
+  kiln_tensor_destroy(a);
+  kiln_tensor_destroy(c);
+}
+
 /* kiln_seed reaches kiln_apply's random ops (no seed input given) and
  * kiln_run's (the seed input from kiln_random_key). */
 static void draw(kiln_backend *b, uint64_t seed, float *out /* [3][16] */) {
@@ -290,6 +330,7 @@ int main(void) {
     if (b) {
       sizes(b);
       seeds(b);
+      dynamicShapes(b);
       kiln_backend_destroy(b);
     }
     ownership(kinds[i]);

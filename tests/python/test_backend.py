@@ -1,4 +1,8 @@
 """Backend services from Python: programs, seed, sync, profile, capture, memory, dtypes."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -95,3 +99,60 @@ def test_tf32_matmuls_are_asked_for_per_program(device):
         assert 1e-3 < errors[True] < 0.1, errors
     else:
         assert errors[True] < 1e-4, errors
+
+
+DYNAMIC_SOFTMAX = """
+func.func @main(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %0 = kiln.softmax %x {dim = 1} : tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+"""
+
+
+def softmax_rows(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_programs_with_dynamic_dims_run_on_device_tensors(device):
+    program = kiln.compile(DYNAMIC_SOFTMAX, device)
+    for rows in (0, 1, 5, 33):
+        x = np.random.default_rng(rows).uniform(-2, 2, (rows, 16)).astype(np.float32)
+        y = program(kiln.tensor(x, device))
+        assert y.shape == (rows, 16)
+        np.testing.assert_allclose(y.numpy(), softmax_rows(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(kiln.InvalidArgument, match="dim 1"):
+        program(kiln.tensor(np.ones((2, 8), np.float32), device))
+
+
+def test_auto_dynamic_softmax_compiles_twice_for_forty_sizes(device):
+    backend = kiln.backend(device)
+    assert backend.auto_dynamic
+    before = backend.compile_count
+    for rows in range(1, 41):
+        x = np.random.default_rng(rows).uniform(-2, 2, (rows, 23)).astype(np.float32)
+        np.testing.assert_allclose(kiln.softmax(kiln.tensor(x, device), 1).numpy(),
+                                   softmax_rows(x), rtol=1e-5, atol=1e-6)
+    # Rows 1 static, then one kernel dynamic in the rows.
+    assert backend.compile_count - before <= 2
+
+
+def test_auto_dynamic_can_be_turned_off(device):
+    backend = kiln.backend(device)
+    backend.auto_dynamic = False
+    try:
+        before = backend.compile_count
+        for rows in (2, 3, 4):
+            kiln.softmax(kiln.tensor(np.ones((rows, 29), np.float32), device), 1)
+        assert backend.compile_count - before == 3
+    finally:
+        backend.auto_dynamic = True
+
+
+def test_kiln_auto_dynamic_0_turns_it_off():
+    code = "import kiln; print(kiln.backend('cpu').auto_dynamic)"
+    env = dict(os.environ, KILN_AUTO_DYNAMIC="0",
+               PYTHONPATH=os.path.dirname(os.path.dirname(kiln.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/backend/Backend.h"
 #include "kiln/runtime/cpu/CpuDevice.h"
+#include "DeviceBackendTest.h"
 
 #include <gtest/gtest.h>
 
@@ -24,26 +25,8 @@ HostTensor filled(std::vector<int64_t> shape, float start, float step) {
   return t;
 }
 
-class BackendTest : public ::testing::TestWithParam<const char *> {
+class BackendTest : public DeviceBackendTest {
 protected:
-  void SetUp() override {
-    DeviceId id = *DeviceId::parse(GetParam());
-    if (Backend::deviceCount(id.type) == 0)
-      GTEST_SKIP() << GetParam() << ": no such device on this machine";
-    auto created = Backend::create(id);
-    ASSERT_TRUE(created) << created.error().message;
-    backend = std::move(*created);
-  }
-  Tensor upload(const HostTensor &host) {
-    auto t = backend->upload(host);
-    EXPECT_TRUE(t) << t.error().message;
-    return t ? *t : Tensor();
-  }
-  HostTensor download(const Tensor &t) {
-    auto host = backend->download(t);
-    EXPECT_TRUE(host) << host.error().message;
-    return host ? *host : HostTensor();
-  }
   Tensor binary(const char *op, const Tensor &a, const Tensor &b) {
     auto r = backend->apply(op, {a, b}, DType::F32, a.shape());
     EXPECT_TRUE(r) << r.error().message;
@@ -55,7 +38,6 @@ protected:
       pages += r.pages;
     return pages;
   }
-  std::unique_ptr<Backend> backend;
 };
 
 TEST_P(BackendTest, NameSaysTheDevice) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <set>
 
 using namespace kiln;
@@ -140,6 +141,23 @@ TEST(Ops, ARepeatedCallInfersAndCompilesNothing) {
     ASSERT_TRUE(ops::mul(a, b));
   EXPECT_EQ(ops::inferredSignatures(), inferred);
   EXPECT_EQ(engine.compileCount(), compiled);
+}
+
+TEST(Ops, ASmallCpuOpRunsOnTheCallingThread) {
+  // The CPU kernels' task runtime (libkiln-cpu-runtime.so, loaded global
+  // by the CPU backend) counts the tasks it hands to its workers.
+  Tensor small = upload({4}), large = upload({1 << 20});
+  auto *tasksSubmitted = reinterpret_cast<uint64_t (*)()>(
+      dlsym(RTLD_DEFAULT, "kiln_cpu_runtime_tasks_submitted"));
+  ASSERT_NE(tasksSubmitted, nullptr);
+  ASSERT_TRUE(ops::add(small, small));
+  uint64_t before = tasksSubmitted();
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(ops::add(small, small));
+  EXPECT_EQ(tasksSubmitted(), before) << "a 4-element add woke worker threads";
+  // The counter sees a loop that is worth splitting.
+  ASSERT_TRUE(ops::add(large, large));
+  EXPECT_GT(tasksSubmitted(), before);
 }
 
 } // namespace

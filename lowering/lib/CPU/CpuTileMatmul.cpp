@@ -52,8 +52,10 @@ struct MatmulOperands {
   Value filled;
 };
 
-SmallVector<Value> at(const MatmulOperands &m, Value i, Value j) {
-  if (m.batch)
+/// Indices of element (i, j) of `matrix` (A, B or C), the batch index first
+/// where it has a batch dim (one without is shared by every batch).
+SmallVector<Value> at(const MatmulOperands &m, Value matrix, Value i, Value j) {
+  if (m.batch && cast<MemRefType>(matrix.getType()).getRank() == 3)
     return {m.batch, i, j};
   return {i, j};
 }
@@ -147,7 +149,7 @@ void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
       auto copyVectors = [&](OpBuilder &vb) {
         Ix w{vb, loc};
         for (int64_t v = 0; v < s.nv; ++v) {
-          Value vec = vector::LoadOp::create(vb, loc, vecType, m.b, at(m, row, w.add(col, v * s.width)));
+          Value vec = vector::LoadOp::create(vb, loc, vecType, m.b, at(m, m.b, row, w.add(col, v * s.width)));
           vector::StoreOp::create(vb, loc, vec, bp, ValueRange{q, p, w.c(v * s.width)});
         }
       };
@@ -158,7 +160,7 @@ void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
         forLoop(eb, loc, w.c(0), w.c(s.nr), [&](OpBuilder &lb, Value jj) {
           Ix l{lb, loc};
           Value j = l.add(col, jj);
-          Value value = loadOrZero(lb, loc, l.below(j, s.n), m.b, at(m, row, j));
+          Value value = loadOrZero(lb, loc, l.below(j, s.n), m.b, at(m, m.b, row, j));
           memref::StoreOp::create(lb, loc, value, bp, ValueRange{q, p, jj});
         });
       });
@@ -180,7 +182,7 @@ void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
         Ix w{fb, loc};
         forLoop(fb, loc, w.c(0), kCount, [&](OpBuilder &lb, Value p) {
           Value value = zero ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
-                             : memref::LoadOp::create(lb, loc, m.a, at(m, row, Ix{lb, loc}.add(k0, p)))
+                             : memref::LoadOp::create(lb, loc, m.a, at(m, m.a, row, Ix{lb, loc}.add(k0, p)))
                                    .getResult();
           memref::StoreOp::create(lb, loc, value, ap, ValueRange{q, p, Ix{lb, loc}.c(r)});
         });
@@ -201,11 +203,11 @@ void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
 void storeResult(OpBuilder &b, Location loc, const MatmulOperands &m, bool throughEpilogue,
                  Value acc, Value i, Value j, int64_t width) {
   if (throughEpilogue)
-    return kiln::storeThroughEpilogue(b, loc, m.epilogue, m.c, acc, i, j, width);
+    return kiln::storeThroughEpilogue(b, loc, m.epilogue, m.c, acc, at(m, m.c, i, j), width);
   if (width)
-    vector::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+    vector::StoreOp::create(b, loc, acc, m.c, at(m, m.c, i, j));
   else
-    memref::StoreOp::create(b, loc, acc, m.c, at(m, i, j));
+    memref::StoreOp::create(b, loc, acc, m.c, at(m, m.c, i, j));
 }
 
 /// C[i .. i+MR, j .. j+NR) += Ap[ap panel] * Bp[bp panel] over kCount k
@@ -235,7 +237,7 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
         row = x.min(row, x.c(s.m - 1));
         col = x.min(col, x.c(s.n - 1));
       }
-      memref::PrefetchOp::create(b, loc, m.c, at(m, row, col), /*isWrite=*/true,
+      memref::PrefetchOp::create(b, loc, m.c, at(m, m.c, row, col), /*isWrite=*/true,
                                  /*localityHint=*/3, /*isDataCache=*/true);
     }
   Value zero = arith::ConstantOp::create(b, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
@@ -263,8 +265,8 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
     Type type = width ? Type(vecType) : cb.getF32Type();
     auto load = [&](OpBuilder &lb) -> SmallVector<Value> {
       if (width)
-        return {vector::LoadOp::create(lb, loc, vecType, m.c, at(m, ci, cj))};
-      return {memref::LoadOp::create(lb, loc, m.c, at(m, ci, cj))};
+        return {vector::LoadOp::create(lb, loc, vecType, m.c, at(m, m.c, ci, cj))};
+      return {memref::LoadOp::create(lb, loc, m.c, at(m, m.c, ci, cj))};
     };
     auto fillValue = [&](OpBuilder &fb) -> SmallVector<Value> {
       if (width)
@@ -386,7 +388,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-        !op.hasPureBufferSemantics())
+        !op.hasPureBufferSemantics() || !kiln::readsOperandsInPlace(op))
       return failure();
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
           cm = op.getDpsInits()[0];
@@ -423,7 +425,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (fill && (!fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != cm ||
                  !fill.getInputs()[0].getType().isF32()))
       fill = nullptr;
-    linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
+    linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, cm);
     // Tasks: NC-column blocks, each split into row groups so that the
     // threads get equal shares: a multiple of `threads` tasks in all.
     int64_t colTasks = (s.n + s.nc - 1) / s.nc;

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace kiln {
 
@@ -30,18 +31,37 @@ struct IndexBuilder {
   }
 };
 
-/// Indices of element (row, col) of a matrix operand, with the batch index
-/// first when the operand has one.
-inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value batch, mlir::Value row,
-                                                    mlir::Value col) {
-  if (batch)
+/// Indices of element (row, col) of matrix operand `matrix`, with the batch
+/// index first when it has a batch dim (one without is shared by every
+/// batch).
+inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value matrix, mlir::Value batch,
+                                                    mlir::Value row, mlir::Value col) {
+  if (batch && mlir::cast<mlir::MemRefType>(matrix.getType()).getRank() == 3)
     return {batch, row, col};
   return {row, col};
 }
 
+/// A matmul operand written by a copy generic (im2col) that the matmul's
+/// loads can read through the copy's index map instead.
+struct GatheredOperand {
+  mlir::linalg::GenericOp copy;           // writes the operand's buffer
+  mlir::memref::CollapseShapeOp view;     // the operand, a view of it; or null
+  /// The operand's element at `indices` ([batch,] row, col) as a load of
+  /// the copy's input.
+  mlir::Value load(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange indices) const;
+  /// Erases the copy, the view and the buffer once the matmul is built.
+  void erase();
+};
+
+/// `operand` of `matmul` as a gathered operand, when a copy generic wrote it
+/// just before the matmul (nothing in between writes memory but `matmul`'s
+/// fill) and nothing else reads it.
+std::optional<GatheredOperand> findGatheredOperand(mlir::linalg::LinalgOp matmul,
+                                                   mlir::Value operand);
+
 /// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of
-/// one type (f32 too when `tf32`), contiguous, N and K multiples of 16
-/// bytes (rows of whole 16-byte copies).
+/// one type (f32 too when `tf32`), contiguous, K a multiple of 16 bytes
+/// (A's rows are whole 16-byte copies).
 bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
 /// Replaces the matmul by the tensor-core kernel (mma.sync fed by ldmatrix
@@ -51,7 +71,7 @@ mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmu
                                    int64_t maxSharedBytes);
 
 /// Whether the warpgroup kernel takes this matmul: f16 or bf16 where
-/// fitsMmaMatmul holds.
+/// fitsMmaMatmul holds, B's rows whole 16-byte copies and B not gathered.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op);
 
 /// Replaces the matmul by the Hopper kernel (wgmma from 128-byte-swizzled
@@ -74,7 +94,7 @@ std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu:
 /// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
 /// `pair`, where they are inside the m x n matrix: C += pair with
 /// `accumulate`, else C = pair; through `epilogue` (storing its output
-/// instead) when there is one.
+/// instead) when there is one. An odd n stores the two one by one.
 void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
                           mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
                           int64_t m, int64_t n, bool accumulate, mlir::linalg::GenericOp epilogue);

@@ -10,7 +10,12 @@
 // B fragments by ldmatrix.trans (16-bit) or single loads (tf32, which
 // ldmatrix cannot transpose). Shared rows are XOR-swizzled in 16-byte chunks
 // so the 8 rows one ldmatrix reads hit 8 different banks. Copies outside
-// the matrix read nothing and zero-fill (the M, N and K edges); C += the
+// the matrix read nothing and zero-fill (the M, N and K edges). B rows that
+// are not whole 16-byte copies, and a B that a copy generic (conv's im2col)
+// wrote just before, which is read through that copy's map instead
+// (implicit GEMM: the patches are never written), are loaded element by
+// element into registers and stored to shared memory after the step's
+// math. Odd N stores C one element at a time. C += the
 // tile, as linalg.matmul accumulates, or C = the tile where C was just
 // filled with zeros; an elementwise consumer of C (bias, activation) runs on
 // the fragments and stores its own output instead. Blocks take their tiles
@@ -71,7 +76,17 @@ struct Operands {
   Value a, b, c, batch; // batch: the block's batch index, or null
   int64_t m, n, k;
   ElementShape shape;
+  // B's rows are not whole 16-byte copies, or B is read through the map
+  // of the copy that wrote it (gatheredB): it is loaded element by element.
+  bool bByElement;
+  std::optional<GatheredOperand> gatheredB;
 };
+
+/// Row and chunk of the `i`th B chunk a thread stages.
+std::pair<Value, Value> bChunkOf(IndexBuilder &x, Value tid, int64_t i, int64_t bChunksPerRow) {
+  Value q = x.add(tid, i * kThreads);
+  return {x.div(q, bChunksPerRow), x.rem(q, bChunksPerRow)};
+}
 
 /// Issues the cp.async copies of K step `step` (dynamic, may be past the
 /// end: then nothing is read) into `stage` and closes them as one group.
@@ -85,7 +100,7 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
   SmallVector<Value> tokens;
   auto copy = [&](Value src, Value srcRow, Value srcCol, Value inside, Value dst,
                   Value dstRow, Value dstChunk) {
-    SmallVector<Value> from = matrixIndices(ops.batch, x.select(inside, srcRow, zero),
+    SmallVector<Value> from = matrixIndices(src, ops.batch, x.select(inside, srcRow, zero),
                                             x.select(inside, srcCol, zero));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, dst, ValueRange{stage, dstRow, x.mul(dstChunk, chunkSize)}, src, from,
@@ -101,17 +116,63 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
     Value inside = x.both(x.lt(gRow, ops.m), x.lt(gK, ops.k));
     copy(ops.a, gRow, gK, inside, aStage, row, swizzleA(x, chunk, row, aChunksPerRow));
   }
-  // B: stepK rows of tileN elements, swizzled by the row's low 3 bits.
+  // B: stepK rows of tileN elements, swizzled by the row's low 3 bits
+  // (B by element: gatherStep and storeGathered instead).
   int64_t bChunksPerRow = tileN / chunkSize;
-  for (int64_t i = 0; i < stepK * bChunksPerRow / kThreads; ++i) {
-    Value q = x.add(tid, i * kThreads);
-    Value row = x.div(q, bChunksPerRow), chunk = x.rem(q, bChunksPerRow);
+  for (int64_t i = 0; !ops.bByElement && i < stepK * bChunksPerRow / kThreads; ++i) {
+    auto [row, chunk] = bChunkOf(x, tid, i, bChunksPerRow);
     Value gK = x.add(k0, row), gCol = x.add(col0, x.mul(chunk, chunkSize));
     Value inside = x.both(x.lt(gK, ops.k), x.lt(gCol, ops.n));
     copy(ops.b, gK, gCol, inside, bStage, row, x.xorI(chunk, x.rem(row, 8)));
   }
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+/// The B chunks of K step `step` this thread stages, loaded element by
+/// element (through the gathered operand's map, if any; zero outside the
+/// matrix).
+/// They go to shared memory after the current step's math
+/// (storeGathered), so the loads' latency overlaps it.
+SmallVector<Value> gatherStep(OpBuilder &b, Location loc, const Operands &ops, Value tid,
+                              Value col0, Value step, int64_t tileN) {
+  IndexBuilder x{b, loc};
+  const int64_t chunkSize = ops.shape.chunk, bChunksPerRow = tileN / chunkSize;
+  Type element = cast<MemRefType>(ops.b.getType()).getElementType();
+  Value zeroIndex = x.c(0);
+  Value zero = arith::ConstantOp::create(b, loc, element, b.getZeroAttr(element));
+  SmallVector<Value> chunks;
+  for (int64_t i = 0; i < ops.shape.stepK * bChunksPerRow / kThreads; ++i) {
+    auto [row, chunk] = bChunkOf(x, tid, i, bChunksPerRow);
+    Value gK = x.add(x.mul(step, ops.shape.stepK), row);
+    Value kInside = x.lt(gK, ops.k);
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < chunkSize; ++e) {
+      Value gCol = x.add(col0, x.add(x.mul(chunk, chunkSize), e));
+      Value inside = x.both(kInside, x.lt(gCol, ops.n));
+      SmallVector<Value> at = matrixIndices(ops.b, ops.batch, x.select(inside, gK, zeroIndex),
+                                            x.select(inside, gCol, zeroIndex));
+      Value v = ops.gatheredB ? ops.gatheredB->load(b, loc, at)
+                              : memref::LoadOp::create(b, loc, ops.b, at).getResult();
+      elements.push_back(x.select(inside, v, zero));
+    }
+    chunks.push_back(vector::FromElementsOp::create(
+        b, loc, VectorType::get({chunkSize}, element), elements));
+  }
+  return chunks;
+}
+
+/// Stores gatherStep's chunks into B stage `stage`.
+void storeGathered(OpBuilder &b, Location loc, const Operands &ops, Value bStage, Value tid,
+                   Value stage, ArrayRef<Value> chunks, int64_t tileN) {
+  IndexBuilder x{b, loc};
+  const int64_t chunkSize = ops.shape.chunk;
+  for (auto [i, values] : llvm::enumerate(chunks)) {
+    auto [row, chunk] = bChunkOf(x, tid, i, tileN / chunkSize);
+    Value swizzled = x.xorI(chunk, x.rem(row, 8));
+    vector::StoreOp::create(b, loc, values, bStage,
+                            ValueRange{stage, row, x.mul(swizzled, chunkSize)});
+  }
 }
 
 } // namespace
@@ -147,25 +208,35 @@ std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
 void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
                           Value col, Value pair, int64_t m, int64_t n, bool accumulate,
                           linalg::GenericOp epilogue) {
+  // An odd N (B loaded by element) splits the pair: each element is inside
+  // the matrix or not on its own.
+  const int64_t perStore = n % 2 == 0 ? 2 : 1;
   IndexBuilder x{b, loc};
-  Value inside = x.both(x.lt(row, m), x.lt(col, n));
-  scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-    SmallVector<Value> at = matrixIndices(batch, row, col);
-    Value sum = pair;
-    if (accumulate)
-      sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, pair.getType(), c, at),
-                                  pair);
-    if (!epilogue) {
-      vector::StoreOp::create(tb, l, sum, c, at);
-    } else {
-      IndexBuilder y{tb, l};
-      for (int64_t e = 0; e < 2; ++e)
-        storeThroughEpilogue(tb, l, epilogue, c,
-                             vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}), row,
-                             y.add(col, e), /*width=*/0);
-    }
-    scf::YieldOp::create(tb, l);
-  });
+  for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
+    Value first = x.add(col, e0);
+    Value part = perStore == 2 ? pair
+                               : vector::ExtractStridedSliceOp::create(
+                                     b, loc, pair, ArrayRef<int64_t>{e0}, ArrayRef<int64_t>{1},
+                                     ArrayRef<int64_t>{1}).getResult();
+    Value inside = x.both(x.lt(row, m), x.lt(first, n));
+    scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+      SmallVector<Value> at = matrixIndices(c, batch, row, first);
+      Value sum = part;
+      if (accumulate)
+        sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, part.getType(), c, at),
+                                    part);
+      if (!epilogue) {
+        vector::StoreOp::create(tb, l, sum, c, at);
+      } else {
+        IndexBuilder y{tb, l};
+        for (int64_t e = 0; e < perStore; ++e)
+          storeThroughEpilogue(tb, l, epilogue, c,
+                               vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
+                               matrixIndices(c, batch, row, y.add(first, e)), /*width=*/0);
+      }
+      scf::YieldOp::create(tb, l);
+    });
+  }
 }
 
 bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
@@ -179,8 +250,10 @@ bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   if (!a.getLayout().isIdentity() || !b.getLayout().isIdentity() ||
       !c.getLayout().isIdentity())
     return false;
+  // A's rows are whole 16-byte copies; B's that are not are loaded element
+  // by element.
   int64_t chunk = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
-  return a.getShape().back() % chunk == 0 && b.getShape().back() % chunk == 0;
+  return a.getShape().back() % chunk == 0;
 }
 
 LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
@@ -208,12 +281,14 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   ops.m = cShape[cShape.size() - 2];
   ops.n = cShape.back();
   ops.k = cast<MemRefType>(ops.a.getType()).getShape().back();
+  ops.gatheredB = findGatheredOperand(op, ops.b);
+  ops.bByElement = ops.gatheredB || ops.n % chunkSize != 0;
   const int64_t steps = (ops.k + stepK - 1) / stepK;
   // Every element of C inside the matrix gets exactly one store, so C =
   // the tile replaces a zero fill followed by C += the tile.
   linalg::FillOp zeroFill = zeroFillBefore(op, ops.c);
   // A bias or activation after the matmul runs on the fragments.
-  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findMatmulEpilogue(op, ops.c);
+  linalg::GenericOp epilogue = findMatmulEpilogue(op, ops.c);
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -249,8 +324,12 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
 
   Value lastGroup;
-  for (int64_t s = 0; s + 1 < stages; ++s)
+  for (int64_t s = 0; s + 1 < stages; ++s) {
     lastGroup = copyStep(b, loc, ops, aStage, bStage, tid, row0, col0, kb.c(s), kb.c(s), tileN);
+    if (ops.bByElement)
+      storeGathered(b, loc, ops, bStage, tid, kb.c(s),
+                    gatherStep(b, loc, ops, tid, col0, kb.c(s), tileN), tileN);
+  }
 
   auto accType = VectorType::get({4}, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
@@ -263,8 +342,11 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
         // everyone's and frees the stage the next copies overwrite.
         nvgpu::DeviceAsyncWaitOp::create(lb, l, lastGroup, lb.getI32IntegerAttr(stages - 2));
         gpu::BarrierOp::create(lb, l);
-        Value ahead = x.add(step, stages - 1);
-        copyStep(lb, l, ops, aStage, bStage, tid, row0, col0, ahead, x.rem(ahead, stages), tileN);
+        Value ahead = x.add(step, stages - 1), aheadStage = x.rem(ahead, stages);
+        SmallVector<Value> gathered;
+        if (ops.bByElement)
+          gathered = gatherStep(lb, l, ops, tid, col0, ahead, tileN);
+        copyStep(lb, l, ops, aStage, bStage, tid, row0, col0, ahead, aheadStage, tileN);
         Value stage = x.rem(step, stages);
         SmallVector<Value> sums(acc.begin(), acc.end());
         for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
@@ -311,6 +393,10 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
               sum = mmaSync(lb, l, aFrags[i], bFrags[j], sum, ops.shape.type, ops.shape.mmaK);
             }
         }
+        // The stage was last read by the previous step's math, which
+        // every thread finished before this step's barrier.
+        if (ops.bByElement)
+          storeGathered(lb, l, ops, bStage, tid, aheadStage, gathered, tileN);
         scf::YieldOp::create(lb, l, sums);
       });
   // The copies issued past the last step still write shared memory.
@@ -335,6 +421,8 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
     zeroFill->erase();
   if (epilogue)
     epilogue->erase();
+  if (ops.gatheredB)
+    ops.gatheredB->erase();
   return success();
 }
 

@@ -69,7 +69,7 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
   int64_t k = cast<MemRefType>(a.getType()).getShape().back();
 
   // A bias or activation after the matmul runs before the store.
-  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : kiln::findMatmulEpilogue(op, cm);
+  linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, cm);
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
@@ -107,12 +107,12 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
           Value ak = x.add(aK, x.c(q));
           Value akG = x.add(k0, ak);
           Value aInside = x.both(x.lt(aRowG, m), x.lt(akG, k));
-          Value av = guardedLoad(lb, l, a, matrixIndices(batchIndex, aRowG, akG), aInside);
+          Value av = guardedLoad(lb, l, a, matrixIndices(a, batchIndex, aRowG, akG), aInside);
           memref::StoreOp::create(lb, l, av, aStage, ValueRange{ak, aRow});
           Value bc = x.add(bCol, x.c(q));
           Value bcG = x.add(bColG, x.c(q));
           Value bInside = x.both(x.lt(bKG, k), x.lt(bcG, n));
-          Value bv = guardedLoad(lb, l, bm, matrixIndices(batchIndex, bKG, bcG), bInside);
+          Value bv = guardedLoad(lb, l, bm, matrixIndices(bm, batchIndex, bKG, bcG), bInside);
           memref::StoreOp::create(lb, l, bv, bStage, ValueRange{bK, bc});
         }
         gpu::BarrierOp::create(lb, l);
@@ -141,11 +141,11 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
       Value inside = kb.both(kb.lt(r, m), kb.lt(col, n));
       Value v = vector::ExtractOp::create(b, loc, steps.getResult(i), ArrayRef<int64_t>{j});
       scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-        SmallVector<Value> idx = matrixIndices(batchIndex, r, col);
+        SmallVector<Value> idx = matrixIndices(cm, batchIndex, r, col);
         Value old = memref::LoadOp::create(tb, l, cm, idx);
         Value sum = arith::AddFOp::create(tb, l, old, v);
         if (epilogue)
-          kiln::storeThroughEpilogue(tb, l, epilogue, cm, sum, r, col, /*width=*/0);
+          kiln::storeThroughEpilogue(tb, l, epilogue, cm, sum, idx, /*width=*/0);
         else
           memref::StoreOp::create(tb, l, sum, cm, idx);
         scf::YieldOp::create(tb, l);
@@ -163,12 +163,7 @@ LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
 bool isTileableMatmul(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureBufferSemantics())
     return false;
-  // Only the default indexing (no transposed or broadcast variants).
-  if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
-      matmul && matmul.hasUserDefinedMaps())
-    return false;
-  if (auto matmul = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
-      matmul && matmul.hasUserDefinedMaps())
+  if (!kiln::readsOperandsInPlace(op))
     return false;
   auto staticOf = [](Value v, auto isElement) {
     auto type = dyn_cast<MemRefType>(v.getType());

@@ -68,7 +68,7 @@ Value copyStep(OpBuilder &b, Location loc, const Problem &p, Value aStages, Valu
   SmallVector<Value> tokens;
   auto copy = [&](Value src, Value srcRow, Value srcCol, Value inside, Value dst,
                   SmallVector<Value> dstIndices) {
-    SmallVector<Value> from = matrixIndices(p.batch, x.select(inside, srcRow, zero),
+    SmallVector<Value> from = matrixIndices(src, p.batch, x.select(inside, srcRow, zero),
                                             x.select(inside, srcCol, zero));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, dst, dstIndices, src, from, b.getIndexAttr(chunk),
@@ -105,7 +105,12 @@ Value toI64(OpBuilder &b, Location loc, Value index) {
 
 bool fitsWgmmaMatmul(linalg::LinalgOp op) {
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
-  return (element.isF16() || element.isBF16()) && fitsMmaMatmul(op, /*tf32=*/false);
+  // B's rows are whole 16-byte copies here; conv's im2col stays on
+  // mma.sync, which reads the patches in place (implicit GEMM).
+  Value b = op.getDpsInputs()[1];
+  return (element.isF16() || element.isBF16()) && fitsMmaMatmul(op, /*tf32=*/false) &&
+         cast<MemRefType>(b.getType()).getShape().back() % 8 == 0 &&
+         !findGatheredOperand(op, b);
 }
 
 LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunables &tiling,

@@ -24,11 +24,12 @@ linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
     next = next->getNextNode();
   }
   auto e = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
-      !hasScalarBody(e) || e.getNumLoops() != 2 ||
-      e.getNumParallelLoops() != 2)
-    return {};
   auto cType = cast<MemRefType>(c.getType());
+  unsigned rank = cType.getRank();
+  if (!e || !e.hasPureBufferSemantics() || e.getNumDpsInits() != 1 ||
+      !hasScalarBody(e) || e.getNumLoops() != rank ||
+      e.getNumParallelLoops() != rank)
+    return {};
   if (ArrayRef(e.getStaticLoopRanges()) != cType.getShape())
     return {};
   Value out = e.getDpsInits()[0];
@@ -43,7 +44,7 @@ linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
       if (!map.isIdentity())
         return {};
       readsC = true;
-    } else if (!classify(map, in->get(), 1) ||
+    } else if (!classify(map, in->get(), rank - 1) ||
                cast<MemRefType>(in->get().getType()).getElementTypeBitWidth() < 8) {
       return {};
     }
@@ -63,9 +64,20 @@ linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
   return e;
 }
 
+bool readsOperandsInPlace(linalg::LinalgOp matmul) {
+  auto batched = dyn_cast<linalg::BatchMatmulOp>(matmul.getOperation());
+  if (!batched)
+    return !cast<linalg::MatmulOp>(matmul.getOperation()).hasUserDefinedMaps();
+  // Each map is the default one, or the default one less the batch dim.
+  for (auto [map, standard] : llvm::zip(batched.getIndexingMapsArray(),
+                                        batched.getDefaultIndexingMaps(matmul.getContext())))
+    if (map != standard && map != standard.dropResult(0))
+      return false;
+  return true;
+}
+
 void storeThroughEpilogue(OpBuilder &b, Location loc, linalg::GenericOp e, Value c,
-                          Value cValue, Value i, Value j, int64_t width) {
-  SmallVector<Value> ivs = {i, j};
+                          Value cValue, ValueRange ivs, int64_t width) {
   IRMapping mapping;
   for (auto [n, in] : llvm::enumerate(e.getDpsInputOperands())) {
     Value v;
@@ -77,7 +89,7 @@ void storeThroughEpilogue(OpBuilder &b, Location loc, linalg::GenericOp e, Value
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
       if (width == 0)
         v = memref::LoadOp::create(b, loc, in->get(), idx);
-      else if (classify(map, in->get(), 1) == Access::Vector)
+      else if (classify(map, in->get(), ivs.size() - 1) == Access::Vector)
         v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem), in->get(), idx);
       else
         v = vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem),

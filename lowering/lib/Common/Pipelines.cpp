@@ -39,6 +39,7 @@ void buildKernelBufferizationPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createKilnReshapedResults());
 }
 
 void registerKilnCommonPipelines() {

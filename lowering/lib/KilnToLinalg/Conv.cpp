@@ -1,14 +1,16 @@
 //===- Conv.cpp - kiln.conv2d and the pools -> linalg.generic -------------===//
 //
-// Inputs are padded by fill + insert_slice. conv2d is a GEMM per group on
-// the matmul kernels of each target: the window patches of the input
-// (im2col) as a [G, Cg*KH*KW, N*OH*OW] tensor, multiplied by the weights as
-// [G, Og, Cg*KH*KW] (f16/bf16 into f32). Depthwise-like convs (one output
-// channel per group) would make a one-row GEMM, so they, and the pools,
-// are one linalg.generic over the output with the window as reduction
-// dims: one thread (or loop iteration) per output element. An elementwise
-// epilogue adds the bias (conv2d) or divides by the window size
-// (avg_pool2d), rounds to the element type and puts the channels back.
+// Inputs are padded by fill + insert_slice. conv2d is a GEMM per image (and
+// group) on the matmul kernels of each target: the weights as [G, Og,
+// Cg*KH*KW] times the image's window patches (im2col) as [G, Cg*KH*KW,
+// OH*OW] make the output in NCHW order (f16/bf16 into f32); a 1x1 stride-1
+// conv multiplies the input itself. Depthwise-like convs (one output
+// channel per group) would make a one-row GEMM, so they, and the pools, are
+// one linalg.generic over the output with the window as reduction dims: one
+// thread (or loop iteration) per output element. An elementwise epilogue
+// adds the bias (conv2d) or divides by the window size (avg_pool2d) and
+// rounds to the element type; the matmul kernels run conv2d's on the
+// product's registers.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -57,25 +59,25 @@ Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elem
       .getResult(0);
 }
 
-/// The bias (reshaped to `biasShape`) added to `sum` ([N, G, Og, OH, OW]
-/// read through `sumMap`), rounded to `element`: [N, G*Og, OH, OW].
-Value convEpilogue(OpBuilder &b, Location loc, Value sum, AffineMap sumMap, Value bias,
-                   ArrayRef<int64_t> outShape, int64_t groups, Type element) {
+/// The bias added to `sum` ([N, O, OH*OW]), rounded to `element`, in the
+/// shape of the output ([N, O, OH, OW]): on the matmul kernels, the GEMM's
+/// fused epilogue.
+Value convEpilogue(OpBuilder &b, Location loc, Value sum, Value bias,
+                   ArrayRef<int64_t> outShape, Type element) {
   MLIRContext *ctx = b.getContext();
-  int64_t og = outShape[1] / groups;
-  SmallVector<int64_t> grouped = {outShape[0], groups, og, outShape[2], outShape[3]};
+  SmallVector<int64_t> flat = {outShape[0], outShape[1], outShape[2] * outShape[3]};
   SmallVector<Value> inputs = {sum};
-  SmallVector<AffineMap> maps = {sumMap};
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(3, ctx)};
   if (bias) {
-    inputs.push_back(reshapeTo(b, loc, bias, {groups, og}));
-    maps.push_back(AffineMap::get(5, 0, {getAffineDimExpr(1, ctx), getAffineDimExpr(2, ctx)}, ctx));
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(3, 0, {getAffineDimExpr(1, ctx)}, ctx));
   }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(5, ctx));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(3, ctx));
   Type acc = computeFloatType(element);
-  Value init = emptyTensor(b, loc, grouped, element);
+  Value init = emptyTensor(b, loc, flat, element);
   Value out = linalg::GenericOp::create(
                   b, loc, init.getType(), inputs, init, maps,
-                  SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+                  SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
                   [&](OpBuilder &nb, Location l, ValueRange args) {
                     Value v = args[0];
                     if (bias)
@@ -110,17 +112,16 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
         std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
                    int64_t(8)}, // bytes per element at most
         [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
-    auto [sum, sumMap] = og == 1 || !patchesFit ? direct(rewriter, loc, op, x, w)
-                                                : gemm(rewriter, loc, op, x, w);
-    rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, sumMap, adaptor.getBias(), outShape,
-                                        groups, element));
+    Value sum = og == 1 || !patchesFit ? direct(rewriter, loc, op, x, w)
+                                       : gemm(rewriter, loc, op, x, w);
+    rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, adaptor.getBias(), outShape,
+                                        element));
     return success();
   }
 
   /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions;
-  /// the sum is [N, G, Og, OH, OW].
-  std::pair<Value, AffineMap> direct(OpBuilder &b, Location loc, Conv2dOp op, Value x,
-                                     Value w) const {
+  /// the sum is [N, O, OH*OW].
+  Value direct(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
     Type acc = computeFloatType(element);
@@ -151,12 +152,15 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                           nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
                     })
                     .getResult(0);
-    return {sum, AffineMap::getMultiDimIdentityMap(5, ctx)};
+    return reshapeTo(b, loc, sum, {outShape[0], outShape[1], outShape[2] * outShape[3]});
   }
 
-  /// im2col and a kiln.matmul per group; the sum is [G, Og, N, OH, OW].
-  std::pair<Value, AffineMap> gemm(OpBuilder &b, Location loc, Conv2dOp op, Value x,
-                                   Value w) const {
+  /// A kiln.matmul per image and group: w [G, Og, K] times the image's
+  /// patches [G, K, OH*OW] (im2col of the image; a 1x1 stride-1 conv reads
+  /// the padded input itself) is [G, Og, OH*OW], NCHW as it stands. With
+  /// one group the weights are one matrix every image shares. The sum is
+  /// [N, O, OH*OW].
+  Value gemm(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
     Type acc = computeFloatType(element);
@@ -165,34 +169,36 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
             cg = wShape[1], kh = wShape[2], kw = wShape[3], oh = outShape[2],
-            ow = outShape[3], k = cg * kh * kw, columns = n * oh * ow;
-    // patches[g, c, i, j, n, y, z] = x[n, g, c, y * sh + i * dh, z * sw + j * dw]
-    AffineExpr dg, dc, di, dj, dn, dy, dz;
-    bindDims(ctx, dg, dc, di, dj, dn, dy, dz);
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(7, 0,
-                       {dn, dg, dc, windowIndex(dy, di, stride[0], dilation[0]),
-                        windowIndex(dz, dj, stride[1], dilation[1])},
-                       ctx),
-        AffineMap::getMultiDimIdentityMap(7, ctx)};
-    Value init = emptyTensor(b, loc, {groups, cg, kh, kw, n, oh, ow}, element);
-    Value patches = linalg::GenericOp::create(
-                        b, loc, init.getType(), x, init, maps,
-                        SmallVector<utils::IteratorType>(7, utils::IteratorType::parallel),
-                        [](OpBuilder &nb, Location l, ValueRange args) {
-                          linalg::YieldOp::create(nb, l, args[0]);
-                        })
-                        .getResult(0);
-    SmallVector<int64_t> lhs = {og, k}, rhs = {k, columns}, product = {og, columns};
-    if (groups > 1)
-      for (auto *shape : {&lhs, &rhs, &product})
-        shape->insert(shape->begin(), groups);
+            ow = outShape[3], k = cg * kh * kw, pixels = oh * ow;
+    Value patches = x;
+    if (kh != 1 || kw != 1 || stride[0] != 1 || stride[1] != 1) {
+      // patches[n, g, c, i, j, y, z] = x[n, g, c, y * sh + i * dh, z * sw + j * dw]
+      AffineExpr dn, dg, dc, di, dj, dy, dz;
+      bindDims(ctx, dn, dg, dc, di, dj, dy, dz);
+      SmallVector<AffineMap> maps = {
+          AffineMap::get(7, 0,
+                         {dn, dg, dc, windowIndex(dy, di, stride[0], dilation[0]),
+                          windowIndex(dz, dj, stride[1], dilation[1])},
+                         ctx),
+          AffineMap::getMultiDimIdentityMap(7, ctx)};
+      Value init = emptyTensor(b, loc, {n, groups, cg, kh, kw, oh, ow}, element);
+      patches = linalg::GenericOp::create(
+                    b, loc, init.getType(), x, init, maps,
+                    SmallVector<utils::IteratorType>(7, utils::IteratorType::parallel),
+                    [](OpBuilder &nb, Location l, ValueRange args) {
+                      linalg::YieldOp::create(nb, l, args[0]);
+                    })
+                    .getResult(0);
+    }
+    SmallVector<int64_t> lhs = {og, k}, rhs = {n, k, pixels}, product = {n, og, pixels};
+    if (groups > 1) {
+      lhs.insert(lhs.begin(), groups);
+      rhs.insert(rhs.begin() + 1, groups);
+      product.insert(product.begin() + 1, groups);
+    }
     Value sum = MatmulOp::create(b, loc, RankedTensorType::get(product, acc),
                                  reshapeTo(b, loc, w, lhs), reshapeTo(b, loc, patches, rhs));
-    sum = reshapeTo(b, loc, sum, {groups, og, n, oh, ow});
-    AffineExpr en, eg, eog, eoh, eow;
-    bindDims(ctx, en, eg, eog, eoh, eow);
-    return {sum, AffineMap::get(5, 0, {eg, eog, en, eoh, eow}, ctx)};
+    return reshapeTo(b, loc, sum, {n, outShape[1], pixels});
   }
 };
 

@@ -12,6 +12,28 @@ using namespace mlir;
 namespace kiln::to_linalg {
 namespace {
 
+/// Whether a batched matmul has an operand without batch dims.
+bool broadcastsMatrix(Value a, Value b) {
+  return cast<RankedTensorType>(a.getType()).getRank() == 2 ||
+         cast<RankedTensorType>(b.getType()).getRank() == 2;
+}
+
+/// batch_matmul's maps over (batch, m, n, k), without the batch dim for an
+/// operand of rank 2.
+ArrayAttr batchMatmulMaps(Value a, Value b) {
+  MLIRContext *ctx = a.getContext();
+  AffineExpr batch, m, n, k;
+  bindDims(ctx, batch, m, n, k);
+  auto operandMap = [&](Value v, AffineExpr r, AffineExpr c) {
+    SmallVector<AffineExpr> exprs = {r, c};
+    if (cast<RankedTensorType>(v.getType()).getRank() == 3)
+      exprs.insert(exprs.begin(), batch);
+    return AffineMapAttr::get(AffineMap::get(4, 0, exprs, ctx));
+  };
+  return ArrayAttr::get(ctx, {operandMap(a, m, k), operandMap(b, k, n),
+                              AffineMapAttr::get(AffineMap::get(4, 0, {batch, m, n}, ctx))});
+}
+
 /// NumPy matmul: batch dims broadcast, then collapse into one batch dim of a
 /// linalg.batch_matmul (or a plain linalg.matmul without batch dims).
 /// f16/bf16 inputs accumulate in f32; the result is rounded to its type.
@@ -38,7 +60,11 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       batch *= d;
 
     // Brings an operand to [batch..., r, c], then to [batch, r, c] or [r, c].
+    // A matrix without batch dims stays one: the batch_matmul broadcasts it
+    // (a weight shared by every batch is read in place, not copied).
     auto prepare = [&](Value v, int64_t r, int64_t c) {
+      if (cast<RankedTensorType>(v.getType()).getRank() == 2)
+        return v;
       SmallVector<int64_t> full(batchShape);
       full.push_back(r);
       full.push_back(c);
@@ -93,14 +119,18 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
                                                  : linalg::TypeFn::cast_signed);
     // The region reads the cast kind when it is built, so pass it up front.
     NamedAttribute castAttr(rewriter.getStringAttr("cast"), castKind);
-    Value product =
-        batchShape.empty()
-            ? linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b},
-                                       ValueRange{init}, castAttr)
-                  .getResult(0)
-            : linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{a, b},
-                                            ValueRange{init}, castAttr)
-                  .getResult(0);
+    Value product;
+    if (batchShape.empty()) {
+      product = linalg::MatmulOp::create(rewriter, loc, ValueRange{a, b}, ValueRange{init},
+                                         castAttr)
+                    .getResult(0);
+    } else {
+      auto batched = linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{a, b},
+                                                   ValueRange{init}, castAttr);
+      if (broadcastsMatrix(a, b))
+        batched.setIndexingMapsAttr(batchMatmulMaps(a, b));
+      product = batched.getResult(0);
+    }
     if (acc != signlessType(kilnOut)) {
       product = buildElementwise(
           rewriter, loc, accShape, signlessType(kilnOut), product,

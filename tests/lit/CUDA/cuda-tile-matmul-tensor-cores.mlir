@@ -66,12 +66,30 @@ func.func @f16_batched(%a: memref<2x130x40xf16>, %b: memref<2x40x136xf16>, %c: m
   return
 }
 
-// N not a multiple of 8 (rows of B not 16-byte aligned): the SIMT kernel.
+// N not a multiple of 8 (rows of B not 16-byte copies): still the tensor
+// cores, B loaded element by element (zero past N) and stored to shared
+// memory after the math; an odd N stores C one element at a time.
 // CHECK-LABEL: func @odd_columns
+// CHECK-COUNT-2: nvgpu.device_async_copy %arg0
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load %arg1
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync
+// CHECK: vector.store {{.*}} : memref<3x32x128xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: scf.yield
+// CHECK: vector.load %arg2{{.*}} : memref<16x13xf32>, vector<1xf32>
+// CHECK-NOT: memref<8x128xf32, #gpu.address_space<workgroup>>
+func.func @odd_columns(%a: memref<16x16xbf16>, %b: memref<16x13xbf16>, %c: memref<16x13xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x16xbf16>, memref<16x13xbf16>) outs(%c : memref<16x13xf32>)
+  return
+}
+
+// A K that is not whole 16-byte copies of A's rows: the SIMT kernel.
+// CHECK-LABEL: func @odd_depth
 // CHECK: memref<8x128xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvvm.mma.sync
-func.func @odd_columns(%a: memref<16x16xbf16>, %b: memref<16x12xbf16>, %c: memref<16x12xf32>) {
-  linalg.matmul ins(%a, %b : memref<16x16xbf16>, memref<16x12xbf16>) outs(%c : memref<16x12xf32>)
+func.func @odd_depth(%a: memref<16x12xbf16>, %b: memref<12x16xbf16>, %c: memref<16x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x12xbf16>, memref<12x16xbf16>) outs(%c : memref<16x16xf32>)
   return
 }
 

@@ -22,3 +22,13 @@ func.func @matmul_k(%a: tensor<?x4xf32>, %b: tensor<5x?xf32>) {
   %m = kiln.matmul %a, %b : (tensor<?x4xf32>, tensor<5x?xf32>) -> tensor<?x?xf32>
   return
 }
+
+// -----
+
+// A result `?` where the operands fix the size is a wrong result type (its
+// lowering used never to end).
+func.func @result_less_known_than_operands(%a: tensor<1000xf32>, %b: tensor<1000xf32>) {
+  // expected-error @+1 {{result has shape [?], expected [1000]}}
+  %r = kiln.add %a, %b : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<?xf32>
+  return
+}

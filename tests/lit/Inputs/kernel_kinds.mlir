@@ -1,14 +1,16 @@
 // One program with every kernel kind kiln forms: elementwise chains,
 // broadcasts, movement, reductions, arg reductions, scans, scatter, gather,
 // random, matmul (plain, batched, f16 and f8), softmax and norms, conv2d
-// (grouped, with bias), the pools and attention (f16, causal).
+// (grouped, with bias; f16 3x3 and 1x1, the tensor-core implicit GEMM on
+// CUDA), the pools and attention (f16, causal).
 func.func @main(%x: tensor<8x40xf32>, %w: tensor<40xf32>, %i: tensor<8x3xi64>,
-                %h: tensor<2x8x16xf16>, %seed: tensor<i64>, %d: tensor<8x40xf64>)
+                %h: tensor<2x8x16xf16>, %seed: tensor<i64>, %d: tensor<8x40xf64>,
+                %cw: tensor<16x8x3x3xf16>, %pw: tensor<8x16x1x1xf16>)
     -> (tensor<8x40xf32>, tensor<8xf32>, tensor<8xi64>, tensor<8x40xf32>,
         tensor<8x40xf32>, tensor<8x3xf32>, tensor<8x40xf32>, tensor<8x40xf32>,
         tensor<8x8xf32>, tensor<2x8x8xf32>, tensor<16x40xf32>, tensor<8x40xf64>,
         tensor<f32>, tensor<8x40xf32>, tensor<1x4x4x5xf32>, tensor<1x2x3x4xf32>,
-        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>) {
+        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>, tensor<2x8x4x4xf16>) {
   %0 = kiln.mul %x, %w : (tensor<8x40xf32>, tensor<40xf32>) -> tensor<8x40xf32>
   %1 = kiln.gelu %0 {approximate = "tanh"} : tensor<8x40xf32>
   %2 = kiln.reduce_sum %1 {dims = array<i64: 1>} : tensor<8x40xf32> -> tensor<8xf32>
@@ -34,10 +36,13 @@ func.func @main(%x: tensor<8x40xf32>, %w: tensor<40xf32>, %i: tensor<8x3xi64>,
   %16 = kiln.max_pool2d %img {kernel = array<i64: 3, 5>, padding = array<i64: 1, 2>} : tensor<1x2x8x20xf32> -> tensor<1x2x3x4xf32>
   %17 = kiln.avg_pool2d %img {kernel = array<i64: 2, 4>} : tensor<1x2x8x20xf32> -> tensor<1x2x4x5xf32>
   %18 = kiln.attention %h, %h, %h {causal = true} : (tensor<2x8x16xf16>, tensor<2x8x16xf16>, tensor<2x8x16xf16>) -> tensor<2x8x16xf16>
-  return %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18
+  %planes = kiln.reshape %h : tensor<2x8x16xf16> -> tensor<2x8x4x4xf16>
+  %19 = kiln.conv2d %planes, %cw {padding = array<i64: 1, 1>} : (tensor<2x8x4x4xf16>, tensor<16x8x3x3xf16>) -> tensor<2x16x4x4xf16>
+  %20 = kiln.conv2d %19, %pw : (tensor<2x16x4x4xf16>, tensor<8x16x1x1xf16>) -> tensor<2x8x4x4xf16>
+  return %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %20
       : tensor<8x40xf32>, tensor<8xf32>, tensor<8xi64>, tensor<8x40xf32>,
         tensor<8x40xf32>, tensor<8x3xf32>, tensor<8x40xf32>, tensor<8x40xf32>,
         tensor<8x8xf32>, tensor<2x8x8xf32>, tensor<16x40xf32>, tensor<8x40xf64>,
         tensor<f32>, tensor<8x40xf32>, tensor<1x4x4x5xf32>, tensor<1x2x3x4xf32>,
-        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>
+        tensor<1x2x4x5xf32>, tensor<2x8x16xf16>, tensor<2x8x4x4xf16>
 }

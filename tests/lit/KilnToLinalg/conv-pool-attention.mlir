@@ -2,26 +2,51 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg="fuse-attention=false" | FileCheck %s --check-prefix=UNFUSED
 
 // conv2d: the input padded (fill + insert_slice) and split into groups;
-// its window patches (im2col, [G, Cg, KH, KW, N, OH, OW]) multiplied by the
-// weights per group (f16 into f32); the epilogue adds the bias, rounds and
-// reads the [G, Og, N, OH, OW] product back in NCHW order.
-// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d1, d5 * 2 + d2, d6 * 2 + d3 * 2)>
-// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d0, d3, d4)>
-// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+// each image's window patches (im2col, [N, G, Cg, KH, KW, OH, OW])
+// multiplied by the weights per image and group (f16 into f32; the weights
+// of each group copied per image); the product is NCHW as it stands, and
+// the epilogue adds the bias and rounds in place.
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d5 * 2 + d3, d6 * 2 + d4 * 2)>
+// CHECK-DAG: #[[SAME:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[SHARED:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 // CHECK-DAG: #[[PX:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 2 + d3, d2 * 2 + d4)>
 // CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
 // CHECK-LABEL: func @conv
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 7, 6] [1, 1, 1, 1] : tensor<1x4x7x6xf16> into tensor<1x4x9x6xf16>
-// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x2x2x9x6xf16>) outs(%{{.*}} : tensor<2x2x3x2x1x4x2xf16>)
+// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x2x2x9x6xf16>) outs(%{{.*}} : tensor<1x2x2x3x2x4x2xf16>)
 // CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x12xf16>, tensor<2x12x8xf16>) outs(%{{.*}} : tensor<2x3x8xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[BACK]], #[[BIAS]], #{{.*}}]
+// CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[BIAS]], #[[SAME]]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x8xf32>, tensor<6xf16>) outs(%{{.*}} : tensor<1x6x8xf16>)
 // CHECK: arith.addf
 // CHECK: arith.truncf {{.*}} : f32 to f16
 func.func @conv(%x: tensor<1x4x7x6xf16>, %w: tensor<6x2x3x2xf16>, %b: tensor<6xf16>) -> tensor<1x6x4x2xf16> {
   %r = kiln.conv2d %x, %w, %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 2>, groups = 2 : i64} : (tensor<1x4x7x6xf16>, tensor<6x2x3x2xf16>, tensor<6xf16>) -> tensor<1x6x4x2xf16>
   return %r : tensor<1x6x4x2xf16>
+}
+
+// One group: the weights are one [O, C*KH*KW] matrix that every image's
+// patches [C*KH*KW, OH*OW] share (a batch_matmul without a batch dim on
+// its left operand), no copy of them per image.
+// CHECK-LABEL: func @conv_one_group
+// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<3x1x4x3x2x4x2xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.batch_matmul indexing_maps = [#[[SHARED]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<5x24xf32>, tensor<3x24x8xf32>) outs(%{{.*}} : tensor<3x5x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[SAME]]], {{.*}} ins(%{{.*}} : tensor<3x5x8xf32>) outs(%{{.*}} : tensor<3x5x8xf32>)
+func.func @conv_one_group(%x: tensor<3x4x7x6xf32>, %w: tensor<5x4x3x2xf32>) -> tensor<3x5x4x2xf32> {
+  %r = kiln.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 2>} : (tensor<3x4x7x6xf32>, tensor<5x4x3x2xf32>) -> tensor<3x5x4x2xf32>
+  return %r : tensor<3x5x4x2xf32>
+}
+
+// A 1x1 stride-1 conv multiplies the (padded) input itself: no im2col.
+// CHECK-LABEL: func @pointwise
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.batch_matmul indexing_maps = [#[[SHARED]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x4xf16>, tensor<2x4x63xf16>) outs(%{{.*}} : tensor<2x8x63xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[BIAS]], #[[SAME]]]
+func.func @pointwise(%x: tensor<2x4x7x9xf16>, %w: tensor<8x4x1x1xf16>, %b: tensor<8xf16>) -> tensor<2x8x7x9xf16> {
+  %r = kiln.conv2d %x, %w, %b : (tensor<2x4x7x9xf16>, tensor<8x4x1x1xf16>, tensor<8xf16>) -> tensor<2x8x7x9xf16>
+  return %r : tensor<2x8x7x9xf16>
 }
 
 // Depthwise (one output channel per group): one generic with (c, kh, kw)

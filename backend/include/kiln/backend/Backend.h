@@ -15,6 +15,7 @@
 #define KILN_BACKEND_BACKEND_H
 
 #include "kiln/backend/Engine.h"
+#include "kiln/backend/OpKey.h"
 #include "kiln/runtime/common/MemoryPool.h"
 
 #include <atomic>
@@ -145,6 +146,12 @@ public:
   Expected<Tensor> apply(std::string_view op, const std::vector<Tensor> &inputs,
                          DType resultType, const std::vector<int64_t> &resultShape,
                          std::string_view attrs = {});
+  /// Automatic dynamic shapes in apply (docs/dynamic-shapes.md): an op
+  /// signature (op, attrs, dtypes, ranks) called at a second size of a dim
+  /// takes a kernel dynamic in that dim from then on, as torch.compile's
+  /// automatic dynamic shapes do. On unless KILN_AUTO_DYNAMIC=0.
+  void setAutoDynamic(bool on) { autoDynamicShapes = on; }
+  bool autoDynamic() const { return autoDynamicShapes; }
   /// kiln.quantize with `scale` (its shape says per tensor or per block).
   Expected<QuantizedTensor> quantize(const Tensor &x, const Tensor &scale);
   /// kiln.dequantize to f32.
@@ -204,9 +211,34 @@ private:
   /// Runs a compiled program on tensors of this device (checked).
   Expected<std::vector<Tensor>> launch(const std::shared_ptr<Program> &program,
                                        const std::vector<Tensor> &inputs);
+  /// What apply has seen of one op signature (op, attrs, dtypes, ranks):
+  /// the dims of its first call (the result's, then each input's), which
+  /// of them have had another size since, its dynamic kernels by which
+  /// dims are `?`, and whether the op has them (a dynamic compile failed).
+  struct AppliedSignature {
+    std::vector<int64_t> firstDims;
+    std::vector<bool> changed;
+    std::map<std::vector<bool>, std::shared_ptr<Program>> programs;
+    bool dynamicCompiles = true;
+  };
+  /// apply's program for a call its cache (`key`) does not hold: a
+  /// dynamic one where automatic dynamic says so, else compiled for the
+  /// call's types and kept under `key`.
+  Expected<std::shared_ptr<Program>> appliedProgram(const OpKey &key, std::string_view op,
+                                                    const std::vector<Tensor> &inputs,
+                                                    DType resultType,
+                                                    const std::vector<int64_t> &resultShape,
+                                                    std::string_view attrs);
+  /// The call's signature, its changed dims noted, where automatic dynamic
+  /// is on and the op may take a dynamic kernel; null on its first call.
+  AppliedSignature *autoDynamicSignature(std::string_view op, std::string_view attrs,
+                                         const std::vector<DType> &types,
+                                         const std::vector<std::vector<int64_t>> &shapes);
   Expected<void> checkUsable() const;
-  /// `tensor` is one this backend made (named `what` in the error).
-  Expected<void> checkOwned(const Tensor &tensor, const std::string &what) const;
+  /// `tensor` is one this backend made (named `what`, with `index` if
+  /// given, in the error; a passing check builds no message).
+  Expected<void> checkOwned(const Tensor &tensor, std::string_view what,
+                            std::optional<size_t> index = {}) const;
   /// Usable, and every input a tensor of this device.
   Expected<void> checkInputs(const std::vector<Tensor> &inputs) const;
 
@@ -219,7 +251,9 @@ private:
     bool measurable = true; // false once a capture ran inside it
   };
   std::map<uint64_t, Window> openWindows;
-  std::unordered_map<std::string, std::shared_ptr<Program>> appliedOps; // by op and types
+  OpKey::Map<std::shared_ptr<Program>> appliedOps; // by op and types (OpKey.h)
+  std::unordered_map<std::string, AppliedSignature> appliedSignatures;
+  bool autoDynamicShapes;
   uint64_t nextWindow = 1;
 };
 

@@ -11,6 +11,7 @@
 #include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/runtime/cpu/SharedKernel.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace kiln {
@@ -46,12 +47,13 @@ public:
     copyBytes(dst, reinterpret_cast<const void *>(src), bytes);
     return {};
   }
-  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
-    std::vector<void *> pointers;
-    for (uint64_t address : buffers)
-      pointers.push_back(reinterpret_cast<void *>(address));
-    // Backend::launch refuses programs with `?` dims: no sizes to pass.
-    return program.runUnchecked(pointers.data(), nullptr);
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers,
+                        const LaunchSizes &sizes) override {
+    std::vector<void *> pointers(buffers.size());
+    std::ranges::transform(buffers, pointers.begin(),
+                           [](uint64_t address) { return reinterpret_cast<void *>(address); });
+    // The entry reads its `?` dims from the sizes (static programs: none).
+    return program.runUnchecked(pointers.data(), sizes.dims.empty() ? nullptr : sizes.dims.data());
   }
   Expected<void> sync() override { return {}; }
   bool poisoned() const override { return false; }

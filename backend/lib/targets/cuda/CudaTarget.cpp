@@ -21,8 +21,15 @@ public:
   Expected<void> runUnchecked(void **buffers, const int64_t *sizes) const override {
     return cuda->run(buffers, std::span(sizes, sizes ? dimCount() : 0));
   }
-  Expected<void> launch(const std::vector<uint64_t> &buffers) const {
-    return cuda->launchAll(buffers);
+  /// The plan at one launch's dims (a program with `?` dims).
+  Expected<LaunchSizes> sizesOf(std::vector<int64_t> dims) const {
+    auto plan = cuda->gpuPlan().launchesAt(dims);
+    if (!plan)
+      return std::unexpected(plan.error());
+    return LaunchSizes{std::move(dims), std::make_shared<const GpuPlan>(std::move(*plan))};
+  }
+  Expected<void> launch(const std::vector<uint64_t> &buffers, const LaunchSizes &sizes) const {
+    return cuda->launchAll(sizes.plan ? *sizes.plan : cuda->gpuPlan(), buffers);
   }
 
 private:
@@ -46,9 +53,13 @@ public:
       return ok;
     return device.copyToHost(dst, src, bytes);
   }
-  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
-    // This queue's engine compiled it, for this target.
-    return static_cast<const CudaTargetProgram &>(program).launch(buffers);
+  // This queue's engine compiled the programs, for this target.
+  Expected<LaunchSizes> sizesOf(const Program &program, std::vector<int64_t> dims) override {
+    return static_cast<const CudaTargetProgram &>(program).sizesOf(std::move(dims));
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers,
+                        const LaunchSizes &sizes) override {
+    return static_cast<const CudaTargetProgram &>(program).launch(buffers, sizes);
   }
   Expected<void> sync() override { return device.sync(); }
   bool poisoned() const override { return device.poisoned(); }

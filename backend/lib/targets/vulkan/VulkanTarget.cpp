@@ -47,8 +47,20 @@ public:
     }
     return sized->run(buffers);
   }
-  /// Device-resident launches go through the queue's executor.
+  /// Device-resident launches go through the queue's executor: the
+  /// pipelines of `program()`, at sizesOf's plan where the program has
+  /// run-time sizes.
   VulkanProgram &program() const { return *vulkan; }
+  Expected<LaunchSizes> sizesOf(std::vector<int64_t> dims) const {
+    if (!runTimeSized)
+      return LaunchSizes{std::move(dims), nullptr};
+    auto plan = runTimeSized->launchesAt(dims);
+    if (!plan)
+      return std::unexpected(plan.error());
+    if (auto ok = VulkanProgram::checkLimits(*plan, device.properties()); !ok)
+      return std::unexpected(ok.error());
+    return LaunchSizes{std::move(dims), std::make_shared<const GpuPlan>(std::move(*plan))};
+  }
 
 private:
   std::unique_ptr<VulkanProgram> vulkan;
@@ -77,10 +89,14 @@ public:
   Expected<void> read(void *dst, uint64_t src, size_t bytes) override {
     return executor->read(dst, src, bytes);
   }
-  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers) override {
-    // This queue's engine compiled it, for this target.
+  // This queue's engine compiled the programs, for this target.
+  Expected<LaunchSizes> sizesOf(const Program &program, std::vector<int64_t> dims) override {
+    return static_cast<const VulkanTargetProgram &>(program).sizesOf(std::move(dims));
+  }
+  Expected<void> launch(const Program &program, const std::vector<uint64_t> &buffers,
+                        const LaunchSizes &sizes) override {
     return executor->launch(static_cast<const VulkanTargetProgram &>(program).program(),
-                            buffers);
+                            buffers, sizes.plan.get());
   }
   Expected<void> sync() override { return executor->sync(); }
   Expected<void> flush() override { return executor->flush(); }

@@ -12,7 +12,8 @@
 
 namespace kiln {
 
-/// The elementwise generic right after the 2-d `matmul` that can run on its
+/// The elementwise generic right after `matmul` (C of rank 2, or 3 for a
+/// batch_matmul) that can run on its
 /// registers: it reads C in place and nothing else reads C afterwards, its
 /// output is contiguous and the other inputs are rows or row values. Null
 /// when there is none. When there is one, the allocations and constants
@@ -20,12 +21,17 @@ namespace kiln {
 /// uses is defined where the fused kernel is built.
 mlir::linalg::GenericOp findMatmulEpilogue(mlir::linalg::LinalgOp matmul, mlir::Value c);
 
-/// Stores the epilogue's value at [i, j .. j + width) (width 0: one scalar)
-/// into its output, given C's value there (a vector of `width` lanes or a
-/// scalar).
+/// Stores the epilogue's value at C's indices `ivs` ([batch,] i, j .. j +
+/// width; width 0: one scalar) into its output, given C's value there (a
+/// vector of `width` lanes or a scalar).
 void storeThroughEpilogue(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::GenericOp epilogue, mlir::Value c, mlir::Value cValue,
-                          mlir::Value i, mlir::Value j, int64_t width);
+                          mlir::ValueRange ivs, int64_t width);
+
+/// Whether a linalg.matmul or batch_matmul reads its operands as stored
+/// (row-major [batch,] M x K and K x N): no transposes; a batch_matmul
+/// operand without the batch dim is shared by every batch.
+bool readsOperandsInPlace(mlir::linalg::LinalgOp matmul);
 
 } // namespace kiln
 

@@ -78,4 +78,16 @@ def KilnAttentionToLoops : Pass<"kiln-attention-to-loops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }
 
+def KilnReshapedResults : Pass<"kiln-reshaped-results", "mlir::ModuleOp"> {
+  let summary = "Write results that are reshapes of a local buffer in place";
+  let description = [{
+    Run after buffer-results-to-out-params. A result that was a reshape
+    view of a buffer the function allocates (conv2d's NCHW view of its
+    [N, O, OH*OW] product) is copied into its out-param; the buffer becomes
+    the inverse reshape of the out-param instead, so whatever wrote it
+    writes the result, and the copy goes.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 #endif

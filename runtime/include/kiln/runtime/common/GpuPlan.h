@@ -96,6 +96,9 @@ struct GpuPlan {
   /// empty tensor). InvalidArgument on arithmetic that overflows or divides
   /// by zero.
   Expected<GpuPlan> at(std::span<const int64_t> dims) const;
+  /// at() without the modules: what a launch on device buffers takes (the
+  /// kernels are loaded already), cheap enough for every launch.
+  Expected<GpuPlan> launchesAt(std::span<const int64_t> dims) const;
 };
 
 } // namespace kiln

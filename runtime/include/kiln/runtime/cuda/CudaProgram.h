@@ -21,11 +21,12 @@ public:
   /// Queues every launch on device buffers already in place (one per buffer
   /// of the plan); does not wait.
   Expected<void> launchAll(const std::vector<uint64_t> &deviceBuffers);
+  /// launchAll of `sized`: the plan, or (a plan with run-time sizes) its
+  /// launchesAt() of one run.
+  Expected<void> launchAll(const GpuPlan &sized, const std::vector<uint64_t> &deviceBuffers);
   const GpuPlan &gpuPlan() const { return plan; }
 
 private:
-  /// launchAll for `sized`: the plan, or its static plan of one run.
-  Expected<void> launchAll(const GpuPlan &sized, const std::vector<uint64_t> &deviceBuffers);
   CudaProgram(CudaDevice &device, GpuPlan plan, std::vector<CudaKernel> kernels)
       : device(device), plan(std::move(plan)), kernels(std::move(kernels)) {}
   CudaDevice &device;

@@ -34,9 +34,11 @@ public:
 
   Expected<void> write(uint64_t dst, const void *src, size_t bytes);
   Expected<void> read(void *dst, uint64_t src, size_t bytes);
-  /// Queues `program` on the buffers at `addresses` (one per plan buffer);
-  /// while capturing, records it into the graph instead.
-  Expected<void> launch(VulkanProgram &program, const std::vector<uint64_t> &addresses);
+  /// Queues `program` on the buffers at `addresses` (one per plan buffer),
+  /// at `sized` where it has run-time sizes (VulkanProgram::record); while
+  /// capturing, records it into the graph instead.
+  Expected<void> launch(VulkanProgram &program, const std::vector<uint64_t> &addresses,
+                        const GpuPlan *sized = nullptr);
   /// Submits the open batch.
   Expected<void> flush();
   /// Waits for all queued work; a device fault met on the way is the error.

@@ -49,8 +49,14 @@ public:
   /// buffer on buffers the caller owns (one binding per plan buffer), with
   /// descriptor sets allocated from `descriptorPool`, which must have room
   /// for launchCount() sets of descriptorCount() storage buffers in all.
+  /// `sized`: grids, push constants and buffer bytes of one run where the
+  /// program has run-time sizes (GpuPlan::launchesAt; checkLimits first);
+  /// null: the program's own.
   Expected<void> record(void *commandBuffer, void *descriptorPool,
-                        const std::vector<Binding> &bindings);
+                        const std::vector<Binding> &bindings, const GpuPlan *sized = nullptr);
+  /// Unsupported, naming the limit, where `plan` needs more of the device
+  /// than it has (workgroups, push-constant bytes, buffer range...).
+  static Expected<void> checkLimits(const GpuPlan &plan, const VulkanDeviceProperties &props);
   uint32_t launchCount() const { return plan.launches.size(); }
   uint32_t descriptorCount() const;
   const GpuPlan &gpuPlan() const { return plan; }
@@ -61,9 +67,11 @@ private:
   VulkanProgram(VulkanDevice &device, GpuPlan plan);
   Expected<void> submit(void *commandBuffer);
   Expected<std::vector<VkDescriptorSet_T *>> allocateSets(VkDescriptorPool_T *pool);
+  /// Both at `sized`: the plan, or its launches at one run's sizes.
   void writeSets(const std::vector<VkDescriptorSet_T *> &sets,
-                 const std::vector<Binding> &bindings);
-  void recordDispatches(VkCommandBuffer_T *cb, const std::vector<VkDescriptorSet_T *> &sets);
+                 const std::vector<Binding> &bindings, const GpuPlan &sized);
+  void recordDispatches(VkCommandBuffer_T *cb, const std::vector<VkDescriptorSet_T *> &sets,
+                        const GpuPlan &sized);
   VulkanDevice &device;
   GpuPlan plan;
   std::unique_ptr<Resources> vk;

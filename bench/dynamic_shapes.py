@@ -1,0 +1,111 @@
+"""Dynamic against static kernels (docs/dynamic-shapes.md, issue 16's
+table): each case compiled twice, once with its sizes in the types and once
+with every dim `?`, then run on tensors resident on the device. Prints a
+markdown table of median milliseconds per run (each run timed to the
+device's sync, compile excluded) and the dynamic / static ratio.
+
+  /usr/bin/python3 bench/dynamic_shapes.py --device cpu --scale 8      # here
+  /usr/bin/python3 bench/dynamic_shapes.py --device vulkan --scale 16  # lavapipe
+  python3 bench/dynamic_shapes.py --device cuda                        # H200
+
+--scale N divides every size by N (matmul's by N too, per dim), so that
+the slow paths of a small machine finish; the H200 runs the issue's sizes:
+add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
+and bf16 (--dtypes).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.environ.get("KILN_PYTHONPATH", os.path.join(
+    os.path.dirname(__file__), "..", "build", "python")))
+import kiln  # noqa: E402
+
+
+def cases(scale):
+    """(name, program body with {T} types, input shapes, result shape)."""
+    side = 8192 // scale
+    k = 4096 // scale
+    return [
+        ("add %d" % ((1 << 28) // scale ** 2), "%r = kiln.add %a0, %a1 : ({0}, {0}) -> {0}",
+         [[(1 << 28) // scale ** 2], [(1 << 28) // scale ** 2]], [(1 << 28) // scale ** 2]),
+        ("softmax %d^2" % side, "%r = kiln.softmax %a0 {{dim = 1}} : {0}",
+         [[side, side]], [side, side]),
+        ("layer_norm %d^2" % side,
+         "%r = kiln.layer_norm %a0, %a1, %a2 : ({0}, {1}, {1}) -> {0}",
+         [[side, side], [side], [side]], [side, side]),
+        ("reduce_sum %d^2 (dim 1)" % side,
+         "%r = kiln.reduce_sum %a0 {{dims = array<i64: 1>}} : {0} -> {1}",
+         [[side, side]], [side]),
+        ("matmul %d^3" % k, "%r = kiln.matmul %a0, %a1 : ({0}, {0}) -> {0}",
+         [[k, k], [k, k]], [k, k]),
+    ]
+
+
+def tensor_type(shape, dtype, dynamic):
+    dims = "".join(("?" if dynamic else str(d)) + "x" for d in shape)
+    return "tensor<%s%s>" % (dims, dtype)
+
+
+def program(body, shapes, result, dtype, dynamic):
+    types = [tensor_type(s, dtype, dynamic) for s in shapes]
+    result_type = tensor_type(result, dtype, dynamic)
+    # The body names its types {0}, {1}: the first input's, then a distinct
+    # second one (layer_norm's weight, reduce_sum's result).
+    distinct = sorted(set(types + [result_type]), key=(types + [result_type]).index)
+    args = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(types))
+    return "func.func @main(%s) -> %s {\n  %s\n  return %%r : %s\n}\n" % (
+        args, result_type, body.format(*distinct), result_type)
+
+
+def median_ms(run, backend, runs):
+    run()
+    backend.sync()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        backend.sync()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--scale", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--only", default="", help="cases whose name starts so")
+    args = parser.parse_args()
+    backend = kiln.backend(args.device)
+    print("%s, sizes / %d, median of %d runs (ms)\n" % (backend.name, args.scale, args.runs))
+    print("| case | dtype | static | dynamic | dynamic / static |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for dtype in args.dtypes.split(","):
+        if dtype == "bf16" and not backend.supports_dtype("bfloat16"):
+            print("| (bf16: not on %s) | | | | |" % args.device)
+            continue
+        for name, body, shapes, result in cases(args.scale):
+            if args.only and not name.startswith(args.only):
+                continue
+            inputs = [kiln.tensor(rng.uniform(0.5, 1.5, s).astype(np.float32), args.device,
+                                  dtype="bfloat16" if dtype == "bf16" else None)
+                      for s in shapes]
+            ms = {}
+            for dynamic in (False, True):
+                compiled = kiln.compile(program(body, shapes, result, dtype, dynamic),
+                                        args.device)
+                ms[dynamic] = median_ms(lambda: compiled(*inputs), backend, args.runs)
+            print("| %s | %s | %.3f | %.3f | %.2fx |" % (name, dtype, ms[False], ms[True],
+                                                      ms[True] / ms[False]))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+//===- CudaGatheredOperand.cpp - matmul operands gathered, not copied -----===//
+//
+// A matmul operand that a copy generic wrote just before the matmul (conv's
+// im2col: B[image, (c, kh, kw), (oh, ow)] = x[image, c, oh*sh + kh*dh,
+// ow*sw + kw*dw]) is read through the copy's index map by the matmul's own
+// loads, so the copy is never written (implicit GEMM). Its windows are not
+// 16-byte runs, so the loads are scalar.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaMatmul.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+/// The copy generic writing `buffer`: one input, identity output, a body
+/// that yields the input element.
+static linalg::GenericOp copyInto(Value buffer) {
+  for (Operation *user : buffer.getUsers()) {
+    auto copy = dyn_cast<linalg::GenericOp>(user);
+    if (!copy || copy.getDpsInits()[0] != buffer)
+      continue;
+    Block *body = copy.getBody();
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    if (copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+        body->getOperations().size() != 1 || yield.getOperand(0) != body->getArgument(0) ||
+        !copy.getMatchingIndexingMap(copy.getDpsInitOperand(0)).isIdentity() ||
+        !copy.hasPureBufferSemantics())
+      return {};
+    return copy;
+  }
+  return {};
+}
+
+std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Value operand) {
+  GatheredOperand gathered;
+  Value buffer = operand;
+  if (auto view = operand.getDefiningOp<memref::CollapseShapeOp>()) {
+    gathered.view = view;
+    buffer = view.getSrc();
+  }
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  gathered.copy = alloc ? copyInto(buffer) : linalg::GenericOp();
+  if (!gathered.copy || gathered.copy->getBlock() != matmul->getBlock() ||
+      !gathered.copy->isBeforeInBlock(matmul))
+    return std::nullopt;
+  // Nothing but the copy, the matmul (through the view) and deallocation
+  // uses the buffer, and nothing between the copy and the matmul writes
+  // memory: the copy's input still holds what it read.
+  for (Operation *user : buffer.getUsers())
+    if (user != gathered.copy && user != gathered.view && !isa<memref::DeallocOp>(user))
+      return std::nullopt;
+  if (gathered.view && !gathered.view->hasOneUse())
+    return std::nullopt;
+  for (Operation *op = gathered.copy->getNextNode(); op != matmul; op = op->getNextNode())
+    if (auto fill = dyn_cast<linalg::FillOp>(op); fill && fill.getDpsInits()[0] != matmul.getDpsInits()[0])
+      return std::nullopt;
+    else if (!fill && !isa<memref::AllocOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(op) &&
+             !op->hasTrait<OpTrait::ConstantLike>())
+      return std::nullopt;
+  return gathered;
+}
+
+Value GatheredOperand::load(OpBuilder &b, Location loc, ValueRange indices) const {
+  // Op handles' accessors are not const.
+  linalg::GenericOp copy = this->copy;
+  memref::CollapseShapeOp view = this->view;
+  IndexBuilder x{b, loc};
+  auto shape = cast<MemRefType>(copy.getDpsInits()[0].getType()).getShape();
+  // The copy's iteration indices: each index of the view splits into the
+  // dims it collapses, innermost fastest.
+  SmallVector<Value> ivs;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    SmallVector<int64_t> dims = {int64_t(d)};
+    if (view)
+      dims = llvm::to_vector(view.getReassociationIndices()[d]);
+    SmallVector<Value> split(dims.size());
+    Value rest = index;
+    for (int64_t i = dims.size() - 1; i >= 0; --i) {
+      split[i] = i == 0 ? rest : x.rem(rest, shape[dims[i]]);
+      if (i > 0)
+        rest = x.div(rest, shape[dims[i]]);
+    }
+    ivs.append(split);
+  }
+  OpOperand *input = copy.getDpsInputOperand(0);
+  return memref::LoadOp::create(
+      b, loc, input->get(), indicesFor(b, loc, copy.getMatchingIndexingMap(input), ivs));
+}
+
+void GatheredOperand::erase() {
+  Value buffer = copy.getDpsInits()[0];
+  if (view)
+    view->erase();
+  copy->erase();
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    user->erase();
+  buffer.getDefiningOp()->erase();
+}
+
+} // namespace kiln
