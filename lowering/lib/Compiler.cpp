@@ -226,7 +226,7 @@ Expected<void> CompileSession::stageModule(const std::string &file, ModuleOp &mo
   return {};
 }
 
-Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, bool fuseAttention) {
+Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, AttentionFusion attention) {
   result.stageTimes.push_back({"parse", program.parseTime()});
   ModuleOp module = *static_cast<MlirModule &>(program.parsed()).op;
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
@@ -255,7 +255,7 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, bool f
   }
   if (auto ok = lower(
           module, "kernels",
-          [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers, fuseAttention); },
+          [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers, attention); },
           "kernel formation failed", "1-kernels.mlir");
       !ok)
     return std::unexpected(ok.error());

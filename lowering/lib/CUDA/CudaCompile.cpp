@@ -82,11 +82,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   initializeNvptx();
   CompiledGpuProgram result;
   CompileSession session(context, options, result, program, "cuda", options.chip);
-  // Attention stays matmul, softmax, matmul on the tensor cores until the
-  // tensor-core flash kernel (kiln-cuda-mma-attention) lowers to PTX and is
-  // checked on a GPU: the generic fused kernel (one thread a query row) is
-  // far slower there.
-  auto module = session.formKernels(0, /*fuseAttention=*/false);
+  auto module = session.formKernels(0, cudaAttentionFusion(options.chip));
   if (!module)
     return std::unexpected(module.error());
   CudaPipelineOptions pipeline;

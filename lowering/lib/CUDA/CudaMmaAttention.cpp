@@ -6,11 +6,12 @@
 // in registers. Keys come in tiles of 64 (K and V rows by 16-byte cp.async
 // into two swizzled shared-memory stages, the next tile loading while the
 // current one is used): S = Q K^T into f32 fragments (K by ldmatrix, its
-// rows being B's columns); scale, mask (tails, causal, the mask operand);
-// the row max by quad shuffles; P = exp(S - max) rounded to the input type
+// rows being B's columns); scale (times log2 e), mask (tails, causal, the
+// mask operand; only in the tiles that need it); the row max by quad
+// shuffles; P = 2^(S - max) by ex2.approx rounded to the input type
 // is, fragment for fragment, the A operand of P V (an m16n8 C fragment pair
 // is an m16n8k16 A half), V by ldmatrix.trans; O and the row sum rescaled
-// by exp(max_old - max_new). Causal blocks stop at the tile of their last
+// by 2^(max_old - max_new). Causal blocks stop at the tile of their last
 // row. At the end O / sum, rounded, stored. Rows and keys past the ends are
 // zero-filled in shared memory and masked.
 //
@@ -22,7 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -42,16 +43,15 @@ namespace {
 
 constexpr int64_t kRows = 128, kWarps = 8, kThreads = 32 * kWarps, kKeys = 64;
 constexpr int64_t kChunk = 8; // 16-bit elements in a 16-byte copy
+constexpr double kLog2e = 1.4426950408889634;
 
 int64_t dimOf(Value buffer, unsigned d) { return cast<MemRefType>(buffer.getType()).getDimSize(d); }
 
 bool fitsMmaAttention(kiln::kernel::AttentionOp op) {
   Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
-  auto headDim = [](int64_t d) { return d == 64 || d == 128; };
   auto dense = [](Value v) { return cast<MemRefType>(v.getType()).getLayout().isIdentity(); };
-  return (element.isF16() || element.isBF16()) && headDim(dimOf(op.getQ(), 2)) &&
-         headDim(dimOf(op.getV(), 2)) && dense(op.getQ()) && dense(op.getK()) &&
-         dense(op.getV()) && dense(op.getOut());
+  return kiln::fitsTensorCoreAttention(element, dimOf(op.getQ(), 2), dimOf(op.getV(), 2)) &&
+         dense(op.getQ()) && dense(op.getK()) && dense(op.getV()) && dense(op.getOut());
 }
 
 /// cp.async of `rows` rows of `src[batch]` from `row0` (rows at or past
@@ -105,6 +105,14 @@ Value packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type element) {
 
 Value f32(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+/// 2^x by the SFU (ex2.approx.ftz: 2 ulp, 2^-inf = 0), as flash kernels
+/// take their exponentials; math.exp would become a polynomial.
+Value exp2(OpBuilder &b, Location loc, Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
 }
 
 LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedBytes) {
@@ -200,37 +208,70 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
             s[2 * np + 1] = kiln::mmaSync(lb, l, qFrags[kk], {regs[2], regs[3]}, s[2 * np + 1], mmaType, 16);
           }
 
-        // Scale and mask each score; the tile's max of rows A and B.
-        Value scale = f32(lb, l, op.getScale().convertToDouble()), minus = f32(lb, l, minusInf);
-        SmallVector<Value> scores; // [tile j][element e], e in 0..3
-        Value maxA = minus, maxB = minus;
-        for (int64_t j = 0; j < kKeys / 8; ++j)
-          for (int64_t e = 0; e < 4; ++e) {
-            Value row = e < 2 ? rowA : rowB;
-            Value key = y.add(y.add(y.mul(tile, kKeys), y.mul(inQuad, 2)), j * 8 + e % 2);
-            Value score = arith::MulFOp::create(
-                lb, l, vector::ExtractOp::create(lb, l, s[j], ArrayRef<int64_t>{e}), scale);
-            Value keep = y.lt(key, keys);
-            if (op.getCausal())
-              keep = y.both(keep, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ule, key, row));
-            if (mask) {
-              SmallVector<Value> at, ivs{n, row, key};
-              for (auto [d, iv] : llvm::enumerate(ivs)) {
-                int64_t size = dimOf(mask, d);
-                at.push_back(size == 1 ? y.c(0) : y.select(y.lt(iv, size), iv, y.c(0)));
+        // Scores in base 2 (scale and mask times log2 e, so that ex2 gives
+        // the probabilities), masked; the tile's max of rows A and B. Only
+        // tiles past the keys' end or (causal) past the warp's first row,
+        // or with a mask operand, need the per-element test: the branch is
+        // warp-uniform.
+        auto scoreTile = [&](OpBuilder &sb, Location sl, bool masked) {
+          IndexBuilder z{sb, sl};
+          Value scale = f32(sb, sl, op.getScale().convertToDouble() * kLog2e);
+          Value minus = f32(sb, sl, minusInf);
+          SmallVector<Value> tile2; // [tile j][element e], e in 0..3; then maxA, maxB
+          Value maxA = minus, maxB = minus;
+          for (int64_t j = 0; j < kKeys / 8; ++j)
+            for (int64_t e = 0; e < 4; ++e) {
+              Value row = e < 2 ? rowA : rowB;
+              Value score = arith::MulFOp::create(
+                  sb, sl, vector::ExtractOp::create(sb, sl, s[j], ArrayRef<int64_t>{e}), scale);
+              if (masked) {
+                Value key = z.add(z.add(z.mul(tile, kKeys), z.mul(inQuad, 2)), j * 8 + e % 2);
+                Value keep = z.lt(key, keys);
+                if (op.getCausal())
+                  keep = z.both(keep, arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::ule, key, row));
+                if (mask) {
+                  SmallVector<Value> at, ivs{n, row, key};
+                  for (auto [d, iv] : llvm::enumerate(ivs)) {
+                    int64_t size = dimOf(mask, d);
+                    at.push_back(size == 1 ? z.c(0) : z.select(z.lt(iv, size), iv, z.c(0)));
+                  }
+                  Value m = memref::LoadOp::create(sb, sl, mask, at);
+                  if (m.getType().isInteger(1))
+                    keep = z.both(keep, m);
+                  else
+                    score = arith::AddFOp::create(
+                        sb, sl, score,
+                        arith::MulFOp::create(sb, sl, arith::ExtFOp::create(sb, sl, sb.getF32Type(), m),
+                                              f32(sb, sl, kLog2e)));
+                }
+                score = z.select(keep, score, minus);
               }
-              Value m = memref::LoadOp::create(lb, l, mask, at);
-              if (m.getType().isInteger(1))
-                keep = y.both(keep, m);
-              else
-                score = arith::AddFOp::create(lb, l, score,
-                                              arith::ExtFOp::create(lb, l, lb.getF32Type(), m));
+              tile2.push_back(score);
+              Value &max = e < 2 ? maxA : maxB;
+              max = arith::MaximumFOp::create(sb, sl, max, score);
             }
-            score = y.select(keep, score, minus);
-            scores.push_back(score);
-            Value &max = e < 2 ? maxA : maxB;
-            max = arith::MaximumFOp::create(lb, l, max, score);
-          }
+          tile2.append({maxA, maxB});
+          return tile2;
+        };
+        SmallVector<Value> scores;
+        if (mask) {
+          scores = scoreTile(lb, l, true);
+        } else {
+          auto above = [&](Value a, Value b) {
+            return arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt, a, b);
+          };
+          Value lastKey = y.add(y.mul(tile, kKeys), kKeys - 1);
+          Value needsMask = above(lastKey, y.c(keys - 1));
+          if (op.getCausal())
+            needsMask = arith::OrIOp::create(lb, l, needsMask, above(lastKey, y.add(row0, warpRow)));
+          auto branch = scf::IfOp::create(
+              lb, l, needsMask,
+              [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, scoreTile(tb, tl, true)); },
+              [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, scoreTile(tb, tl, false)); });
+          scores.assign(branch.getResults().begin(), branch.getResults().end());
+        }
+        Value maxB = scores.pop_back_val(), maxA = scores.pop_back_val();
+        Value minus = f32(lb, l, minusInf);
 
         // Online softmax per row: a row with no key yet keeps max -inf and
         // subtracts 0 instead, so its probabilities are 0, not NaN.
@@ -240,7 +281,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
           Value max = arith::MaximumFOp::create(lb, l, state[r], quadReduce(lb, l, r ? maxB : maxA, true));
           Value none = arith::CmpFOp::create(lb, l, arith::CmpFPredicate::OEQ, max, minus);
           Value shift = y.select(none, f32(lb, l, 0.0), max);
-          alphas.push_back(math::ExpOp::create(lb, l, arith::SubFOp::create(lb, l, state[r], shift)));
+          alphas.push_back(exp2(lb, l, arith::SubFOp::create(lb, l, state[r], shift)));
           shifts.push_back(shift);
           newState.push_back(max);
         }
@@ -249,7 +290,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
         SmallVector<Value> probs; // unrounded: the sums take them so
         for (auto [i, score] : llvm::enumerate(scores)) {
           int64_t r = (i % 4) / 2;
-          probs.push_back(math::ExpOp::create(lb, l, arith::SubFOp::create(lb, l, score, shifts[r])));
+          probs.push_back(exp2(lb, l, arith::SubFOp::create(lb, l, score, shifts[r])));
           sums[r] = arith::AddFOp::create(lb, l, sums[r], probs.back());
         }
         newState.append(sums);

@@ -33,6 +33,10 @@ static int64_t sharedMemoryPerBlock(int capability) {
   return 48 * 1024;
 }
 
+AttentionFusion cudaAttentionFusion(llvm::StringRef chip) {
+  return computeCapability(chip) >= 80 ? AttentionFusion::tensorCores : AttentionFusion::none;
+}
+
 void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
   KilnCudaTileMatmulOptions matmul;
   matmul.tensorCores = computeCapability(options.chip) >= 80;
@@ -91,7 +95,7 @@ void registerKilnCudaPipelines() {
   PassPipelineRegistration<>(
       "kiln-to-nvvm", "kiln -> PTX in gpu.binary ops (sm_90), host plan in func",
       [](OpPassManager &pm) {
-        buildKilnToKernelsPipeline(pm, 0, /*fuseAttention=*/false);
+        buildKilnToKernelsPipeline(pm, 0, cudaAttentionFusion("sm_90"));
         buildKernelsToNvvmPipeline(pm, {});
         buildNvvmToPtxPipeline(pm);
       });

@@ -11,10 +11,10 @@ using namespace mlir;
 namespace kiln {
 
 void buildKilnToKernelsPipeline(OpPassManager &pm, unsigned maxKernelBuffers,
-                                bool fuseAttention) {
+                                AttentionFusion attention) {
   pm.addPass(createCanonicalizerPass());
   ConvertKilnToLinalgOptions toLinalg;
-  toLinalg.fuseAttention = fuseAttention;
+  toLinalg.attentionFusion = attention;
   pm.addPass(createConvertKilnToLinalg(toLinalg));
   KilnFormKernelsOptions formKernels;
   formKernels.maxBuffers = maxKernelBuffers;

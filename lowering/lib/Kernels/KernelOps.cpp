@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/InliningUtils.h"
 
 #include "kiln/Lowering/Kernels/KernelOpsDialect.cpp.inc"
 
@@ -13,12 +14,23 @@ using namespace mlir;
 using namespace mlir::bufferization;
 
 namespace kiln::kernel {
+namespace {
+/// The ops have no regions and name no symbols, so a kernel function holding
+/// one inlines into its caller like any other (the bufferization pipeline
+/// inlines every kernel; a call left behind would become a one-thread GPU
+/// kernel around the op's launch).
+struct KilnKernelInliner : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final { return true; }
+};
+} // namespace
 
 void KilnKernelDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Lowering/Kernels/KernelOps.cpp.inc"
       >();
+  addInterfaces<KilnKernelInliner>();
 }
 
 LogicalResult AttentionOp::verify() {

@@ -72,17 +72,26 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
 }
 
 struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
-  AttentionToKilnOps(TypeConverter &converter, MLIRContext *ctx, bool fuse)
-      : OpConversionPattern(converter, ctx), fuse(fuse) {}
-  bool fuse;
+  AttentionToKilnOps(TypeConverter &converter, MLIRContext *ctx, AttentionFusion fusion)
+      : OpConversionPattern(converter, ctx), fusion(fusion) {}
+  AttentionFusion fusion;
+
+  bool fuses(AttentionOp op) const {
+    bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type t) {
+      return cast<RankedTensorType>(t).hasStaticShape();
+    });
+    if (!staticShapes || fusion == AttentionFusion::none)
+      return false;
+    return fusion == AttentionFusion::all ||
+           fitsTensorCoreAttention(op.getType().getElementType(),
+                                   op.getQ().getType().getShape().back(),
+                                   op.getV().getType().getShape().back());
+  }
 
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type t) {
-      return cast<RankedTensorType>(t).hasStaticShape();
-    });
-    if (fuse && staticShapes) {
+    if (fuses(op)) {
       rewriter.replaceOp(op, buildFusedAttention(op, adaptor, rewriter));
       return success();
     }
@@ -137,8 +146,8 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
 } // namespace
 
 void populateAttentionPatterns(TypeConverter &converter, RewritePatternSet &patterns,
-                               bool fuse) {
-  patterns.add<AttentionToKilnOps>(converter, patterns.getContext(), fuse);
+                               AttentionFusion fusion) {
+  patterns.add<AttentionToKilnOps>(converter, patterns.getContext(), fusion);
 }
 
 } // namespace kiln::to_linalg

@@ -78,7 +78,7 @@ struct ConvertKilnToLinalgPass
     kiln::to_linalg::populateMatmulPatterns(converter, patterns);
     kiln::to_linalg::populateQuantizePatterns(converter, patterns);
     kiln::to_linalg::populateConvPatterns(converter, patterns);
-    kiln::to_linalg::populateAttentionPatterns(converter, patterns, fuseAttention);
+    kiln::to_linalg::populateAttentionPatterns(converter, patterns, attentionFusion);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

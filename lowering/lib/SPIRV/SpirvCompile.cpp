@@ -160,9 +160,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForVulkan(ParsedProgram progra
   CompileSession session(context, options, result, program, "vulkan",
                          describe(options.vulkan));
   // Fused chains are split to the storage buffers the device can bind.
-  // Attention stays matmul, softmax, matmul until the generic fused kernel
-  // passes the SPIR-V conversion (its gpu.func is not legalized yet).
-  auto module = session.formKernels(options.vulkan.maxStorageBuffers, /*fuseAttention=*/false);
+  auto module = session.formKernels(options.vulkan.maxStorageBuffers);
   if (!module)
     return std::unexpected(module.error());
   std::optional<std::string> missing;

@@ -3,8 +3,9 @@
 // bf16, head dim 128, causal: one launch of 8 warps per 128 query rows of
 // each batch entry (2 x 2 blocks); Q, K and V by cp.async; S = Q K^T and
 // O += P V on mma.sync m16n8k16 (K by ldmatrix, V by ldmatrix.trans); the
-// row max over a quad by xor shuffles; P rounded to bf16 in registers; the
-// unused f32 scratch is freed.
+// causal and tail masks only in the tiles that need them (the else branch
+// compares nothing); the row max over a quad by xor shuffles; exponentials
+// by ex2; P rounded to bf16 in registers; the unused f32 scratch is freed.
 // CHECK-LABEL: func.func @causal_bf16
 // CHECK-NOT: kiln_kernel.attention
 // CHECK-NOT: memref.alloc
@@ -14,7 +15,13 @@
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: scf.if
+// CHECK: arith.cmpi ule
+// CHECK: } else {
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.yield
 // CHECK: gpu.shuffle xor
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: vector.store {{.*}} : memref<2x200x128xbf16>, vector<2xbf16>

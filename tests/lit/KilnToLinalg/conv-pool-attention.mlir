@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
-// RUN: kiln-opt %s --kiln-convert-to-linalg="fuse-attention=false" | FileCheck %s --check-prefix=UNFUSED
+// RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=none" | FileCheck %s --check-prefix=UNFUSED
+// RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=tensor-cores" | FileCheck %s --check-prefix=TC
 
 // conv2d: the input padded (fill + insert_slice) and split into groups;
 // each image's window patches (im2col, [N, G, Cg, KH, KW, OH, OW])
@@ -93,6 +94,9 @@ func.func @avg_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
 // CHECK: %[[R:.*]]:2 = kiln_kernel.attention ins(%arg0, %arg1, %arg2 : tensor<2x5x8xf16>, tensor<2x7x8xf16>, tensor<2x7x4xf16>) outs(%[[OUT]], %[[ACC]] : tensor<2x5x4xf16>, tensor<2x5x4xf32>) {causal, scale = 0.3535533905932{{[0-9]*}} : f64}
 // CHECK: return %[[R]]#0
 // UNFUSED-LABEL: func @attention
+// TC-LABEL: func @attention(
+// TC-NOT: kiln_kernel.attention
+// TC: linalg.batch_matmul
 // UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x8xf16>, tensor<2x8x7xf16>) outs(%{{.*}} : tensor<2x5x7xf32>)
 // UNFUSED: arith.constant 0.353553385 : f32
 // UNFUSED: linalg.index 0
@@ -117,4 +121,16 @@ func.func @attention(%q: tensor<2x5x8xf16>, %k: tensor<2x7x8xf16>, %v: tensor<2x
 func.func @attention_4d_mask(%q: tensor<1x3x1x8xf32>, %k: tensor<1x3x4x8xf32>, %m: tensor<1x4xf32>) -> tensor<1x3x1x8xf32> {
   %r = kiln.attention %q, %k, %k, %m {scale = 0.5 : f64} : (tensor<1x3x1x8xf32>, tensor<1x3x4x8xf32>, tensor<1x3x4x8xf32>, tensor<1x4xf32>) -> tensor<1x3x1x8xf32>
   return %r : tensor<1x3x1x8xf32>
+}
+
+// What CUDA's tensor-core kernel takes (f16/bf16, head dims 64 or 128) is
+// fused under attention-fusion=tensor-cores; f32 (above) and head dim 8
+// (@attention) are not.
+// TC-LABEL: func @attention_4d_mask
+// TC-NOT: kiln_kernel.attention
+// TC-LABEL: func @attention_tensor_cores
+// TC: kiln_kernel.attention ins({{.*}} : tensor<2x9x64xbf16>, tensor<2x13x64xbf16>, tensor<2x13x128xbf16>)
+func.func @attention_tensor_cores(%q: tensor<2x9x64xbf16>, %k: tensor<2x13x64xbf16>, %v: tensor<2x13x128xbf16>) -> tensor<2x9x128xbf16> {
+  %r = kiln.attention %q, %k, %v : (tensor<2x9x64xbf16>, tensor<2x13x64xbf16>, tensor<2x13x128xbf16>) -> tensor<2x9x128xbf16>
+  return %r : tensor<2x9x128xbf16>
 }

@@ -61,8 +61,9 @@ def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
     are 64 or 128 becomes a FlashAttention-2 gpu.launch (sm_80+): 128 query
     rows per block of 8 warps, Q fragments in registers, keys in tiles of 64
     through two cp.async shared-memory stages, S = Q K^T and O += P V on
-    mma.sync m16n8k16 with the online softmax on the fragments. No score
-    is stored. Other attention is left to kiln-attention-to-loops.
+    mma.sync m16n8k16 with the online softmax on the fragments (exponentials
+    by ex2.approx). No score is stored. Other attention is left to
+    kiln-attention-to-loops.
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
@@ -70,7 +71,7 @@ def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
            "default: sm_90's)">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
-                           "mlir::math::MathDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::arith::ArithDialect", "mlir::nvgpu::NVGPUDialect",
                            "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
 }
 
