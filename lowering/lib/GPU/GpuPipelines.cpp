@@ -24,6 +24,11 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
   pm.addPass(createKilnGpuCopiesToLinalg());
   pm.addPass(createKilnAttentionToLoops());
   pm.addPass(createKilnExpandMath());
+  KilnGpuScansOptions scans;
+  if (!maxGrid.empty())
+    scans.maxGridX = maxGrid.front();
+  pm.addPass(createKilnGpuScans(scans));
+  pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = hoistRowValues;
   pm.addPass(createKilnGpuRowReductions(rows));
