@@ -10,6 +10,7 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/Passes.h"
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
 #include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -82,6 +83,7 @@ DialectRegistry makeRegistry() {
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
   registerKilnDialect(registry);
+  kernel::registerKilnKernelDialect(registry);
   return registry;
 }
 
@@ -224,7 +226,7 @@ Expected<void> CompileSession::stageModule(const std::string &file, ModuleOp &mo
   return {};
 }
 
-Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers) {
+Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, AttentionFusion attention) {
   result.stageTimes.push_back({"parse", program.parseTime()});
   ModuleOp module = *static_cast<MlirModule &>(program.parsed()).op;
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
@@ -253,7 +255,7 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers) {
   }
   if (auto ok = lower(
           module, "kernels",
-          [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers); },
+          [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers, attention); },
           "kernel formation failed", "1-kernels.mlir");
       !ok)
     return std::unexpected(ok.error());

@@ -10,6 +10,7 @@
 
 #include "Dumps.h"
 #include "kiln/Lowering/Compiler.h"
+#include "kiln/Lowering/Kernels/AttentionFusion.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -77,9 +78,10 @@ public:
 
   /// The prologue every target shares: kiln-verify-program, the entry
   /// function's signature, kernel formation (fused chains split to at most
-  /// `maxKernelBuffers` buffers; 0: no limit). Stages 0-kiln.mlir and
-  /// 1-kernels.mlir.
-  Expected<mlir::ModuleOp> formKernels(unsigned maxKernelBuffers = 0);
+  /// `maxKernelBuffers` buffers; 0: no limit), the attention ops
+  /// `attention` names fused. Stages 0-kiln.mlir and 1-kernels.mlir.
+  Expected<mlir::ModuleOp> formKernels(unsigned maxKernelBuffers = 0,
+                                       AttentionFusion attention = AttentionFusion::all);
   /// Runs the pipeline `build` adds on `module` as stage `stage`; a failure
   /// is `failure` with the diagnostics. The result is stage file
   /// `stageFile` (none when empty): see stageModule.

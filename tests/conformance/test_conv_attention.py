@@ -168,6 +168,11 @@ ATTENTION_CASES = [
     ((2, 9, 64), 13, 32, "additive", False, 0.2),     # Lq != Lk, Ev != E
     ((1, 4, 7, 64), 7, 64, "bool", True, None),
     ((5, 16), 1, 16, None, False, None),              # one key
+    # Several query blocks and key tiles of the fused kernels, odd tails,
+    # causal with Lq != Lk (top-left aligned) both ways.
+    ((1, 2, 150, 64), 200, 64, None, True, None),
+    ((2, 200, 128), 77, 128, "additive", True, None),
+    ((1, 1, 130, 128), 130, 64, "bool", False, None),
 ]
 
 

@@ -1,6 +1,7 @@
 //===- kiln-opt.cpp - mlir-opt with the kiln dialect and passes ----------===//
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/Passes.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
 #include "kiln/Lowering/RegisterPasses.h"
 
 #include "mlir/InitAllDialects.h"
@@ -16,6 +17,7 @@ int main(int argc, char **argv) {
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::registerAllPasses();
   kiln::registerKilnDialect(registry);
+  kiln::kernel::registerKilnKernelDialect(registry);
   kiln::registerKilnDialectPasses();
   kiln::registerKilnLoweringPasses();
   return mlir::asMainReturnCode(

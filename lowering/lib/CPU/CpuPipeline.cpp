@@ -30,6 +30,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   tile.vectorWidth = options.vectorWidth;
   tile.threads = threads;
   pm.addPass(createKilnCpuTileMatmul(tile));
+  pm.addPass(createKilnAttentionToLoops());
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnVectorize(vectorize));

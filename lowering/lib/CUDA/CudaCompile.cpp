@@ -82,7 +82,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   initializeNvptx();
   CompiledGpuProgram result;
   CompileSession session(context, options, result, program, "cuda", options.chip);
-  auto module = session.formKernels();
+  auto module = session.formKernels(0, cudaAttentionFusion(options.chip));
   if (!module)
     return std::unexpected(module.error());
   CudaPipelineOptions pipeline;

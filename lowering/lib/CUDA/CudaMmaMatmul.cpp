@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
+#include "CudaMmaFragments.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -172,42 +173,6 @@ void storeGathered(OpBuilder &b, Location loc, const Operands &ops, Value bStage
     vector::StoreOp::create(b, loc, values, bStage,
                             ValueRange{stage, row, x.mul(swizzled, chunkSize)});
   }
-}
-
-/// The four 32-bit registers of an ldmatrix.x4 at `indices`, typed as
-/// nvvm.mma.sync takes them: vector<2xf16> for f16, i32 for bf16 and tf32.
-SmallVector<Value> loadMatrices(OpBuilder &b, Location loc, Value stage,
-                                ValueRange indices, bool transpose) {
-  Type element = cast<MemRefType>(stage.getType()).getElementType();
-  auto fragment = VectorType::get({4, 32 / element.getIntOrFloatBitWidth()}, element);
-  Value tiles = nvgpu::LdMatrixOp::create(b, loc, fragment, stage, indices, transpose, 4);
-  bool f16 = element.isF16();
-  if (!f16)
-    tiles = vector::BitCastOp::create(b, loc, VectorType::get({4, 1}, b.getI32Type()), tiles);
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(f16 ? vector::ExtractOp::create(b, loc, tiles, ArrayRef<int64_t>{i})
-                       : vector::ExtractOp::create(b, loc, tiles, ArrayRef<int64_t>{i, 0}));
-  return regs;
-}
-
-/// acc (4 x f32 of an m16n8 tile) += a (16 x mmaK) * b (mmaK x 8).
-Value mma(OpBuilder &b, Location loc, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
-          Value acc, const ElementShape &shape) {
-  NVVM::MMATypes inputType = shape.type;
-  Type f32 = b.getF32Type();
-  SmallVector<Value> c;
-  for (int64_t i = 0; i < 4; ++i)
-    c.push_back(vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
-  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value d = NVVM::MmaOp::create(
-      b, loc, resultType, aRegs, bRegs, c, ArrayRef<int64_t>{16, 8, shape.mmaK},
-      std::nullopt, std::nullopt, std::array{inputType, inputType},
-      std::array{NVVM::MMALayout::row, NVVM::MMALayout::col});
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
-  return vector::FromElementsOp::create(b, loc, acc.getType(), out);
 }
 
 } // namespace
@@ -397,7 +362,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
           for (int64_t i = 0; i < tilesM; ++i)
             for (int64_t j = 0; j < tilesN; ++j) {
               Value &sum = sums[i * tilesN + j];
-              sum = mma(lb, l, aFrags[i], bFrags[j], sum, ops.shape);
+              sum = mmaSync(lb, l, aFrags[i], bFrags[j], sum, ops.shape.type, ops.shape.mmaK);
             }
         }
         // The stage was last read by the previous step's math, which

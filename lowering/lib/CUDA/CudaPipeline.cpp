@@ -33,6 +33,10 @@ static int64_t sharedMemoryPerBlock(int capability) {
   return 48 * 1024;
 }
 
+AttentionFusion cudaAttentionFusion(llvm::StringRef chip) {
+  return computeCapability(chip) >= 80 ? AttentionFusion::tensorCores : AttentionFusion::none;
+}
+
 void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
   KilnCudaTileMatmulOptions matmul;
   matmul.tensorCores = computeCapability(options.chip) >= 80;
@@ -50,6 +54,11 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   matmul.wgmma = options.wgmma && options.chip == "sm_90a";
   buildGpuBufferizationPipeline(pm);
   pm.addPass(createKilnCudaTileMatmul(matmul));
+  if (matmul.tensorCores) {
+    KilnCudaMmaAttentionOptions attention;
+    attention.maxSharedBytes = matmul.maxSharedBytes;
+    pm.addPass(createKilnCudaMmaAttention(attention));
+  }
   // Bare pointers need static types; a flat buffer's length is never read.
   buildGpuKernelOutliningPipeline(pm, {}, false, /*flatBufferSize=*/int64_t(1) << 40);
   GpuNVVMAttachTargetOptions target;
@@ -88,7 +97,7 @@ void registerKilnCudaPipelines() {
   PassPipelineRegistration<>(
       "kiln-to-nvvm", "kiln -> PTX in gpu.binary ops (sm_90), host plan in func",
       [](OpPassManager &pm) {
-        buildKilnToKernelsPipeline(pm);
+        buildKilnToKernelsPipeline(pm, 0, cudaAttentionFusion("sm_90"));
         buildKernelsToNvvmPipeline(pm, {});
         buildNvvmToPtxPipeline(pm);
       });

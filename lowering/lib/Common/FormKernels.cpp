@@ -1,11 +1,12 @@
 //===- FormKernels.cpp - the kiln-form-kernels pass ----------------------===//
 //
-// A kernel is one fused compute op (a linalg op, or a serial scf loop nest)
-// together with the fill that initialises its output. Outlining each into its
+// A kernel is one fused compute op (a linalg op, a kiln_kernel op, or a
+// serial scf loop nest) together with the fill that initialises its output. Outlining each into its
 // own function gives every target the same unit of compilation and launch.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,7 +28,7 @@ using namespace mlir;
 namespace {
 
 bool isKernelRoot(Operation *op) {
-  if (isa<scf::ForOp>(op))
+  if (isa<scf::ForOp, kiln::kernel::AttentionOp>(op))
     return true;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp)
@@ -97,9 +98,9 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
     }
   };
   for (Operation *op : ops) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     for (OpOperand &operand : op->getOpOperands())
-      consider(operand.get(), linalgOp && linalgOp.isDpsInput(&operand));
+      consider(operand.get(), dps && dps.isDpsInput(&operand));
     llvm::SetVector<Value> above;
     getUsedValuesDefinedAbove(op->getRegions(), above);
     for (Value v : above)

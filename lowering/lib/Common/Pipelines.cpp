@@ -10,9 +10,12 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildKilnToKernelsPipeline(OpPassManager &pm, unsigned maxKernelBuffers) {
+void buildKilnToKernelsPipeline(OpPassManager &pm, unsigned maxKernelBuffers,
+                                AttentionFusion attention) {
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertKilnToLinalg());
+  ConvertKilnToLinalgOptions toLinalg;
+  toLinalg.attentionFusion = attention;
+  pm.addPass(createConvertKilnToLinalg(toLinalg));
   KilnFormKernelsOptions formKernels;
   formKernels.maxBuffers = maxKernelBuffers;
   pm.addPass(createKilnFormKernels(formKernels));

@@ -22,6 +22,7 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
 void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGrid,
                                      bool hoistRowValues, int64_t flatBufferSize) {
   pm.addPass(createKilnGpuCopiesToLinalg());
+  pm.addPass(createKilnAttentionToLoops());
   pm.addPass(createKilnExpandMath());
   KilnGpuScansOptions scans;
   if (!maxGrid.empty())

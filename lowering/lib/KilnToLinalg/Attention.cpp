@@ -1,14 +1,17 @@
-//===- Attention.cpp - kiln.attention as matmul, softmax, matmul ----------===//
+//===- Attention.cpp - kiln.attention as one fused kernel -----------------===//
 //
-// kiln.attention becomes kiln ops that the conversion then lowers in turn:
-// scores = matmul(q, k^T) in f32 (f16/bf16 inputs), scaled, masked,
-// softmax over keys, rounded to q's type (as fused kernels feed the
-// second product), matmul with v in f32, rounded. The score matrix is
-// materialised; a fused kernel is a later step.
+// Static shapes: kiln_kernel.attention on [batch, rows, columns] views of
+// the operands (batch dims flattened into one), a kernel of its own that
+// each target builds without a score matrix in memory. Run-time sizes:
+// kiln ops that the conversion then lowers in turn: scores = matmul(q, k^T)
+// in f32 (f16/bf16 inputs), scaled, masked, softmax over keys, rounded to
+// q's type (as fused kernels feed the second product), matmul with v in
+// f32, rounded; the score matrix is materialised.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include <cmath>
@@ -19,16 +22,84 @@ using namespace mlir;
 namespace kiln::to_linalg {
 namespace {
 
+double scaleOf(AttentionOp op) {
+  int64_t headDim = op.getQ().getType().getShape().back();
+  return op.getScale() ? op.getScale()->convertToDouble()
+                       : 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+/// kiln_kernel.attention on [B, L, E] views, B the product of the batch
+/// dims; a mask that broadcasts over only some batch dims is broadcast to
+/// all of them first.
+Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
+                          ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto q = op.getQ().getType();
+  ArrayRef<int64_t> batchShape = q.getShape().drop_back(2);
+  int64_t batch = ShapedType::getNumElements(batchShape);
+  int64_t rows = q.getDimSize(q.getRank() - 2);
+  auto rank3 = [&](Value v) {
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    return reshapeTo(rewriter, loc, v, {batch, shape[shape.size() - 2], shape.back()});
+  };
+  Value mask = adaptor.getMask();
+  if (mask) {
+    // The mask's sizes right-aligned to [batch..., Lq, Lk].
+    auto type = cast<RankedTensorType>(mask.getType());
+    SmallVector<int64_t> sizes(q.getRank() - type.getRank(), 1);
+    llvm::append_range(sizes, type.getShape());
+    ArrayRef<int64_t> maskBatch = ArrayRef(sizes).drop_back(2);
+    int64_t maskRows = sizes[sizes.size() - 2], maskKeys = sizes.back();
+    int64_t maskBatchSize = ShapedType::getNumElements(maskBatch);
+    if (maskBatchSize != 1 && maskBatch != batchShape) {
+      SmallVector<int64_t> full(batchShape);
+      llvm::append_range(full, ArrayRef<int64_t>{maskRows, maskKeys});
+      mask = BroadcastOp::create(rewriter, loc, RankedTensorType::get(full, type.getElementType()), mask);
+      maskBatchSize = batch;
+    }
+    mask = reshapeTo(rewriter, loc, mask, {maskBatchSize, maskRows, maskKeys});
+  }
+  auto v = op.getV().getType();
+  Type element = q.getElementType();
+  SmallVector<int64_t> outShape{batch, rows, v.getDimSize(v.getRank() - 1)};
+  Value out = tensor::EmptyOp::create(rewriter, loc, outShape, element);
+  Value acc = tensor::EmptyOp::create(rewriter, loc, outShape, rewriter.getF32Type());
+  auto fused = kernel::AttentionOp::create(
+      rewriter, loc, TypeRange{out.getType(), acc.getType()}, rank3(adaptor.getQ()),
+      rank3(adaptor.getK()), rank3(adaptor.getV()), mask, out, acc,
+      rewriter.getF64FloatAttr(scaleOf(op)), op.getCausal() ? rewriter.getUnitAttr() : UnitAttr());
+  return reshapeTo(rewriter, loc, fused.getResult(0), op.getType().getShape());
+}
+
 struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
-  using OpConversionPattern::OpConversionPattern;
+  AttentionToKilnOps(TypeConverter &converter, MLIRContext *ctx, AttentionFusion fusion)
+      : OpConversionPattern(converter, ctx), fusion(fusion) {}
+  AttentionFusion fusion;
+
+  bool fuses(AttentionOp op) const {
+    bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type t) {
+      return cast<RankedTensorType>(t).hasStaticShape();
+    });
+    if (!staticShapes || fusion == AttentionFusion::none)
+      return false;
+    return fusion == AttentionFusion::all ||
+           fitsTensorCoreAttention(op.getType().getElementType(),
+                                   op.getQ().getType().getShape().back(),
+                                   op.getV().getType().getShape().back());
+  }
+
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (fuses(op)) {
+      rewriter.replaceOp(op, buildFusedAttention(op, adaptor, rewriter));
+      return success();
+    }
     Location loc = op.getLoc();
     Type element = op.getType().getElementType();
     Type acc = computeFloatType(element);
     auto q = op.getQ().getType();
-    int64_t rank = q.getRank(), headDim = q.getShape().back();
+    int64_t rank = q.getRank();
     SmallVector<int64_t> scoreShape(q.getShape().drop_back(1));
     scoreShape.push_back(op.getK().getType().getDimSize(rank - 2));
     auto scoreType = RankedTensorType::get(scoreShape, acc);
@@ -47,9 +118,7 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
     std::swap(perm[rank - 2], perm[rank - 1]);
     Value kT = TransposeOp::create(rewriter, loc, adaptor.getK(), perm);
     Value scores = MatmulOp::create(rewriter, loc, scoreType, adaptor.getQ(), kT);
-    double scale = op.getScale() ? op.getScale()->convertToDouble()
-                                 : 1.0 / std::sqrt(static_cast<double>(headDim));
-    scores = MulOp::create(rewriter, loc, scores, scalar(acc, scale));
+    scores = MulOp::create(rewriter, loc, scores, scalar(acc, scaleOf(op)));
     Value minusInf = scalar(acc, -std::numeric_limits<double>::infinity());
     if (Value mask = adaptor.getMask()) {
       if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
@@ -76,8 +145,9 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
 
 } // namespace
 
-void populateAttentionPatterns(TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<AttentionToKilnOps>(converter, patterns.getContext());
+void populateAttentionPatterns(TypeConverter &converter, RewritePatternSet &patterns,
+                               AttentionFusion fusion) {
+  patterns.add<AttentionToKilnOps>(converter, patterns.getContext(), fusion);
 }
 
 } // namespace kiln::to_linalg

@@ -1,6 +1,7 @@
 //===- ConvertKilnToLinalg.cpp - the kiln-convert-to-linalg pass ---------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
 #include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
 #include "kiln/Lowering/KilnToLinalg/Passes.h"
 
@@ -46,6 +47,7 @@ LogicalResult checkLowerable(ModuleOp module) {
 
 struct ConvertKilnToLinalgPass
     : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(checkLowerable(module)))
@@ -62,7 +64,7 @@ struct ConvertKilnToLinalgPass
     target.addLegalOp<ModuleOp>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
-                           scf::SCFDialect>();
+                           scf::SCFDialect, kiln::kernel::KilnKernelDialect>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return converter.isSignatureLegal(f.getFunctionType());
     });
@@ -76,7 +78,7 @@ struct ConvertKilnToLinalgPass
     kiln::to_linalg::populateMatmulPatterns(converter, patterns);
     kiln::to_linalg::populateQuantizePatterns(converter, patterns);
     kiln::to_linalg::populateConvPatterns(converter, patterns);
-    kiln::to_linalg::populateAttentionPatterns(converter, patterns);
+    kiln::to_linalg::populateAttentionPatterns(converter, patterns, attentionFusion);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

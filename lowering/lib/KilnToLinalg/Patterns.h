@@ -7,6 +7,7 @@
 #ifndef KILN_LOWERING_KILNTOLINALG_PATTERNS_H
 #define KILN_LOWERING_KILNTOLINALG_PATTERNS_H
 
+#include "kiln/Lowering/Kernels/AttentionFusion.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -81,8 +82,10 @@ void populateQuantizePatterns(mlir::TypeConverter &converter,
                               mlir::RewritePatternSet &patterns);
 void populateConvPatterns(mlir::TypeConverter &converter,
                           mlir::RewritePatternSet &patterns);
+/// `fuse`: static shapes become kiln_kernel.attention.
 void populateAttentionPatterns(mlir::TypeConverter &converter,
-                               mlir::RewritePatternSet &patterns);
+                               mlir::RewritePatternSet &patterns,
+                               AttentionFusion fusion);
 
 } // namespace kiln::to_linalg
 

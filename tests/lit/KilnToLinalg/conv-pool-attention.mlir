@@ -1,4 +1,6 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=none" | FileCheck %s --check-prefix=UNFUSED
+// RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=tensor-cores" | FileCheck %s --check-prefix=TC
 
 // conv2d: the input padded (fill + insert_slice) and split into groups;
 // each image's window patches (im2col, [N, G, Cg, KH, KW, OH, OW])
@@ -82,20 +84,53 @@ func.func @avg_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
   return %r : tensor<2x4x4xf32>
 }
 
-// attention: q k^T in f32, scaled by 1/sqrt(8), causal positions, softmax,
-// probabilities rounded to f16 for the product with v.
+// attention: one kiln_kernel.attention (1/sqrt(8) as its scale) writing
+// an f16 result and f32 scratch. Without fusion: q k^T in f32, scaled by
+// 1/sqrt(8), causal positions, softmax, probabilities rounded to f16 for
+// the product with v.
 // CHECK-LABEL: func @attention
-// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x8xf16>, tensor<2x8x7xf16>) outs(%{{.*}} : tensor<2x5x7xf32>)
-// CHECK: arith.constant 0.353553385 : f32
-// CHECK: linalg.index 0
-// CHECK: linalg.index 1
-// CHECK: arith.cmpi sle
-// CHECK: arith.select
-// CHECK: math.exp
-// CHECK: arith.truncf {{.*}} : f32 to f16
-// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x7xf16>, tensor<2x7x4xf16>) outs(%{{.*}} : tensor<2x5x4xf32>)
-// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK-DAG: %[[OUT:.*]] = tensor.empty() : tensor<2x5x4xf16>
+// CHECK-DAG: %[[ACC:.*]] = tensor.empty() : tensor<2x5x4xf32>
+// CHECK: %[[R:.*]]:2 = kiln_kernel.attention ins(%arg0, %arg1, %arg2 : tensor<2x5x8xf16>, tensor<2x7x8xf16>, tensor<2x7x4xf16>) outs(%[[OUT]], %[[ACC]] : tensor<2x5x4xf16>, tensor<2x5x4xf32>) {causal, scale = 0.3535533905932{{[0-9]*}} : f64}
+// CHECK: return %[[R]]#0
+// UNFUSED-LABEL: func @attention
+// TC-LABEL: func @attention(
+// TC-NOT: kiln_kernel.attention
+// TC: linalg.batch_matmul
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x8xf16>, tensor<2x8x7xf16>) outs(%{{.*}} : tensor<2x5x7xf32>)
+// UNFUSED: arith.constant 0.353553385 : f32
+// UNFUSED: linalg.index 0
+// UNFUSED: linalg.index 1
+// UNFUSED: arith.cmpi sle
+// UNFUSED: arith.select
+// UNFUSED: math.exp
+// UNFUSED: arith.truncf {{.*}} : f32 to f16
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x5x7xf16>, tensor<2x7x4xf16>) outs(%{{.*}} : tensor<2x5x4xf32>)
+// UNFUSED: arith.truncf {{.*}} : f32 to f16
 func.func @attention(%q: tensor<2x5x8xf16>, %k: tensor<2x7x8xf16>, %v: tensor<2x7x4xf16>) -> tensor<2x5x4xf16> {
   %r = kiln.attention %q, %k, %v {causal = true} : (tensor<2x5x8xf16>, tensor<2x7x8xf16>, tensor<2x7x4xf16>) -> tensor<2x5x4xf16>
   return %r : tensor<2x5x4xf16>
+}
+
+// Batch dims are flattened into one; a [Lq, Lk] mask becomes [1, Lq, Lk].
+// CHECK-LABEL: func @attention_4d_mask
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x1x4xf32>
+// CHECK: tensor.expand_shape {{.*}} into tensor<3x4x8xf32>
+// CHECK: kiln_kernel.attention ins({{.*}} mask {{.*}} : tensor<3x1x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<1x1x4xf32>) {{.*}} {scale = 5.000000e-01 : f64}
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x3x1x8xf32>
+func.func @attention_4d_mask(%q: tensor<1x3x1x8xf32>, %k: tensor<1x3x4x8xf32>, %m: tensor<1x4xf32>) -> tensor<1x3x1x8xf32> {
+  %r = kiln.attention %q, %k, %k, %m {scale = 0.5 : f64} : (tensor<1x3x1x8xf32>, tensor<1x3x4x8xf32>, tensor<1x3x4x8xf32>, tensor<1x4xf32>) -> tensor<1x3x1x8xf32>
+  return %r : tensor<1x3x1x8xf32>
+}
+
+// What CUDA's tensor-core kernel takes (f16/bf16, head dims 64 or 128) is
+// fused under attention-fusion=tensor-cores; f32 (above) and head dim 8
+// (@attention) are not.
+// TC-LABEL: func @attention_4d_mask
+// TC-NOT: kiln_kernel.attention
+// TC-LABEL: func @attention_tensor_cores
+// TC: kiln_kernel.attention ins({{.*}} : tensor<2x9x64xbf16>, tensor<2x13x64xbf16>, tensor<2x13x128xbf16>)
+func.func @attention_tensor_cores(%q: tensor<2x9x64xbf16>, %k: tensor<2x13x64xbf16>, %v: tensor<2x13x128xbf16>) -> tensor<2x9x128xbf16> {
+  %r = kiln.attention %q, %k, %v : (tensor<2x9x64xbf16>, tensor<2x13x64xbf16>, tensor<2x13x128xbf16>) -> tensor<2x9x128xbf16>
+  return %r : tensor<2x9x128xbf16>
 }

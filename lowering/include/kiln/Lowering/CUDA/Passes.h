@@ -3,6 +3,7 @@
 #define KILN_LOWERING_CUDA_PASSES_H
 
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
+#include "kiln/Lowering/Kernels/AttentionFusion.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -24,6 +25,11 @@ struct CudaPipelineOptions {
   bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
   bool wgmma = true;  // f16/bf16 matmuls on wgmma where the chip is sm_90a
 };
+
+/// The attention kernel formation fuses for `chip`: what the tensor-core
+/// kernel takes (sm_80 and later); the rest is faster unfused, its matmuls
+/// on the tensor cores, than in the generic fused kernel.
+AttentionFusion cudaAttentionFusion(llvm::StringRef chip);
 
 /// Fused kernels -> gpu.modules of NVVM and LLVM ops, and a host function
 /// of allocations and gpu.launch_func ops.

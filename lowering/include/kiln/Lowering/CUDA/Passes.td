@@ -54,6 +54,27 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
                            "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
+  let summary = "Fused attention of f16/bf16, head dims 64 and 128, on mma.sync";
+  let description = [{
+    kiln_kernel.attention on dense f16/bf16 buffers whose q and v head dims
+    are 64 or 128 becomes a FlashAttention-2 gpu.launch (sm_80+): 128 query
+    rows per block of 8 warps, Q fragments in registers, keys in tiles of 64
+    through two cp.async shared-memory stages, S = Q K^T and O += P V on
+    mma.sync m16n8k16 with the online softmax on the fragments (exponentials
+    by ex2.approx). No score is stored. Other attention is left to
+    kiln-attention-to-loops.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "shared memory a block may use (the device's opt-in limit; "
+           "default: sm_90's)">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",

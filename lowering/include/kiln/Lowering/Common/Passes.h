@@ -3,6 +3,7 @@
 #define KILN_LOWERING_COMMON_PASSES_H
 
 #include "kiln/Lowering/Common/VectorizeTunables.h"
+#include "kiln/Lowering/Kernels/AttentionFusion.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -16,9 +17,12 @@ namespace kiln {
 
 /// kiln -> fused, outlined kernels on linalg tensors (`kiln-to-kernels`).
 /// `maxKernelBuffers`: most distinct tensors one kernel may read and write
-/// (0: no limit); longer fused chains are split.
+/// (0: no limit); longer fused chains are split. `attention`: which
+/// attention ops become kiln_kernel.attention (the target builds it) rather
+/// than matmul, softmax, matmul.
 void buildKilnToKernelsPipeline(mlir::OpPassManager &pm,
-                                unsigned maxKernelBuffers = 0);
+                                unsigned maxKernelBuffers = 0,
+                                AttentionFusion attention = AttentionFusion::all);
 /// Kernels on tensors -> one host function on buffers that writes its
 /// results into caller-provided out-params.
 void buildKernelBufferizationPipeline(mlir::OpPassManager &pm);

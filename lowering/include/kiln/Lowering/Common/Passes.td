@@ -65,6 +65,19 @@ def KilnDistinctResults : Pass<"kiln-distinct-results", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def KilnAttentionToLoops : Pass<"kiln-attention-to-loops", "mlir::ModuleOp"> {
+  let summary = "Fused attention on buffers as a parallel loop over query rows";
+  let description = [{
+    Replaces each kiln_kernel.attention on buffers that no target kernel
+    took by an scf.parallel over (batch, query row): online softmax over the
+    keys one at a time (running max m and sum l in registers, the row's f32
+    sums in the op's acc buffer, rescaled only when the max grows), then
+    out = acc / l. No score is stored. CPU and the generic GPU kernel.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 def KilnReshapedResults : Pass<"kiln-reshaped-results", "mlir::ModuleOp"> {
   let summary = "Write results that are reshapes of a local buffer in place";
   let description = [{

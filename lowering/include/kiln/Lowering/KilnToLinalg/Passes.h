@@ -2,6 +2,7 @@
 #ifndef KILN_LOWERING_KILNTOLINALG_PASSES_H
 #define KILN_LOWERING_KILNTOLINALG_PASSES_H
 
+#include "kiln/Lowering/Kernels/AttentionFusion.h"
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {

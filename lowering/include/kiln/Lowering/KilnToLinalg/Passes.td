@@ -13,11 +13,21 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
     Fails with a diagnostic on what the CPU kernels cannot express (dynamic
     shapes, f8 arithmetic).
   }];
+  let options = [Option<"attentionFusion", "attention-fusion", "kiln::AttentionFusion",
+                        "kiln::AttentionFusion::all",
+                        "which kiln.attention ops with static shapes become one "
+                        "kiln_kernel.attention (the others: matmul, softmax, matmul)",
+                        [{::llvm::cl::values(
+                          clEnumValN(kiln::AttentionFusion::none, "none", "none"),
+                          clEnumValN(kiln::AttentionFusion::all, "all", "all"),
+                          clEnumValN(kiln::AttentionFusion::tensorCores, "tensor-cores",
+                                     "f16/bf16 with head dims 64 or 128"))}]>];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
-                           "mlir::scf::SCFDialect"];
+                           "mlir::scf::SCFDialect",
+                           "kiln::kernel::KilnKernelDialect"];
 }
 
 #endif

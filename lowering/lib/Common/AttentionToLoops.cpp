@@ -1,0 +1,160 @@
+//===- AttentionToLoops.cpp - the kiln-attention-to-loops pass ------------===//
+//
+// One query row per iteration of a parallel loop, its keys in order: the
+// score s = q.k * scale (+ mask) in f32; when s raises the running max m,
+// the row's sums and l are scaled by exp(m_old - s) (rare after the first
+// keys: the expected number of new maxima of n random scores is ln n);
+// p = exp(s - m) joins l unrounded and, rounded to q's type as flash
+// kernels round it, multiplies v into the sums. Masked keys (s = -inf) are
+// skipped; a row left without keys ends 0 / 0 = NaN, as in torch.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNATTENTIONTOLOOPS
+#include "kiln/Lowering/Common/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+int64_t sizeOf(Value buffer, unsigned dim) {
+  return cast<MemRefType>(buffer.getType()).getDimSize(dim);
+}
+
+void lowerToLoops(kiln::kernel::AttentionOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  Type f32 = b.getF32Type();
+  Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
+  auto f32Const = [&](OpBuilder &ob, double v) -> Value {
+    return arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(v));
+  };
+  auto widen = [&](OpBuilder &ob, Value v) -> Value {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(ob, loc, f32, v);
+  };
+  const int64_t batch = sizeOf(op.getQ(), 0), rows = sizeOf(op.getQ(), 1);
+  const int64_t keys = sizeOf(op.getK(), 1), depth = sizeOf(op.getQ(), 2);
+  const int64_t width = sizeOf(op.getV(), 2);
+  const double minusInf = -std::numeric_limits<double>::infinity();
+  Value acc = op.getAcc();
+
+  // for d < width: body(d), at the builder's point.
+  auto forEachColumn = [&](OpBuilder &ob, int64_t count, auto body) {
+    scf::ForOp::create(ob, loc, index(0), index(count), index(1), ValueRange{},
+                       [&](OpBuilder &fb, Location, Value d, ValueRange) {
+                         body(fb, d);
+                         scf::YieldOp::create(fb, loc);
+                       });
+  };
+
+  scf::ParallelOp::create(
+      b, loc, ValueRange{index(0), index(0)}, ValueRange{index(batch), index(rows)},
+      ValueRange{index(1), index(1)},
+      [&](OpBuilder &pb, Location, ValueRange ivs) {
+        Value n = ivs[0], i = ivs[1];
+        forEachColumn(pb, width, [&](OpBuilder &fb, Value d) {
+          memref::StoreOp::create(fb, loc, f32Const(fb, 0.0), acc, ValueRange{n, i, d});
+        });
+        // Causal: query i sees keys 0..i.
+        Value end = index(keys);
+        if (op.getCausal())
+          end = arith::MinUIOp::create(pb, loc, end, arith::AddIOp::create(pb, loc, i, index(1)));
+        auto keyLoop = scf::ForOp::create(
+            pb, loc, index(0), end, index(1), ValueRange{f32Const(pb, minusInf), f32Const(pb, 0.0)},
+            [&](OpBuilder &kb, Location, Value j, ValueRange state) {
+              Value m = state[0], l = state[1];
+              auto dot = scf::ForOp::create(
+                  kb, loc, index(0), index(depth), index(1), ValueRange{f32Const(kb, 0.0)},
+                  [&](OpBuilder &db, Location, Value e, ValueRange sum) {
+                    Value qe = widen(db, memref::LoadOp::create(db, loc, op.getQ(), ValueRange{n, i, e}));
+                    Value ke = widen(db, memref::LoadOp::create(db, loc, op.getK(), ValueRange{n, j, e}));
+                    Value prod = arith::MulFOp::create(db, loc, qe, ke);
+                    scf::YieldOp::create(db, loc, ValueRange{arith::AddFOp::create(db, loc, sum[0], prod)});
+                  });
+              Value s = arith::MulFOp::create(kb, loc, dot.getResult(0),
+                                              f32Const(kb, op.getScale().convertToDouble()));
+              if (Value mask = op.getMask()) {
+                // A mask dim of size 1 broadcasts.
+                SmallVector<Value> at, ivs{n, i, j};
+                for (auto [dim, iv] : llvm::enumerate(ivs))
+                  at.push_back(sizeOf(mask, dim) == 1 ? index(0) : iv);
+                Value bit = memref::LoadOp::create(kb, loc, mask, at);
+                s = bit.getType().isInteger(1)
+                        ? Value(arith::SelectOp::create(kb, loc, bit, s, f32Const(kb, minusInf)))
+                        : Value(arith::AddFOp::create(kb, loc, s, widen(kb, bit)));
+              }
+              // NaN scores are not skipped: they make the row NaN.
+              Value live = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::UNE, s,
+                                                 f32Const(kb, minusInf));
+              auto update = scf::IfOp::create(
+                  kb, loc, live,
+                  [&](OpBuilder &ub, Location) {
+                    Value grows = arith::CmpFOp::create(ub, loc, arith::CmpFPredicate::OGT, s, m);
+                    auto rescale = scf::IfOp::create(
+                        ub, loc, grows,
+                        [&](OpBuilder &rb, Location) {
+                          Value alpha = math::ExpOp::create(rb, loc, arith::SubFOp::create(rb, loc, m, s));
+                          forEachColumn(rb, width, [&](OpBuilder &fb, Value d) {
+                            Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
+                            memref::StoreOp::create(fb, loc, arith::MulFOp::create(fb, loc, sum, alpha),
+                                                    acc, ValueRange{n, i, d});
+                          });
+                          scf::YieldOp::create(rb, loc, ValueRange{arith::MulFOp::create(rb, loc, l, alpha)});
+                        },
+                        [&](OpBuilder &rb, Location) { scf::YieldOp::create(rb, loc, ValueRange{l}); });
+                    Value max = arith::SelectOp::create(ub, loc, grows, s, m);
+                    Value p = math::ExpOp::create(ub, loc, arith::SubFOp::create(ub, loc, s, max));
+                    Value rounded = p;
+                    if (element != f32)
+                      rounded = widen(ub, arith::TruncFOp::create(ub, loc, element, p));
+                    forEachColumn(ub, width, [&](OpBuilder &fb, Value d) {
+                      Value ve = widen(fb, memref::LoadOp::create(fb, loc, op.getV(), ValueRange{n, j, d}));
+                      Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
+                      Value next = arith::AddFOp::create(fb, loc, sum, arith::MulFOp::create(fb, loc, rounded, ve));
+                      memref::StoreOp::create(fb, loc, next, acc, ValueRange{n, i, d});
+                    });
+                    Value total = arith::AddFOp::create(ub, loc, rescale.getResult(0), p);
+                    scf::YieldOp::create(ub, loc, ValueRange{max, total});
+                  },
+                  [&](OpBuilder &ub, Location) { scf::YieldOp::create(ub, loc, ValueRange{m, l}); });
+              scf::YieldOp::create(kb, loc, update.getResults());
+            });
+        Value l = keyLoop.getResult(1);
+        forEachColumn(pb, width, [&](OpBuilder &fb, Value d) {
+          Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
+          Value o = arith::DivFOp::create(fb, loc, sum, l);
+          if (element != f32)
+            o = arith::TruncFOp::create(fb, loc, element, o);
+          memref::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, i, d});
+        });
+        scf::ReduceOp::create(pb, loc);
+      });
+  op->erase();
+}
+
+struct KilnAttentionToLoopsPass
+    : kiln::impl::KilnAttentionToLoopsBase<KilnAttentionToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<kiln::kernel::AttentionOp> ops;
+    getOperation()->walk([&](kiln::kernel::AttentionOp op) {
+      if (isa<MemRefType>(op.getOut().getType()))
+        ops.push_back(op);
+    });
+    for (auto op : ops)
+      lowerToLoops(op);
+  }
+};
+
+} // namespace

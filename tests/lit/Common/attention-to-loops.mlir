@@ -1,0 +1,43 @@
+// RUN: kiln-opt %s --kiln-attention-to-loops --split-input-file | FileCheck %s
+
+// One parallel iteration per (batch, query row); causal rows stop at key
+// i; a key raises the max only through the rescaling branch; the
+// probability is rounded to bf16 before it multiplies v; out = acc / l.
+// CHECK-LABEL: func.func @causal_bf16
+// CHECK-NOT: kiln_kernel.attention
+// CHECK: scf.parallel (%[[N:.*]], %[[I:.*]]) = ({{.*}}) to (%c2, %c5)
+// CHECK: memref.store %{{.*}}, %arg4[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xf32>
+// CHECK: %[[END:.*]] = arith.minui
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args
+// CHECK: memref.load %arg1[%[[N]], %[[J]], %{{.*}}] : memref<2x7x8xbf16>
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.cmpf une
+// CHECK: arith.cmpf ogt
+// CHECK: math.exp
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.store %{{.*}}, %arg3[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xbf16>
+func.func @causal_bf16(%q: memref<2x5x8xbf16>, %k: memref<2x7x8xbf16>, %v: memref<2x7x4xbf16>,
+                       %out: memref<2x5x4xbf16>, %acc: memref<2x5x4xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<2x5x8xbf16>, memref<2x7x8xbf16>, memref<2x7x4xbf16>)
+      outs(%out, %acc : memref<2x5x4xbf16>, memref<2x5x4xf32>) {causal, scale = 0.35 : f64}
+  return
+}
+
+// -----
+
+// A boolean mask of size 1 in its batch and row dims is read at index 0
+// there; false keeps -inf.
+// CHECK-LABEL: func.func @bool_mask
+// CHECK: scf.parallel (%[[N:.*]], %[[I:.*]]) =
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step %{{.*}} iter_args
+// CHECK: %[[BIT:.*]] = memref.load %arg3[%{{.*}}, %{{.*}}, %[[J]]] : memref<1x1x3xi1>
+// CHECK: arith.select %[[BIT]], %{{.*}}, %cst
+// CHECK-NOT: arith.truncf
+func.func @bool_mask(%q: memref<2x5x8xf32>, %k: memref<2x3x8xf32>, %v: memref<2x3x4xf32>,
+                     %mask: memref<1x1x3xi1>, %out: memref<2x5x4xf32>, %acc: memref<2x5x4xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v mask %mask : memref<2x5x8xf32>, memref<2x3x8xf32>, memref<2x3x4xf32>, memref<1x1x3xi1>)
+      outs(%out, %acc : memref<2x5x4xf32>, memref<2x5x4xf32>) {scale = 0.35 : f64}
+  return
+}
