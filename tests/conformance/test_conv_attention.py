@@ -88,6 +88,10 @@ CONV_CASES = [
     ((3, 2, 1, 1), (4, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1, True),     # 1x1 on 1x1
     ((1, 8, 7, 7), (16, 8, 1, 1), (2, 2), (0, 0), (1, 1), 1, False),   # strided 1x1
     ((1, 3, 1, 5), (2, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),     # size-1 height, padded
+    # channels in 16-byte runs (gathered 16 bytes at a time on CUDA), the
+    # images' 49 pixels side by side in one GEMM: tiles and runs across images
+    ((3, 16, 7, 7), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),
+    ((2, 32, 14, 14), (136, 32, 3, 3), (2, 2), (1, 1), (1, 1), 1, False),  # strided, M > 128
 ]
 
 

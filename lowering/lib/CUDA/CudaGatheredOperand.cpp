@@ -3,8 +3,9 @@
 // A matmul operand that a copy generic wrote just before the matmul (conv's
 // im2col: B[image, (c, kh, kw), (oh, ow)] = x[image, c, oh*sh + kh*dh,
 // ow*sw + kw*dw]) is read through the copy's index map by the matmul's own
-// loads, so the copy is never written (implicit GEMM). Its windows are not
-// 16-byte runs, so the loads are scalar.
+// loads, so the copy is never written (implicit GEMM). Where a run of K
+// (rows) is a run of the input (channels-last patches, K ordered (kh, kw,
+// c)), the loads are 16-byte copies; else scalar.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
@@ -64,19 +65,49 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
   return gathered;
 }
 
-Value GatheredOperand::load(OpBuilder &b, Location loc, ValueRange indices) const {
+/// The copy's dims that dim `d` of the operand collapses.
+static SmallVector<int64_t> dimsOf(memref::CollapseShapeOp view, int64_t d) {
+  if (!view)
+    return {d};
+  return llvm::to_vector(view.getReassociationIndices()[d]);
+}
+
+bool GatheredOperand::rowsAreRuns(int64_t chunk) const {
   // Op handles' accessors are not const.
   linalg::GenericOp copy = this->copy;
   memref::CollapseShapeOp view = this->view;
+  OpOperand *input = copy.getDpsInputOperand(0);
+  auto inputType = cast<MemRefType>(input->get().getType());
+  auto shape = cast<MemRefType>(copy.getDpsInits()[0].getType()).getShape();
+  int64_t rows = cast<MemRefType>(copy.getDpsInits()[0].getType()).getRank() - 2;
+  if (view)
+    rows = cast<MemRefType>(view.getType()).getRank() - 2;
+  int64_t innermost = dimsOf(view, rows).back();
+  AffineMap map = copy.getMatchingIndexingMap(input);
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return last && last.getPosition() == innermost && shape[innermost] % chunk == 0 &&
+         inputType.getShape().back() % chunk == 0 && inputType.getLayout().isIdentity() &&
+         llvm::none_of(map.getResults().drop_back(), [&](AffineExpr e) {
+           return e.isFunctionOfDim(innermost);
+         });
+}
+
+Value GatheredOperand::load(OpBuilder &b, Location loc, ValueRange indices) const {
+  auto [input, at] = source(b, loc, indices);
+  return memref::LoadOp::create(b, loc, input, at);
+}
+
+std::pair<Value, SmallVector<Value>> GatheredOperand::source(OpBuilder &b, Location loc,
+                                                            ValueRange indices) const {
+  // Op handles' accessors are not const.
+  linalg::GenericOp copy = this->copy;
   IndexBuilder x{b, loc};
   auto shape = cast<MemRefType>(copy.getDpsInits()[0].getType()).getShape();
   // The copy's iteration indices: each index of the view splits into the
   // dims it collapses, innermost fastest.
   SmallVector<Value> ivs;
   for (auto [d, index] : llvm::enumerate(indices)) {
-    SmallVector<int64_t> dims = {int64_t(d)};
-    if (view)
-      dims = llvm::to_vector(view.getReassociationIndices()[d]);
+    SmallVector<int64_t> dims = dimsOf(view, d);
     SmallVector<Value> split(dims.size());
     Value rest = index;
     for (int64_t i = dims.size() - 1; i >= 0; --i) {
@@ -87,8 +118,7 @@ Value GatheredOperand::load(OpBuilder &b, Location loc, ValueRange indices) cons
     ivs.append(split);
   }
   OpOperand *input = copy.getDpsInputOperand(0);
-  return memref::LoadOp::create(
-      b, loc, input->get(), indicesFor(b, loc, copy.getMatchingIndexingMap(input), ivs));
+  return {input->get(), indicesFor(b, loc, copy.getMatchingIndexingMap(input), ivs)};
 }
 
 void GatheredOperand::erase() {

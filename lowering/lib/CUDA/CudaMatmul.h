@@ -12,6 +12,18 @@
 
 namespace kiln {
 
+/// Indices of element (row, col) of B or C. A batched matmul whose A has
+/// no batch dim can run as one matmul over the batches' columns side by
+/// side (conv2d's images): with `foldedColumns` (the columns of one batch)
+/// column col is column col % foldedColumns of batch col / foldedColumns.
+inline llvm::SmallVector<mlir::Value> columnIndices(IndexBuilder &x, mlir::Value matrix,
+                                                    mlir::Value batch, mlir::Value row,
+                                                    mlir::Value col, int64_t foldedColumns) {
+  if (foldedColumns)
+    return {x.div(col, foldedColumns), row, x.rem(col, foldedColumns)};
+  return matrixIndices(matrix, batch, row, col);
+}
+
 /// A matmul operand written by a copy generic (im2col) that the matmul's
 /// loads can read through the copy's index map instead.
 struct GatheredOperand {
@@ -20,6 +32,16 @@ struct GatheredOperand {
   /// The operand's element at `indices` ([batch,] row, col) as a load of
   /// the copy's input.
   mlir::Value load(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange indices) const;
+  /// The copy's input and its indices of the operand's element at
+  /// `indices`.
+  std::pair<mlir::Value, llvm::SmallVector<mlir::Value>>
+  source(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange indices) const;
+  /// Whether runs of `chunk` rows starting at a multiple of `chunk` are
+  /// runs of `chunk` aligned, consecutive elements of the copy's input (the
+  /// innermost dim the row splits into indexes the input's contiguous
+  /// innermost dim alone, both multiples of `chunk` long): conv2d's
+  /// channels-last patches, whose K is (kh, kw, c).
+  bool rowsAreRuns(int64_t chunk) const;
   /// Erases the copy, the view and the buffer once the matmul is built.
   void erase();
 };
@@ -41,6 +63,12 @@ bool fitsMmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
                                    int64_t maxSharedBytes);
 
+/// `tiling` with its tile N halved (down to 64) while the kernel would
+/// launch fewer than `blocks` blocks (small matmuls, convs of small
+/// images): narrower tiles, more of them, to fill the GPU.
+CudaMmaMatmulTunables narrowTilesToFill(mlir::linalg::LinalgOp op, CudaMmaMatmulTunables tiling,
+                                        int64_t blocks);
+
 /// Whether the warpgroup kernel takes this matmul: f16 or bf16 where
 /// fitsMmaMatmul holds, B's rows whole 16-byte copies and B not gathered.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op);
@@ -56,10 +84,12 @@ mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
 /// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
 /// `pair`, where they are inside the m x n matrix: C += pair with
 /// `accumulate`, else C = pair; through `epilogue` (storing its output
-/// instead) when there is one. An odd n stores the two one by one.
+/// instead) when there is one. An odd n stores the two one by one. With
+/// `foldedColumns`, n counts the columns of all batches (columnIndices).
 void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
                           mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
-                          int64_t m, int64_t n, bool accumulate, mlir::linalg::GenericOp epilogue);
+                          int64_t m, int64_t n, bool accumulate, mlir::linalg::GenericOp epilogue,
+                          int64_t foldedColumns = 0);
 
 } // namespace kiln
 

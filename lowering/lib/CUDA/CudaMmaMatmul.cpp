@@ -15,7 +15,11 @@
 // wrote just before, which is read through that copy's map instead
 // (implicit GEMM: the patches are never written), are loaded element by
 // element into registers and stored to shared memory after the step's
-// math. Odd N stores C one element at a time. C += the
+// math. A batched matmul whose A every batch shares (conv2d's weights) runs
+// as one matmul over all batches' columns side by side, one launch; an
+// untuned kernel narrows its tiles where it would not fill the GPU
+// (fill-blocks).
+// Odd N stores C one element at a time. C += the
 // tile, as linalg.matmul accumulates, or C = the tile where C was just
 // filled with zeros; an elementwise consumer of C (bias, activation) runs on
 // the fragments and stores its own output instead. Blocks take their tiles
@@ -77,9 +81,15 @@ struct Operands {
   int64_t m, n, k;
   ElementShape shape;
   // B's rows are not whole 16-byte copies, or B is read through the map
-  // of the copy that wrote it (gatheredB): it is loaded element by element.
-  bool bByElement;
+  // of the copy that wrote it (gatheredB): it is loaded element by element,
+  // unless runs of its K are runs of the copy's input (bKMajor): then B is
+  // staged K-major, as A is, by 16-byte copies from that input.
+  bool bByElement, bKMajor;
   std::optional<GatheredOperand> gatheredB;
+  // A batched matmul with weights every batch shares runs as one matmul
+  // over all batches' columns (columnIndices): n counts them all, this is
+  // one batch's; 0 when not folded.
+  int64_t foldedColumns = 0;
 };
 
 /// Row and chunk of the `i`th B chunk a thread stages.
@@ -99,9 +109,9 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
   Value zero = x.c(0), full = x.c(chunkSize);
   SmallVector<Value> tokens;
   auto copy = [&](Value src, Value srcRow, Value srcCol, Value inside, Value dst,
-                  Value dstRow, Value dstChunk) {
-    SmallVector<Value> from = matrixIndices(src, ops.batch, x.select(inside, srcRow, zero),
-                                            x.select(inside, srcCol, zero));
+                  Value dstRow, Value dstChunk, int64_t foldedColumns) {
+    SmallVector<Value> from = columnIndices(x, src, ops.batch, x.select(inside, srcRow, zero),
+                                            x.select(inside, srcCol, zero), foldedColumns);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, dst, ValueRange{stage, dstRow, x.mul(dstChunk, chunkSize)}, src, from,
         b.getIndexAttr(chunkSize), x.select(inside, full, zero), b.getUnitAttr()));
@@ -114,16 +124,33 @@ Value copyStep(OpBuilder &b, Location loc, const Operands &ops, Value aStage,
     Value row = x.div(q, aChunksPerRow), chunk = x.rem(q, aChunksPerRow);
     Value gRow = x.add(row0, row), gK = x.add(k0, x.mul(chunk, chunkSize));
     Value inside = x.both(x.lt(gRow, ops.m), x.lt(gK, ops.k));
-    copy(ops.a, gRow, gK, inside, aStage, row, swizzleA(x, chunk, row, aChunksPerRow));
+    copy(ops.a, gRow, gK, inside, aStage, row, swizzleA(x, chunk, row, aChunksPerRow), 0);
+  }
+  // B K-major: tileN rows (columns of B) of stepK, as A.
+  for (int64_t i = 0; ops.bKMajor && i < tileN * aChunksPerRow / kThreads; ++i) {
+    Value q = x.add(tid, i * kThreads);
+    Value row = x.div(q, aChunksPerRow), chunk = x.rem(q, aChunksPerRow);
+    Value gCol = x.add(col0, row), gK = x.add(k0, x.mul(chunk, chunkSize));
+    Value inside = x.both(x.lt(gCol, ops.n), x.lt(gK, ops.k));
+    auto [input, from] = ops.gatheredB->source(
+        b, loc,
+        columnIndices(x, ops.b, ops.batch, x.select(inside, gK, zero),
+                      x.select(inside, gCol, zero), ops.foldedColumns));
+    Value swizzled = swizzleA(x, chunk, row, aChunksPerRow);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, bStage, ValueRange{stage, row, x.mul(swizzled, chunkSize)}, input, from,
+        b.getIndexAttr(chunkSize), x.select(inside, full, zero), b.getUnitAttr()));
   }
   // B: stepK rows of tileN elements, swizzled by the row's low 3 bits
   // (B by element: gatherStep and storeGathered instead).
   int64_t bChunksPerRow = tileN / chunkSize;
-  for (int64_t i = 0; !ops.bByElement && i < stepK * bChunksPerRow / kThreads; ++i) {
+  for (int64_t i = 0; !ops.bByElement && !ops.bKMajor && i < stepK * bChunksPerRow / kThreads;
+       ++i) {
     auto [row, chunk] = bChunkOf(x, tid, i, bChunksPerRow);
     Value gK = x.add(k0, row), gCol = x.add(col0, x.mul(chunk, chunkSize));
     Value inside = x.both(x.lt(gK, ops.k), x.lt(gCol, ops.n));
-    copy(ops.b, gK, gCol, inside, bStage, row, x.xorI(chunk, x.rem(row, 8)));
+    copy(ops.b, gK, gCol, inside, bStage, row, x.xorI(chunk, x.rem(row, 8)),
+         ops.foldedColumns);
   }
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -150,8 +177,9 @@ SmallVector<Value> gatherStep(OpBuilder &b, Location loc, const Operands &ops, V
     for (int64_t e = 0; e < chunkSize; ++e) {
       Value gCol = x.add(col0, x.add(x.mul(chunk, chunkSize), e));
       Value inside = x.both(kInside, x.lt(gCol, ops.n));
-      SmallVector<Value> at = matrixIndices(ops.b, ops.batch, x.select(inside, gK, zeroIndex),
-                                            x.select(inside, gCol, zeroIndex));
+      SmallVector<Value> at =
+          columnIndices(x, ops.b, ops.batch, x.select(inside, gK, zeroIndex),
+                        x.select(inside, gCol, zeroIndex), ops.foldedColumns);
       Value v = ops.gatheredB ? ops.gatheredB->load(b, loc, at)
                               : memref::LoadOp::create(b, loc, ops.b, at).getResult();
       elements.push_back(x.select(inside, v, zero));
@@ -175,14 +203,43 @@ void storeGathered(OpBuilder &b, Location loc, const Operands &ops, Value bStage
   }
 }
 
+/// The matmul a kernel runs: `batch` (grid z) of m x n, a batched matmul
+/// whose A every batch shares (conv2d's weights) folded into one over all
+/// batches' columns (foldedColumns: one batch's), so that small images fill
+/// whole tiles and one launch covers the batch.
+struct KernelShape {
+  int64_t batch, m, n, foldedColumns;
+
+  static KernelShape of(linalg::LinalgOp op) {
+    auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
+    int64_t m = c[c.size() - 2], n = c.back();
+    if (!isa<linalg::BatchMatmulOp>(op))
+      return {1, m, n, 0};
+    if (cast<MemRefType>(op.getDpsInputs()[0].getType()).getRank() == 2)
+      return {1, m, c[0] * n, n};
+    return {c[0], m, n, 0};
+  }
+  int64_t blocks(int64_t tileN) const {
+    return batch * ((m + kTileM - 1) / kTileM) * ((n + tileN - 1) / tileN);
+  }
+};
+
 } // namespace
+
+CudaMmaMatmulTunables narrowTilesToFill(linalg::LinalgOp op, CudaMmaMatmulTunables tiling,
+                                        int64_t blocks) {
+  KernelShape shape = KernelShape::of(op);
+  while (tiling.tileN % 128 == 0 && shape.blocks(tiling.tileN) < blocks)
+    tiling.tileN /= 2;
+  return tiling;
+}
 
 void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
                           Value col, Value pair, int64_t m, int64_t n, bool accumulate,
-                          linalg::GenericOp epilogue) {
-  // An odd N (B loaded by element) splits the pair: each element is inside
-  // the matrix or not on its own.
-  const int64_t perStore = n % 2 == 0 ? 2 : 1;
+                          linalg::GenericOp epilogue, int64_t foldedColumns) {
+  // An odd N (B loaded by element; of one batch where batches are folded)
+  // splits the pair: each element is inside the matrix or not on its own.
+  const int64_t perStore = (foldedColumns ? foldedColumns : n) % 2 == 0 ? 2 : 1;
   IndexBuilder x{b, loc};
   for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
     Value first = x.add(col, e0);
@@ -192,7 +249,8 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
                                      ArrayRef<int64_t>{1}).getResult();
     Value inside = x.both(x.lt(row, m), x.lt(first, n));
     scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-      SmallVector<Value> at = matrixIndices(c, batch, row, first);
+      IndexBuilder y{tb, l};
+      SmallVector<Value> at = columnIndices(y, c, batch, row, first, foldedColumns);
       Value sum = part;
       if (accumulate)
         sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, part.getType(), c, at),
@@ -200,11 +258,10 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       if (!epilogue) {
         vector::StoreOp::create(tb, l, sum, c, at);
       } else {
-        IndexBuilder y{tb, l};
         for (int64_t e = 0; e < perStore; ++e)
-          storeThroughEpilogue(tb, l, epilogue, c,
-                               vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
-                               matrixIndices(c, batch, row, y.add(first, e)), /*width=*/0);
+          storeThroughEpilogue(
+              tb, l, epilogue, c, vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
+              columnIndices(y, c, batch, row, y.add(first, e), foldedColumns), /*width=*/0);
       }
       scf::YieldOp::create(tb, l);
     });
@@ -247,14 +304,18 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   Operands ops{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {}, 0, 0, 0,
                ElementShape::of(element, tiling.stepBytes)};
   const int64_t chunkSize = ops.shape.chunk, stepK = ops.shape.stepK, mmaK = ops.shape.mmaK;
-  bool batched = isa<linalg::BatchMatmulOp>(op);
-  auto cShape = cast<MemRefType>(ops.c.getType()).getShape();
-  int64_t batch = batched ? cShape[0] : 1;
-  ops.m = cShape[cShape.size() - 2];
-  ops.n = cShape.back();
+  const KernelShape shape = KernelShape::of(op);
+  const int64_t batch = shape.batch;
+  const bool batched = isa<linalg::BatchMatmulOp>(op) && !shape.foldedColumns;
+  ops.m = shape.m;
+  ops.n = shape.n;
   ops.k = cast<MemRefType>(ops.a.getType()).getShape().back();
+  ops.foldedColumns = shape.foldedColumns;
   ops.gatheredB = findGatheredOperand(op, ops.b);
-  ops.bByElement = ops.gatheredB || ops.n % chunkSize != 0;
+  // A chunk of B holds columns of one batch.
+  int64_t rowColumns = ops.foldedColumns ? ops.foldedColumns : ops.n;
+  ops.bKMajor = ops.gatheredB && ops.gatheredB->rowsAreRuns(chunkSize);
+  ops.bByElement = ops.gatheredB ? !ops.bKMajor : rowColumns % chunkSize != 0;
   const int64_t steps = (ops.k + stepK - 1) / stepK;
   // Every element of C inside the matrix gets exactly one store, so C =
   // the tile replaces a zero fill followed by C += the tile.
@@ -267,7 +328,10 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   IndexBuilder ib{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto aStageType = MemRefType::get({stages, kTileM, stepK}, element, AffineMap(), workgroup);
-  auto bStageType = MemRefType::get({stages, stepK, tileN}, element, AffineMap(), workgroup);
+  auto bStageType =
+      MemRefType::get(ops.bKMajor ? ArrayRef<int64_t>{stages, tileN, stepK}
+                                  : ArrayRef<int64_t>{stages, stepK, tileN},
+                      element, AffineMap(), workgroup);
   const int64_t numTilesM = (ops.m + kTileM - 1) / kTileM, numTilesN = (ops.n + tileN - 1) / tileN;
   // Dynamic shared memory: beyond 48 KiB a kernel must ask for it at launch
   // (the runtime opts in up to the device's limit).
@@ -334,8 +398,21 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
                                           {stage, row, x.mul(swizzled, chunkSize)}, false));
           }
           // B: 16-bit pairs of n8 tiles by ldmatrix.x4.trans; tf32 one
-          // element per register.
+          // element per register; K-major B as A, the x4's matrices
+          // (n 0-7, k 0-7), (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k
+          // 8-15) making two n8 tiles.
           for (int64_t j = 0; j < tilesN; ++j) {
+            if (ops.bKMajor) {
+              if (j % 2 == 0) {
+                Value row = x.add(warpCol, x.add(row16, j * 8));
+                Value swizzled = swizzleA(x, x.add(half, kk * 2), row, ops.shape.aChunksPerRow());
+                auto regs = loadMatrices(lb, l, bStage,
+                                         {stage, row, x.mul(swizzled, chunkSize)}, false);
+                bFrags.push_back({regs[0], regs[2]});
+                bFrags.push_back({regs[1], regs[3]});
+              }
+              continue;
+            }
             if (ops.shape.type != NVVM::MMATypes::tf32) {
               if (j % 2 == 0) {
                 Value row = x.add(row16, kk * mmaK);
@@ -384,7 +461,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
         Value pair = vector::ExtractStridedSliceOp::create(
             b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
         storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, ops.m, ops.n,
-                             /*accumulate=*/!zeroFill, epilogue);
+                             /*accumulate=*/!zeroFill, epilogue, ops.foldedColumns);
       }
     }
   gpu::TerminatorOp::create(b, loc);

@@ -196,9 +196,12 @@ struct KilnCudaTileMatmulPass
       }
       bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
       kiln::CudaMmaMatmulTunables kernelTiling = tiling;
-      if (onTensorCores)
+      if (onTensorCores) {
         if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
           kernelTiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
+        else
+          kernelTiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
+      }
       if (failed(onTensorCores ? kiln::buildMmaMatmul(op, kernelTiling, maxSharedBytes)
                                : tileOnSimtCores(op)))
         return signalPassFailure();

@@ -2,9 +2,13 @@
 //
 // Inputs are padded by fill + insert_slice. conv2d is a GEMM per image (and
 // group) on the matmul kernels of each target: the weights as [G, Og,
-// Cg*KH*KW] times the image's window patches (im2col) as [G, Cg*KH*KW,
-// OH*OW] make the output in NCHW order (f16/bf16 into f32); a 1x1 stride-1
-// conv multiplies the input itself. Depthwise-like convs (one output
+// KH*KW*Cg] times the image's window patches (im2col) as [G, KH*KW*Cg,
+// OH*OW] make the output in NCHW order (f16/bf16 into f32). The patches
+// are read from a channels-last copy of the input, with the weights
+// permuted to match, so a window's channels are contiguous: a GPU kernel
+// that gathers the patches instead of copying them loads 16 bytes at a
+// time. A 1x1 stride-1 conv multiplies the input itself. Depthwise-like
+// convs (one output
 // channel per group) would make a one-row GEMM, so they, and the pools, are
 // one linalg.generic over the output with the window as reduction dims: one
 // thread (or loop iteration) per output element. An elementwise epilogue
@@ -102,9 +106,6 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
             cg = wShape[1];
-    Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
-    ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
-    x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
     Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
     // The patches hold Cg*KH*KW / Og elements per output element.
     int64_t patchElements = 1;
@@ -112,8 +113,22 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
         std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
                    int64_t(8)}, // bytes per element at most
         [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
-    Value sum = og == 1 || !patchesFit ? direct(rewriter, loc, op, x, w)
-                                       : gemm(rewriter, loc, op, x, w);
+    bool gemmForm = og != 1 && patchesFit;
+    bool im2col = wShape[2] != 1 || wShape[3] != 1 || op.getStride()[0] != 1 ||
+                  op.getStride()[1] != 1;
+    Value sum;
+    if (gemmForm && im2col) {
+      // The patches right before the matmul, which can then gather them.
+      Value permuted = permuteWeights(rewriter, loc, w);
+      Value xt = channelsLast(rewriter, loc, op, adaptor.getX());
+      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt));
+    } else {
+      Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
+      ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
+      x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
+      // A 1x1 stride-1 conv's patches are the padded input itself.
+      sum = gemmForm ? gemm(rewriter, loc, op, w, x) : direct(rewriter, loc, op, x, w);
+    }
     rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, adaptor.getBias(), outShape,
                                         element));
     return success();
@@ -155,41 +170,76 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     return reshapeTo(b, loc, sum, {outShape[0], outShape[1], outShape[2] * outShape[3]});
   }
 
-  /// A kiln.matmul per image and group: w [G, Og, K] times the image's
-  /// patches [G, K, OH*OW] (im2col of the image; a 1x1 stride-1 conv reads
-  /// the padded input itself) is [G, Og, OH*OW], NCHW as it stands. With
-  /// one group the weights are one matrix every image shares. The sum is
-  /// [N, O, OH*OW].
-  Value gemm(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w) const {
+  /// x [N, G*Cg, H, W] as [N, H + 2 ph, W + 2 pw, G, Cg]: channels last,
+  /// zero around the image. The transpose writes into the padded buffer.
+  Value channelsLast(OpBuilder &b, Location loc, Conv2dOp op, Value x) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
-    Type acc = computeFloatType(element);
+    ArrayRef<int64_t> xShape = op.getX().getType().getShape(), pad = op.getPadding();
+    int64_t groups = op.getGroups(), n = xShape[0], cg = xShape[1] / groups, h = xShape[2],
+            w = xShape[3];
+    SmallVector<int64_t> shape = {n, h, w, groups, cg},
+                         padded = {n, h + 2 * pad[0], w + 2 * pad[1], groups, cg},
+                         offsets = {0, pad[0], pad[1], 0, 0}, strides(5, 1);
+    Value filled = linalg::FillOp::create(b, loc, scalarConstant(b, loc, element, 0.0),
+                                          emptyTensor(b, loc, padded, element))
+                       .getResult(0);
+    Value inside = tensor::ExtractSliceOp::create(
+        b, loc, filled, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, shape), getAsIndexOpFoldResult(ctx, strides));
+    AffineExpr dn, dh, dw, dg, dc;
+    bindDims(ctx, dn, dh, dw, dg, dc);
+    Value transposed =
+        copyGeneric(b, loc, reshapeTo(b, loc, x, {n, groups, cg, h, w}), inside,
+                    AffineMap::get(5, 0, {dn, dg, dc, dh, dw}, ctx));
+    return tensor::InsertSliceOp::create(
+        b, loc, transposed, filled, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, shape), getAsIndexOpFoldResult(ctx, strides));
+  }
+
+  /// w [G, Og, Cg, KH, KW] as [G, Og, KH, KW, Cg], the patches' K order.
+  Value permuteWeights(OpBuilder &b, Location loc, Value w) const {
+    MLIRContext *ctx = getContext();
+    ArrayRef<int64_t> s = cast<RankedTensorType>(w.getType()).getShape();
+    AffineExpr dg, dog, di, dj, dc;
+    bindDims(ctx, dg, dog, di, dj, dc);
+    Value init = emptyTensor(b, loc, {s[0], s[1], s[3], s[4], s[2]},
+                             cast<RankedTensorType>(w.getType()).getElementType());
+    return copyGeneric(b, loc, w, init, AffineMap::get(5, 0, {dg, dog, dc, di, dj}, ctx));
+  }
+
+  /// im2col of channels-last `x` [N, H, W, G, Cg] (padded):
+  /// patches[n, g, i, j, c, y, z] = x[n, y * sh + i * dh, z * sw + j * dw, g, c],
+  /// [N, G, KH, KW, Cg, OH, OW].
+  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x) const {
+    MLIRContext *ctx = getContext();
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    AffineExpr dn, dg, di, dj, dc, dy, dz;
+    bindDims(ctx, dn, dg, di, dj, dc, dy, dz);
+    Value init = emptyTensor(b, loc,
+                             {outShape[0], int64_t(op.getGroups()), wShape[2], wShape[3], wShape[1],
+                              outShape[2], outShape[3]},
+                             op.getType().getElementType());
+    return copyGeneric(b, loc, x, init,
+                       AffineMap::get(7, 0,
+                                      {dn, windowIndex(dy, di, stride[0], dilation[0]),
+                                       windowIndex(dz, dj, stride[1], dilation[1]), dg, dc},
+                                      ctx));
+  }
+
+  /// A kiln.matmul per image and group: the weights `w` ([G, Og, ...], K
+  /// = the product of the rest) times the image's `patches` ([N, G, ..., OH,
+  /// OW], K in the same order) is [G, Og, OH*OW], NCHW as it stands. With
+  /// one group the weights are one matrix every image shares. The sum is
+  /// [N, O, OH*OW].
+  Value gemm(OpBuilder &b, Location loc, Conv2dOp op, Value w, Value patches) const {
+    Type acc = computeFloatType(op.getType().getElementType());
+    ArrayRef<int64_t> outShape = op.getType().getShape();
+    ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
-            cg = wShape[1], kh = wShape[2], kw = wShape[3], oh = outShape[2],
-            ow = outShape[3], k = cg * kh * kw, pixels = oh * ow;
-    Value patches = x;
-    if (kh != 1 || kw != 1 || stride[0] != 1 || stride[1] != 1) {
-      // patches[n, g, c, i, j, y, z] = x[n, g, c, y * sh + i * dh, z * sw + j * dw]
-      AffineExpr dn, dg, dc, di, dj, dy, dz;
-      bindDims(ctx, dn, dg, dc, di, dj, dy, dz);
-      SmallVector<AffineMap> maps = {
-          AffineMap::get(7, 0,
-                         {dn, dg, dc, windowIndex(dy, di, stride[0], dilation[0]),
-                          windowIndex(dz, dj, stride[1], dilation[1])},
-                         ctx),
-          AffineMap::getMultiDimIdentityMap(7, ctx)};
-      Value init = emptyTensor(b, loc, {n, groups, cg, kh, kw, oh, ow}, element);
-      patches = linalg::GenericOp::create(
-                    b, loc, init.getType(), x, init, maps,
-                    SmallVector<utils::IteratorType>(7, utils::IteratorType::parallel),
-                    [](OpBuilder &nb, Location l, ValueRange args) {
-                      linalg::YieldOp::create(nb, l, args[0]);
-                    })
-                    .getResult(0);
-    }
+            k = wShape[1] * wShape[2] * wShape[3], pixels = outShape[2] * outShape[3];
     SmallVector<int64_t> lhs = {og, k}, rhs = {n, k, pixels}, product = {n, og, pixels};
     if (groups > 1) {
       lhs.insert(lhs.begin(), groups);
@@ -199,6 +249,20 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     Value sum = MatmulOp::create(b, loc, RankedTensorType::get(product, acc),
                                  reshapeTo(b, loc, w, lhs), reshapeTo(b, loc, patches, rhs));
     return reshapeTo(b, loc, sum, {n, outShape[1], pixels});
+  }
+
+  /// `init` written with `input` read through `map`, a copy.
+  static Value copyGeneric(OpBuilder &b, Location loc, Value input, Value init,
+                           AffineMap map) {
+    unsigned rank = map.getNumDims();
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), input, init,
+               SmallVector<AffineMap>{map, AffineMap::getMultiDimIdentityMap(rank, map.getContext())},
+               SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+               [](OpBuilder &nb, Location l, ValueRange args) {
+                 linalg::YieldOp::create(nb, l, args[0]);
+               })
+        .getResult(0);
   }
 };
 

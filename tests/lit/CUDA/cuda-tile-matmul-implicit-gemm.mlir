@@ -8,19 +8,22 @@
 #same3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #row = affine_map<(d0, d1, d2) -> (d1)>
 
-// A 3x3 conv as conv2d's lowering leaves it (2 images, 16 -> 32 channels,
-// 9x9 outputs, padded input): im2col into a buffer, the per-image GEMM
-// with the weights shared by both images, the bias epilogue. The tensor-
-// core kernel reads the patches through im2col's map from the padded input
-// (K = 144: 16 channels x 3 x 3; 81 pixels per image, not whole 16-byte
-// copies): the patch buffer and its copy are gone, only the weights go
-// through cp.async, the gathered elements are stored to shared memory after
-// the step's math, and the epilogue writes each of the odd row's elements
-// on its own.
+// A 3x3 conv on an NCHW input (2 images, 16 -> 32 channels, 9x9 outputs,
+// padded input, K ordered (c, kh, kw)): im2col into a buffer, the per-image
+// GEMM with the weights shared by both images, the bias epilogue. The
+// tensor-core kernel reads the patches through im2col's map from the padded
+// input (K = 144: 16 channels x 3 x 3; a run of K is no run of the input):
+// the patch buffer and its copy are gone, only the weights go through
+// cp.async, the gathered elements are stored to shared memory after the
+// step's math, and the epilogue writes each of the odd row's elements on
+// its own. (conv2d's lowering gathers channels-last patches, 16 bytes at a
+// time: cuda-tile-matmul-implicit-gemm-channels-last.mlir.) The two
+// images' 81 columns each are one matmul of 162 columns: 2 tiles 128 wide,
+// grid z 1.
 // CHECK-LABEL: func @conv3x3
 // CHECK-NOT: memref<2x1x16x3x3x9x9xf16>
 // CHECK-NOT: linalg.generic
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-COUNT-2: nvgpu.device_async_copy %arg1
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group

@@ -2,12 +2,17 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=none" | FileCheck %s --check-prefix=UNFUSED
 // RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=tensor-cores" | FileCheck %s --check-prefix=TC
 
-// conv2d: the input padded (fill + insert_slice) and split into groups;
-// each image's window patches (im2col, [N, G, Cg, KH, KW, OH, OW])
-// multiplied by the weights per image and group (f16 into f32; the weights
-// of each group copied per image); the product is NCHW as it stands, and
-// the epilogue adds the bias and rounds in place.
-// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d5 * 2 + d3, d6 * 2 + d4 * 2)>
+// conv2d: the weights permuted to [G, Og, KH, KW, Cg]; the input made
+// channels last ([N, H, W, G, Cg]) by a transpose into the padded buffer's
+// interior (fill + extract_slice + insert_slice); each image's window
+// patches (im2col, [N, G, KH, KW, Cg, OH, OW]: K ordered (kh, kw, c), so a
+// window's channels are contiguous) multiplied by the weights per image and
+// group (f16 into f32; the weights of each group copied per image); the
+// product is NCHW as it stands, and the epilogue adds the bias and rounds
+// in place.
+// CHECK-DAG: #[[WPERM:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d2, d3)>
+// CHECK-DAG: #[[NHWC:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d1, d2)>
+// CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d5 * 2 + d2, d6 * 2 + d3 * 2, d1, d4)>
 // CHECK-DAG: #[[SAME:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-DAG: #[[SHARED:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
@@ -16,8 +21,12 @@
 // CHECK-DAG: #[[PX:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 2 + d3, d2 * 2 + d4)>
 // CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
 // CHECK-LABEL: func @conv
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 4, 7, 6] [1, 1, 1, 1] : tensor<1x4x7x6xf16> into tensor<1x4x9x6xf16>
-// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x2x2x9x6xf16>) outs(%{{.*}} : tensor<1x2x2x3x2x4x2xf16>)
+// CHECK: linalg.generic {indexing_maps = [#[[WPERM]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<2x3x2x3x2xf16>) outs(%{{.*}} : tensor<2x3x3x2x2xf16>)
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x9x6x2x2xf16>)
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %{{.*}}[0, 1, 0, 0, 0] [1, 7, 6, 2, 2] [1, 1, 1, 1, 1] : tensor<1x9x6x2x2xf16> to tensor<1x7x6x2x2xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[NHWC]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x2x2x7x6xf16>) outs(%[[INTERIOR]] : tensor<1x7x6x2x2xf16>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 0, 0, 0] [1, 7, 6, 2, 2] [1, 1, 1, 1, 1] : tensor<1x7x6x2x2xf16> into tensor<1x9x6x2x2xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x9x6x2x2xf16>) outs(%{{.*}} : tensor<1x2x3x2x2x4x2xf16>)
 // CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x12xf16>, tensor<2x12x8xf16>) outs(%{{.*}} : tensor<2x3x8xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[BIAS]], #[[SAME]]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x8xf32>, tensor<6xf16>) outs(%{{.*}} : tensor<1x6x8xf16>)
 // CHECK: arith.addf
@@ -27,11 +36,12 @@ func.func @conv(%x: tensor<1x4x7x6xf16>, %w: tensor<6x2x3x2xf16>, %b: tensor<6xf
   return %r : tensor<1x6x4x2xf16>
 }
 
-// One group: the weights are one [O, C*KH*KW] matrix that every image's
-// patches [C*KH*KW, OH*OW] share (a batch_matmul without a batch dim on
-// its left operand), no copy of them per image.
+// One group: the weights are one [O, KH*KW*C] matrix that every image's
+// patches [KH*KW*C, OH*OW] share (a batch_matmul without a batch dim on
+// its left operand), no copy of them per image. The patches come right
+// before the matmul (a GPU kernel gathers them instead of copying).
 // CHECK-LABEL: func @conv_one_group
-// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<3x1x4x3x2x4x2xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<3x1x3x2x4x4x2xf32>)
 // CHECK-NOT: linalg.generic
 // CHECK: linalg.batch_matmul indexing_maps = [#[[SHARED]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<5x24xf32>, tensor<3x24x8xf32>) outs(%{{.*}} : tensor<3x5x8xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[SAME]]], {{.*}} ins(%{{.*}} : tensor<3x5x8xf32>) outs(%{{.*}} : tensor<3x5x8xf32>)

@@ -39,6 +39,9 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
     Option<"mmaStepBytes", "mma-step-bytes", "int64_t",
            "kiln::CudaMmaMatmulTunables{}.stepBytes",
            "bytes of A's rows per K step of the tensor-core kernel (64 or 128)">,
+    Option<"fillBlocks", "fill-blocks", "int64_t", "0",
+           "blocks that fill the GPU: an untuned tensor-core kernel that would "
+           "launch fewer narrows its tile N (down to 64); 0: never">,
     Option<"wgmma", "wgmma", "bool", "false",
            "with tensor-cores: f16/bf16 matmuls on wgmma (sm_90a)">,
     Option<"wgmmaTileN", "wgmma-tile-n", "int64_t", "kiln::CudaWgmmaMatmulTunables{}.tileN",
