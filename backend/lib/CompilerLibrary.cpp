@@ -33,4 +33,9 @@ Expected<std::unique_ptr<Compiler>> loadCompiler() {
 
 bool compilerLibraryLoaded() { return loaded; }
 
+void finishCompilerLibrary() {
+  if (loaded)
+    (*compilerLibrary())->finishProcess();
+}
+
 } // namespace kiln

@@ -1,5 +1,6 @@
 //===- CompilerLibrary.cpp - the entry point of libkiln-compiler.so ------===//
 #include "kiln/Lowering/CompilerLibrary.h"
+#include "Dumps.h"
 #include "kiln/BuildId.h"
 
 // Returns `const void *`, the type its loader calls it as
@@ -7,6 +8,7 @@
 extern "C" __attribute__((visibility("default"))) const void *
 kiln_compiler_library() {
   static constexpr kiln::CompilerLibraryApi api{kiln::kBuildId, kiln::createCompiler,
-                                                kiln::checkTypedOp};
+                                                kiln::checkTypedOp,
+                                                kiln::reportUnusedOverrideFolders};
   return &api;
 }

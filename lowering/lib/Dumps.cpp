@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <unistd.h>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -36,8 +37,10 @@ struct ProcessDumps {
     if (reported.insert(message).second)
       std::fprintf(stderr, "kiln: %s\n", message.c_str());
   }
-  ~ProcessDumps() {
-    for (auto &[root, folders] : overrideRoots)
+  /// The override folders no compile used; said once, at the process's end.
+  void reportUnusedOverrideFolders() {
+    std::lock_guard lock(mutex);
+    for (auto &[root, folders] : std::exchange(overrideRoots, {}))
       for (const std::string &folder : folders.folders)
         if (!folders.used.contains(folder))
           std::fprintf(stderr,
@@ -45,6 +48,7 @@ struct ProcessDumps {
                        "this key folder\n",
                        (fs::path(root) / folder).c_str());
   }
+  ~ProcessDumps() { reportUnusedOverrideFolders(); }
 };
 
 ProcessDumps &processDumps() {
@@ -237,5 +241,7 @@ void CompileDumps::finish(bool ok, const CompiledProgram &result, const GpuPlan 
       (fs::rename(temporary, path, ec), ec))
     process.reportOnce("cannot write the manifest " + path.string());
 }
+
+void reportUnusedOverrideFolders() { processDumps().reportUnusedOverrideFolders(); }
 
 } // namespace kiln

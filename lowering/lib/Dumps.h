@@ -61,6 +61,10 @@ private:
   std::vector<std::pair<std::string, std::string>> ignored;
 };
 
+/// Logs the override key folders that no compile of this process used, once.
+/// Runs at exit; a process that leaves without static destructors calls it.
+void reportUnusedOverrideFolders();
+
 } // namespace kiln
 
 #endif

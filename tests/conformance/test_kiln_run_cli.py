@@ -2,6 +2,7 @@
 with exit 2 for every kind of bad input."""
 import glob
 import os
+import re
 import resource
 import subprocess
 import tempfile
@@ -64,6 +65,9 @@ def test_entry_bench_and_compile_only_with_dumps():
     r = kiln_run(["{prog}", "--entry", "other", "--bench", "3"])
     assert r.returncode == 0, r.stderr
     assert "bench: 3 runs" in r.stdout
+    # The same runs on resident tensors, timed by the device's clock.
+    assert re.search(r"bench, resident on the device \((host|cuda-events|vulkan-timestamps)\): "
+                     r"3 runs, median [\d.]+ ms", r.stdout), r.stdout
     with tempfile.TemporaryDirectory() as dump:
         r = kiln_run(["{prog}", "--compile-only", "--entry", "other", "--dump-dir", dump])
         assert r.returncode == 0, r.stderr

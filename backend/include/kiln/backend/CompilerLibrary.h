@@ -27,6 +27,10 @@ Expected<std::unique_ptr<Compiler>> loadCompiler();
 /// Whether this process has loaded the compiler library (tests).
 bool compilerLibraryLoaded();
 
+/// Has a loaded compiler library say what it says at a process's end
+/// (CompilerLibraryApi::finishProcess); for a process leaving by std::_Exit.
+void finishCompilerLibrary();
+
 } // namespace kiln
 
 #endif

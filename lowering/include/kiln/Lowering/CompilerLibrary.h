@@ -24,6 +24,10 @@ struct CompilerLibraryApi {
   std::expected<TensorSpelling, std::string> (*checkTypedOp)(
       std::string_view op, const std::vector<TensorSpelling> &operands,
       std::string_view attrs, std::optional<std::string_view> element);
+  /// What the compiler says at the end of a process (override folders no
+  /// compile used). Its static destructors do it too; a process that leaves
+  /// without them (std::_Exit) calls this first.
+  void (*finishProcess)();
 };
 
 /// The library's file name, and the C symbol that returns its table.
