@@ -1,6 +1,7 @@
 //===- cuda_kernels.cpp - kiln's CUDA kernels, device-resident timing -----===//
 //
-// Usage: kiln-bench-cuda [runs] [TILE_N:STAGES[:STEP_BYTES]]... For each case: compile,
+// Usage: kiln-bench-cuda [runs] [TILE_N:STAGES[:STEP_BYTES]]... (KILN_BENCH_CASES=TEXT
+// runs only the cases whose name holds TEXT). For each case: compile,
 // put random inputs on the GPU once, run the plan's launches `runs` times
 // after a warm-up, and print the mean time per run (host clock around a
 // synchronised batch) with the bytes moved and the resulting bandwidth or
@@ -13,6 +14,7 @@
 #include "programs.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 
@@ -135,9 +137,12 @@ int main(int argc, char **argv) {
   auto compilerOwner = createCompiler();
   Compiler &compiler = *compilerOwner;
   std::printf("| case | kiln ms | GB/s | TFLOP/s |\n|---|---|---|---|\n");
+  const char *only = std::getenv("KILN_BENCH_CASES");
   for (const Case &c : cases())
   for (const Tiling &tiling : tilings) {
     if (sweep && !c.tf32 && !std::string_view(c.name).contains("bf16"))
+      continue;
+    if (only && !std::string_view(c.name).contains(only))
       continue;
     CompileOptions options;
     options.chip = (*device)->properties().kernelChip();

@@ -1,6 +1,7 @@
 """The CUDA benchmark cases in torch on the same GPU, timed with CUDA events
 (median of many runs after warm-up), plus torch.compile for the fused gelu
-and eager's host time per op. Usage: python3 bench/torch_reference.py"""
+and eager's host time per op. Usage: python3 bench/torch_reference.py [--matmuls]"""
+import sys
 import time
 
 import torch
@@ -44,6 +45,22 @@ def main():
     ws, bs = torch.rand(8192, device=dev), torch.rand(8192, device=dev)
     print(f"| softmax 8192^2 f32 last dim | torch {bench(lambda: torch.softmax(s, 1)):.3f} ms |")
     print(f"| layer_norm 8192^2 f32 | torch {bench(lambda: F.layer_norm(s, (8192,), ws, bs)):.3f} ms |")
+    matmuls(dev)
+    t1, t2, out = (torch.rand(1024, device=dev) for _ in range(3))
+    for _ in range(100):
+        torch.add(t1, t2, out=out)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(10000):
+        torch.add(t1, t2, out=out)
+    torch.cuda.synchronize()
+    us = (time.perf_counter() - start) / 10000 * 1e6
+    print(f"| eager dispatch, add of 1024 f32, 10k ops | torch {us:.2f} us per op (host) |")
+    graph_replay(dev)
+
+
+def matmuls(dev):
+    """The matmul cases alone (`--matmuls`)."""
     m1, m2 = torch.rand(4096, 4096, device=dev), torch.rand(4096, 4096, device=dev)
     print(f"| matmul 4096^3 f32 (TF32 off) | torch {bench(lambda: m1 @ m2):.3f} ms |")
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -59,17 +76,6 @@ def main():
     f1, f2 = (torch.rand(8192, 8192, device=dev, dtype=torch.float16) for _ in range(2))
     print(f"| matmul 8192^3 f16 | torch {bench(lambda: f1 @ f2):.3f} ms |")
     del f1, f2
-    t1, t2, out = (torch.rand(1024, device=dev) for _ in range(3))
-    for _ in range(100):
-        torch.add(t1, t2, out=out)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(10000):
-        torch.add(t1, t2, out=out)
-    torch.cuda.synchronize()
-    us = (time.perf_counter() - start) / 10000 * 1e6
-    print(f"| eager dispatch, add of 1024 f32, 10k ops | torch {us:.2f} us per op (host) |")
-    graph_replay(dev)
 
 
 def graph_replay(dev, reps=100):
@@ -107,4 +113,4 @@ def graph_replay(dev, reps=100):
 
 
 if __name__ == "__main__":
-    main()
+    matmuls("cuda") if "--matmuls" in sys.argv else main()

@@ -40,14 +40,20 @@ json planJson(const GpuPlan &plan) {
   json launches = json::array();
   for (const KernelLaunch &l : plan.launches) {
     json arguments = json::array();
+    auto viewJson = [](const BufferView &v) -> json {
+      return {{"buffer", v.buffer}, {"offset", v.offset}, {"sizes", v.sizes},
+              {"strides", v.strides}};
+    };
     for (const KernelArgument &a : l.arguments) {
       if (auto *s = std::get_if<ScalarArgument>(&a))
         arguments.push_back({{"scalar", s->bits}, {"bytes", s->bytes}, {"size", s->size}});
-      else {
-        auto &v = std::get<BufferView>(a);
-        arguments.push_back({{"buffer", v.buffer}, {"offset", v.offset},
-                             {"sizes", v.sizes}, {"strides", v.strides}});
-      }
+      else if (auto *map = std::get_if<TensorMapArgument>(&a))
+        arguments.push_back({{"tensor_map", viewJson(map->view)},
+                             {"element_bytes", map->elementBytes},
+                             {"box", map->box},
+                             {"swizzle_bytes", map->swizzleBytes}});
+      else
+        arguments.push_back(viewJson(std::get<BufferView>(a)));
     }
     launches.push_back({{"module", l.module}, {"kernel", l.kernel},
                         {"grid", l.shape.grid}, {"block", l.shape.block},
@@ -110,11 +116,21 @@ GpuPlan planOf(const json &j, size_t moduleCount) {
         launch.arguments.push_back(s);
         continue;
       }
-      BufferView v{integer<int>(a.at("buffer")), integer<int64_t>(a.at("offset")),
-                   integers<int64_t>(a.at("sizes")), integers<int64_t>(a.at("strides"))};
-      if (v.buffer < 0 || static_cast<size_t>(v.buffer) >= plan.bufferBytes.size())
-        throw std::invalid_argument("an argument of a buffer that is not there");
-      launch.arguments.push_back(std::move(v));
+      auto viewOf = [&](const json &v) {
+        BufferView view{integer<int>(v.at("buffer")), integer<int64_t>(v.at("offset")),
+                        integers<int64_t>(v.at("sizes")), integers<int64_t>(v.at("strides"))};
+        if (view.buffer < 0 || static_cast<size_t>(view.buffer) >= plan.bufferBytes.size())
+          throw std::invalid_argument("an argument of a buffer that is not there");
+        return view;
+      };
+      if (a.contains("tensor_map")) {
+        // The runtime checks the rest when it encodes the map.
+        launch.arguments.push_back(TensorMapArgument{
+            viewOf(a.at("tensor_map")), integer<unsigned>(a.at("element_bytes")),
+            integers<int64_t>(a.at("box")), integer<unsigned>(a.at("swizzle_bytes"))});
+        continue;
+      }
+      launch.arguments.push_back(viewOf(a));
     }
     plan.launches.push_back(std::move(launch));
   }

@@ -4,6 +4,7 @@
 #include "cuda/CudaDriverTypes.h"
 
 #include <dlfcn.h>
+#include <cstring>
 #include <mutex>
 
 namespace kiln {
@@ -14,6 +15,10 @@ struct CudaDriver {
 #define KILN_CUDA_DRIVER_SYMBOL(member, symbol, parameters) CUresult(*member) parameters = nullptr;
 #include "cuda/CudaDriverSymbols.def"
 #undef KILN_CUDA_DRIVER_SYMBOL
+  // CUDA 12 and later; only tensor maps (sm_90 matmuls) need it.
+  CUresult (*tensorMapEncodeTiled)(CUtensorMap *, int, unsigned, void *, const uint64_t *,
+                                   const uint64_t *, const uint32_t *, const uint32_t *, int,
+                                   int, int, int) = nullptr;
 
   std::string unavailable; // why there is no usable driver, if there is none
   int count = 0;
@@ -41,6 +46,8 @@ private:
   }
 #include "cuda/CudaDriverSymbols.def"
 #undef KILN_CUDA_DRIVER_SYMBOL
+    d.tensorMapEncodeTiled =
+        reinterpret_cast<decltype(d.tensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     if (CUresult r = d.init(0); r != CUDA_SUCCESS) {
       d.unavailable = "cuInit failed: " + d.describe(r);
       return d;
@@ -251,6 +258,100 @@ Expected<void> CudaDevice::allowSharedMemory(CudaKernel kernel, unsigned bytes) 
                                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        static_cast<int>(bytes)),
                "cuFuncSetAttribute");
+}
+
+Expected<TiledTensorMap> tiledTensorMap(const TensorMapArgument &map, uint64_t bufferAddress) {
+  const BufferView &view = map.view;
+  const size_t rank = view.sizes.size();
+  auto unsupported = [](const std::string &why) {
+    return makeError(ErrorKind::Unsupported, "tensor map: " + why);
+  };
+  if (view.strides.size() != rank || map.box.size() != rank)
+    return makeError(ErrorKind::InvalidArgument,
+                     "tensor map: " + std::to_string(rank) + " dims, but " +
+                         std::to_string(view.strides.size()) + " strides and " +
+                         std::to_string(map.box.size()) + " box sizes");
+  if (rank == 0 || rank > 5)
+    return unsupported("TMA takes 1 to 5 dims, not " + std::to_string(rank));
+  const uint64_t bytes = map.elementBytes;
+  TiledTensorMap t;
+  switch (bytes) {
+  case 1: t.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+  case 2: t.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+  case 4: t.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+  case 8: t.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+  default: return unsupported("elements of " + std::to_string(bytes) + " bytes");
+  }
+  switch (map.swizzleBytes) {
+  case 0: t.swizzle = 0; break;
+  case 32: t.swizzle = 1; break;
+  case 64: t.swizzle = 2; break;
+  case 128: t.swizzle = 3; break;
+  default: return unsupported("a swizzle of " + std::to_string(map.swizzleBytes) + " bytes");
+  }
+  t.rank = rank;
+  if (view.offset < 0)
+    return makeError(ErrorKind::InvalidArgument, "tensor map: a negative view offset");
+  t.address = bufferAddress + uint64_t(view.offset) * bytes;
+  if (t.address % 16)
+    return unsupported("the view starts at " + std::to_string(t.address) +
+                       ", not a multiple of 16 bytes");
+  for (size_t i = 0; i < rank; ++i) {
+    size_t d = rank - 1 - i; // the view's dims, outermost first
+    int64_t size = view.sizes[d], stride = view.strides[d], box = map.box[d];
+    if (size <= 0 || box <= 0)
+      return makeError(ErrorKind::InvalidArgument,
+                       "tensor map: dim " + std::to_string(d) + " of size " +
+                           std::to_string(size) + " and box " + std::to_string(box));
+    if (size > (int64_t(1) << 32) || box > 256)
+      return unsupported("dim " + std::to_string(d) + " of " + std::to_string(size) +
+                         " with a box of " + std::to_string(box) +
+                         " (at most 2^32 and 256)");
+    t.dims[i] = size;
+    t.box[i] = box;
+    if (i == 0) {
+      if (stride != 1)
+        return unsupported("an innermost dim of stride " + std::to_string(stride));
+      if (map.swizzleBytes && uint64_t(box) * bytes > map.swizzleBytes)
+        return unsupported("an inner box of " + std::to_string(box * bytes) +
+                           " bytes, past its " + std::to_string(map.swizzleBytes) +
+                           "-byte swizzle");
+      if (uint64_t(box) * bytes % 16)
+        return unsupported("an inner box of " + std::to_string(box * bytes) +
+                           " bytes, not a multiple of 16");
+      continue;
+    }
+    uint64_t strideBytes = uint64_t(stride) * bytes;
+    if (stride <= 0 || strideBytes % 16 || strideBytes >= (uint64_t(1) << 40))
+      return unsupported("dim " + std::to_string(d) + " of stride " +
+                         std::to_string(stride) +
+                         " elements (positive multiples of 16 bytes below 2^40)");
+    t.strides[i - 1] = strideBytes;
+  }
+  return t;
+}
+
+Expected<CudaTensorMap> CudaDevice::encodeTensorMap(const TensorMapArgument &map,
+                                                    uint64_t bufferAddress) {
+  auto t = tiledTensorMap(map, bufferAddress);
+  if (!t)
+    return std::unexpected(t.error());
+  if (!driver.tensorMapEncodeTiled)
+    return makeError(ErrorKind::Unsupported,
+                     "tensor map: this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12+)");
+  CUtensorMap encoded;
+  const std::array<uint32_t, 5> unitSteps{1, 1, 1, 1, 1};
+  CUresult r = driver.tensorMapEncodeTiled(
+      &encoded, t->dataType, t->rank, reinterpret_cast<void *>(t->address), t->dims.data(),
+      t->strides.data(), t->box.data(), unitSteps.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+      t->swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return makeError(ErrorKind::InvalidArgument,
+                     "cuTensorMapEncodeTiled: " + driver.describe(r));
+  CudaTensorMap result;
+  static_assert(sizeof encoded == sizeof result.bits);
+  std::memcpy(result.bits.data(), &encoded, sizeof encoded);
+  return result;
 }
 
 Expected<void> CudaDevice::launch(CudaKernel kernel, const LaunchShape &s,

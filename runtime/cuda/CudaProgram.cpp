@@ -43,19 +43,27 @@ Expected<void> CudaProgram::launchAll(const GpuPlan &sized,
       continue; // an empty tensor: nothing to do (CUDA refuses empty grids)
     // One 8-byte slot per parameter; the driver reads as many bytes as the
     // kernel declares (little-endian, so narrower scalars read correctly).
-    std::vector<uint64_t> values;
-    for (const KernelArgument &arg : launch.arguments) {
-      if (auto *scalar = std::get_if<ScalarArgument>(&arg)) {
-        values.push_back(scalar->bits);
-        continue;
-      }
-      // Kernels take bare pointers: the view's offset and strides are
-      // static in the kernel.
-      values.push_back(buffers[std::get<BufferView>(arg).buffer]);
-    }
+    // Tensor maps are 128 bytes, encoded for this launch's buffers.
+    std::vector<uint64_t> values(launch.arguments.size());
+    std::vector<CudaTensorMap> maps(launch.arguments.size());
     std::vector<void *> params;
-    for (uint64_t &v : values)
-      params.push_back(&v);
+    for (size_t a = 0; a < launch.arguments.size(); ++a) {
+      const KernelArgument &arg = launch.arguments[a];
+      params.push_back(&values[a]);
+      if (auto *scalar = std::get_if<ScalarArgument>(&arg)) {
+        values[a] = scalar->bits;
+      } else if (auto *map = std::get_if<TensorMapArgument>(&arg)) {
+        auto encoded = device.encodeTensorMap(*map, buffers[map->view.buffer]);
+        if (!encoded)
+          return std::unexpected(encoded.error());
+        maps[a] = *encoded;
+        params.back() = &maps[a];
+      } else {
+        // Kernels take bare pointers: the view's offset and strides are
+        // static in the kernel.
+        values[a] = buffers[std::get<BufferView>(arg).buffer];
+      }
+    }
     if (auto ok = device.launch(kernels[l], launch.shape, params); !ok)
       return ok;
   }

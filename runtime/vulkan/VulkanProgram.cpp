@@ -54,6 +54,11 @@ Expected<void> VulkanProgram::checkLimits(const GpuPlan &plan,
   };
   for (const KernelLaunch &launch : plan.launches) {
     std::string kernel = "kernel " + launch.kernel;
+    if (std::ranges::any_of(launch.arguments, [](const KernelArgument &a) {
+          return std::holds_alternative<TensorMapArgument>(a);
+        }))
+      return makeError(ErrorKind::Unsupported,
+                       "vulkan: " + kernel + " takes a CUDA tensor map (a plan for CUDA)");
     uint64_t invocations = 1;
     for (int d = 0; d < 3; ++d) {
       std::string dim = " in dim " + std::to_string(d);

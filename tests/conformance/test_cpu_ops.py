@@ -411,6 +411,51 @@ def test_cumsum(dtype):
         check(got, want, dtype)
 
 
+# Long reductions and scans, which GPUs split across blocks
+# (kiln-gpu-split-reductions, kiln-gpu-scans): 64 slices of 16384 plus a
+# tail of one (its value large, so that losing it shows), or 4 slices per
+# row; a cumsum of 513 chunks of 2048, the last one 3 long, along dim 0
+# and dim 1. Positive values, so that a lost or doubled chunk is far
+# outside the rounding of 2^20 float sums.
+LONG = 2**20
+
+
+def test_long_full_and_few_row_reductions():
+    x = rand((LONG + 1,), np.float32, 0.5, 1.5)
+    x[-1], x[5] = 1000.0, -3.0
+    rows = rand((3, 65536), np.float32, 0.5, 1.5)
+    t, tr = tensor_type(x.shape, x.dtype), tensor_type(rows.shape, rows.dtype)
+    s, r3 = tensor_type((), np.float32), tensor_type((3,), np.float32)
+    ops = [("reduce_sum", "0", s), ("reduce_mean", "0", s), ("reduce_max", "0", s),
+           ("reduce_min", "0", s)]
+    body = "\n".join(f"  %r{i} = kiln.{op} %a0 {{dims = array<i64: {d}>}} : {t} -> {rt}"
+                     for i, (op, d, rt) in enumerate(ops))
+    program = (f"func.func @main(%a0: {t}, %a1: {tr}) -> ({s}, {s}, {s}, {s}, {r3}) {{\n{body}\n"
+               f"  %r4 = kiln.reduce_sum %a1 {{dims = array<i64: 1>}} : {tr} -> {r3}\n"
+               f"  return %r0, %r1, %r2, %r3, %r4 : {s}, {s}, {s}, {s}, {r3}\n}}\n")
+    got, _ = run_kiln(program, [x, rows])
+    xd = x.astype(np.float64)
+    np.testing.assert_allclose(got[0], xd.sum(), rtol=1e-4)
+    np.testing.assert_allclose(got[1], xd.mean(), rtol=1e-4)
+    assert got[2] == 1000.0 and got[3] == -3.0
+    np.testing.assert_allclose(got[4], rows.astype(np.float64).sum(1), rtol=1e-4)
+    # A device's reduction order is fixed: the same result every run.
+    again, _ = run_kiln(program, [x, rows])
+    assert got[0].tobytes() == again[0].tobytes() and got[4].tobytes() == again[4].tobytes()
+
+
+def test_long_cumsum():
+    x = rand((LONG + 3,), np.float32, 0.5, 1.5)
+    got = movement(x, "kiln.cumsum %a0 {{dim = 0}} : {t}", x.shape)
+    np.testing.assert_allclose(got, np.cumsum(x.astype(np.float64)), rtol=2e-4)
+    cols = rand((5000, 3), np.float32, 0.5, 1.5)
+    got = movement(cols, "kiln.cumsum %a0 {{dim = 0}} : {t}", cols.shape)
+    np.testing.assert_allclose(got, np.cumsum(cols.astype(np.float64), 0), rtol=2e-4)
+    ints = rand((2, 4099), np.int64)
+    check(movement(ints, "kiln.cumsum %a0 {{dim = 1}} : {t}", ints.shape), np.cumsum(ints, 1),
+          np.int64)
+
+
 def softmax(x, dim):
     e = np.exp(x - x.max(dim, keepdims=True))
     return e / e.sum(dim, keepdims=True)
@@ -486,11 +531,13 @@ def binary_matmul(a, b, shape, out):
 # (wgmma on sm_90a, mma.sync elsewhere), with partial 128-row and
 # 128/256-column tiles, a K with a partial step, a long K that cycles the
 # copy pipeline's stages many times, a K of one 16-byte chunk, batches and a
-# tiny case.
+# tiny case; on sm_90a TMA boxes wholly past N (72 columns in a 256-column
+# tile) and past K read zeros.
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
                                              ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
-                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264))])
+                                             ((1000, 2048), (2048, 520)), ((129, 8), (8, 264)),
+                                             ((2, 200, 520), (2, 520, 72))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":

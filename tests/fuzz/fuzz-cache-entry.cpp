@@ -25,10 +25,13 @@ void checkProgram(const kiln::CacheEntry &entry) {
     for (const kiln::KernelLaunch &launch : plan.launches) {
       if (launch.module < 0 || static_cast<size_t>(launch.module) >= plan.modules.size())
         std::abort();
-      for (const kiln::KernelArgument &a : launch.arguments)
-        if (auto *view = std::get_if<kiln::BufferView>(&a);
-            view && (view->buffer < 0 || static_cast<size_t>(view->buffer) >= plan.bufferBytes.size()))
+      for (const kiln::KernelArgument &a : launch.arguments) {
+        const kiln::BufferView *view = std::get_if<kiln::BufferView>(&a);
+        if (auto *map = std::get_if<kiln::TensorMapArgument>(&a))
+          view = &map->view;
+        if (view && (view->buffer < 0 || static_cast<size_t>(view->buffer) >= plan.bufferBytes.size()))
           std::abort();
+      }
     }
   }
 }

@@ -89,6 +89,81 @@ TEST(CudaDevice, KernelChipIsArchSpecificOnNinePointZeroOnly) {
   EXPECT_EQ(blackwell.kernelChip(), "sm_100");
 }
 
+/// A bf16 matmul operand's map as the wgmma kernel asks for it: a 300 x 72
+/// view (rows of 144 bytes) at element `offset`, boxes of 128 x 64.
+TensorMapArgument operandMap(int64_t offset = 8) {
+  return {BufferView{0, offset, {300, 72}, {72, 1}}, 2, {128, 64}, 128};
+}
+
+TEST(CudaDevice, TensorMapsTakeTheViewInnermostFirst) {
+  auto map = tiledTensorMap(operandMap(), 0x10000);
+  ASSERT_TRUE(map) << map.error().message;
+  EXPECT_EQ(map->rank, 2u);
+  EXPECT_EQ(map->address, 0x10000u + 16);
+  EXPECT_EQ(map->dims[0], 72u);
+  EXPECT_EQ(map->dims[1], 300u);
+  EXPECT_EQ(map->strides[0], 144u);
+  EXPECT_EQ(map->box[0], 64u);
+  EXPECT_EQ(map->box[1], 128u);
+  EXPECT_EQ(map->dataType, 1u); // 16-bit
+  EXPECT_EQ(map->swizzle, 3u);  // 128 bytes
+  TensorMapArgument batched{BufferView{0, 0, {2, 300, 72}, {21600, 72, 1}}, 2, {1, 128, 64}};
+  map = tiledTensorMap(batched, 0);
+  ASSERT_TRUE(map) << map.error().message;
+  EXPECT_EQ(map->rank, 3u);
+  EXPECT_EQ(map->strides[1], 43200u);
+}
+
+TEST(CudaDevice, TensorMapsTmaCannotExpressAreUnsupportedNotCrashes) {
+  auto fails = [](TensorMapArgument map, uint64_t address, ErrorKind kind, const char *what) {
+    auto t = tiledTensorMap(map, address);
+    ASSERT_FALSE(t) << what;
+    EXPECT_EQ(t.error().kind, kind) << what << ": " << t.error().message;
+    EXPECT_NE(t.error().message.find("tensor map"), std::string::npos) << t.error().message;
+  };
+  fails(operandMap(3), 0, ErrorKind::Unsupported, "a start off 16 bytes");
+  fails(operandMap(), 0x10008, ErrorKind::Unsupported, "a buffer off 16 bytes");
+  TensorMapArgument rows = operandMap();
+  rows.view.strides = {71, 1};
+  fails(rows, 0, ErrorKind::Unsupported, "rows of 142 bytes");
+  rows.view.strides = {72, 2};
+  fails(rows, 0, ErrorKind::Unsupported, "a strided innermost dim");
+  TensorMapArgument wide = operandMap();
+  wide.box = {128, 128};
+  fails(wide, 0, ErrorKind::Unsupported, "a 256-byte box row in a 128-byte swizzle");
+  wide.box = {512, 64};
+  fails(wide, 0, ErrorKind::Unsupported, "a box past 256");
+  TensorMapArgument deep{BufferView{0, 0, std::vector<int64_t>(6, 2), {32, 16, 8, 4, 2, 1}}, 2,
+                         std::vector<int64_t>(6, 1)};
+  fails(deep, 0, ErrorKind::Unsupported, "6 dims");
+  TensorMapArgument odd = operandMap();
+  odd.elementBytes = 3;
+  fails(odd, 0, ErrorKind::Unsupported, "3-byte elements");
+  odd = operandMap();
+  odd.swizzleBytes = 96;
+  fails(odd, 0, ErrorKind::Unsupported, "a 96-byte swizzle");
+  TensorMapArgument broken = operandMap();
+  broken.box = {128};
+  fails(broken, 0, ErrorKind::InvalidArgument, "a box of fewer dims than the view");
+  broken = operandMap();
+  broken.view.sizes = {0, 72};
+  fails(broken, 0, ErrorKind::InvalidArgument, "an empty dim");
+}
+
+TEST(CudaDevice, TensorMapsEncodeOnTheDevice) {
+  REQUIRE_CUDA_DEVICE();
+  auto device = CudaDevice::create(0);
+  ASSERT_TRUE(device) << device.error().message;
+  if ((*device)->properties().computeMajor < 9)
+    GTEST_SKIP() << "TMA needs sm_90";
+  auto encoded = (*device)->encodeTensorMap(operandMap(), 0x10000);
+  ASSERT_TRUE(encoded) << encoded.error().message;
+  EXPECT_NE(encoded->bits, CudaTensorMap{}.bits);
+  auto bad = (*device)->encodeTensorMap(operandMap(3), 0x10000);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::Unsupported);
+}
+
 TEST(CudaDevice, PropertiesAndVectorAddFromPtx) {
   REQUIRE_CUDA_DEVICE();
   auto device = CudaDevice::create(0);

@@ -57,6 +57,17 @@ enum : int { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 // CUstreamCaptureMode
 enum : int { CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
 
+// cuTensorMapEncodeTiled (CUDA 12): the map, and its enums' values kiln uses.
+struct alignas(64) CUtensorMap {
+  unsigned long long opaque[16];
+};
+enum : int { CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+             CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2, CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4 };
+enum : int { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+// CUtensorMapSwizzle: none, 32, 64, 128 bytes are 0..3.
+enum : int { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum : int { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 }; // zeros
+
 } // namespace kiln::cuda
 
 #endif

@@ -68,6 +68,8 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // Tensor maps (the wgmma kernel's TMA) are 128-byte parameters.
+  kernels.addPass(createKilnCudaTensorMapParams());
   // NVVM ops that exist as PTX text only (wgmma, fence.proxy) become inline asm.
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());

@@ -1,20 +1,30 @@
 //===- CudaWgmmaMatmul.cpp - the Hopper (sm_90a) matmul kernel ------------===//
 //
-// f16/bf16 matmuls with f32 accumulation on warpgroup MMA: a block of two
-// warpgroups owns 128 x tileN outputs, each warpgroup 64 x tileN held in
-// registers as one wgmma accumulator. K advances 64 elements (128 bytes of
-// A's row) at a time through `stages` shared-memory buffers that 16-byte
-// cp.async copies fill stages-2 steps ahead; wgmma reads both operands
-// straight from shared memory through matrix descriptors, so no thread
-// loads fragments. Both operands use the 128-byte swizzle (16-byte chunk c
-// of a 128-byte row r stored at chunk c ^ (r % 8)): A as 128 rows of 64 K
-// (K-major), B as tileN/64 blocks of 64 K rows x 64 columns (N-major, which
-// wgmma transposes). The wgmma of one step stays in flight while the next
-// is issued; the stage a copy overwrites was read two steps before, which
-// every warpgroup has waited for by the step's barrier. Copies outside the
-// matrix zero-fill (the M, N and K edges); the store masks the edges and
-// runs an elementwise consumer of C (bias, activation) as the mma.sync
-// kernel does, from the same fragment layout.
+// f16/bf16 matmuls with f32 accumulation on warpgroup MMA, fed by TMA. A
+// block of three warpgroups owns 128 x tileN outputs: warpgroup 0 is the
+// producer, whose one thread issues the TMA copies of each K step (64
+// elements, 128 bytes of A's row) into `stages` shared-memory buffers;
+// warpgroups 1 and 2 are the consumers, each 64 x tileN outputs held in
+// registers as one wgmma accumulator, read by wgmma straight from shared
+// memory through matrix descriptors (no thread loads fragments).
+// setmaxnreg moves registers from the producer to the consumers.
+//
+// Each stage has two mbarriers: `full`, which the producer arms with the
+// stage's bytes (expect_tx) and TMA completes, and `empty`, on which every
+// consumer warp arrives once the wgmma that read the stage is done; the
+// producer waits on `empty` before refilling it, consumers on `full`
+// before reading it (phase parity = round of the ring). One step's wgmma
+// group stays in flight while the next is issued.
+//
+// Both operands use the 128-byte swizzle, which TMA writes and wgmma reads
+// (16-byte chunk c of a 128-byte row r at chunk c ^ (r % 8)): A as 128
+// rows of 64 K (K-major, one box), B as tileN/64 blocks of 64 K rows x 64
+// columns (N-major, which wgmma transposes; one box each). TMA zero-fills
+// what lies outside the matrices (the M, N and K edges); the store masks
+// the edges and runs an elementwise consumer of C (bias, activation) as
+// the mma.sync kernel does, from the same fragment layout. The tensor maps
+// are host values (nvgpu.tma.create.descriptor, as !llvm.ptr) that the
+// runtime encodes per launch (GpuPlanExtraction, kiln-cuda-tensor-map-params).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
@@ -35,11 +45,17 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-constexpr int64_t kTileM = 128, kWarpgroupM = 64, kThreads = 256;
+constexpr int64_t kTileM = 128, kWarpgroupM = 64, kWarpgroup = 128;
+constexpr int64_t kThreads = 3 * kWarpgroup; // producer + two consumers
+constexpr int64_t kConsumerWarps = 8;
 constexpr int64_t kRowBytes = CudaWgmmaMatmulTunables::kStepBytes; // a swizzled row
-constexpr int64_t kChunkBytes = 16, kChunksPerRow = kRowBytes / kChunkBytes;
-constexpr int64_t kBlockN = 64; // columns of B in one swizzled block
+constexpr int64_t kBlockN = 64; // columns of B in one swizzled block (one box)
 constexpr int64_t kMmaK = 16;   // K of one wgmma (16-bit inputs)
+// Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
+constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
+// How long a thread waiting on an mbarrier may sleep before it looks
+// again (ns; CUTLASS's value): waiting warps leave the issue slots free.
+constexpr int64_t kWaitHintNs = 10'000'000;
 
 /// A wgmma shared-memory matrix descriptor without its start address: the
 /// 128-byte swizzle, and the byte strides between 8-row groups (`stride`)
@@ -48,69 +64,118 @@ int64_t descriptorBits(int64_t leading, int64_t stride) {
   return (leading / 16) << 16 | (stride / 16) << 32 | int64_t(1) << 62;
 }
 
-struct Problem {
-  Value a, b, c, batch; // batch: the block's batch index, or null
-  int64_t m, n, k, tileN;
-  Type element;
-  int64_t chunk() const { return kChunkBytes / (element.getIntOrFloatBitWidth() / 8); }
-  int64_t stepK() const { return kRowBytes / (element.getIntOrFloatBitWidth() / 8); }
-};
-
-/// Issues the cp.async copies of K step `step` (may be past the end: then
-/// nothing is read) into stage `stage` of `aStages` (stages x 128 x stepK)
-/// and `bStages` (stages x tileN/64 x stepK x 64), as one group.
-Value copyStep(OpBuilder &b, Location loc, const Problem &p, Value aStages, Value bStages,
-              Value tid, Value row0, Value col0, Value step, Value stage) {
-  IndexBuilder x{b, loc};
-  const int64_t chunk = p.chunk();
-  Value k0 = x.mul(step, p.stepK());
-  Value zero = x.c(0), full = x.c(chunk);
-  SmallVector<Value> tokens;
-  auto copy = [&](Value src, Value srcRow, Value srcCol, Value inside, Value dst,
-                  SmallVector<Value> dstIndices) {
-    SmallVector<Value> from = matrixIndices(src, p.batch, x.select(inside, srcRow, zero),
-                                            x.select(inside, srcCol, zero));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, dst, dstIndices, src, from, b.getIndexAttr(chunk),
-        x.select(inside, full, zero), b.getUnitAttr()));
-  };
-  for (int64_t i = 0; i < kTileM * kChunksPerRow / kThreads; ++i) {
-    Value q = x.add(tid, i * kThreads);
-    Value row = x.div(q, kChunksPerRow), c = x.rem(q, kChunksPerRow);
-    Value gRow = x.add(row0, row), gK = x.add(k0, x.mul(c, chunk));
-    Value inside = x.both(x.lt(gRow, p.m), x.lt(gK, p.k));
-    Value at = x.mul(x.xorI(c, x.rem(row, 8)), chunk);
-    copy(p.a, gRow, gK, inside, aStages, {stage, row, at});
-  }
-  const int64_t bChunksPerRow = p.tileN / chunk;
-  for (int64_t i = 0; i < p.stepK() * bChunksPerRow / kThreads; ++i) {
-    Value q = x.add(tid, i * kThreads);
-    Value row = x.div(q, bChunksPerRow), c = x.rem(q, bChunksPerRow);
-    Value gK = x.add(k0, row), gCol = x.add(col0, x.mul(c, chunk));
-    Value inside = x.both(x.lt(gK, p.k), x.lt(gCol, p.n));
-    Value block = x.div(c, kChunksPerRow);
-    Value at = x.mul(x.xorI(x.rem(c, kChunksPerRow), x.rem(row, 8)), chunk);
-    copy(p.b, gK, gCol, inside, bStages, {stage, block, row, at});
-  }
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-}
-
 /// `index` as an i64.
 Value toI64(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+}
+
+Value toI32(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+}
+
+Value i32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+/// The shared-memory pointer at byte address `address` (an index).
+Value sharedPointer(OpBuilder &b, Location loc, Value address) {
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+                                  toI64(b, loc, address));
+}
+
+/// A tensor map of `matrix` ([batch,] rows, cols) whose box is `boxRows` x
+/// `boxCols` (one batch), 128-byte swizzled and zero outside: on the host,
+/// as the pointer a kernel takes.
+Value tensorMap(OpBuilder &b, Location loc, Value matrix, int64_t boxRows, int64_t boxCols) {
+  auto type = cast<MemRefType>(matrix.getType());
+  SmallVector<int64_t> box = {boxRows, boxCols};
+  if (type.getRank() == 3)
+    box.insert(box.begin(), 1);
+  auto workgroup = IntegerAttr::get(b.getI64Type(), 3);
+  auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+      b.getContext(), MemRefType::get(box, type.getElementType(), AffineMap(), workgroup),
+      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B, nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO, nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()), matrix);
+  SmallVector<Value> boxSizes;
+  for (int64_t size : box)
+    boxSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  Value descriptor =
+      nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType, unranked, boxSizes);
+  return UnrealizedConversionCastOp::create(
+             b, loc, LLVM::LLVMPointerType::get(b.getContext()), descriptor)
+      .getResult(0);
+}
+
+struct Problem {
+  Value aMap, bMap, c, batch; // batch: the block's batch index, or null
+  bool aBatched, bBatched;    // whether A, B have a batch dim
+  int64_t m, n, k, tileN;
+  Type element;
+  int64_t stepK() const { return kRowBytes / (element.getIntOrFloatBitWidth() / 8); }
+};
+
+/// The producer thread's loop: per K step, wait until the consumers freed
+/// the stage, arm its `full` barrier with the stage's bytes and issue the
+/// TMA copies of A's 128 x stepK box and B's tileN/64 stepK x 64 boxes.
+void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value aStart,
+             Value bStart, Value fullStart, Value emptyStart, Value row0, Value col0) {
+  IndexBuilder ib{b, loc};
+  const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = p.tileN * kRowBytes;
+  const int64_t steps = (p.k + p.stepK() - 1) / p.stepK();
+  auto loop = scf::ForOp::create(b, loc, ib.c(0), ib.c(steps), ib.c(1));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  IndexBuilder x{lb, loc};
+  Value step = loop.getInductionVar();
+  Value stage = x.rem(step, stages), round = x.div(step, stages);
+  // A fresh barrier's "previous phase" (parity 1) counts as complete, so
+  // the first round does not wait.
+  Value parity = toI32(lb, loc, x.xorI(x.rem(round, 2), x.c(1)));
+  Value empty = sharedPointer(lb, loc, x.add(emptyStart, x.mul(stage, 8)));
+  NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, parity, i32(lb, loc, kWaitHintNs));
+  Value full = sharedPointer(lb, loc, x.add(fullStart, x.mul(stage, 8)));
+  NVVM::MBarrierArriveExpectTxOp::create(lb, loc, Type(), full,
+                                         i32(lb, loc, aStageBytes + bStageBytes),
+                                         NVVM::MemScopeKind::CTA, false, Value());
+  auto clusterPointer = LLVM::LLVMPointerType::get(lb.getContext(), 7);
+  auto load = [&](Value map, bool batched, Value at, Value col, Value row) {
+    SmallVector<Value> coordinates = {toI32(lb, loc, col), toI32(lb, loc, row)};
+    if (batched)
+      coordinates.push_back(toI32(lb, loc, p.batch));
+    // A block's own shared memory is shared::cluster memory too.
+    Value dst = LLVM::AddrSpaceCastOp::create(lb, loc, clusterPointer,
+                                              sharedPointer(lb, loc, at));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        lb, loc, dst, map, coordinates, full, ValueRange{}, Value(), Value(),
+        NVVM::TMALoadMode::TILE, false, nullptr, Value());
+  };
+  Value k0 = x.mul(step, p.stepK());
+  load(p.aMap, p.aBatched, x.add(aStart, x.mul(stage, aStageBytes)), k0, row0);
+  for (int64_t j = 0; j < p.tileN / kBlockN; ++j)
+    load(p.bMap, p.bBatched,
+         x.add(bStart, x.add(x.mul(stage, bStageBytes), j * kBlockN * kRowBytes)),
+         x.add(col0, j * kBlockN), k0);
 }
 
 } // namespace
 
 bool fitsWgmmaMatmul(linalg::LinalgOp op) {
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
-  // B's rows are whole 16-byte copies here; conv's im2col stays on
-  // mma.sync, which reads the patches in place (implicit GEMM).
+  // B's rows are whole 16-byte copies here (TMA's strides); conv's im2col
+  // stays on mma.sync, which reads the patches in place (implicit GEMM).
+  // A and B start on 16 bytes for TMA.
   Value b = op.getDpsInputs()[1];
+  auto startsAligned = [&](Value v) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return succeeded(cast<MemRefType>(v.getType()).getStridesAndOffset(strides, offset)) &&
+           !ShapedType::isDynamic(offset) && offset * 2 % 16 == 0;
+  };
   return (element.isF16() || element.isBF16()) && fitsMmaMatmul(op, /*tf32=*/false) &&
          cast<MemRefType>(b.getType()).getShape().back() % 8 == 0 &&
-         !findGatheredOperand(op, b);
+         !findGatheredOperand(op, b) && startsAligned(op.getDpsInputs()[0]) &&
+         startsAligned(b);
 }
 
 LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunables &tiling,
@@ -126,15 +191,16 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
 
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
   bool batched = isa<linalg::BatchMatmulOp>(op);
-  Problem p{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {}, 0, 0, 0,
-            tileN, element};
+  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
+  Problem p{{}, {}, op.getDpsInits()[0], {},
+            cast<MemRefType>(a.getType()).getRank() == 3,
+            cast<MemRefType>(bm.getType()).getRank() == 3, 0, 0, 0, tileN, element};
   auto cShape = cast<MemRefType>(p.c.getType()).getShape();
   int64_t batch = batched ? cShape[0] : 1;
   p.m = cShape[cShape.size() - 2];
   p.n = cShape.back();
-  p.k = cast<MemRefType>(p.a.getType()).getShape().back();
+  p.k = cast<MemRefType>(a.getType()).getShape().back();
   const int64_t stepK = p.stepK(), steps = (p.k + stepK - 1) / stepK;
-  const int64_t ahead = stages - 2; // steps in flight beyond the current one
   linalg::FillOp zeroFill = zeroFillBefore(op, p.c);
   linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findMatmulEpilogue(op, p.c);
 
@@ -142,10 +208,8 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
   MLIRContext *ctx = b.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto aStagesType = MemRefType::get({stages, kTileM, stepK}, element, AffineMap(), workgroup);
-  auto bStagesType = MemRefType::get({stages, tileN / kBlockN, stepK, kBlockN}, element,
-                                     AffineMap(), workgroup);
+  p.aMap = tensorMap(b, loc, a, kTileM, stepK);
+  p.bMap = tensorMap(b, loc, bm, stepK, kBlockN);
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
   const int64_t numTilesM = (p.m + kTileM - 1) / kTileM, numTilesN = (p.n + tileN - 1) / tileN;
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
@@ -154,64 +218,92 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value shared = gpu::DynamicSharedMemoryOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(), workgroup));
   // The swizzle pattern repeats every 1024 bytes and wgmma assumes it
-  // starts there: the stages begin at the first such boundary.
+  // starts there: the stages begin at the first such boundary; the
+  // barriers follow them.
   constexpr int64_t kAlign = CudaWgmmaMatmulTunables::kAlignment;
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
-  Value pad = kb.rem(arith::SubIOp::create(b, loc, kb.c(kAlign), kb.rem(base, kAlign)), kAlign);
-  Value aStages = memref::ViewOp::create(b, loc, aStagesType, shared, pad, ValueRange{});
-  Value bStages = memref::ViewOp::create(b, loc, bStagesType, shared,
-                                         kb.add(pad, stages * aStageBytes), ValueRange{});
+  Value aStart = kb.add(base, kb.rem(arith::SubIOp::create(b, loc, kb.c(kAlign),
+                                                           kb.rem(base, kAlign)),
+                                     kAlign));
+  Value bStart = kb.add(aStart, stages * aStageBytes);
+  Value fullStart = kb.add(bStart, stages * bStageBytes);
+  Value emptyStart = kb.add(fullStart, stages * 8);
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   p.batch = batched ? block.z : Value();
   auto [tileRow, tileCol] = groupedTileOrder(kb, block, numTilesM, numTilesN);
   Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, tileN);
-  Value warpgroup = kb.div(tid, 128), lane = kb.rem(tid, 32), warp = kb.rem(kb.div(tid, 32), 4);
+  Value warpgroup = kb.div(tid, kWarpgroup), lane = kb.rem(tid, 32);
+  Value warp = kb.rem(kb.div(tid, 32), 4);
+
+  // Thread 0 sets up the barriers: `full` completes on the producer's
+  // arrival and the TMA bytes, `empty` on every consumer warp's.
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, kb.c(0));
+  scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location l) {
+    IndexBuilder x{tb, l};
+    for (int64_t s = 0; s < stages; ++s) {
+      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(fullStart, s * 8)),
+                                   i32(tb, l, 1), Value());
+      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(emptyStart, s * 8)),
+                                   i32(tb, l, kConsumerWarps), Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(tb, l);
+    scf::YieldOp::create(tb, l);
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  Value isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup, kb.c(0));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+  {
+    OpBuilder pb = roles.getThenBodyBuilder();
+    NVVM::SetMaxRegisterOp::create(pb, loc, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    Value issuer = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, tid, IndexBuilder{pb, loc}.c(0));
+    scf::IfOp::create(pb, loc, issuer, [&](OpBuilder &tb, Location l) {
+      produce(tb, l, p, stages, aStart, bStart, fullStart, emptyStart, row0, col0);
+      scf::YieldOp::create(tb, l);
+    });
+  }
+  b.setInsertionPointToStart(&roles.getElseRegion().front());
+  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value consumer = kb.add(warpgroup, -1);
 
   // Descriptors of stage 0 at K 0 (this warpgroup's 64 rows of A); a stage
   // and a K offset add their address / 16 to the start-address field.
-  Value aStart = kb.add(kb.add(base, pad), kb.mul(warpgroup, kWarpgroupM * kRowBytes));
-  Value bStart = kb.add(kb.add(base, pad), stages * aStageBytes);
   auto descriptor = [&](Value start, int64_t bits) {
     Value field = toI64(b, loc, kb.div(start, 16));
     return arith::OrIOp::create(b, loc, field, arith::ConstantIntOp::create(b, loc, bits, 64))
         .getResult();
   };
-  Value aDescriptor = descriptor(aStart, descriptorBits(kChunkBytes, 8 * kRowBytes));
+  Value aDescriptor = descriptor(kb.add(aStart, kb.mul(consumer, kWarpgroupM * kRowBytes)),
+                                 descriptorBits(16, 8 * kRowBytes));
   Value bDescriptor = descriptor(bStart, descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
-
-  Value lastGroup;
-  for (int64_t s = 0; s < ahead; ++s)
-    lastGroup = copyStep(b, loc, p, aStages, bStages, tid, row0, col0, kb.c(s), kb.c(s));
 
   Type f32 = b.getF32Type();
   auto accType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(kWarpgroupM * tileN / 128, f32));
+      ctx, SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, f32));
   Value zeros = LLVM::ZeroOp::create(b, loc, accType);
   auto wgmmaType = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
   auto loop = scf::ForOp::create(
       b, loc, kb.c(0), kb.c(steps), kb.c(1), ValueRange{zeros},
       [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
         IndexBuilder x{lb, l};
-        // This thread's copies of `step` have landed; the fence hands them
-        // to the async proxy wgmma reads through, the barrier makes them
-        // everyone's, and every warpgroup is past the step-2 wgmma that read
-        // the stage the next copies overwrite.
-        nvgpu::DeviceAsyncWaitOp::create(lb, l, lastGroup, lb.getI32IntegerAttr(ahead - 1));
-        NVVM::FenceProxyOp::create(lb, l, NVVM::ProxyKind::async_shared,
-                                   NVVM::SharedSpaceAttr::get(lb.getContext(),
-                                                              NVVM::SharedSpace::shared_cta));
-        gpu::BarrierOp::create(lb, l);
-        Value next = x.add(step, ahead);
-        copyStep(lb, l, p, aStages, bStages, tid, row0, col0, next, x.rem(next, stages));
-        Value stage = toI64(lb, l, x.rem(step, stages));
+        Value stage = x.rem(step, stages);
+        Value parity = toI32(lb, l, x.rem(x.div(step, stages), 2));
+        NVVM::MBarrierTryWaitParityOp::create(
+            lb, l, sharedPointer(lb, l, x.add(fullStart, x.mul(stage, 8))), parity,
+            i32(lb, l, kWaitHintNs));
+        Value stage64 = toI64(lb, l, stage);
         auto offset = [&](Value d, int64_t stageBytes, int64_t bytes) {
           Value stride = arith::ConstantIntOp::create(lb, l, stageBytes / 16, 64);
           Value at = arith::AddIOp::create(
-              lb, l, arith::MulIOp::create(lb, l, stage, stride),
+              lb, l, arith::MulIOp::create(lb, l, stage64, stride),
               arith::ConstantIntOp::create(lb, l, bytes / 16, 64));
           return arith::AddIOp::create(lb, l, d, at).getResult();
         };
@@ -230,18 +322,28 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
               /*satfinite=*/nullptr);
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);
+        // The previous step's group is done: its stage goes back to the
+        // producer (one arrival per warp).
         NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 1);
+        Value release = x.both(firstLane, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt,
+                                                                step, x.c(0)));
+        scf::IfOp::create(lb, l, release, [&](OpBuilder &tb, Location tl) {
+          IndexBuilder t{tb, tl};
+          Value previous = t.rem(t.add(step, stages - 1), stages);
+          NVVM::MBarrierArriveOp::create(
+              tb, tl, Type(), sharedPointer(tb, tl, t.add(emptyStart, t.mul(previous, 8))),
+              Value());
+          scf::YieldOp::create(tb, tl);
+        });
         scf::YieldOp::create(lb, l, sum);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  // The copies issued past the last step still write shared memory.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
   // The accumulator holds, per n8 column block j, rows `group` and
   // `group` + 8 of the warp's 16, columns 2 * `inGroup` (+1): the mma.sync
   // m16n8 fragment, tileN / 8 times.
   Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
-  Value warpRow = kb.add(row0, kb.add(kb.mul(warpgroup, kWarpgroupM), kb.mul(warp, 16)));
+  Value warpRow = kb.add(row0, kb.add(kb.mul(consumer, kWarpgroupM), kb.mul(warp, 16)));
   Value sums = loop.getResult(0);
   auto pairType = VectorType::get({2}, f32);
   for (int64_t j = 0; j < tileN / 8; ++j) {
@@ -256,6 +358,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
                            /*accumulate=*/!zeroFill, epilogue);
     }
   }
+  b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
   op->erase();
   if (zeroFill)

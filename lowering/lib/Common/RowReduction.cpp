@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln {
@@ -36,6 +38,23 @@ std::optional<vector::CombiningKind> combiningKind(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 } // namespace
+
+Value reductionIdentity(OpBuilder &b, Location loc, vector::CombiningKind kind, Type type) {
+  using Kind = vector::CombiningKind;
+  if (auto ft = dyn_cast<FloatType>(type)) {
+    double inf = std::numeric_limits<double>::infinity();
+    double v = kind == Kind::MUL ? 1.0 : kind == Kind::MAXIMUMF ? -inf
+               : kind == Kind::MINIMUMF ? inf : 0.0;
+    return arith::ConstantOp::create(b, loc, ft, b.getFloatAttr(ft, v));
+  }
+  unsigned w = type.getIntOrFloatBitWidth();
+  APInt v = kind == Kind::MUL     ? APInt(w, 1)
+            : kind == Kind::MAXSI ? APInt::getSignedMinValue(w)
+            : kind == Kind::MINSI ? APInt::getSignedMaxValue(w)
+            : kind == Kind::MINUI || kind == Kind::AND ? APInt::getMaxValue(w)
+                                                       : APInt(w, 0);
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
 
 bool hasScalarBody(linalg::GenericOp op) {
   return llvm::all_of(op.getBody()->without_terminator(), [](Operation &o) {

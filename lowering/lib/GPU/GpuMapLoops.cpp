@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -46,10 +47,13 @@ bool staysOnHost(Operation *op) {
         Operation *def = v.getDefiningOp();
         return v.getType().isIndex() && def && staysOnHost(def);
       });
+  // A tensor map (CUDA's TMA: a descriptor, as the pointer a kernel takes)
+  // is the runtime's to encode (GpuPlanExtraction).
   return isa<memref::AllocOp, memref::DeallocOp, memref::SubViewOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp,
              memref::ReinterpretCastOp, memref::CastOp, memref::DimOp, func::ReturnOp,
-             scf::ParallelOp, gpu::LaunchOp>(op) ||
+             scf::ParallelOp, gpu::LaunchOp, nvgpu::TmaCreateDescriptorOp,
+             UnrealizedConversionCastOp>(op) ||
          op->hasTrait<OpTrait::ConstantLike>() || sizeArithmetic;
 }
 

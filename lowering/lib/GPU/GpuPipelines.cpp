@@ -23,6 +23,11 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
                                      bool hoistRowValues, int64_t flatBufferSize) {
   pm.addPass(createKilnGpuCopiesToLinalg());
   pm.addPass(createKilnExpandMath());
+  KilnGpuScansOptions scans;
+  if (!maxGrid.empty())
+    scans.maxGridX = maxGrid.front();
+  pm.addPass(createKilnGpuScans(scans));
+  pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = hoistRowValues;
   pm.addPass(createKilnGpuRowReductions(rows));

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -123,6 +124,7 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
 
   DenseMap<Value, BufferView> views;
   DenseMap<Value, ScalarArgument> scalars;
+  DenseMap<Value, TensorMapArgument> tensorMaps;
   // Where each argument's dims start in a run's dims.
   DenseMap<Value, int64_t> firstDim;
   int64_t dimCount = 0;
@@ -243,11 +245,41 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
       Value source = op.getOperand(0);
       if (!views.count(source))
         return op.emitError() << "view of an unknown buffer";
+      if (isa<UnrankedMemRefType>(op.getResult(0).getType())) {
+        views[op.getResult(0)] = views[source]; // a tensor map's operand
+        continue;
+      }
       auto view = viewOf(&op, views[source].buffer,
                          cast<MemRefType>(op.getResult(0).getType()));
       if (failed(view))
         return failure();
       views[op.getResult(0)] = *view;
+      continue;
+    }
+    // A TMA tensor map (CUDA): the runtime encodes it per launch, and
+    // the kernel takes it as a pointer (to its parameter).
+    if (auto create = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op)) {
+      auto type = create.getTensorMap().getType();
+      TensorMapArgument map;
+      if (!views.count(create.getTensor()))
+        return create.emitError() << "tensor map of an unknown buffer";
+      map.view = views[create.getTensor()];
+      map.elementBytes = elementBytes(type.getTensor());
+      map.swizzleBytes = type.getSwizzle() == nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE
+                             ? 0
+                             : 16u << static_cast<unsigned>(type.getSwizzle());
+      for (Value box : create.getBoxDimensions()) {
+        std::optional<int64_t> size = getConstantIntValue(box);
+        if (!size)
+          return create.emitError() << "a tensor map box that is not constant";
+        map.box.push_back(*size);
+      }
+      tensorMaps[create] = std::move(map);
+      continue;
+    }
+    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+        cast && cast->getNumOperands() == 1 && tensorMaps.count(cast.getOperand(0))) {
+      tensorMaps[cast.getResult(0)] = tensorMaps[cast.getOperand(0)];
       continue;
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
@@ -290,6 +322,8 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
           step.arguments.push_back(views[arg]);
         else if (scalars.count(arg))
           step.arguments.push_back(scalars[arg]);
+        else if (tensorMaps.count(arg))
+          step.arguments.push_back(tensorMaps[arg]);
         else if (std::optional<int> size = sizes.valueOf(arg))
           step.arguments.push_back(ScalarArgument{0, indexBytes, *size});
         else

@@ -65,23 +65,6 @@ std::optional<gpu::AllReduceOperation> allReduceOf(Kind kind) {
   }
 }
 
-/// The value that `kind` leaves unchanged.
-Value identity(OpBuilder &b, Location loc, Kind kind, Type type) {
-  if (auto ft = dyn_cast<FloatType>(type)) {
-    double inf = std::numeric_limits<double>::infinity();
-    double v = kind == Kind::MUL ? 1.0 : kind == Kind::MAXIMUMF ? -inf
-               : kind == Kind::MINIMUMF ? inf : 0.0;
-    return arith::ConstantOp::create(b, loc, ft, b.getFloatAttr(ft, v));
-  }
-  unsigned w = type.getIntOrFloatBitWidth();
-  APInt v = kind == Kind::MUL     ? APInt(w, 1)
-            : kind == Kind::MAXSI ? APInt::getSignedMinValue(w)
-            : kind == Kind::MINSI ? APInt::getSignedMaxValue(w)
-            : kind == Kind::MINUI || kind == Kind::AND ? APInt::getMaxValue(w)
-                                                       : APInt(w, 0);
-  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
-}
-
 /// What a loop range is, so that ranges of one run-time size compare equal:
 /// (null, size) when static, else the argument dim or value it comes from.
 using RangeKey = std::pair<Value, int64_t>;
@@ -189,7 +172,7 @@ public:
     OpBuilder b = beginStage();
     Type accType = reduction.combiner->getResult(0).getType();
     int64_t width = vectorWidth(op);
-    Value init = identity(b, loc, reduction.kind, accType);
+    Value init = kiln::reductionIdentity(b, loc, reduction.kind, accType);
     if (width)
       init = vector::BroadcastOp::create(b, loc, VectorType::get({width}, accType),
                                          init);

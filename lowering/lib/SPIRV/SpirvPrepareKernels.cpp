@@ -27,6 +27,26 @@ using namespace mlir;
 
 namespace {
 
+/// convert-gpu-to-spirv takes no workgroup attributions (kiln-gpu-scans
+/// uses one); an allocation in Workgroup storage becomes the same
+/// workgroup variable.
+void workgroupAttributionsToVariables(gpu::GPUFuncOp kernel) {
+  unsigned count = kernel.getNumWorkgroupAttributions();
+  if (count == 0)
+    return;
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  auto workgroup = spirv::StorageClassAttr::get(b.getContext(), spirv::StorageClass::Workgroup);
+  for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(attribution.getType());
+    attribution.replaceAllUsesWith(memref::AllocOp::create(
+        b, attribution.getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType(), type.getLayout(), workgroup)));
+  }
+  kernel.getBody().front().eraseArguments(kernel.getFirstWorkgroupAttributionIndex(), count);
+  kernel->setAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName(),
+                  b.getI64IntegerAttr(0));
+}
+
 /// all_reduce(x) = combine over subgroups of subgroup_reduce(x): lane 0 of
 /// each subgroup stores its subgroup's result in workgroup memory, and every
 /// thread folds those few partials in order, so all threads agree.
@@ -162,6 +182,7 @@ struct KilnSpirvPrepareKernelsPass
       }
       kernel->setAttr(spirv::getEntryPointABIAttrName(),
                       spirv::getEntryPointABIAttr(ctx, *size));
+      workgroupAttributionsToVariables(kernel);
       int64_t threads = int64_t((*size)[0]) * (*size)[1] * (*size)[2];
       SmallVector<gpu::AllReduceOp> reduces;
       kernel.walk([&](gpu::AllReduceOp r) { reduces.push_back(r); });

@@ -5,55 +5,79 @@
 // Without wgmma (sm_80, or KILN_CUDA_WGMMA=0) the same matmul takes mma.sync.
 // RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1" | FileCheck %s --check-prefix=MMA
 
-// bf16 300x72 * 72x264: 3x3 blocks of 128x128 outputs, 256 threads (two
-// warpgroups), three stages of 128 x 64 A and 64 x 128 B (2 blocks of 64
-// columns) in 128-byte-swizzled shared memory aligned to 1024 bytes (3 x
-// 32 KiB + 1 KiB), one step of K issued before the loop, K in 2 steps of 64
-// (the last partial: its copies past K read nothing). Per step: the wait
-// for the step's copies, the proxy fence, a barrier, the next step's
-// copies, then 4 wgmma m64n128k16 (bf16, B transposed) on descriptors,
-// committed and left one group in flight. C += the accumulators two
-// columns at a time inside the matrix.
+// bf16 300x72 * 72x264: tensor maps of A (boxes of 128 x 64) and B (64 x
+// 64) made on the host and passed as pointers; 3x3 blocks of 128x128
+// outputs, 384 threads (a producer and two consumer warpgroups), three
+// stages of 128 x 64 A and 64 x 128 B (2 boxes of 64 columns) in
+// 128-byte-swizzled shared memory aligned to 1024 bytes, then a `full` and
+// an `empty` mbarrier per stage (3 x (32 KiB + 16) + 1 KiB). Thread 0
+// initialises the barriers (full: 1 arrival, empty: 8 consumer warps).
+// The producer warpgroup gives up registers; its thread 0 walks K in 2
+// steps of 64 (the last partial: TMA reads zeros past K): waits for the
+// stage to be empty, arms `full` with the stage's 32 KiB and issues one
+// TMA copy of A and two of B. The consumers take registers, wait for
+// `full`, issue 4 wgmma m64n128k16 (bf16, B transposed) on descriptors,
+// commit, leave one group in flight and free the previous step's stage
+// (lane 0 of each warp). C += the accumulators two columns at a time
+// inside the matrix.
 // CHECK-LABEL: func @bf16
+// CHECK: %[[A:.*]] = memref.cast %arg0 : memref<300x72xbf16> to memref<*xbf16>
+// CHECK: %[[AMAP:.*]] = nvgpu.tma.create.descriptor %[[A]] box[%c128, %c64] : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[APTR:.*]] = builtin.unrealized_conversion_cast %[[AMAP]] : {{.*}} to !llvm.ptr
+// CHECK: %[[B:.*]] = memref.cast %arg1
+// CHECK: nvgpu.tma.create.descriptor %[[B]] box[%{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, 3>
+// CHECK: %[[BPTR:.*]] = builtin.unrealized_conversion_cast
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
-// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
-// CHECK-SAME: dynamic_shared_memory_size %c99328_i32
-// CHECK: %[[SHARED:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// CHECK: memref.extract_aligned_pointer_as_index %[[SHARED]]
-// CHECK: %[[AS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
-// CHECK: %[[BS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : {{.*}} to memref<3x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c384
+// CHECK-SAME: dynamic_shared_memory_size %c99376_i32
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.init {{.*}}, %c1_i32{{[_0-9]*}} :
+// CHECK: nvvm.mbarrier.init {{.*}}, %c8_i32{{[_0-9]*}} :
+// CHECK: nvvm.mbarrier.init {{.*}}, %c1_i32{{[_0-9]*}} :
+// CHECK: nvvm.mbarrier.init {{.*}}, %c8_i32{{[_0-9]*}} :
+// CHECK: nvvm.mbarrier.init {{.*}}, %c1_i32{{[_0-9]*}} :
+// CHECK: nvvm.mbarrier.init {{.*}}, %c8_i32{{[_0-9]*}} :
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{[_0-9]*}} step
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL:.*]], %c32768_i32
+// CHECK: %[[TO:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[TO]], %[[APTR]], %[[FULL]], box[
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[BPTR]], %[[FULL]], box[
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
 // The descriptors' fixed bits: 128-byte swizzle, 8-row groups 1024 bytes
 // apart; A's leading offset 16 bytes (unused), B's 8192 (a 64-column block).
 // CHECK-DAG: arith.constant 4611686293305360384 : i64
 // CHECK-DAG: arith.constant 4611686293338849280 : i64
-// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[AS]]{{.*}} {bypassL1}
-// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, %[[BS]]{{.*}} {bypassL1}
-// CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args(%{{.*}} = %{{.*}}) -> (!llvm.struct<(f32, {{(f32, )+}}f32)>)
-// CHECK-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: gpu.barrier
-// CHECK-COUNT-8: nvgpu.device_async_copy
-// CHECK: nvgpu.device_async_create_group
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK-NEXT: scf.yield
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
 // CHECK: scf.if
 // CHECK: vector.load %arg2{{.*}} : memref<300x264xf32>, vector<2xf32>
 // CHECK: arith.addf
 // CHECK: vector.store {{.*}}, %arg2
 // CHECK-NOT: linalg.matmul
 // The defaults (CudaWgmmaMatmulTunables): 128x256 outputs, 4 stages
-// (4 x 48 KiB + 1 KiB), m64n256k16.
+// (4 x (48 KiB + 16) + 1 KiB), four boxes of B per stage, m64n256k16.
 // DEFAULT-LABEL: func @bf16
-// DEFAULT: dynamic_shared_memory_size %c197632_i32
-// DEFAULT: memref.view {{.*}} to memref<4x4x64x64xbf16
+// DEFAULT: dynamic_shared_memory_size %c197696_i32
+// DEFAULT: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c49152_i32
+// DEFAULT-COUNT-5: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // DEFAULT: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>
-// TOO-BIG: error: wgmma tiling needs 197632 bytes of shared memory; at most 101376
+// TOO-BIG: error: wgmma tiling needs 197696 bytes of shared memory; at most 101376
 // BAD-TILE: error: wgmma tiling needs a tile N of 64, 128 or 256 and 3 or more stages, got 192 and 4
 // MMA-LABEL: func @bf16
 // MMA-NOT: nvvm.wgmma
@@ -63,10 +87,13 @@ func.func @bf16(%a: memref<300x72xbf16>, %b: memref<72x264xbf16>, %c: memref<300
   return
 }
 
-// f16, batched: the batch is the launch's z; copies index it first.
+// f16, batched: the batch is the launch's z; the maps have a batch dim of
+// box 1, and the copies' last coordinate is the batch.
 // CHECK-LABEL: func @f16_batched
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
-// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvgpu.tma.create.descriptor {{.*}} box[%c1, %c128, %c64] : memref<*xf16> -> <tensor = memref<1x128x64xf16, 3>
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BATCH:.*]]) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
+// CHECK: %[[Z:.*]] = arith.index_castui %[[BATCH]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %[[Z]]]
 // CHECK: nvvm.wgmma.mma_async {{.*}}A[<f16>
 func.func @f16_batched(%a: memref<2x130x40xf16>, %b: memref<2x40x136xf16>, %c: memref<2x130x136xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<2x130x40xf16>, memref<2x40x136xf16>) outs(%c : memref<2x130x136xf32>)

@@ -1,5 +1,13 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-spirv-prepare-kernels))" | FileCheck %s
 
+// A workgroup attribution (kiln-gpu-scans'), which convert-gpu-to-spirv
+// does not take, becomes an allocation in Workgroup storage.
+// CHECK-LABEL: gpu.func @scan_step
+// CHECK-SAME: (%{{.*}}: memref<256xf32>)
+// CHECK-NOT: workgroup(
+// CHECK: %[[W:.*]] = memref.alloc() : memref<2x256xf32, #spirv.storage_class<Workgroup>>
+// CHECK: memref.store %{{.*}}, %[[W]]
+
 // The entry-point ABI comes from the known block size; a float max over the
 // block is a group max per subgroup (NaN tracked by a group max of a flag),
 // partials in Workgroup memory, and a fold over the subgroups whose result
@@ -28,7 +36,18 @@
 // CHECK: arith.select %{{.*}} : vector<4xi1>, vector<4xf32>
 // CHECK-NOT: vector.reduction
 // CHECK-COUNT-3: arith.maximumf
+
 gpu.module @kernels {
+  gpu.func @scan_step(%in: memref<256xf32>)
+      workgroup(%shared: memref<2x256xf32, #gpu.address_space<workgroup>>) kernel
+      attributes {known_block_size = array<i32: 256, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %t = gpu.thread_id x
+    %x = memref.load %in[%t] : memref<256xf32>
+    memref.store %x, %shared[%c0, %t] : memref<2x256xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    gpu.return
+  }
   gpu.func @row_max(%in: memref<256xf32>, %out: memref<1xf32>) kernel
       attributes {known_block_size = array<i32: 256, 1, 1>} {
     %c0 = arith.constant 0 : index

@@ -65,10 +65,10 @@ struct CudaWgmmaMatmulTunables {
 
   static constexpr int64_t kStepBytes = 128;   // one swizzled row of A per K step
   static constexpr int64_t kAlignment = 1024;  // of a 128-byte-swizzled tile
-  /// Shared memory the kernel asks for: its stages and the slack that
-  /// aligns them.
+  /// Shared memory the kernel asks for: its stages, the slack that aligns
+  /// them and two 8-byte mbarriers per stage.
   constexpr int64_t sharedBytes() const {
-    return stages * (128 + tileN) * kStepBytes + kAlignment;
+    return stages * ((128 + tileN) * kStepBytes + 16) + kAlignment;
   }
   constexpr bool operator==(const CudaWgmmaMatmulTunables &) const = default;
 

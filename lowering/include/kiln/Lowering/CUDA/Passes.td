@@ -60,4 +60,19 @@ def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPU
                            "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
 }
 
+def KilnCudaTensorMapParams : Pass<"kiln-cuda-tensor-map-params", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Kernel parameters that TMA copies read become 128-byte grid constants";
+  let description = [{
+    A kernel's tensor map (CUtensorMap) is a parameter passed by value, which
+    TMA (`cp.async.bulk.tensor`) reads through its
+    generic address (CUDA's `const __grid_constant__ CUtensorMap`). After
+    convert-gpu-to-nvvm such a parameter is an `!llvm.ptr`; this pass marks
+    every kernel pointer parameter it takes as the map
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and
+    `nvvm.grid_constant`, so NVPTX declares `.param .align 64 .b8 [128]`.
+    A pointer TMA reads that is also used otherwise is an error.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
+}
+
 #endif

@@ -22,6 +22,10 @@ struct RowReduction {
 /// when marked reassociable).
 std::optional<RowReduction> matchRowReduction(mlir::linalg::GenericOp op);
 
+/// The value that `kind` leaves unchanged, of scalar type `type`.
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::vector::CombiningKind kind, mlir::Type type);
+
 /// True if every op of the generic's body is a scalar arith/math op.
 bool hasScalarBody(mlir::linalg::GenericOp op);
 

@@ -81,6 +81,36 @@ def KilnGpuKernelSizes : Pass<"kiln-gpu-kernel-sizes", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
 }
 
+def KilnGpuScans : Pass<"kiln-gpu-scans", "mlir::ModuleOp"> {
+  let summary = "Scans (cumsum loop nests) across the GPU";
+  let description = [{
+    A top-level loop nest that scans one buffer into another along one dim
+    (kiln.cumsum's lowering) becomes, for rows longer than 32 elements of a
+    32- or 64-bit sum, a blocked scan: chunk totals, a scan of the totals
+    per row, then each chunk's scan plus its offset, all gpu.launch ops of
+    256 threads; shorter rows run one thread per row.
+  }];
+  let options = [Option<"maxGridX", "max-grid-x", "int64_t", "2147483647",
+                        "most blocks along x; past it a block takes several chunks">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
+def KilnGpuSplitReductions : Pass<"kiln-gpu-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Split reductions of few long rows across blocks";
+  let description = [{
+    A row reduction (kiln-gpu-row-reductions) runs one block per row, so a
+    full reduction or one of a few long rows would run on one or a few of
+    the GPU's SMs. Such a reduction becomes three: each row's first
+    `slices x length` elements reduce into per-slice partials, one block
+    per slice; the partials reduce into the output; the row's tail (fewer
+    than `length` elements) is added to it. kiln-gpu-row-reductions runs
+    the first as one kernel and the other two as one more. The order of
+    operations is fixed, so a result is the same on every run.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
   let summary = "Reductions over the innermost loop as one block per row";
   let description = [{

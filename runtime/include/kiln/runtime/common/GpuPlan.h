@@ -44,10 +44,23 @@ struct ScalarArgument {
   int size = -1;
 };
 
+/// A TMA tensor map of a view (CUDA, sm_90), which the kernel takes by
+/// value (128 bytes, `__grid_constant__`): it copies tiles of `box`
+/// elements (one size per view dim, outermost first) into shared memory in
+/// the `swizzleBytes` swizzle (0, 32, 64 or 128); reads outside the view
+/// are zeros. The runtime encodes it at launch from the buffer's address.
+struct TensorMapArgument {
+  BufferView view;
+  unsigned elementBytes = 2;
+  std::vector<int64_t> box;
+  unsigned swizzleBytes = 128;
+};
+
 /// One kernel parameter: a scalar or a memref view, which the kernel takes
 /// as the start of the view's buffer (a bare pointer on CUDA, a binding of
-/// the whole buffer on Vulkan); offset and strides are static in the kernel.
-using KernelArgument = std::variant<ScalarArgument, BufferView>;
+/// the whole buffer on Vulkan; offset and strides are static in the
+/// kernel), or a tensor map.
+using KernelArgument = std::variant<ScalarArgument, BufferView, TensorMapArgument>;
 
 struct KernelLaunch {
   int module = 0; // index into GpuPlan::modules

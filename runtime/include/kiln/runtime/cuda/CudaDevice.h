@@ -47,6 +47,27 @@ struct CudaKernel {
   void *function = nullptr;
 };
 
+/// A TMA tensor map as cuTensorMapEncodeTiled takes it: dims, strides and
+/// box innermost first (strides in bytes, of dims 1 and up).
+struct TiledTensorMap {
+  unsigned dataType = 0, rank = 0, swizzle = 0; // CUtensorMapDataType, CUtensorMapSwizzle
+  uint64_t address = 0;
+  std::array<uint64_t, 5> dims{}, strides{};
+  std::array<uint32_t, 5> box{};
+};
+
+/// The tensor map of `map` on a buffer at `bufferAddress`, checked against
+/// TMA's limits: Unsupported for what TMA cannot express (more than 5
+/// dims, strided innermost dim, strides or an address not multiples of 16
+/// bytes, boxes past 256 or past the swizzle), InvalidArgument for a map
+/// that contradicts itself (a box per dim, positive sizes).
+Expected<TiledTensorMap> tiledTensorMap(const TensorMapArgument &map, uint64_t bufferAddress);
+
+/// An encoded tensor map, a kernel parameter of 128 bytes.
+struct alignas(64) CudaTensorMap {
+  std::array<uint64_t, 16> bits{};
+};
+
 class CudaDevice {
 public:
   /// How many CUDA devices this machine has: 0, not an error, where the
@@ -71,6 +92,9 @@ public:
   /// Lets `kernel` launch with `bytes` of dynamic shared memory (beyond the
   /// default 48 KiB a kernel must opt in); Unsupported past the device's limit.
   Expected<void> allowSharedMemory(CudaKernel kernel, unsigned bytes);
+  /// `map` on a buffer at `bufferAddress`, encoded by the driver
+  /// (tiledTensorMap's errors; Unsupported on a driver before CUDA 12).
+  Expected<CudaTensorMap> encodeTensorMap(const TensorMapArgument &map, uint64_t bufferAddress);
   /// Queues a launch on the device's stream; `args` points at each argument.
   Expected<void> launch(CudaKernel kernel, const LaunchShape &shape,
                         std::vector<void *> &args);

@@ -1,0 +1,448 @@
+//===- GpuScans.cpp - the kiln-gpu-scans pass ----------------------------===//
+//
+// A scan (cumsum) arrives as a serial loop nest: loops over the other dims
+// around a loop that carries the running sum along the scan dim. Left alone
+// it runs on one GPU thread (3.3 s for 2^26 floats on the H200). Here:
+//
+// - Short scans (at most kSerialLength elements) keep the serial loop, one
+//   thread per row: the other dims become a parallel loop.
+// - Longer ones run as a blocked scan over chunks of kChunk elements, each
+//   thread taking kPerThread consecutive ones:
+//     1. each block sums its chunk into totals[row, chunk];
+//     2. one block per row scans its totals in place, exclusively, into
+//        each chunk's offset;
+//     3. each block scans its chunk (in registers, then across threads in
+//        workgroup memory) and stores offset + prefix.
+//   With one chunk per row only step 3 runs. The order of the additions is
+//   fixed, so every run gives the same result.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUSCANS
+#include "kiln/Lowering/GPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Scans this short run serially, one thread per row.
+constexpr int64_t kSerialLength = 32;
+constexpr int64_t kThreads = 256;
+constexpr int64_t kPerThread = 8;
+constexpr int64_t kChunk = kThreads * kPerThread;
+/// Steps of the scan across a block's threads (log2 kThreads).
+constexpr int64_t kThreadScanSteps = 8;
+static_assert(int64_t(1) << kThreadScanSteps == kThreads);
+
+/// A matched scan: out[.., i, ..] = store(acc_i), acc_i = acc_{i-1} + elem(x[.., i, ..]).
+struct Scan {
+  scf::ForOp nest;                 // the top-level loop, replaced
+  SmallVector<scf::ForOp> outer;   // loops over the other dims, in dim order
+  scf::ForOp loop;                 // the loop along the scan dim
+  memref::LoadOp load;
+  memref::StoreOp store;
+  Operation *add;                  // the running sum's addition
+  Value element;                   // the add's operand computed from the load
+  int64_t dim;
+  SmallVector<int64_t> shape;
+};
+
+std::optional<int64_t> constantBound(Value v) { return getConstantIntValue(v); }
+
+bool isUnitStepFromZero(scf::ForOp loop) {
+  return constantBound(loop.getLowerBound()) == 0 && constantBound(loop.getStep()) == 1 &&
+         constantBound(loop.getUpperBound());
+}
+
+bool isZero(Value v) {
+  return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+}
+
+/// Matches the nest rooted at `top` as a scan with a zero start.
+std::optional<Scan> matchScan(scf::ForOp top) {
+  Scan scan{top, {}, top, {}, {}, nullptr, {}, 0, {}};
+  scf::ForOp loop = top;
+  while (loop.getNumRegionIterArgs() == 0) {
+    if (!isUnitStepFromZero(loop))
+      return std::nullopt;
+    auto ops = loop.getBody()->without_terminator();
+    if (std::distance(ops.begin(), ops.end()) != 1)
+      return std::nullopt;
+    auto inner = dyn_cast<scf::ForOp>(*ops.begin());
+    if (!inner)
+      return std::nullopt;
+    scan.outer.push_back(loop);
+    loop = inner;
+  }
+  scan.loop = loop;
+  if (!isUnitStepFromZero(loop) || loop.getNumRegionIterArgs() != 1 ||
+      !isZero(loop.getInitArgs()[0]))
+    return std::nullopt;
+  Value acc = loop.getRegionIterArgs()[0];
+  Block *body = loop.getBody();
+  for (Operation &op : body->without_terminator()) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (scan.load)
+        return std::nullopt;
+      scan.load = load;
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (scan.store)
+        return std::nullopt;
+      scan.store = store;
+    } else if (!isa_and_nonnull<arith::ArithDialect>(op.getDialect()) ||
+               op.getNumRegions() != 0 || op.getNumResults() != 1) {
+      return std::nullopt;
+    }
+  }
+  Operation *add = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!scan.load || !scan.store || !isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add) ||
+      !acc.hasOneUse() || acc.getUses().begin()->getOwner() != add)
+    return std::nullopt;
+  scan.add = add;
+  scan.element = add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(0);
+  // Both access [outer ivs in order, with the scan's iv at `dim`], in full.
+  if (scan.load.getIndices() != scan.store.getIndices() ||
+      scan.load.getMemRef() == scan.store.getMemRef())
+    return std::nullopt;
+  auto xType = cast<MemRefType>(scan.load.getMemRef().getType());
+  auto outType = cast<MemRefType>(scan.store.getMemRef().getType());
+  if (!xType.hasStaticShape() || xType.getShape() != outType.getShape() ||
+      xType.getRank() != static_cast<int64_t>(scan.outer.size()) + 1)
+    return std::nullopt;
+  unsigned next = 0;
+  scan.dim = -1;
+  for (auto [d, index] : llvm::enumerate(scan.load.getIndices())) {
+    scf::ForOp owner = index == loop.getInductionVar()
+                           ? loop
+                           : next < scan.outer.size() ? scan.outer[next] : scf::ForOp();
+    if (!owner || index != owner.getInductionVar() ||
+        constantBound(owner.getUpperBound()) != xType.getDimSize(d))
+      return std::nullopt;
+    if (owner == loop)
+      scan.dim = d;
+    else
+      ++next;
+  }
+  if (scan.dim < 0)
+    return std::nullopt;
+  scan.shape.assign(xType.getShape().begin(), xType.getShape().end());
+  return scan;
+}
+
+/// Builds the kernels of one scan at the nest's place.
+class ScanBuilder {
+public:
+  ScanBuilder(Scan scan, int64_t maxGridX)
+      : scan(scan), maxGridX(maxGridX), b(scan.nest), loc(scan.nest.getLoc()) {
+    length = scan.shape[scan.dim];
+    rows = 1;
+    for (auto [d, size] : llvm::enumerate(scan.shape))
+      if (static_cast<int64_t>(d) != scan.dim)
+        rows *= size;
+    chunks = llvm::divideCeil(length, kChunk);
+    accType = scan.loop.getRegionIterArgs()[0].getType();
+  }
+
+  static bool blockedFits(Scan scan) {
+    unsigned bits = scan.loop.getRegionIterArgs()[0].getType().getIntOrFloatBitWidth();
+    // Workgroup memory of 8- and 16-bit values needs capabilities Vulkan
+    // devices may lack; those scans stay one thread per row.
+    return scan.shape[scan.dim] > kSerialLength && (bits == 32 || bits == 64);
+  }
+
+  /// One thread per row: the loops over the other dims become parallel.
+  void buildRowPerThread() {
+    SmallVector<Value> zeros, sizes, ones;
+    for (scf::ForOp loop : scan.outer) {
+      zeros.push_back(loop.getLowerBound());
+      sizes.push_back(loop.getUpperBound());
+      ones.push_back(loop.getStep());
+    }
+    auto parallel = scf::ParallelOp::create(b, loc, zeros, sizes, ones);
+    OpBuilder pb = OpBuilder::atBlockBegin(parallel.getBody());
+    IRMapping mapping;
+    for (auto [loop, iv] : llvm::zip(scan.outer, parallel.getInductionVars()))
+      mapping.map(loop.getInductionVar(), iv);
+    pb.clone(*scan.loop, mapping);
+  }
+
+  void buildBlocked() {
+    Value totals;
+    if (chunks > 1) {
+      totals = memref::AllocOp::create(b, loc, MemRefType::get({rows, chunks}, accType));
+      buildChunkTotals(totals);
+      buildTotalsScan(totals);
+    }
+    buildChunkScans(totals);
+  }
+
+private:
+  Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
+
+  /// A launch of kThreads-thread blocks over `items` work items, each block
+  /// taking items blockId, blockId + grid, ...; `body` builds one item.
+  void launchOver(int64_t items, function_ref<void(OpBuilder &, Value, Value, Value)> body) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    auto sharedType = MemRefType::get({2, kThreads}, accType, AffineMap(), workgroup);
+    int64_t grid = std::min(items, maxGridX);
+    auto launch = gpu::LaunchOp::create(b, loc, c(b, grid), c(b, 1), c(b, 1), c(b, kThreads),
+                                        c(b, 1), c(b, 1), /*dynamicSharedMemorySize=*/nullptr,
+                                        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+                                        /*workgroupAttributions=*/TypeRange{sharedType});
+    OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value tid = launch.getThreadIds().x;
+    Value shared = launch.getWorkgroupAttributions()[0];
+    // A block's trip count is the same for all its threads, so the
+    // barriers inside are reached by all of them.
+    scf::ForOp::create(lb, loc, launch.getBlockIds().x, c(lb, items), c(lb, grid),
+                       ValueRange{}, [&](OpBuilder &fb, Location, Value item, ValueRange) {
+                         body(fb, item, tid, shared);
+                         scf::YieldOp::create(fb, loc);
+                       });
+    gpu::TerminatorOp::create(lb, loc);
+  }
+
+  /// The indices of element `i` of row `row` of the scanned buffers.
+  SmallVector<Value> indices(OpBuilder &ob, Value row, Value i) {
+    SmallVector<Value> at(scan.shape.size());
+    for (int64_t d = static_cast<int64_t>(scan.shape.size()) - 1; d >= 0; --d) {
+      if (d == scan.dim) {
+        at[d] = i;
+        continue;
+      }
+      Value size = c(ob, scan.shape[d]);
+      at[d] = arith::RemUIOp::create(ob, loc, row, size);
+      row = arith::DivUIOp::create(ob, loc, row, size);
+    }
+    return at;
+  }
+
+  /// The scan's start, a zero constant outside the nest.
+  Value zero(OpBuilder &) { return scan.loop.getInitArgs()[0]; }
+
+  /// `a + v` with the scan's own addition.
+  Value add(OpBuilder &ob, Value a, Value v) {
+    IRMapping mapping;
+    mapping.map(scan.loop.getRegionIterArgs()[0], a);
+    mapping.map(scan.element, v);
+    return ob.clone(*scan.add, mapping)->getResult(0);
+  }
+
+  /// Clones what `v` computes inside the scan loop from `from` (now `to`).
+  Value cloneChain(OpBuilder &ob, Value v, Value from, Value to, IRMapping &mapping) {
+    if (v == from)
+      return to;
+    if (mapping.contains(v))
+      return mapping.lookup(v);
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != scan.loop.getBody())
+      return v;
+    for (Value operand : def->getOperands())
+      mapping.map(operand, cloneChain(ob, operand, from, to, mapping));
+    return ob.clone(*def, mapping)->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  /// Element `i` of `row` in the accumulator's type, or zero past the row.
+  Value elementAt(OpBuilder &ob, Value row, Value i) {
+    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, c(ob, length));
+    auto guarded = scf::IfOp::create(
+        ob, loc, inRange,
+        [&](OpBuilder &tb, Location l) {
+          Value x = memref::LoadOp::create(tb, l, scan.load.getMemRef(), indices(tb, row, i));
+          IRMapping mapping;
+          scf::YieldOp::create(tb, l, cloneChain(tb, scan.element, scan.load, x, mapping));
+        },
+        [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero(eb)); });
+    return guarded.getResult(0);
+  }
+
+  /// Stores running sum `sum` as element `i` of `row` of the output.
+  void storeAt(OpBuilder &ob, Value row, Value i, Value sum) {
+    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, c(ob, length));
+    scf::IfOp::create(ob, loc, inRange, [&](OpBuilder &tb, Location l) {
+      IRMapping mapping;
+      Value stored = cloneChain(tb, scan.store.getValueToStore(), scan.add->getResult(0), sum,
+                                mapping);
+      memref::StoreOp::create(tb, l, stored, scan.store.getMemRef(), indices(tb, row, i));
+      scf::YieldOp::create(tb, l);
+    });
+  }
+
+  /// The sum of the values of the threads before this one, and of all the
+  /// block's threads: a Hillis-Steele scan in workgroup memory, two rows
+  /// used in turn so that each step needs one barrier.
+  std::pair<Value, Value> blockScan(OpBuilder &ob, Value v, Value tid, Value shared) {
+    Value c0 = c(ob, 0), c1 = c(ob, 1);
+    memref::StoreOp::create(ob, loc, v, shared, ValueRange{c0, tid});
+    gpu::BarrierOp::create(ob, loc);
+    Value sum = v;
+    for (int64_t s = 0; s < kThreadScanSteps; ++s) {
+      Value from = c(ob, s % 2), to = c(ob, 1 - s % 2);
+      Value offset = c(ob, int64_t(1) << s);
+      Value has = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::uge, tid, offset);
+      auto earlier = scf::IfOp::create(
+          ob, loc, has,
+          [&](OpBuilder &tb, Location l) {
+            Value at = arith::SubIOp::create(tb, l, tid, offset);
+            scf::YieldOp::create(tb, l,
+                                 Value(memref::LoadOp::create(tb, l, shared, ValueRange{from, at})));
+          },
+          [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero(eb)); });
+      sum = add(ob, earlier.getResult(0), sum);
+      memref::StoreOp::create(ob, loc, sum, shared, ValueRange{to, tid});
+      gpu::BarrierOp::create(ob, loc);
+    }
+    Value last = c(ob, kThreadScanSteps % 2);
+    Value total = memref::LoadOp::create(ob, loc, shared, ValueRange{last, c(ob, kThreads - 1)});
+    Value first = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c0);
+    auto before = scf::IfOp::create(
+        ob, loc, first, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, zero(tb)); },
+        [&](OpBuilder &eb, Location l) {
+          Value at = arith::SubIOp::create(eb, l, tid, c1);
+          scf::YieldOp::create(eb, l,
+                               Value(memref::LoadOp::create(eb, l, shared, ValueRange{last, at})));
+        });
+    // Another scan may reuse `shared` next.
+    gpu::BarrierOp::create(ob, loc);
+    return {before.getResult(0), total};
+  }
+
+  /// The inclusive running sums of this thread's kPerThread values.
+  SmallVector<Value> threadScan(OpBuilder &ob, ArrayRef<Value> values) {
+    SmallVector<Value> sums = {values.front()};
+    for (Value v : values.drop_front())
+      sums.push_back(add(ob, sums.back(), v));
+    return sums;
+  }
+
+  /// Item (row, chunk) of a rows x chunks launch.
+  std::pair<Value, Value> rowAndChunk(OpBuilder &ob, Value item) {
+    Value n = c(ob, chunks);
+    return {arith::DivUIOp::create(ob, loc, item, n), arith::RemUIOp::create(ob, loc, item, n)};
+  }
+
+  /// This thread's first element in the chunk starting at `chunkStart`.
+  Value firstOfThread(OpBuilder &ob, Value chunkStart, Value tid) {
+    return arith::AddIOp::create(ob, loc, chunkStart,
+                                 arith::MulIOp::create(ob, loc, tid, c(ob, kPerThread)));
+  }
+
+  Value at(OpBuilder &ob, Value first, int64_t j) {
+    return arith::AddIOp::create(ob, loc, first, c(ob, j));
+  }
+
+  void buildChunkTotals(Value totals) {
+    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared) {
+      auto [row, chunk] = rowAndChunk(ob, item);
+      Value first = firstOfThread(ob, arith::MulIOp::create(ob, loc, chunk, c(ob, kChunk)), tid);
+      Value sum = elementAt(ob, row, first);
+      for (int64_t j = 1; j < kPerThread; ++j)
+        sum = add(ob, sum, elementAt(ob, row, at(ob, first, j)));
+      Value total = blockScan(ob, sum, tid, shared).second;
+      Value isFirst = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c(ob, 0));
+      scf::IfOp::create(ob, loc, isFirst, [&](OpBuilder &tb, Location l) {
+        memref::StoreOp::create(tb, l, total, totals, ValueRange{row, chunk});
+        scf::YieldOp::create(tb, l);
+      });
+    });
+  }
+
+  /// totals[row, :] becomes its exclusive running sum, kChunk at a time.
+  void buildTotalsScan(Value totals) {
+    launchOver(rows, [&](OpBuilder &ob, Value row, Value tid, Value shared) {
+      auto loop = scf::ForOp::create(
+          ob, loc, c(ob, 0), c(ob, chunks), c(ob, kChunk), ValueRange{zero(ob)},
+          [&](OpBuilder &fb, Location, Value start, ValueRange carry) {
+            Value first = firstOfThread(fb, start, tid);
+            Value limit = c(fb, chunks);
+            SmallVector<Value> values;
+            for (int64_t j = 0; j < kPerThread; ++j) {
+              Value i = at(fb, first, j);
+              Value inRange = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::ult, i, limit);
+              auto v = scf::IfOp::create(
+                  fb, loc, inRange,
+                  [&](OpBuilder &tb, Location l) {
+                    scf::YieldOp::create(tb, l, Value(memref::LoadOp::create(
+                                                    tb, l, totals, ValueRange{row, i})));
+                  },
+                  [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero(eb)); });
+              values.push_back(v.getResult(0));
+            }
+            SmallVector<Value> sums = threadScan(fb, values);
+            auto [before, total] = blockScan(fb, sums.back(), tid, shared);
+            Value prefix = add(fb, carry[0], before);
+            for (int64_t j = 0; j < kPerThread; ++j) {
+              Value i = at(fb, first, j);
+              Value exclusive = j == 0 ? prefix : add(fb, prefix, sums[j - 1]);
+              Value inRange = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::ult, i, limit);
+              scf::IfOp::create(fb, loc, inRange, [&](OpBuilder &tb, Location l) {
+                memref::StoreOp::create(tb, l, exclusive, totals, ValueRange{row, i});
+                scf::YieldOp::create(tb, l);
+              });
+            }
+            scf::YieldOp::create(fb, loc, add(fb, carry[0], total));
+          });
+      (void)loop;
+    });
+  }
+
+  void buildChunkScans(Value offsets) {
+    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared) {
+      auto [row, chunk] = rowAndChunk(ob, item);
+      Value first = firstOfThread(ob, arith::MulIOp::create(ob, loc, chunk, c(ob, kChunk)), tid);
+      SmallVector<Value> values;
+      for (int64_t j = 0; j < kPerThread; ++j)
+        values.push_back(elementAt(ob, row, at(ob, first, j)));
+      SmallVector<Value> sums = threadScan(ob, values);
+      Value before = blockScan(ob, sums.back(), tid, shared).first;
+      if (offsets)
+        before = add(ob, memref::LoadOp::create(ob, loc, offsets, ValueRange{row, chunk}), before);
+      for (int64_t j = 0; j < kPerThread; ++j)
+        storeAt(ob, row, at(ob, first, j), add(ob, before, sums[j]));
+    });
+  }
+
+  Scan scan;
+  int64_t maxGridX;
+  OpBuilder b;
+  Location loc;
+  int64_t length, rows, chunks;
+  Type accType;
+};
+
+struct KilnGpuScansPass : kiln::impl::KilnGpuScansBase<KilnGpuScansPass> {
+  using KilnGpuScansBase::KilnGpuScansBase;
+
+  void runOnOperation() override {
+    SmallVector<Scan> scans;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        for (auto loop : func.getBody().front().getOps<scf::ForOp>())
+          if (std::optional<Scan> scan = matchScan(loop))
+            scans.push_back(*scan);
+    for (Scan &scan : scans) {
+      ScanBuilder builder(scan, maxGridX);
+      if (ScanBuilder::blockedFits(scan))
+        builder.buildBlocked();
+      else if (!scan.outer.empty())
+        builder.buildRowPerThread();
+      else
+        continue; // a single short row stays one thread's loop
+      scan.nest.erase();
+    }
+  }
+};
+
+} // namespace
