@@ -2,7 +2,8 @@
 table): each case compiled twice, once with its sizes in the types and once
 with every dim `?`, then run on tensors resident on the device. Prints a
 markdown table of median milliseconds per run (each run timed to the
-device's sync, compile excluded) and the dynamic / static ratio.
+device's sync, compile excluded; the two programs' runs alternate) and the
+dynamic / static ratio.
 
   /usr/bin/python3 bench/dynamic_shapes.py --device cpu --scale 8      # here
   /usr/bin/python3 bench/dynamic_shapes.py --device vulkan --scale 16  # lavapipe
@@ -62,16 +63,18 @@ def program(body, shapes, result, dtype, dynamic):
         args, result_type, body.format(*distinct), result_type)
 
 
-def median_ms(run, backend, runs):
-    run()
-    backend.sync()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        backend.sync()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+def median_ms(programs, inputs, backend, runs):
+    """Median ms per run of each program; their runs alternate, so that a
+    busy machine's drift falls on both alike."""
+    times = [[] for _ in programs]
+    for step in range(runs + 1):
+        for program, samples in zip(programs, times):
+            start = time.perf_counter()
+            program(*inputs)
+            backend.sync()
+            if step:  # the first run warms up
+                samples.append((time.perf_counter() - start) * 1e3)
+    return [statistics.median(samples) for samples in times]
 
 
 def main():
@@ -97,13 +100,11 @@ def main():
             inputs = [kiln.tensor(rng.uniform(0.5, 1.5, s).astype(np.float32), args.device,
                                   dtype="bfloat16" if dtype == "bf16" else None)
                       for s in shapes]
-            ms = {}
-            for dynamic in (False, True):
-                compiled = kiln.compile(program(body, shapes, result, dtype, dynamic),
-                                        args.device)
-                ms[dynamic] = median_ms(lambda: compiled(*inputs), backend, args.runs)
-            print("| %s | %s | %.3f | %.3f | %.2fx |" % (name, dtype, ms[False], ms[True],
-                                                      ms[True] / ms[False]))
+            static, dynamic = median_ms(
+                [kiln.compile(program(body, shapes, result, dtype, d), args.device)
+                 for d in (False, True)], inputs, backend, args.runs)
+            print("| %s | %s | %.3f | %.3f | %.2fx |" % (name, dtype, static, dynamic,
+                                                      dynamic / static))
             sys.stdout.flush()
 
 

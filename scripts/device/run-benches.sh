@@ -35,5 +35,6 @@ bench nccl 60 python3 bench/nccl_bandwidth.py
 bench scan-reduce-cuda 60 python3 bench/scan_reduce.py --device cuda
 bench scan-reduce-vulkan 60 python3 bench/scan_reduce.py --device vulkan --torch-device cuda
 bench dynamic-cuda 300 python3 bench/dynamic_shapes.py --device cuda --runs 10
+bench decode-cuda 300 python3 bench/decode_loop.py --device cuda --static-every 64
 tar czf $OUT/benches.tgz -C $L .
 for f in $L/*.log; do echo "== $(basename $f .log)"; tail -n 12 $f; done

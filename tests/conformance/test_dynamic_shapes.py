@@ -92,8 +92,10 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x?xf32>,
 """
 
 
+# (97, 260, 1030): the CPU's tiled kernel with run-time sizes across two
+# row blocks, two k slices and two column blocks, each with an edge.
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (0, 5, 3), (4, 0, 3), (7, 13, 5), (16, 32, 48),
-                                   (31, 17, 64)])
+                                   (31, 17, 64), (97, 260, 1030)])
 def test_matmul(m, k, n):
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
@@ -103,6 +105,27 @@ def test_matmul(m, k, n):
     (mm, bm), _ = run_kiln(MATMUL, [a, b, c, d])
     np.testing.assert_allclose(mm, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(bm, c.astype(np.float64) @ d, rtol=1e-5, atol=1e-5)
+
+
+MATMUL_EPILOGUE = """
+func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
+  %m = kiln.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = kiln.add %m, %bias : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %r = kiln.tanh %s : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("m,k,n", [(0, 3, 5), (3, 0, 5), (13, 300, 70)])
+def test_matmul_with_a_fused_epilogue(m, k, n):
+    rng = np.random.default_rng(m + k + n)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (n,)).astype(np.float32)
+    (r,), _ = run_kiln(MATMUL_EPILOGUE, [a, b, bias])
+    np.testing.assert_allclose(r, np.tanh(a.astype(np.float64) @ b + bias), rtol=1e-5,
+                               atol=1e-5)
 
 
 RESHAPE = """

@@ -6,7 +6,10 @@
 //   parallel) only one level, the one with the most iterations, stays
 //   parallel; the others run serially;
 // - every other loop of several dims becomes one dim over their product
-//   (indices recovered by div/rem of constants).
+//   (indices recovered by div/rem of constants); an innermost dim of
+//   run-time size (a `?` row) first becomes a serial loop inside the
+//   others, which would recover its index by dividing by a run-time size
+//   on every iteration.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
@@ -102,6 +105,25 @@ void keepOneLevel(IRRewriter &rewriter, scf::ParallelOp loop) {
     keepOneLevel(rewriter, n);
 }
 
+/// Runs the innermost dim of `loop` (of several dims) as an scf.for inside
+/// a parallel loop over the others; returns that loop.
+scf::ParallelOp serializeInnermost(IRRewriter &rewriter, scf::ParallelOp loop) {
+  rewriter.setInsertionPoint(loop);
+  Location loc = loop.getLoc();
+  auto outer = scf::ParallelOp::create(rewriter, loc, loop.getLowerBound().drop_back(),
+                                       loop.getUpperBound().drop_back(),
+                                       loop.getStep().drop_back());
+  rewriter.setInsertionPoint(outer.getBody()->getTerminator());
+  auto inner = scf::ForOp::create(rewriter, loc, loop.getLowerBound().back(),
+                                  loop.getUpperBound().back(), loop.getStep().back());
+  SmallVector<Value> ivs(outer.getInductionVars());
+  ivs.push_back(inner.getInductionVar());
+  rewriter.eraseOp(loop.getBody()->getTerminator());
+  rewriter.inlineBlockBefore(loop.getBody(), inner.getBody()->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+  return outer;
+}
+
 struct KilnCpuFlattenParallelLoopsPass
     : kiln::impl::KilnCpuFlattenParallelLoopsBase<KilnCpuFlattenParallelLoopsPass> {
   void runOnOperation() override {
@@ -119,6 +141,11 @@ struct KilnCpuFlattenParallelLoopsPass
         multiDim.push_back(loop);
     });
     for (scf::ParallelOp loop : multiDim) {
+      if (!getConstantIntValue(loop.getUpperBound().back()) ||
+          !getConstantIntValue(loop.getLowerBound().back()))
+        loop = serializeInnermost(rewriter, loop);
+      if (loop.getNumLoops() == 1)
+        continue;
       std::vector<unsigned> all(loop.getNumLoops());
       std::iota(all.begin(), all.end(), 0u);
       rewriter.setInsertionPoint(loop);

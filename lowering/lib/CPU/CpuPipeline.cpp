@@ -33,6 +33,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createKilnAttentionToLoops());
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
+  vectorize.runTimeSizes = true;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -16,6 +16,10 @@
 // twice. An elementwise consumer of C right after the matmul (bias,
 // activation) runs on the registers of the last slice before the store.
 //
+// Sizes of run-time size (`?` dims) are values: blocks take their default
+// sizes, the task split is computed at run time, and the edge tests are
+// emitted unless a static size is a multiple of the tile.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
@@ -29,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <numeric>
@@ -60,13 +65,15 @@ SmallVector<Value> at(const MatmulOperands &m, Value matrix, Value i, Value j) {
   return {i, j};
 }
 
-/// The static sizes: the problem, the micro-kernel's MR x NR tile (NR = NV
-/// vectors of `width` lanes) and a task's block: MC x NC of C, KC of k.
+/// The problem's sizes (constants where static), whether M and N may not be
+/// multiples of the micro-kernel's MR x NR tile (NR = NV vectors of `width`
+/// lanes), and a task's block: MC x NC of C, KC of k.
 struct Blocking {
-  int64_t m, n, k;
+  Value m, n, k;
+  bool rowEdges, colEdges;
   int64_t mr, nv, width, nr;
   int64_t kc, mc, nc;
-  bool edges() const { return m % mr || n % nr; }
+  bool edges() const { return rowEdges || colEdges; }
 };
 
 /// Index arithmetic at a builder's insertion point.
@@ -74,13 +81,20 @@ struct Ix {
   OpBuilder &b;
   Location loc;
   Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) const { return b.createOrFold<arith::AddIOp>(loc, x, y); }
   Value add(Value x, int64_t y) const { return add(x, c(y)); }
-  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value min(Value x, Value y) const { return arith::MinSIOp::create(b, loc, x, y); }
-  Value below(Value x, int64_t bound) const {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, c(bound));
+  Value sub(Value x, Value y) const { return b.createOrFold<arith::SubIOp>(loc, x, y); }
+  Value sub(Value x, int64_t y) const { return sub(x, c(y)); }
+  Value mul(Value x, Value y) const { return b.createOrFold<arith::MulIOp>(loc, x, y); }
+  Value mul(Value x, int64_t y) const { return mul(x, c(y)); }
+  Value min(Value x, Value y) const { return b.createOrFold<arith::MinSIOp>(loc, x, y); }
+  Value max(Value x, int64_t y) const { return b.createOrFold<arith::MaxSIOp>(loc, x, c(y)); }
+  Value ceilDiv(Value x, Value y) const { return b.createOrFold<arith::CeilDivSIOp>(loc, x, y); }
+  Value ceilDiv(Value x, int64_t y) const { return ceilDiv(x, c(y)); }
+  Value below(Value x, Value bound) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, bound);
   }
+  Value below(Value x, int64_t bound) const { return below(x, c(bound)); }
   Value both(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
 };
 
@@ -153,9 +167,9 @@ void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
           vector::StoreOp::create(vb, loc, vec, bp, ValueRange{q, p, w.c(v * s.width)});
         }
       };
-      if (s.n % s.nr == 0)
+      if (!s.colEdges)
         return copyVectors(qb);
-      ifElse(qb, loc, z.below(col, s.n - s.nr + 1), copyVectors, [&](OpBuilder &eb) {
+      ifElse(qb, loc, z.below(col, z.sub(s.n, s.nr - 1)), copyVectors, [&](OpBuilder &eb) {
         Ix w{eb, loc};
         forLoop(eb, loc, w.c(0), w.c(s.nr), [&](OpBuilder &lb, Value jj) {
           Ix l{lb, loc};
@@ -187,7 +201,7 @@ void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
           memref::StoreOp::create(lb, loc, value, ap, ValueRange{q, p, Ix{lb, loc}.c(r)});
         });
       };
-      if (s.m % s.mr == 0) {
+      if (!s.rowEdges) {
         fill(qb, false);
         continue;
       }
@@ -234,8 +248,8 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
     for (int64_t v = 0; v < s.nv; ++v) {
       Value row = rowOf[r], col = colOf[v];
       if (s.edges()) {
-        row = x.min(row, x.c(s.m - 1));
-        col = x.min(col, x.c(s.n - 1));
+        row = x.min(row, x.sub(s.m, 1));
+        col = x.min(col, x.sub(s.n, 1));
       }
       memref::PrefetchOp::create(b, loc, m.c, at(m, m.c, row, col), /*isWrite=*/true,
                                  /*localityHint=*/3, /*isDataCache=*/true);
@@ -300,7 +314,7 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
   };
   if (!s.edges())
     return storeFull(b);
-  Value full = x.both(x.below(i, s.m - s.mr + 1), x.below(j, s.n - s.nr + 1));
+  Value full = x.both(x.below(i, x.sub(s.m, s.mr - 1)), x.below(j, x.sub(s.n, s.nr - 1)));
   ifElse(b, loc, full, storeFull, [&](OpBuilder &eb) {
     Ix e{eb, loc};
     for (int64_t r = 0; r < s.mr; ++r)
@@ -343,26 +357,26 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
   Value scratch;
   if (s.edges())
     scratch = memref::AllocaOp::create(b, loc, MemRefType::get({s.mr, s.nr}, f32));
-  Value bPanels = arith::CeilDivSIOp::create(
-      b, loc, x.min(x.c(s.nc), arith::SubIOp::create(b, loc, x.c(s.n), j0)), x.c(s.nr));
-  Value rowBlocks = arith::CeilDivSIOp::create(b, loc, rows, x.c(s.mc));
-  int64_t slices = (s.k + s.kc - 1) / s.kc;
-  forLoop(b, loc, x.c(0), x.c(slices), [&](OpBuilder &kb, Value slice) {
+  Value bPanels = x.ceilDiv(x.min(x.c(s.nc), x.sub(s.n, j0)), s.nr);
+  Value rowBlocks = x.ceilDiv(rows, s.mc);
+  // At least one slice: with k = 0, it stores C's fill value (or C).
+  Value slices = x.max(x.ceilDiv(s.k, s.kc), 1);
+  std::optional<int64_t> staticSlices = getConstantIntValue(slices);
+  forLoop(b, loc, x.c(0), slices, [&](OpBuilder &kb, Value slice) {
     Ix y{kb, loc};
     Value k0 = y.mul(slice, s.kc);
-    Value kCount = y.min(y.c(s.kc), arith::SubIOp::create(kb, loc, y.c(s.k), k0));
+    Value kCount = y.min(y.c(s.kc), y.sub(s.k, k0));
     Value first, last;
-    if (m.filled && slices > 1)
+    if (m.filled && staticSlices != 1)
       first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(0));
-    if (m.epilogue && slices > 1)
-      last = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.c(slices - 1));
+    if (m.epilogue && staticSlices != 1)
+      last = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, slice, y.sub(slices, 1));
     packB(kb, loc, m, s, bp, k0, kCount, j0, bPanels);
     forLoop(kb, loc, y.c(0), rowBlocks, [&](OpBuilder &rb, Value block) {
       Ix z{rb, loc};
       Value offset = z.mul(block, s.mc);
       Value blockRow = z.add(i0, offset);
-      Value aPanels = arith::CeilDivSIOp::create(
-          rb, loc, z.min(z.c(s.mc), arith::SubIOp::create(rb, loc, rows, offset)), z.c(s.mr));
+      Value aPanels = z.ceilDiv(z.min(z.c(s.mc), z.sub(rows, offset)), s.mr);
       packA(rb, loc, m, s, ap, k0, kCount, blockRow, aPanels);
       forLoop(rb, loc, z.c(0), bPanels, [&](OpBuilder &jb, Value jp) {
         Ix w{jb, loc};
@@ -392,64 +406,86 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return failure();
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
           cm = op.getDpsInits()[0];
+    bool runTimeSizes = false;
     for (Value v : {a, bm, cm}) {
       auto type = cast<MemRefType>(v.getType());
-      if (!type.getElementType().isF32() || !type.hasStaticShape())
+      if (!type.getElementType().isF32())
         return failure();
+      runTimeSizes |= !type.hasStaticShape();
     }
     if (!kiln::unitInnerStride(bm) || !kiln::unitInnerStride(cm))
       return failure();
-    bool batched = isa<linalg::BatchMatmulOp>(op);
-    auto cShape = cast<MemRefType>(cm.getType()).getShape();
-    int64_t batch = batched ? cShape[0] : 1;
-    kiln::CpuMatmulTunables tiling;
-    if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CpuMatmulTunables::tuneSpace()))
-      tiling = kiln::CpuMatmulTunables::fromConfig(*tuned);
-    Blocking s;
-    s.m = cShape[cShape.size() - 2];
-    s.n = cShape.back();
-    s.k = cast<MemRefType>(a.getType()).getShape().back();
-    s.mr = tiling.rows;
-    s.nv = tiling.vectorsPerRow(width);
-    s.width = width;
-    s.nr = s.nv * width;
-    // Blocks no larger than the problem: small matmuls pack small buffers.
-    s.kc = std::min(tiling.kBlock, s.k);
-    s.mc = std::min(roundUp(tiling.blockRows, s.mr), roundUp(s.m, s.mr));
-    s.nc = std::min(roundUp(tiling.blockCols, s.nr), roundUp(s.n, s.nr));
-    Location loc = op.getLoc();
-    Ix x{rewriter, loc};
     // A fill of C right before the matmul (C = 0 for a plain product) is
-    // folded into the first slice's sums, saving a pass over C.
+    // folded into the first slice's sums, saving a pass over C. (Looked up
+    // before anything is built in between.)
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     if (fill && (!fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != cm ||
                  !fill.getInputs()[0].getType().isF32()))
       fill = nullptr;
     linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, cm);
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    Location loc = op.getLoc();
+    Ix x{rewriter, loc};
+    auto size = [&](Value v, int64_t d) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc,
+                                             memref::getMixedSize(rewriter, loc, v, d));
+    };
+    int64_t cRank = cast<MemRefType>(cm.getType()).getRank();
+    kiln::CpuMatmulTunables tiling;
+    // Tune keys name static sizes; run-time ones take the defaults.
+    if (!runTimeSizes)
+      if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CpuMatmulTunables::tuneSpace()))
+        tiling = kiln::CpuMatmulTunables::fromConfig(*tuned);
+    Blocking s;
+    s.m = size(cm, cRank - 2);
+    s.n = size(cm, cRank - 1);
+    s.k = size(a, cast<MemRefType>(a.getType()).getRank() - 1);
+    s.mr = tiling.rows;
+    s.nv = tiling.vectorsPerRow(width);
+    s.width = width;
+    s.nr = s.nv * width;
+    std::optional<int64_t> m = getConstantIntValue(s.m), n = getConstantIntValue(s.n),
+                           k = getConstantIntValue(s.k);
+    s.rowEdges = !m || *m % s.mr;
+    s.colEdges = !n || *n % s.nr;
+    // Blocks no larger than a static problem: small matmuls pack small
+    // buffers.
+    s.kc = k ? std::clamp<int64_t>(*k, 1, tiling.kBlock) : tiling.kBlock;
+    s.mc = roundUp(tiling.blockRows, s.mr);
+    s.nc = roundUp(tiling.blockCols, s.nr);
+    if (m)
+      s.mc = std::min(s.mc, roundUp(std::max<int64_t>(*m, 1), s.mr));
+    if (n)
+      s.nc = std::min(s.nc, roundUp(std::max<int64_t>(*n, 1), s.nr));
     // Tasks: NC-column blocks, each split into row groups so that the
-    // threads get equal shares: a multiple of `threads` tasks in all.
-    int64_t colTasks = (s.n + s.nc - 1) / s.nc;
-    int64_t rowGroups = std::min(threads / std::gcd(colTasks, threads), (s.m + s.mr - 1) / s.mr);
-    int64_t groupRows = roundUp((s.m + rowGroups - 1) / rowGroups, s.mr);
-    rowGroups = (s.m + groupRows - 1) / groupRows;
+    // threads get equal shares: a multiple of `threads` tasks in all (with
+    // a run-time N, `threads` row groups per column block).
+    Value colTasks = x.ceilDiv(s.n, s.nc);
+    int64_t split = threads;
+    if (std::optional<int64_t> cols = getConstantIntValue(colTasks))
+      split = threads / std::gcd(*cols, threads);
+    Value rowGroups = x.max(x.min(x.c(split), x.ceilDiv(s.m, s.mr)), 1);
+    Value groupRows = x.mul(x.max(x.ceilDiv(x.ceilDiv(s.m, rowGroups), s.mr), 1), s.mr);
+    rowGroups = x.ceilDiv(s.m, groupRows);
+    Value taskCount = x.mul(rowGroups, colTasks);
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands m{a, bm, cm, batchIndex, epilogue, fill ? fill.getInputs()[0] : Value()};
+      MatmulOperands mo{a, bm, cm, batchIndex, epilogue, fill ? fill.getInputs()[0] : Value()};
       // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
       // its task size; row groups innermost.
       auto tasks = scf::ParallelOp::create(
-          b, loc, ValueRange{x.c(0)}, ValueRange{x.c(rowGroups * colTasks)}, ValueRange{x.c(1)},
+          b, loc, ValueRange{x.c(0)}, ValueRange{taskCount}, ValueRange{x.c(1)},
           [&](OpBuilder &pb, Location, ValueRange t) {
             Ix y{pb, loc};
-            Value group = arith::RemSIOp::create(pb, loc, t[0], y.c(rowGroups));
-            Value colTask = arith::DivSIOp::create(pb, loc, t[0], y.c(rowGroups));
+            Value group = arith::RemSIOp::create(pb, loc, t[0], rowGroups);
+            Value colTask = arith::DivSIOp::create(pb, loc, t[0], rowGroups);
             Value i0 = y.mul(group, groupRows);
-            Value rows = y.min(y.c(groupRows), arith::SubIOp::create(pb, loc, y.c(s.m), i0));
-            emitTask(pb, loc, m, s, i0, rows, y.mul(colTask, s.nc));
+            Value rows = y.min(groupRows, y.sub(s.m, i0));
+            emitTask(pb, loc, mo, s, i0, rows, y.mul(colTask, s.nc));
           });
       tasks->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
     };
     if (batched) {
-      scf::ForOp::create(rewriter, loc, x.c(0), x.c(batch), x.c(1), ValueRange{},
+      scf::ForOp::create(rewriter, loc, x.c(0), size(cm, 0), x.c(1), ValueRange{},
                          [&](OpBuilder &b, Location, Value bi, ValueRange) {
                            perBatch(b, bi);
                            scf::YieldOp::create(b, loc);

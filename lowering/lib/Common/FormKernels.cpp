@@ -149,6 +149,15 @@ struct KilnFormKernelsPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
+    // A `?` size read off an op's result (tensor.dim, for the next op's
+    // tensor.empty) is a second use of it that would keep the elementwise
+    // chain from fusing: read it off the op's init instead, back to the
+    // argument's dim.
+    RewritePatternSet dims(ctx);
+    tensor::DimOp::getCanonicalizationPatterns(dims, ctx);
+    if (failed(applyPatternsGreedily(module, std::move(dims))))
+      return signalPassFailure();
+
     RewritePatternSet patterns(ctx);
     // Fuse a producer only into its single consumer, so no work is repeated,
     // and only while the fused kernel stays within maxBuffers tensors.

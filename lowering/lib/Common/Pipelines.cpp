@@ -37,6 +37,10 @@ void buildKernelBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(createKilnDistinctResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
+  // A result of run-time size is written into its out-param too, not into
+  // a buffer of its own that is then copied (the runtime allocates it at
+  // the size the shape class computes, which is the kernel's).
+  outParams.hoistDynamicAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createKilnReshapedResults());

@@ -11,6 +11,12 @@
 // transpose in the last dim, a gather) keeps the scalar lowering. The last
 // `size % width` iterations run as a scalar linalg.generic on subviews.
 //
+// With `run-time-sizes`, loops of run-time size (a `?` dim) are vectorised
+// the same way: the vector loop ends at `size - size % width`, computed at
+// run time, and the tail covers the rest (all of a row shorter than one
+// vector). Without it (GPU targets, whose flat run-time-size buffers take
+// only scalar accesses) such kernels keep the scalar lowering.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
@@ -22,6 +28,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace kiln {
@@ -42,7 +49,8 @@ using kiln::unitInnerStride;
 
 class Vectorizer {
 public:
-  Vectorizer(linalg::GenericOp op, int64_t width) : op(op), width(width) {}
+  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes)
+      : op(op), width(width), runTimeSizes(runTimeSizes) {}
 
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
@@ -51,7 +59,7 @@ public:
       auto type = cast<MemRefType>(v.getType());
       // Vectors of i1 are bit-packed in memory, where kiln stores a byte per
       // bool: those kernels stay scalar.
-      if (!type.hasStaticShape() || type.getElementTypeBitWidth() < 8)
+      if ((!runTimeSizes && !type.hasStaticShape()) || type.getElementTypeBitWidth() < 8)
         return failure();
     }
     if (!kiln::hasScalarBody(op))
@@ -60,9 +68,9 @@ public:
     if (ranges.empty())
       return failure();
     last = ranges.size() - 1;
-    size = ranges[last];
-    chunks = size / width;
-    if (chunks == 0)
+    // A static row shorter than a vector stays scalar; a run-time one may be
+    // long, and one shorter than a vector runs as the tail.
+    if (!ShapedType::isDynamic(ranges[last]) && ranges[last] < width)
       return failure();
     for (OpOperand *in : op.getDpsInputOperands()) {
       auto access = classify(op.getMatchingIndexingMap(in), in->get(), last);
@@ -108,20 +116,33 @@ private:
     return op.getBody()->getTerminator()->getOperand(0);
   }
 
+  /// The loop sizes at `b` (constants, or memref.dim of run-time sizes), and
+  /// where the vector loop over the innermost one ends: its largest
+  /// multiple of `width`.
+  void computeBounds(OpBuilder &b, Location loc) {
+    for (Range range : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+      bounds.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+    step = arith::ConstantIndexOp::create(b, loc, width);
+    Value rest = b.createOrFold<arith::RemUIOp>(loc, bounds[last], step);
+    vectorEnd = b.createOrFold<arith::SubIOp>(loc, bounds[last], rest);
+  }
+
   /// Runs the remaining iterations as a scalar generic on subviews.
   void emitTail(OpBuilder &b, Location loc) {
-    int64_t done = chunks * width;
-    if (done == size)
+    std::optional<int64_t> done = getConstantIntValue(vectorEnd);
+    if (done && *done == ranges[last])
       return;
+    OpFoldResult start = getAsOpFoldResult(vectorEnd);
+    OpFoldResult count =
+        getAsOpFoldResult(b.createOrFold<arith::SubIOp>(loc, bounds[last], vectorEnd));
     SmallVector<Value> operands;
     for (OpOperand &operand : op->getOpOperands()) {
       AffineMap map = op.getMatchingIndexingMap(&operand);
-      auto type = cast<MemRefType>(operand.get().getType());
       SmallVector<OpFoldResult> offsets, sizes, strides;
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
         bool inner = e == getAffineDimExpr(last, b.getContext());
-        offsets.push_back(b.getIndexAttr(inner ? done : 0));
-        sizes.push_back(b.getIndexAttr(inner ? size - done : type.getDimSize(d)));
+        offsets.push_back(inner ? start : b.getIndexAttr(0));
+        sizes.push_back(inner ? count : memref::getMixedSize(b, loc, operand.get(), d));
         strides.push_back(b.getIndexAttr(1));
       }
       operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets,
@@ -139,15 +160,15 @@ private:
         !unitInnerStride(op.getDpsInits()[0]))
       return failure();
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-    SmallVector<Value> lbs, ubs, steps;
+    computeBounds(b, loc);
+    SmallVector<Value> lbs, ubs(bounds.begin(), bounds.end() - 1), steps;
     for (int64_t d = 0; d < last; ++d) {
       lbs.push_back(c(0));
-      ubs.push_back(c(ranges[d]));
       steps.push_back(c(1));
     }
     lbs.push_back(c(0));
-    ubs.push_back(c(chunks * width));
-    steps.push_back(c(width));
+    ubs.push_back(vectorEnd);
+    steps.push_back(step);
     scf::ParallelOp::create(b, loc, lbs, ubs, steps,
                             [&](OpBuilder &pb, Location l, ValueRange ivs) {
                               IRMapping mapping;
@@ -177,6 +198,8 @@ private:
     auto c = [&](OpBuilder &ob, int64_t v) {
       return arith::ConstantIndexOp::create(ob, loc, v);
     };
+    computeBounds(b, loc);
+    Value out = op.getDpsInits()[0];
     auto row = [&](OpBuilder &rb, Location l, ValueRange outerIvs) {
       // The element value at innermost index `j`, `lanes` wide (0: scalar).
       auto elementAt = [&](OpBuilder &eb, Value j, int64_t lanes) {
@@ -187,34 +210,47 @@ private:
         cloneBody(eb, l, *body, mapping, lanes, combiner);
         return mapping.lookup(element);
       };
-      Value first = elementAt(rb, c(rb, 0), width);
-      auto chunkLoop = scf::ForOp::create(
-          rb, l, c(rb, width), c(rb, chunks * width), c(rb, width), ValueRange{first},
-          [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
-            Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
-                                                    elementAt(lb, j, width));
-            scf::YieldOp::create(lb, ll, next);
-          });
-      Value total = vector::ReductionOp::create(rb, l, *kind, chunkLoop.getResult(0));
+      Value init = memref::LoadOp::create(rb, l, out, outerIvs);
+      // The vector chunks, reduced into `init`: the first chunk starts the
+      // accumulator, so there must be one (a run-time row may be shorter).
+      auto chunks = [&](OpBuilder &vb) -> Value {
+        Value first = elementAt(vb, c(vb, 0), width);
+        auto chunkLoop = scf::ForOp::create(
+            vb, l, step, vectorEnd, step, ValueRange{first},
+            [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+              Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
+                                                      elementAt(lb, j, width));
+              scf::YieldOp::create(lb, ll, next);
+            });
+        return vector::ReductionOp::create(vb, l, *kind, chunkLoop.getResult(0), init);
+      };
+      Value total;
+      if (!ShapedType::isDynamic(ranges[last])) {
+        total = chunks(rb);
+      } else {
+        Value any = arith::CmpIOp::create(rb, l, arith::CmpIPredicate::ne, vectorEnd,
+                                          c(rb, 0));
+        total = scf::IfOp::create(
+                    rb, l, any,
+                    [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, chunks(tb)); },
+                    [&](OpBuilder &eb, Location el) { scf::YieldOp::create(eb, el, init); })
+                    .getResult(0);
+      }
       auto tailLoop = scf::ForOp::create(
-          rb, l, c(rb, chunks * width), c(rb, size), c(rb, 1), ValueRange{total},
+          rb, l, vectorEnd, bounds[last], c(rb, 1), ValueRange{total},
           [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
             Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
                                                     elementAt(lb, j, 0));
             scf::YieldOp::create(lb, ll, next);
           });
-      Value out = op.getDpsInits()[0];
-      Value init = memref::LoadOp::create(rb, l, out, outerIvs);
-      Value result = vector::makeArithReduction(rb, l, *kind, tailLoop.getResult(0), init);
-      memref::StoreOp::create(rb, l, result, out, outerIvs);
+      memref::StoreOp::create(rb, l, tailLoop.getResult(0), out, outerIvs);
     };
     if (last == 0) {
       row(b, loc, {});
     } else {
-      SmallVector<Value> lbs, ubs, steps;
+      SmallVector<Value> lbs, ubs(bounds.begin(), bounds.end() - 1), steps;
       for (int64_t d = 0; d < last; ++d) {
         lbs.push_back(c(b, 0));
-        ubs.push_back(c(b, ranges[d]));
         steps.push_back(c(b, 1));
       }
       scf::ParallelOp::create(b, loc, lbs, ubs, steps, row);
@@ -225,9 +261,13 @@ private:
 
   linalg::GenericOp op;
   int64_t width;
-  SmallVector<int64_t> ranges;
+  bool runTimeSizes;
+  SmallVector<int64_t> ranges; // static sizes, kDynamic for run-time ones
+  SmallVector<Value> bounds;   // the sizes as values, at the op
+  Value step;                  // `width`, the vector loop's step
+  Value vectorEnd;             // where the vector loop over the last one ends
   SmallVector<Access> accesses;
-  int64_t last = 0, size = 0, chunks = 0;
+  int64_t last = 0;
 };
 
 struct KilnVectorizePass
@@ -237,7 +277,7 @@ struct KilnVectorizePass
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     for (linalg::GenericOp g : generics)
-      (void)Vectorizer(g, vectorWidth).run();
+      (void)Vectorizer(g, vectorWidth, runTimeSizes).run();
   }
 };
 

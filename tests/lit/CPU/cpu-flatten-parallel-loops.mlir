@@ -92,6 +92,28 @@ func.func @nested_outer(%a: memref<4096x5x2x3xf32>, %r: memref<4096x2x3xf32>) {
   return
 }
 
+// An innermost dim of run-time size runs serially inside the others (one
+// dim over their product): no division by it on every iteration.
+// CHECK-LABEL: func @run_time_rows
+// CHECK-SAME: (%{{.*}}: memref<?x?x?xf32>, %[[A:.*]]: index, %[[B:.*]]: index, %[[N:.*]]: index)
+// CHECK: %[[ROWS:.*]] = arith.muli %[[A]], %[[B]]
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%[[ROWS]]) step (%c1)
+// CHECK: arith.remsi %[[R]], %[[B]]
+// CHECK: scf.for %{{.*}} = %c0 to %[[N]] step %c16
+// CHECK-NOT: arith.remsi
+// CHECK: memref.store
+func.func @run_time_rows(%x: memref<?x?x?xf32>, %a: index, %b: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%a, %b, %n) step (%c1, %c1, %c16) {
+    memref.store %zero, %x[%i, %j, %k] : memref<?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
 // One-dim loops and loops with reductions stay as they are.
 // CHECK-LABEL: func @untouched
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c150

@@ -134,3 +134,32 @@ func.func @epilogue_into_temporary(%a: memref<8x16xf32>, %b: memref<16x32xf32>, 
   memref.dealloc %t : memref<8x32xf32>
   return
 }
+
+// -----
+
+// Run-time sizes: M, N and K are read from the buffers; the task count,
+// the k slices (at least one, so that k = 0 still stores the fill) and
+// every edge test are computed at run time, and the packed panels take the
+// default block sizes (96 rows: 16 panels of 6; 1024 columns: 16 of 64).
+// CHECK-LABEL: func @dynamic
+// CHECK-SAME: (%[[A:[^:]*]]: memref<?x?xf32>, %{{.*}}: memref<?x?xf32>, %[[C:[^:]*]]: memref<?x?xf32>)
+// CHECK-DAG: %[[M:.*]] = memref.dim %[[C]], %c0
+// CHECK-DAG: %[[N:.*]] = memref.dim %[[C]], %c1
+// CHECK-DAG: %[[K:.*]] = memref.dim %[[A]], %c1
+// CHECK: %[[COLS:.*]] = arith.ceildivsi %[[N]], %c1024
+// CHECK: arith.ceildivsi %[[M]], %c6
+// CHECK: %[[TASKS:.*]] = arith.muli %{{.*}}, %[[COLS]] : index
+// CHECK-NEXT: scf.parallel (%{{.*}}) = (%c0) to (%[[TASKS]]) step (%c1)
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<16x256x6xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<16x256x64xf32>
+// CHECK-DAG: memref.alloca() : memref<6x64xf32>
+// CHECK: arith.ceildivsi %[[K]], %c256
+// CHECK: vector.fma
+// CHECK: scf.if
+// CHECK: } {kiln.min_task_size = 1 : index}
+func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}

@@ -67,12 +67,17 @@ func.func @slices(%x: tensor<16x16xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-// The `?` sizes of a kernel's output come in as index arguments.
+// The `?` sizes of a kernel's output come in as index arguments, and a `?`
+// elementwise chain is one kernel, as a static one is.
 // CHECK-LABEL: func.func private @dynamic_kernel0
 // CHECK-SAME: (%{{.*}}: tensor<?x?xf32>, %{{.*}}: tensor<?xf32>, %[[D0:.*]]: index, %[[D1:.*]]: index)
 // CHECK: tensor.empty(%[[D0]], %[[D1]])
+// CHECK: arith.addf
+// CHECK-NEXT: math.exp
+// CHECK-NOT: @dynamic_kernel1
 // CHECK-LABEL: func.func @dynamic
 // CHECK: call @dynamic_kernel0(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?xf32>, index, index)
+// CHECK-NOT: call
 func.func @dynamic(%a: tensor<?x?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
   %0 = kiln.add %a, %b : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
   %1 = kiln.exp %0 : tensor<?x?xf32>

@@ -43,11 +43,15 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     Reductions over the innermost loop keep a vector accumulator and reduce it
     horizontally at the end (float sums only when marked reassociable).
     Accesses carry the alignment the layout proves. CPU: the vector register
-    width; CUDA: 4 lanes, 16 bytes a thread.
+    width; CUDA: 4 lanes, 16 bytes a thread. With run-time-sizes, loops of
+    run-time size are vectorised too (the vector loop's end and the tail
+    computed at run time).
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
-                        "lanes per vector">];
+                        "lanes per vector">,
+                 Option<"runTimeSizes", "run-time-sizes", "bool", "false",
+                        "vectorise loops of run-time size (`?` dims) too">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
