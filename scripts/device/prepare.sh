@@ -11,5 +11,5 @@ B=$PWD/build
 mkdir -p .device/python-ext/include/dlpack
 cp $B/backend/libKilnBackend.a $B/runtime/libKilnRuntime.a .device/python-ext/
 cp /usr/include/dlpack/dlpack.h .device/python-ext/include/dlpack/
-cp scripts/device/run-tests.sh scripts/device/python-ext.sh .device/
+cp scripts/device/run-tests.sh scripts/device/run-benches.sh scripts/device/final.sh scripts/device/python-ext.sh .device/
 du -sh .device

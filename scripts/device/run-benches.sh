@@ -24,6 +24,8 @@ bench conv-attention 300 python3 bench/conv_attention.py --device cuda --dtypes 
 bench autotune ${AUTOTUNE_SECONDS:-200} python3 bench/autotune.py --device cuda --repeats 2 --budget-ms 500 --only ${AUTOTUNE_ONLY:-bf16,tf32}
 bench dispatch 60 python3 bench/python_dispatch.py --device cuda
 bench dispatch-cpu 60 python3 bench/python_dispatch.py --device cpu
+bench run-bench-cuda 30 $KILN_PAYLOAD/kiln-run examples/mlp.mlir --device cuda --bench 20
+bench run-bench-vulkan 30 $KILN_PAYLOAD/kiln-run examples/mlp.mlir --device vulkan --bench 20
 bench start-cuda-mlp 90 python3 bench/disk_cache_start.py cuda examples/mlp.mlir 5
 bench start-cuda-add 60 python3 bench/disk_cache_start.py cuda examples/add.mlir 5
 bench start-cpu-mlp 60 python3 bench/disk_cache_start.py cpu examples/mlp.mlir 5
