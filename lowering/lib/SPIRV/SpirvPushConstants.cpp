@@ -64,6 +64,10 @@ struct KilnSpirvPushConstantsPass
     OpBuilder b(scalars.front());
     auto block = spirv::GlobalVariableOp::create(b, scalars.front().getLoc(), blockType,
                                                  "__kiln_push_constants", nullptr);
+    // Symbol names are uniqued in the context: they outlive the variables.
+    llvm::SmallDenseSet<StringRef> removed;
+    for (spirv::GlobalVariableOp var : scalars)
+      removed.insert(var.getSymName());
     for (auto [member, var] : llvm::enumerate(scalars)) {
       // Each use is addressof -> access chain [0] -> load.
       SmallVector<spirv::AddressOfOp> addresses;
@@ -92,6 +96,23 @@ struct KilnSpirvPushConstantsPass
         address.erase();
       }
       var.erase();
+    }
+    // From SPIR-V 1.4 an entry point's interface lists every global it
+    // uses: the scalars' variables (named in `removed`) leave it, the block
+    // takes their place.
+    for (auto entry : module.getOps<spirv::EntryPointOp>()) {
+      SmallVector<Attribute> interface;
+      bool listed = false;
+      for (Attribute symbol : entry.getInterface()) {
+        bool scalar = removed.contains(cast<FlatSymbolRefAttr>(symbol).getValue());
+        listed |= scalar;
+        if (!scalar)
+          interface.push_back(symbol);
+      }
+      if (!listed)
+        continue;
+      interface.push_back(FlatSymbolRefAttr::get(block.getSymNameAttr()));
+      entry.setInterfaceAttr(ArrayAttr::get(module.getContext(), interface));
     }
   }
 };
