@@ -16,7 +16,7 @@ source scripts/sanitizer-env.sh
 # No disk kernel cache: each input compiles, as the last one did.
 export KILN_CACHE_DIR=
 mkdir -p build-san/fuzz/artifacts
-status=0
+failed=()
 for t in "${targets[@]}"; do
   name="${t#fuzz-}"
   # New inputs go to a scratch corpus; the repo's seeds stay as they are.
@@ -28,6 +28,11 @@ for t in "${targets[@]}"; do
   build-san/bin/"$t" "$work" "tests/fuzz/corpus/$name" "${dict[@]}" \
     -seed="${KILN_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 -max_len=4096 \
     -print_final_stats=1 -artifact_prefix=build-san/fuzz/artifacts/"$name"- \
-    || { echo "$t: FAILED (see build-san/fuzz/artifacts/)"; status=1; }
+    || failed+=("$t")
 done
-exit $status
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in build-san/fuzz/artifacts/; replay: build-san/bin/TARGET FILE)"
+  ls -l build-san/fuzz/artifacts/
+  exit 1
+fi
+echo "fuzz: passed (${targets[*]})"

@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 scripts/build-san.sh kiln-unit-tests kiln-capi-test kiln-run
 source scripts/sanitizer-env.sh
 # Every part runs, so that one report does not hide the next.
-status=0
-build-san/bin/kiln-unit-tests --gtest_brief=1 || status=1
-build-san/bin/kiln-capi-test || status=1
+failed=()
+build-san/bin/kiln-unit-tests --gtest_brief=1 || failed+=(kiln-unit-tests)
+build-san/bin/kiln-capi-test || failed+=(kiln-capi-test)
 export KILN_RUN="$PWD/build-san/bin/kiln-run"
 # One case or two per kernel family (elementwise chains, reductions, row
 # kernels, data movement, matmul, random, empty dims): the whole suite
@@ -21,10 +21,14 @@ subset+=" or (test_matmul_f32 and not tf32 and (shape0 or shape1)) or test_cast 
 subset+=" or (unary_int and int64) or (binary_float_broadcast and add) or size_zero or fused_chain"
 # ASan reserves terabytes of address space for its shadow, so the case that
 # caps the address space (ulimit -v) cannot run under it.
-/usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || status=1
+/usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || failed+=(test_kiln_run_cli)
 # Hand-edited override files are untrusted input (MLIR, LLVM IR, SPIR-V).
-/usr/bin/python3 -m pytest -q tests/conformance/test_dumps.py || status=1
-/usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || status=1
+/usr/bin/python3 -m pytest -q tests/conformance/test_dumps.py || failed+=(test_dumps)
+/usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || failed+=("test_cpu_ops (cpu)")
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py \
-  -k "$subset" || status=1
-exit $status
+  -k "$subset" || failed+=("test_cpu_ops (vulkan)")
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test-sanitizers: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "test-sanitizers: passed"

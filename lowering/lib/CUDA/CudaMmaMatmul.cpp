@@ -465,11 +465,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
       }
     }
   gpu::TerminatorOp::create(b, loc);
-  op->erase();
-  if (zeroFill)
-    zeroFill->erase();
-  if (epilogue)
-    epilogue->erase();
+  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
   if (ops.gatheredB)
     ops.gatheredB->erase();
   return success();

@@ -360,11 +360,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   }
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
-  op->erase();
-  if (zeroFill)
-    zeroFill->erase();
-  if (epilogue)
-    epilogue->erase();
+  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
   return success();
 }
 

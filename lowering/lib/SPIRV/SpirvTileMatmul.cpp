@@ -254,11 +254,7 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
       gpu::BarrierOp::create(b, loc);
     }
   gpu::TerminatorOp::create(b, loc);
-  op->erase();
-  if (zeroFill)
-    zeroFill->erase();
-  if (epilogue)
-    epilogue->erase();
+  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
 }
 
 struct KilnSpirvTileMatmulPass

@@ -47,6 +47,17 @@ inline llvm::SmallVector<mlir::Value> matrixIndices(mlir::Value matrix, mlir::Va
 /// make redundant, or null.
 mlir::linalg::FillOp zeroFillBefore(mlir::linalg::LinalgOp op, mlir::Value c);
 
+/// Erases what a kernel built in its place replaces: the matmul `op`, its
+/// folded zero fill and its fused epilogue (either may be null).
+inline void eraseReplacedMatmul(mlir::Operation *op, mlir::Operation *zeroFill,
+                                mlir::Operation *epilogue) {
+  op->erase();
+  if (zeroFill)
+    zeroFill->erase();
+  if (epilogue)
+    epilogue->erase();
+}
+
 /// The output tile (row, column) of a block: consecutive blocks walk down
 /// a group of 8 tile rows before moving right, for L2 reuse.
 std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
