@@ -61,7 +61,11 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Temporaries come from libkiln-cpu-runtime.so, which keeps large ones
+  // mapped between runs (runtime/cpu/KernelTemporaries.cpp).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
+  memrefToLlvm.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
