@@ -5,9 +5,11 @@
 // (FinalizeMemRefToLLVM with generic allocation functions). With malloc,
 // glibc maps every large block afresh and unmaps it on free, so each run
 // paid a page fault (and the kernel zeroing the page) per 4 KiB: 150 ms of
-// a 4096^2 softmax's 160 ms here. Blocks from 4 MiB on are kept mapped when
-// freed, on huge pages, for the next block of a similar size, up to 1 GiB
-// of them (as the host output pool does, common/HostTensor.cpp).
+// a 4096^2 softmax's 160 ms here, and a quarter of a 3x3 convolution's
+// time in its sub-MiB layout copies. Blocks from 256 KiB on are kept mapped
+// when freed (on huge pages from 2 MiB on) for the next block of a similar
+// size, up to 1 GiB of them (as the host output pool does,
+// common/HostTensor.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include <cstddef>
@@ -20,7 +22,9 @@
 
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
-constexpr size_t kKeptFrom = 2 * kHugePage;
+constexpr size_t kKeptFrom = size_t(256) << 10;
+/// Kept blocks are whole granules, so that sizes a little apart share them.
+constexpr size_t kGranule = size_t(64) << 10;
 constexpr size_t kKeepAtMost = size_t(1) << 30;
 
 struct Blocks {
@@ -42,7 +46,8 @@ Blocks &blocks() {
 KILN_KERNEL_EXPORT void *_mlir_memref_to_llvm_alloc(size_t bytes) {
   if (bytes < kKeptFrom)
     return std::malloc(bytes);
-  size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  size_t granule = bytes >= kHugePage ? kHugePage : kGranule;
+  size_t rounded = (bytes + granule - 1) / granule * granule;
   Blocks &b = blocks();
   std::lock_guard lock(b.mutex);
   // The smallest kept block that fits without wasting more than the request.
@@ -53,17 +58,18 @@ KILN_KERNEL_EXPORT void *_mlir_memref_to_llvm_alloc(size_t bytes) {
     b.kept.erase(it);
     return block;
   }
-  void *block = std::aligned_alloc(kHugePage, rounded);
+  void *block = std::aligned_alloc(granule, rounded);
   if (!block)
     return nullptr;
-  madvise(block, rounded, MADV_HUGEPAGE); // a hint: failure only costs speed
+  if (granule == kHugePage)
+    madvise(block, rounded, MADV_HUGEPAGE); // a hint: failure only costs speed
   b.live.emplace(block, rounded);
   return block;
 }
 
 KILN_KERNEL_EXPORT void _mlir_memref_to_llvm_free(void *block) {
-  // Kept blocks are 2 MiB-aligned; the others are not worth the lock.
-  if (reinterpret_cast<uintptr_t>(block) % kHugePage == 0 && block) {
+  // Kept blocks start on a granule; the others are not worth the lock.
+  if (reinterpret_cast<uintptr_t>(block) % kGranule == 0 && block) {
     Blocks &b = blocks();
     std::lock_guard lock(b.mutex);
     if (auto it = b.live.find(block); it != b.live.end()) {

@@ -41,7 +41,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass()); // folds the collapsed bounds
   KilnCpuAsyncParallelForOptions parallel;
   parallel.numWorkerThreads = static_cast<int32_t>(threads);
-  parallel.minTaskSize = 1024;
+  parallel.minTaskSize = kCheapIterationsPerTask;
   pm.addPass(createKilnCpuAsyncParallelFor(parallel));
   pm.addPass(createKilnExpandMath());
   pm.addPass(createAsyncToAsyncRuntimePass());

@@ -1,12 +1,14 @@
 // RUN: kiln-opt %s --kiln-cpu-flatten-parallel-loops --canonicalize | FileCheck %s
 
-// A 7x150 loop nest (a matmul accumulating into C) becomes one loop of
-// 1050 iterations, its indices recovered by div/rem.
+// A 7x150 loop nest (a matmul accumulating into C) becomes a parallel loop
+// of one dim (nothing for async-parallel-for to misalign) around a serial
+// loop of 150, tasks of 1024 / 150 rows.
 // CHECK-LABEL: func @accumulate
-// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c1050{{.*}}) step (%{{.*}}) {
-// CHECK-DAG: arith.remsi %[[I]], %c150
-// CHECK-DAG: arith.divsi %[[I]], %c150
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c7) step (%{{.*}}) {
+// CHECK-NOT: arith.remsi
+// CHECK: scf.for %{{.*}} = %c0 to %c150
 // CHECK: scf.for
+// CHECK: kiln.min_task_size = 6 : index
 // CHECK-NOT: scf.parallel (%{{.*}}, %{{.*}})
 func.func @accumulate(%a: memref<7x16xi32>, %b: memref<16x150xi32>, %c: memref<7x150xi32>) {
   %c0 = arith.constant 0 : index
@@ -29,16 +31,15 @@ func.func @accumulate(%a: memref<7x16xi32>, %b: memref<16x150xi32>, %c: memref<7
 }
 
 // Of nested loops only the level with the most iterations stays parallel:
-// here the inner one (1028 iterations, collapsed) of a reduction over the
-// middle dim of 2x2x4x257.
+// here the inner one (4x257) of a reduction over the middle dim of
+// 2x2x4x257, its 257 run serially.
 // CHECK-LABEL: func @nested
 // CHECK-NOT: scf.parallel
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c2
 // CHECK-NOT: scf.parallel
 // CHECK: scf.for
-// CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1028{{.*}}) step
-// CHECK-DAG: arith.remsi %[[J]], %c257
-// CHECK-DAG: arith.divsi %[[J]], %c257
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4) step
+// CHECK: scf.for %{{.*}} = %c0 to %c257
 // CHECK-NOT: scf.parallel
 func.func @nested(%a: memref<2x2x4x257xi32>, %r: memref<2x4x257xi32>) {
   %c0 = arith.constant 0 : index
@@ -109,6 +110,58 @@ func.func @run_time_rows(%x: memref<?x?x?xf32>, %a: index, %b: index, %n: index)
   %zero = arith.constant 0.0 : f32
   scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%a, %b, %n) step (%c1, %c1, %c16) {
     memref.store %zero, %x[%i, %j, %k] : memref<?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Static innermost dims of 16 iterations or more together (up to a task's
+// 1024) run serially too: counters, not a div/rem per element (a conv's
+// patch gather); the loop around them takes proportionally fewer
+// iterations per task. Fewer, or more, stay in the flattened loop.
+// CHECK-LABEL: func @serial_innermost
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%c4096) step (%c1)
+// CHECK: arith.remsi %[[R]], %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c56 step %c1
+// CHECK-NOT: arith.remsi
+// CHECK: memref.store
+// CHECK: kiln.min_task_size = 18 : index
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c64) step (%c1)
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1
+// CHECK: kiln.min_task_size = 20 : index
+// CHECK: scf.parallel (%[[S:.*]]) = (%c0) to (%c6144) step (%c1)
+// CHECK-NOT: scf.for
+// CHECK: memref.store
+// CHECK: scf.parallel (%[[T:.*]]) = (%c0) to (%c8192) step (%c1)
+// CHECK-NOT: scf.for
+// CHECK: memref.store
+func.func @serial_innermost(%x: memref<64x64x56xf32>, %y: memref<64x7x7xf32>,
+                            %z: memref<512x3x4xf32>, %w: memref<4x2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c7 = arith.constant 7 : index
+  %c56 = arith.constant 56 : index
+  %c64 = arith.constant 64 : index
+  %c512 = arith.constant 512 : index
+  %c2048 = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c64, %c64, %c56) step (%c1, %c1, %c1) {
+    memref.store %zero, %x[%i, %j, %k] : memref<64x64x56xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c64, %c7, %c7) step (%c1, %c1, %c1) {
+    memref.store %zero, %y[%i, %j, %k] : memref<64x7x7xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c512, %c3, %c4) step (%c1, %c1, %c1) {
+    memref.store %zero, %z[%i, %j, %k] : memref<512x3x4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c2048) step (%c1, %c1) {
+    memref.store %zero, %w[%i, %j] : memref<4x2048xf32>
     scf.reduce
   }
   return

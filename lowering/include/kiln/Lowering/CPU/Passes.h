@@ -8,6 +8,10 @@
 
 namespace kiln {
 
+/// Iterations per task of a parallel loop with cheap iterations (an
+/// elementwise kernel's vectors): kiln-cpu-async-parallel-for's default.
+inline constexpr int64_t kCheapIterationsPerTask = 1024;
+
 #define GEN_PASS_DECL
 #include "kiln/Lowering/CPU/Passes.h.inc"
 

@@ -47,7 +47,10 @@ def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir:
       run serially, as scf.for), else the outer one runs serially and the
       choice repeats one level down.
     Loops with reductions, which async-parallel-for leaves serial, are left
-    alone.
+    alone. Innermost dims of run-time size, or static ones of 16 to 1024
+    iterations together, run as serial scf.for loops inside the parallel
+    one (their indices are counters, not a div/rem per iteration), which
+    then carries `kiln.min_task_size` scaled down by their iterations.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
@@ -65,7 +68,7 @@ def KilnCpuAsyncParallelFor : Pass<"kiln-cpu-async-parallel-for", "mlir::ModuleO
   }];
   let options = [Option<"numWorkerThreads", "num-worker-threads", "int32_t", "8",
                         "threads of the async runtime's pool">,
-                 Option<"minTaskSize", "min-task-size", "int32_t", "1024",
+                 Option<"minTaskSize", "min-task-size", "int32_t", "kiln::kCheapIterationsPerTask",
                         "iterations per task of a loop that does not say">];
   let dependentDialects = ["mlir::async::AsyncDialect", "mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect", "mlir::func::FuncDialect"];
