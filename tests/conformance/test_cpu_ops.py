@@ -507,13 +507,15 @@ def test_row_kernels_over_rows_kept_in_registers(length):
 
 
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
-# leftover whole vectors, leftover scalar columns and batches, and the GPU
-# kernel's 128x128 tiles with partial tiles and a K that is no multiple of 8.
+# leftover whole vectors, leftover scalar columns and batches, column blocks
+# past 1024 cut to equal widths (1025, 2100), and the GPU kernel's 128x128
+# tiles with partial tiles and a K that is no multiple of 8.
 @pytest.mark.parametrize("a_shape,b_shape", [((17, 33), (33, 9)), ((2, 1, 5, 8), (3, 8, 4)),
                                              ((1, 1), (1, 1)), ((64, 128), (128, 96)),
                                              ((7, 100), (100, 150)), ((3, 13, 20), (3, 20, 70)),
                                              ((12, 0), (0, 64)), ((300, 203), (203, 260)),
-                                             ((2, 130, 21), (2, 21, 257))])
+                                             ((2, 130, 21), (2, 21, 257)),
+                                             ((13, 40), (40, 1025)), ((9, 30), (30, 2100))])
 def test_matmul_f32(a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))

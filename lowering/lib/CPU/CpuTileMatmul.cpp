@@ -455,8 +455,14 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     s.nc = roundUp(tiling.blockCols, s.nr);
     if (m)
       s.mc = std::min(s.mc, roundUp(std::max<int64_t>(*m, 1), s.mr));
-    if (n)
-      s.nc = std::min(s.nc, roundUp(std::max<int64_t>(*n, 1), s.nr));
+    if (n) {
+      // Column blocks of about equal width: a last block of a few columns
+      // is a task as long as its row share, which left the other threads'
+      // tasks to one (N = 1025 ran at half the speed of N = 1024).
+      int64_t columns = std::max<int64_t>(*n, 1);
+      int64_t blocks = llvm::divideCeil(columns, std::min(s.nc, roundUp(columns, s.nr)));
+      s.nc = roundUp(llvm::divideCeil(columns, blocks), s.nr);
+    }
     // Tasks: NC-column blocks, each split into row groups so that the
     // threads get equal shares: a multiple of `threads` tasks in all (with
     // a run-time N, `threads` row groups per column block).

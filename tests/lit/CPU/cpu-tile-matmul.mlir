@@ -31,6 +31,20 @@ func.func @mm(%a: memref<13x200xf32>, %b: memref<200x150xf32>, %c: memref<13x150
 
 // -----
 
+// 1025 columns: two column blocks of about equal width (9 panels, 576
+// columns, then 449), not 1024 and 1: the two tasks are equally long (a
+// block of one column left one thread all the work).
+// CHECK-LABEL: func @balanced_columns
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
+// CHECK: arith.muli %{{.*}}, %c576
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<9x8x64xf32>
+func.func @balanced_columns(%a: memref<6x8xf32>, %b: memref<8x1025xf32>, %c: memref<6x1025xf32>) {
+  linalg.matmul ins(%a, %b : memref<6x8xf32>, memref<8x1025xf32>) outs(%c : memref<6x1025xf32>)
+  return
+}
+
+// -----
+
 // Other element types keep the generic lowering.
 // CHECK-LABEL: func @f64
 // CHECK: linalg.matmul
