@@ -460,7 +460,7 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       // is a task as long as its row share, which left the other threads'
       // tasks to one (N = 1025 ran at half the speed of N = 1024).
       int64_t columns = std::max<int64_t>(*n, 1);
-      int64_t blocks = llvm::divideCeil(columns, std::min(s.nc, roundUp(columns, s.nr)));
+      int64_t blocks = llvm::divideCeil(columns, s.nc);
       s.nc = roundUp(llvm::divideCeil(columns, blocks), s.nr);
     }
     // Tasks: NC-column blocks, each split into row groups so that the
