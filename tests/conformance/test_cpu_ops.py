@@ -456,6 +456,40 @@ def test_long_cumsum():
           np.int64)
 
 
+# Long argmax/argmin, which GPUs run a block per row and split into slices
+# (kiln-gpu-arg-reductions): ties and NaNs in different slices, where only
+# the combining of partials decides which comes first.
+@pytest.mark.parametrize("op,ref", [("argmax", np.argmax), ("argmin", np.argmin)])
+def test_long_arg_reductions(op, ref):
+    def arg(x, dim, keep=False):
+        shape = list(x.shape)
+        if keep:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        keep_text = ", keep_dims = true" if keep else ""
+        return movement(x, f"kiln.{op} %a0 {{{{dim = {dim}{keep_text}}}}} : {{t}} -> {{rt}}",
+                        tuple(shape), "i64")
+
+    extreme = 1000.0 if op == "argmax" else -1000.0
+    x = rand((LONG + 1,), np.float32)
+    x[[700001, 40000, LONG]] = extreme  # the first of three, in the fourth slice
+    check(arg(x, 0), ref(x), np.int64)
+    x[[900000, 300000]] = np.nan  # NaN counts as the extreme: the first NaN
+    check(arg(x, 0), np.int64(300000), np.int64)
+    rows = rand((3, 65536 + 5), np.float32)
+    rows[1, [65539, 17000]] = extreme
+    rows[2, :] = -np.inf if op == "argmax" else np.inf  # nothing beats the start: 0
+    check(arg(rows, 1), ref(rows, 1), np.int64)
+    cols = rand((70000, 3), np.int32)  # along a strided dim, a few columns
+    cols[[66000, 5], 2] = 99 if op == "argmax" else -99
+    check(arg(cols, 0, keep=True), ref(cols, 0, keepdims=True), np.int64)
+    for dtype, shape in [(np.float16, (4, 50000)), (np.int8, (2, 40000)),
+                         (np.float32, (5000, 300)), (np.float32, (100, 40))]:
+        many = rand(shape, dtype)
+        check(arg(many, 1), ref(many, 1), np.int64)
+
+
 def softmax(x, dim):
     e = np.exp(x - x.max(dim, keepdims=True))
     return e / e.sum(dim, keepdims=True)

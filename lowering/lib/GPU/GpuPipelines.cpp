@@ -28,6 +28,10 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
   if (!maxGrid.empty())
     scans.maxGridX = maxGrid.front();
   pm.addPass(createKilnGpuScans(scans));
+  KilnGpuArgReductionsOptions argReductions;
+  if (!maxGrid.empty())
+    argReductions.maxGridX = maxGrid.front();
+  pm.addPass(createKilnGpuArgReductions(argReductions));
   pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = hoistRowValues;

@@ -17,6 +17,7 @@
 //   fixed, so every run gives the same result.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -191,27 +192,15 @@ public:
 private:
   Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
 
-  /// A launch of kThreads-thread blocks over `items` work items, each block
-  /// taking items blockId, blockId + grid, ...; `body` builds one item.
+  /// A launch of kThreads-thread blocks over `items` work items; `body`
+  /// builds one item.
   void launchOver(int64_t items, function_ref<void(OpBuilder &, Value, Value, Value)> body) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     auto sharedType = MemRefType::get({2, kThreads}, accType, AffineMap(), workgroup);
-    int64_t grid = std::min(items, maxGridX);
-    auto launch = gpu::LaunchOp::create(b, loc, c(b, grid), c(b, 1), c(b, 1), c(b, kThreads),
-                                        c(b, 1), c(b, 1), /*dynamicSharedMemorySize=*/nullptr,
-                                        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-                                        /*workgroupAttributions=*/TypeRange{sharedType});
-    OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
-    Value tid = launch.getThreadIds().x;
-    Value shared = launch.getWorkgroupAttributions()[0];
-    // A block's trip count is the same for all its threads, so the
-    // barriers inside are reached by all of them.
-    scf::ForOp::create(lb, loc, launch.getBlockIds().x, c(lb, items), c(lb, grid),
-                       ValueRange{}, [&](OpBuilder &fb, Location, Value item, ValueRange) {
-                         body(fb, item, tid, shared);
-                         scf::YieldOp::create(fb, loc);
-                       });
-    gpu::TerminatorOp::create(lb, loc);
+    kiln::buildBlockLoop(b, loc, items, kThreads, maxGridX, sharedType,
+                         [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
+                           body(ob, item, tid, shared[0]);
+                         });
   }
 
   /// The indices of element `i` of row `row` of the scanned buffers.

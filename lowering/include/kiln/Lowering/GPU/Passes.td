@@ -96,6 +96,25 @@ def KilnGpuScans : Pass<"kiln-gpu-scans", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnGpuArgReductions : Pass<"kiln-gpu-arg-reductions", "mlir::ModuleOp"> {
+  let summary = "argmax/argmin as one block per row, long rows split across blocks";
+  let description = [{
+    A linalg.generic on buffers that reduces one loop into a best value and
+    its index (kiln.argmax and kiln.argmin's lowering) becomes gpu.launch
+    ops of 256-thread blocks: threads stride over a row keeping a
+    (value, index) partial, and a tree in workgroup memory combines them,
+    the lower index winning ties. Fewer than 128 rows of 32768 elements or
+    more are cut into slices, one block each, and a second launch combines
+    the slices' partials. Rows shorter than 32 elements, and rows shorter
+    than 256 or not contiguous when there are 4096 or more of them, keep a
+    thread per row.
+  }];
+  let options = [Option<"maxGridX", "max-grid-x", "int64_t", "2147483647",
+                        "most blocks along x; past it a block takes several rows">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnGpuSplitReductions : Pass<"kiln-gpu-split-reductions", "mlir::ModuleOp"> {
   let summary = "Split reductions of few long rows across blocks";
   let description = [{

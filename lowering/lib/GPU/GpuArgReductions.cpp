@@ -1,0 +1,458 @@
+//===- GpuArgReductions.cpp - the kiln-gpu-arg-reductions pass -----------===//
+//
+// argmax/argmin arrive as a linalg.generic that reduces one loop into two
+// outputs, the best value so far and its index (kiln-convert-to-linalg's
+// ArgToGeneric). The generic mapping gives each output element one thread
+// and its serial loop: the argmax over a language model's vocabulary for a
+// batch of 4 ran on 4 threads. Here such a reduction runs one block per row,
+// its threads striding over the row; few long rows are cut into slices
+// whose (value, index) partials a second kernel combines. Partials combine
+// by the op's own comparison, the lower index winning a tie, so the result
+// is the serial loop's: the first occurrence of the extreme, NaN included.
+//
+// Each thread starts from the outputs' initial values (the reduction's
+// identity and index 0, which linalg.fill writes first): a partial that saw
+// no better element keeps index 0, which is the answer exactly when no
+// element beats the identity.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/GPU/BlockLoop.h"
+#include "kiln/Lowering/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNGPUARGREDUCTIONS
+#include "kiln/Lowering/GPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+/// Positions a thread loads before it compares them (memory parallelism).
+constexpr int64_t kUnroll = 4;
+/// Shorter rows keep a thread each; so do rows of up to 255 elements when
+/// there are enough of them to fill the GPU (132 SMs x 2048 threads on the
+/// H200 is 2^18 threads; a block per row then idles most of its threads).
+constexpr int64_t kMinBlockRow = 32;
+constexpr int64_t kFullBlockRow = kThreads;
+constexpr int64_t kManyRows = 4096;
+/// Few long rows are sliced as kiln-gpu-split-reductions slices them.
+constexpr int64_t kMinRowsUnsplit = 128;
+constexpr int64_t kTargetBlocks = 1024;
+constexpr int64_t kMinSliceLength = 16384;
+
+/// A matched arg reduction: the body yields
+/// (better || pos == 0 ? element : best, better || pos == 0 ? pos : bestIndex).
+struct ArgReduction {
+  linalg::GenericOp op;
+  unsigned dim;    // the reduced loop
+  Value better;    // in the body: the element beats the best so far
+  Value element;   // in the body: the element's value
+  BlockArgument best, bestIndex;
+};
+
+/// Whether `v` is computed in `body` from `leaves` and values defined
+/// outside the body only.
+bool computedFrom(Value v, Block *body, ArrayRef<Value> leaves) {
+  if (llvm::is_contained(leaves, v))
+    return true;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() != body;
+  Operation *def = v.getDefiningOp();
+  if (def->getBlock() != body)
+    return true;
+  if (isa<linalg::IndexOp>(def) || def->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value operand) { return computedFrom(operand, body, leaves); });
+}
+
+bool isFirstPosition(Value v, unsigned dim) {
+  auto cmp = v.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return false;
+  auto index = cmp.getLhs().getDefiningOp<linalg::IndexOp>();
+  return index && index.getDim() == dim && matchPattern(cmp.getRhs(), m_Zero());
+}
+
+std::optional<ArgReduction> matchArgReduction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 2)
+    return std::nullopt;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+  }
+  auto iterators = op.getIteratorTypesArray();
+  if (llvm::count(iterators, utils::IteratorType::reduction) != 1)
+    return std::nullopt;
+  unsigned dim = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (op.getMatchingIndexingMap(&init).isFunctionOfDim(dim))
+      return std::nullopt;
+
+  Block *body = op.getBody();
+  BlockArgument best = body->getArgument(op.getNumDpsInputs());
+  BlockArgument bestIndex = body->getArgument(op.getNumDpsInputs() + 1);
+  if (!best.getType().isIntOrFloat() || !isa<IntegerType>(bestIndex.getType()))
+    return std::nullopt;
+  Operation *yield = body->getTerminator();
+  auto pickValue = yield->getOperand(0).getDefiningOp<arith::SelectOp>();
+  auto pickIndex = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
+  if (!pickValue || !pickIndex || pickValue.getCondition() != pickIndex.getCondition() ||
+      pickValue.getFalseValue() != best || pickIndex.getFalseValue() != bestIndex)
+    return std::nullopt;
+  Operation *cast = pickIndex.getTrueValue().getDefiningOp();
+  if (!isa_and_nonnull<arith::IndexCastUIOp, arith::IndexCastOp>(cast))
+    return std::nullopt;
+  auto position = cast->getOperand(0).getDefiningOp<linalg::IndexOp>();
+  auto either = pickValue.getCondition().getDefiningOp<arith::OrIOp>();
+  if (!position || position.getDim() != dim || !either)
+    return std::nullopt;
+  Value better;
+  if (isFirstPosition(either.getRhs(), dim))
+    better = either.getLhs();
+  else if (isFirstPosition(either.getLhs(), dim))
+    better = either.getRhs();
+  else
+    return std::nullopt;
+  Value element = pickValue.getTrueValue();
+  // Partials are compared with `better` alone, so it may read nothing but
+  // the element and the best so far.
+  if (!computedFrom(better, body, {element, best}))
+    return std::nullopt;
+  return ArgReduction{op, dim, better, element, best, bestIndex};
+}
+
+/// Builds the kernels of one arg reduction at its place.
+class ArgKernels {
+public:
+  ArgKernels(ArgReduction arg, int64_t maxGridX)
+      : arg(arg), op(arg.op), maxGridX(maxGridX), b(arg.op), loc(arg.op.getLoc()) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    length = ranges[arg.dim];
+    rows = 1;
+    for (auto [d, range] : llvm::enumerate(ranges))
+      if (d != arg.dim) {
+        outer.push_back(d);
+        rows *= range;
+      }
+    loopRanges = ranges;
+    valueType = arg.best.getType();
+    indexType = arg.bestIndex.getType();
+    // Workgroup memory of 8- and 16-bit values needs capabilities Vulkan
+    // devices may lack: narrow values are kept there widened.
+    sharedValueType = valueType;
+    if (valueType.getIntOrFloatBitWidth() < 32)
+      sharedValueType = isa<FloatType>(valueType) ? Type(b.getF32Type()) : b.getI32Type();
+    slices = 1;
+    sliceLength = length;
+    if (rows < kMinRowsUnsplit && length >= 2 * kMinSliceLength) {
+      int64_t wanted = std::min<int64_t>(llvm::divideCeil(kTargetBlocks, rows), length / kMinSliceLength);
+      sliceLength = llvm::alignTo(llvm::divideCeil(length, wanted), kThreads * kUnroll);
+      slices = llvm::divideCeil(length, sliceLength);
+    }
+  }
+
+  /// Whether a block per row (or slice) beats a thread per row.
+  bool worthBlocks() {
+    if (length < kMinBlockRow || rows == 0)
+      return false;
+    // Threads of a block read consecutive elements only where the reduced
+    // loop is the input's innermost dim; elsewhere a thread per row reads
+    // consecutive rows, which is coalesced, and wins unless rows are few.
+    AffineMap first = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    bool innermost = first.getNumResults() > 0 &&
+                     first.getResults().back() == getAffineDimExpr(arg.dim, b.getContext());
+    if (innermost && length >= kFullBlockRow)
+      return true;
+    return rows < kManyRows && (innermost || length >= kFullBlockRow);
+  }
+
+  void build() {
+    takeInitialValues();
+    Value partialValues, partialIndices;
+    if (slices > 1) {
+      partialValues = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, valueType));
+      partialIndices = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, indexType));
+    }
+    launch(rows * slices, [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
+      Value row = arith::DivUIOp::create(ob, loc, item, c(ob, slices));
+      Value slice = arith::RemUIOp::create(ob, loc, item, c(ob, slices));
+      SmallVector<Value> ivs = rowIvs(ob, row);
+      Value begin = arith::MulIOp::create(ob, loc, slice, c(ob, sliceLength));
+      Value end = arith::MinUIOp::create(
+          ob, loc, arith::AddIOp::create(ob, loc, begin, c(ob, sliceLength)), c(ob, length));
+      Value value, index;
+      std::tie(value, index) = threadPartial(ob, ivs, begin, end, tid);
+      std::tie(value, index) = combineBlock(ob, tid, shared, value, index);
+      onFirstThread(ob, tid, [&](OpBuilder &tb) {
+        if (slices == 1)
+          return storeResult(tb, ivs, value, index);
+        memref::StoreOp::create(tb, loc, value, partialValues, ValueRange{row, slice});
+        memref::StoreOp::create(tb, loc, index, partialIndices, ValueRange{row, slice});
+      });
+    });
+    if (slices > 1)
+      launch(rows, [&](OpBuilder &ob, Value row, Value tid, ValueRange shared) {
+        SmallVector<Value> ivs = rowIvs(ob, row);
+        Value value, index;
+        std::tie(value, index) = initial(ob, ivs);
+        auto loop = scf::ForOp::create(
+            ob, loc, tid, c(ob, slices), c(ob, kThreads), ValueRange{value, index},
+            [&](OpBuilder &fb, Location, Value slice, ValueRange cur) {
+              Value v = memref::LoadOp::create(fb, loc, partialValues, ValueRange{row, slice});
+              Value i = memref::LoadOp::create(fb, loc, partialIndices, ValueRange{row, slice});
+              auto [nv, ni] = combine(fb, cur[0], cur[1], v, i);
+              scf::YieldOp::create(fb, loc, ValueRange{nv, ni});
+            });
+        std::tie(value, index) =
+            combineBlock(ob, tid, shared, loop.getResult(0), loop.getResult(1));
+        onFirstThread(ob, tid, [&](OpBuilder &tb) { storeResult(tb, ivs, value, index); });
+      });
+    op.erase();
+  }
+
+private:
+  Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
+
+  void launch(int64_t items, function_ref<void(OpBuilder &, Value, Value, ValueRange)> body) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    SmallVector<Type> shared = {
+        MemRefType::get({kThreads}, sharedValueType, AffineMap(), workgroup),
+        MemRefType::get({kThreads}, indexType, AffineMap(), workgroup)};
+    kiln::buildBlockLoop(b, loc, items, kThreads, maxGridX, shared, body);
+  }
+
+  /// The outputs' initial values, from the linalg.fill ops just before the
+  /// reduction, which the kernels make redundant; or null, to be loaded.
+  void takeInitialValues() {
+    for (Operation *prev = op->getPrevNode(); auto fill = dyn_cast_or_null<linalg::FillOp>(prev);) {
+      prev = prev->getPrevNode();
+      for (unsigned k = 0; k < 2; ++k)
+        if (fill.getOutputs()[0] == op.getDpsInits()[k] && !init[k]) {
+          init[k] = fill.getInputs()[0];
+          fill.erase();
+          break;
+        }
+    }
+  }
+
+  /// The loop ivs of row `row` (the reduced one left null).
+  SmallVector<Value> rowIvs(OpBuilder &ob, Value row) {
+    SmallVector<Value> ivs(loopRanges.size());
+    for (unsigned d : llvm::reverse(outer)) {
+      Value size = c(ob, loopRanges[d]);
+      ivs[d] = arith::RemUIOp::create(ob, loc, row, size);
+      row = arith::DivUIOp::create(ob, loc, row, size);
+    }
+    return ivs;
+  }
+
+  SmallVector<Value> at(OpOperand *operand, ArrayRef<Value> ivs) {
+    SmallVector<Value> indices;
+    for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
+      indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+    return indices;
+  }
+
+  std::pair<Value, Value> initial(OpBuilder &ob, ArrayRef<Value> ivs) {
+    Value values[2];
+    for (unsigned k = 0; k < 2; ++k) {
+      OpOperand *out = op.getDpsInitOperand(k);
+      values[k] = init[k] ? init[k]
+                          : Value(memref::LoadOp::create(ob, loc, out->get(), at(out, ivs)));
+    }
+    return {values[0], values[1]};
+  }
+
+  void storeResult(OpBuilder &ob, ArrayRef<Value> ivs, Value value, Value index) {
+    Value results[2] = {value, index};
+    for (unsigned k = 0; k < 2; ++k) {
+      OpOperand *out = op.getDpsInitOperand(k);
+      memref::StoreOp::create(ob, loc, results[k], out->get(), at(out, ivs));
+    }
+  }
+
+  /// The reduction's body at position `ivs` from the best so far.
+  std::pair<Value, Value> step(OpBuilder &ob, ArrayRef<Value> ivs, Value value, Value index) {
+    Block *body = op.getBody();
+    IRMapping mapping;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      BlockArgument arg = body->getArgument(in->getOperandNumber());
+      if (!arg.use_empty())
+        mapping.map(arg, memref::LoadOp::create(ob, loc, in->get(), at(in, ivs)));
+    }
+    mapping.map(arg.best, value);
+    mapping.map(arg.bestIndex, index);
+    for (Operation &o : body->without_terminator()) {
+      if (auto position = dyn_cast<linalg::IndexOp>(o))
+        mapping.map(position.getResult(), ivs[position.getDim()]);
+      else
+        ob.clone(o, mapping);
+    }
+    Operation *yield = body->getTerminator();
+    return {mapping.lookup(yield->getOperand(0)), mapping.lookup(yield->getOperand(1))};
+  }
+
+  /// This thread's partial over positions begin + tid, begin + tid + kThreads,
+  /// ... below `end`: kUnroll at a time, then one at a time.
+  std::pair<Value, Value> threadPartial(OpBuilder &ob, SmallVector<Value> ivs, Value begin,
+                                        Value end, Value tid) {
+    auto [value, index] = initial(ob, ivs);
+    int64_t stride = kThreads * kUnroll;
+    Value span = arith::SubIOp::create(ob, loc, end, begin);
+    Value mainEnd = arith::AddIOp::create(
+        ob, loc, begin,
+        arith::MulIOp::create(ob, loc, arith::DivUIOp::create(ob, loc, span, c(ob, stride)),
+                              c(ob, stride)));
+    auto steps = [&](Value from, Value to, int64_t count) {
+      auto loop = scf::ForOp::create(
+          ob, loc, arith::AddIOp::create(ob, loc, from, tid), to, c(ob, kThreads * count),
+          ValueRange{value, index}, [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
+            Value v = cur[0], i = cur[1];
+            for (int64_t j = 0; j < count; ++j) {
+              ivs[arg.dim] = arith::AddIOp::create(fb, loc, p, c(fb, j * kThreads));
+              std::tie(v, i) = step(fb, ivs, v, i);
+            }
+            scf::YieldOp::create(fb, loc, ValueRange{v, i});
+          });
+      value = loop.getResult(0);
+      index = loop.getResult(1);
+    };
+    steps(begin, mainEnd, kUnroll);
+    steps(mainEnd, end, 1);
+    return {value, index};
+  }
+
+  /// Whether `v` beats `over` by the reduction's own comparison.
+  Value beats(OpBuilder &ob, Value v, Value over) {
+    IRMapping mapping;
+    mapping.map(arg.element, v);
+    mapping.map(arg.best, over);
+    return cloneChain(ob, arg.better, mapping);
+  }
+
+  Value cloneChain(OpBuilder &ob, Value v, IRMapping &mapping) {
+    if (mapping.contains(v))
+      return mapping.lookup(v);
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != op.getBody())
+      return v;
+    for (Value operand : def->getOperands())
+      cloneChain(ob, operand, mapping);
+    ob.clone(*def, mapping);
+    return mapping.lookup(v);
+  }
+
+  /// The better of two partials; of equal ones, the one of lower index.
+  std::pair<Value, Value> combine(OpBuilder &ob, Value va, Value ia, Value vb, Value ib) {
+    Value bWins = beats(ob, vb, va);
+    Value aWins = beats(ob, va, vb);
+    Value earlier = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, ib, ia);
+    Value notA = arith::XOrIOp::create(
+        ob, loc, aWins, arith::ConstantIntOp::create(ob, loc, ob.getI1Type(), 1));
+    Value take = arith::OrIOp::create(ob, loc, bWins,
+                                      arith::AndIOp::create(ob, loc, notA, earlier));
+    return {arith::SelectOp::create(ob, loc, take, vb, va),
+            arith::SelectOp::create(ob, loc, take, ib, ia)};
+  }
+
+  Value toShared(OpBuilder &ob, Value v) {
+    if (sharedValueType == valueType)
+      return v;
+    if (isa<FloatType>(valueType))
+      return arith::ExtFOp::create(ob, loc, sharedValueType, v);
+    return arith::ExtUIOp::create(ob, loc, sharedValueType, v);
+  }
+
+  Value fromShared(OpBuilder &ob, Value v) {
+    if (sharedValueType == valueType)
+      return v;
+    if (isa<FloatType>(valueType))
+      return arith::TruncFOp::create(ob, loc, valueType, v);
+    return arith::TruncIOp::create(ob, loc, valueType, v);
+  }
+
+  /// The block's best partial, on every thread: a tree over workgroup memory.
+  std::pair<Value, Value> combineBlock(OpBuilder &ob, Value tid, ValueRange shared, Value value,
+                                       Value index) {
+    memref::StoreOp::create(ob, loc, toShared(ob, value), shared[0], tid);
+    memref::StoreOp::create(ob, loc, index, shared[1], tid);
+    gpu::BarrierOp::create(ob, loc);
+    for (int64_t half = kThreads / 2; half >= 1; half /= 2) {
+      Value active = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, tid, c(ob, half));
+      scf::IfOp::create(ob, loc, active, [&](OpBuilder &tb, Location) {
+        Value other = arith::AddIOp::create(tb, loc, tid, c(tb, half));
+        Value va = fromShared(tb, memref::LoadOp::create(tb, loc, shared[0], tid));
+        Value ia = memref::LoadOp::create(tb, loc, shared[1], tid);
+        Value vb = fromShared(tb, memref::LoadOp::create(tb, loc, shared[0], other));
+        Value ib = memref::LoadOp::create(tb, loc, shared[1], other);
+        auto [v, i] = combine(tb, va, ia, vb, ib);
+        memref::StoreOp::create(tb, loc, toShared(tb, v), shared[0], tid);
+        memref::StoreOp::create(tb, loc, i, shared[1], tid);
+        scf::YieldOp::create(tb, loc);
+      });
+      gpu::BarrierOp::create(ob, loc);
+    }
+    Value zero = c(ob, 0);
+    Value v = fromShared(ob, memref::LoadOp::create(ob, loc, shared[0], zero));
+    Value i = memref::LoadOp::create(ob, loc, shared[1], zero);
+    // The block's next item reuses the buffers.
+    gpu::BarrierOp::create(ob, loc);
+    return {v, i};
+  }
+
+  void onFirstThread(OpBuilder &ob, Value tid, function_ref<void(OpBuilder &)> then) {
+    Value first = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c(ob, 0));
+    scf::IfOp::create(ob, loc, first, [&](OpBuilder &tb, Location) {
+      then(tb);
+      scf::YieldOp::create(tb, loc);
+    });
+  }
+
+  ArgReduction arg;
+  linalg::GenericOp op;
+  int64_t maxGridX;
+  OpBuilder b;
+  Location loc;
+  SmallVector<int64_t> loopRanges;
+  SmallVector<unsigned> outer;
+  int64_t length, rows, slices, sliceLength;
+  Type valueType, indexType, sharedValueType;
+  Value init[2];
+};
+
+struct KilnGpuArgReductionsPass
+    : kiln::impl::KilnGpuArgReductionsBase<KilnGpuArgReductionsPass> {
+  using KilnGpuArgReductionsBase::KilnGpuArgReductionsBase;
+
+  void runOnOperation() override {
+    SmallVector<ArgReduction> found;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (isa<func::FuncOp>(op->getParentOp()))
+        if (std::optional<ArgReduction> arg = matchArgReduction(op))
+          found.push_back(*arg);
+    });
+    for (const ArgReduction &arg : found) {
+      ArgKernels kernels(arg, maxGridX);
+      if (kernels.worthBlocks())
+        kernels.build();
+    }
+  }
+};
+
+} // namespace
