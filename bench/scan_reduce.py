@@ -1,5 +1,6 @@
-"""A full reduce_sum and a cumsum of 2^26 f32 (issue 14 item 5) in kiln
-against torch on the same GPU, same run. Each time is the median over
+"""A full reduce_sum, argmax and cumsum of 2^26 f32 and an argmax over 8
+rows of 131072 (greedy sampling over a language model's vocabulary) (issue
+14 item 5) in kiln against torch on the same GPU, same run. Each time is the median over
 --repeats of --calls back-to-back calls on device-resident tensors, then
 one sync, divided by --calls (so per-call sync and host latency are spread
 out the same way for both). Prints a markdown table; torch/kiln > 1 means
@@ -9,8 +10,8 @@ kiln is faster.
   python3 bench/scan_reduce.py --device vulkan --torch-device cuda   # H200
   /usr/bin/python3 bench/scan_reduce.py --device vulkan --torch-device cpu --log2 20  # lavapipe
 
-Floors at 4.3 TB/s: a reduce reads 4 bytes per element (2^26: 62 us), a
-scan reads and writes them (125 us; kiln's blocked scan reads twice: 187 us).
+Floors at 4.3 TB/s: a reduce or argmax reads 4 bytes per element (2^26:
+62 us; 8 x 131072: 1 us, so launches dominate), a scan reads and writes them (125 us; kiln's blocked scan reads twice: 187 us).
 """
 import argparse
 import os
@@ -39,15 +40,23 @@ def timed_ms(call, sync, calls, repeats):
 
 
 def programs(n):
-    t, s = tensor_type((n,), "f32"), tensor_type((), "f32")
-    return {
-        "reduce_sum": (f"func.func @main(%x: {t}) -> {s} {{\n"
-                       f"  %r = kiln.reduce_sum %x {{dims = array<i64: 0>}} : {t} -> {s}\n"
-                       f"  return %r : {s}\n}}\n", lambda x: x.sum()),
-        "cumsum": (f"func.func @main(%x: {t}) -> {t} {{\n"
-                   f"  %r = kiln.cumsum %x {{dim = 0}} : {t}\n  return %r : {t}\n}}\n",
-                   lambda x: x.cumsum(0)),
-    }
+    """(name, program, torch function, input shape) of each case."""
+    t, s, i = tensor_type((n,), "f32"), tensor_type((), "f32"), tensor_type((), "i64")
+    v, vi = tensor_type((8, 131072), "f32"), tensor_type((8,), "i64")
+    return [
+        ("reduce_sum", f"func.func @main(%x: {t}) -> {s} {{\n"
+         f"  %r = kiln.reduce_sum %x {{dims = array<i64: 0>}} : {t} -> {s}\n"
+         f"  return %r : {s}\n}}\n", lambda x: x.sum(), (n,)),
+        ("argmax", f"func.func @main(%x: {t}) -> {i} {{\n"
+         f"  %r = kiln.argmax %x {{dim = 0}} : {t} -> {i}\n  return %r : {i}\n}}\n",
+         lambda x: x.argmax(), (n,)),
+        ("argmax 8 x 131072", f"func.func @main(%x: {v}) -> {vi} {{\n"
+         f"  %r = kiln.argmax %x {{dim = 1}} : {v} -> {vi}\n  return %r : {vi}\n}}\n",
+         lambda x: x.argmax(1), (8, 131072)),
+        ("cumsum", f"func.func @main(%x: {t}) -> {t} {{\n"
+         f"  %r = kiln.cumsum %x {{dim = 0}} : {t}\n  return %r : {t}\n}}\n",
+         lambda x: x.cumsum(0), (n,)),
+    ]
 
 
 def main():
@@ -64,16 +73,18 @@ def main():
     torch_sync = torch.cuda.synchronize if torch_device.startswith("cuda") else (lambda: None)
     n = 2**args.log2
     x = np.random.default_rng(0).uniform(0.5, 1.5, n).astype(np.float32)
-    tx = torch.from_numpy(x).to(torch_device)
     backend = kiln.backend(args.device)
-    kx = kiln.tensor(x, device=args.device)
     rows = []
-    for name, (program, torch_fn) in programs(n).items():
+    for name, program, torch_fn, shape in programs(n):
+        xs = x[:int(np.prod(shape))].reshape(shape)
+        tx = torch.from_numpy(xs).to(torch_device)
+        kx = kiln.tensor(xs, device=args.device)
         compiled = kiln.compile(program, args.device)
-        want = torch_fn(torch.from_numpy(x).double()).numpy()
+        want = torch_fn(torch.from_numpy(xs).double()).numpy()
         got = np.asarray(compiled(kx).numpy(), np.float64)
         np.testing.assert_allclose(got, want, rtol=1e-3)
-        rows.append((f"{name} 2^{args.log2} f32 ({args.device})",
+        label = name if " x " in name else f"{name} 2^{args.log2} f32"
+        rows.append((f"{label} ({args.device})",
                      timed_ms(lambda: torch_fn(tx), torch_sync, args.calls, args.repeats),
                      timed_ms(lambda: compiled(kx), backend.sync, args.calls, args.repeats)))
     table(f"kiln {args.device} vs torch {torch_device}", rows)

@@ -6,14 +6,18 @@
 //
 // - Short scans (at most kSerialLength elements) keep the serial loop, one
 //   thread per row: the other dims become a parallel loop.
-// - Longer ones run as a blocked scan over chunks of kChunk elements, each
-//   thread taking kPerThread consecutive ones:
+// - Longer ones run as a blocked scan over chunks of 8 KiB (2048 32-bit or
+//   1024 64-bit elements, 8 or 4 a thread):
 //     1. each block sums its chunk into totals[row, chunk];
 //     2. one block per row scans its totals in place, exclusively, into
 //        each chunk's offset;
-//     3. each block scans its chunk (in registers, then across threads in
-//        workgroup memory) and stores offset + prefix.
-//   With one chunk per row only step 3 runs. The order of the additions is
+//     3. each block loads its chunk into workgroup memory, each thread scans
+//        its run of consecutive elements there, the runs' sums are scanned
+//        across threads, and the block stores offset + prefix.
+//   With one chunk per row only step 3 runs. Blocks read and write their
+//   chunks with consecutive threads at consecutive elements (coalesced
+//   along the innermost dim); the padded workgroup layout keeps a thread's
+//   consecutive elements in distinct banks. The order of the additions is
 //   fixed, so every run gives the same result.
 //
 //===----------------------------------------------------------------------===//
@@ -41,8 +45,10 @@ namespace {
 /// Scans this short run serially, one thread per row.
 constexpr int64_t kSerialLength = 32;
 constexpr int64_t kThreads = 256;
-constexpr int64_t kPerThread = 8;
-constexpr int64_t kChunk = kThreads * kPerThread;
+/// A chunk's bytes: what a block loads into workgroup memory.
+constexpr int64_t kChunkBytes = 8192;
+/// Workgroup memory banks: one padding element per this many.
+constexpr int64_t kBanks = 32;
 /// Steps of the scan across a block's threads (log2 kThreads).
 constexpr int64_t kThreadScanSteps = 8;
 static_assert(int64_t(1) << kThreadScanSteps == kThreads);
@@ -152,8 +158,10 @@ public:
     for (auto [d, size] : llvm::enumerate(scan.shape))
       if (static_cast<int64_t>(d) != scan.dim)
         rows *= size;
-    chunks = llvm::divideCeil(length, kChunk);
     accType = scan.loop.getRegionIterArgs()[0].getType();
+    perThread = kChunkBytes / kThreads / (accType.getIntOrFloatBitWidth() / 8);
+    chunk = kThreads * perThread;
+    chunks = llvm::divideCeil(length, chunk);
   }
 
   static bool blockedFits(Scan scan) {
@@ -193,13 +201,17 @@ private:
   Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
 
   /// A launch of kThreads-thread blocks over `items` work items; `body`
-  /// builds one item.
-  void launchOver(int64_t items, function_ref<void(OpBuilder &, Value, Value, Value)> body) {
+  /// builds one item from its thread id, the workgroup buffer of the scan
+  /// across threads and the one of a chunk (padded).
+  void launchOver(int64_t items,
+                  function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-    auto sharedType = MemRefType::get({2, kThreads}, accType, AffineMap(), workgroup);
-    kiln::buildBlockLoop(b, loc, items, kThreads, maxGridX, sharedType,
-                         [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
-                           body(ob, item, tid, shared[0]);
+    SmallVector<Type> shared = {
+        MemRefType::get({2, kThreads}, accType, AffineMap(), workgroup),
+        MemRefType::get({chunk + chunk / kBanks}, accType, AffineMap(), workgroup)};
+    kiln::buildBlockLoop(b, loc, items, kThreads, maxGridX, shared,
+                         [&](OpBuilder &ob, Value item, Value tid, ValueRange buffers) {
+                           body(ob, item, tid, buffers[0], buffers[1]);
                          });
   }
 
@@ -244,17 +256,21 @@ private:
   }
 
   /// Element `i` of `row` in the accumulator's type, or zero past the row.
+  /// The load is clamped into the row rather than branched around, so that
+  /// a thread's loads issue back to back.
   Value elementAt(OpBuilder &ob, Value row, Value i) {
     Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, c(ob, length));
-    auto guarded = scf::IfOp::create(
-        ob, loc, inRange,
-        [&](OpBuilder &tb, Location l) {
-          Value x = memref::LoadOp::create(tb, l, scan.load.getMemRef(), indices(tb, row, i));
-          IRMapping mapping;
-          scf::YieldOp::create(tb, l, cloneChain(tb, scan.element, scan.load, x, mapping));
-        },
-        [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero(eb)); });
-    return guarded.getResult(0);
+    Value clamped = arith::MinUIOp::create(ob, loc, i, c(ob, length - 1));
+    Value x = memref::LoadOp::create(ob, loc, scan.load.getMemRef(), indices(ob, row, clamped));
+    IRMapping mapping;
+    Value v = cloneChain(ob, scan.element, scan.load, x, mapping);
+    return arith::SelectOp::create(ob, loc, inRange, v, zero(ob));
+  }
+
+  /// Where element `k` of a chunk lives in its padded workgroup buffer.
+  Value padded(OpBuilder &ob, Value k) {
+    return arith::AddIOp::create(ob, loc, k,
+                                 arith::DivUIOp::create(ob, loc, k, c(ob, kBanks)));
   }
 
   /// Stores running sum `sum` as element `i` of `row` of the output.
@@ -308,7 +324,7 @@ private:
     return {before.getResult(0), total};
   }
 
-  /// The inclusive running sums of this thread's kPerThread values.
+  /// The inclusive running sums of this thread's perThread values.
   SmallVector<Value> threadScan(OpBuilder &ob, ArrayRef<Value> values) {
     SmallVector<Value> sums = {values.front()};
     for (Value v : values.drop_front())
@@ -325,7 +341,7 @@ private:
   /// This thread's first element in the chunk starting at `chunkStart`.
   Value firstOfThread(OpBuilder &ob, Value chunkStart, Value tid) {
     return arith::AddIOp::create(ob, loc, chunkStart,
-                                 arith::MulIOp::create(ob, loc, tid, c(ob, kPerThread)));
+                                 arith::MulIOp::create(ob, loc, tid, c(ob, perThread)));
   }
 
   Value at(OpBuilder &ob, Value first, int64_t j) {
@@ -333,31 +349,32 @@ private:
   }
 
   void buildChunkTotals(Value totals) {
-    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared) {
-      auto [row, chunk] = rowAndChunk(ob, item);
-      Value first = firstOfThread(ob, arith::MulIOp::create(ob, loc, chunk, c(ob, kChunk)), tid);
+    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value) {
+      auto [row, index] = rowAndChunk(ob, item);
+      Value first = arith::AddIOp::create(
+          ob, loc, arith::MulIOp::create(ob, loc, index, c(ob, chunk)), tid);
       Value sum = elementAt(ob, row, first);
-      for (int64_t j = 1; j < kPerThread; ++j)
-        sum = add(ob, sum, elementAt(ob, row, at(ob, first, j)));
+      for (int64_t j = 1; j < perThread; ++j)
+        sum = add(ob, sum, elementAt(ob, row, at(ob, first, j * kThreads)));
       Value total = blockScan(ob, sum, tid, shared).second;
       Value isFirst = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c(ob, 0));
       scf::IfOp::create(ob, loc, isFirst, [&](OpBuilder &tb, Location l) {
-        memref::StoreOp::create(tb, l, total, totals, ValueRange{row, chunk});
+        memref::StoreOp::create(tb, l, total, totals, ValueRange{row, index});
         scf::YieldOp::create(tb, l);
       });
     });
   }
 
-  /// totals[row, :] becomes its exclusive running sum, kChunk at a time.
+  /// totals[row, :] becomes its exclusive running sum, `chunk` at a time.
   void buildTotalsScan(Value totals) {
-    launchOver(rows, [&](OpBuilder &ob, Value row, Value tid, Value shared) {
+    launchOver(rows, [&](OpBuilder &ob, Value row, Value tid, Value shared, Value) {
       auto loop = scf::ForOp::create(
-          ob, loc, c(ob, 0), c(ob, chunks), c(ob, kChunk), ValueRange{zero(ob)},
+          ob, loc, c(ob, 0), c(ob, chunks), c(ob, chunk), ValueRange{zero(ob)},
           [&](OpBuilder &fb, Location, Value start, ValueRange carry) {
             Value first = firstOfThread(fb, start, tid);
             Value limit = c(fb, chunks);
             SmallVector<Value> values;
-            for (int64_t j = 0; j < kPerThread; ++j) {
+            for (int64_t j = 0; j < perThread; ++j) {
               Value i = at(fb, first, j);
               Value inRange = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::ult, i, limit);
               auto v = scf::IfOp::create(
@@ -372,7 +389,7 @@ private:
             SmallVector<Value> sums = threadScan(fb, values);
             auto [before, total] = blockScan(fb, sums.back(), tid, shared);
             Value prefix = add(fb, carry[0], before);
-            for (int64_t j = 0; j < kPerThread; ++j) {
+            for (int64_t j = 0; j < perThread; ++j) {
               Value i = at(fb, first, j);
               Value exclusive = j == 0 ? prefix : add(fb, prefix, sums[j - 1]);
               Value inRange = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::ult, i, limit);
@@ -388,18 +405,36 @@ private:
   }
 
   void buildChunkScans(Value offsets) {
-    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared) {
-      auto [row, chunk] = rowAndChunk(ob, item);
-      Value first = firstOfThread(ob, arith::MulIOp::create(ob, loc, chunk, c(ob, kChunk)), tid);
+    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared,
+                                  Value staged) {
+      auto [row, index] = rowAndChunk(ob, item);
+      Value start = arith::MulIOp::create(ob, loc, index, c(ob, chunk));
+      // Element tid + j * kThreads of the chunk: consecutive threads,
+      // consecutive elements.
+      auto spread = [&](int64_t j) {
+        return arith::AddIOp::create(ob, loc, tid, c(ob, j * kThreads)).getResult();
+      };
+      for (int64_t j = 0; j < perThread; ++j)
+        memref::StoreOp::create(ob, loc, elementAt(ob, row, arith::AddIOp::create(ob, loc, start, spread(j))),
+                                staged, padded(ob, spread(j)));
+      gpu::BarrierOp::create(ob, loc);
+      Value first = firstOfThread(ob, c(ob, 0), tid);
       SmallVector<Value> values;
-      for (int64_t j = 0; j < kPerThread; ++j)
-        values.push_back(elementAt(ob, row, at(ob, first, j)));
+      for (int64_t j = 0; j < perThread; ++j)
+        values.push_back(memref::LoadOp::create(ob, loc, staged, padded(ob, at(ob, first, j))));
       SmallVector<Value> sums = threadScan(ob, values);
       Value before = blockScan(ob, sums.back(), tid, shared).first;
       if (offsets)
-        before = add(ob, memref::LoadOp::create(ob, loc, offsets, ValueRange{row, chunk}), before);
-      for (int64_t j = 0; j < kPerThread; ++j)
-        storeAt(ob, row, at(ob, first, j), add(ob, before, sums[j]));
+        before = add(ob, memref::LoadOp::create(ob, loc, offsets, ValueRange{row, index}), before);
+      for (int64_t j = 0; j < perThread; ++j)
+        memref::StoreOp::create(ob, loc, add(ob, before, sums[j]), staged,
+                                padded(ob, at(ob, first, j)));
+      gpu::BarrierOp::create(ob, loc);
+      for (int64_t j = 0; j < perThread; ++j)
+        storeAt(ob, row, arith::AddIOp::create(ob, loc, start, spread(j)),
+                memref::LoadOp::create(ob, loc, staged, padded(ob, spread(j))));
+      // The block's next chunk reuses the buffer.
+      gpu::BarrierOp::create(ob, loc);
     });
   }
 
@@ -407,7 +442,7 @@ private:
   int64_t maxGridX;
   OpBuilder b;
   Location loc;
-  int64_t length, rows, chunks;
+  int64_t length, rows, perThread, chunk, chunks;
   Type accType;
 };
 

@@ -4,17 +4,26 @@
 // A cumsum of 2^20 + 3 floats: 513 chunks of 2048. Their totals (513
 // blocks), a scan of the totals (one block per row), then each chunk's scan
 // plus its offset (513 blocks); each block scans across its 256 threads in
-// workgroup memory, 8 steps, a barrier each.
+// workgroup memory, 8 steps, a barrier each. The chunks' scans go through a
+// second workgroup buffer, 2048 elements padded by one in 32: stored at
+// consecutive elements by consecutive threads, scanned 8 consecutive
+// elements a thread, loaded back as they were stored.
 // CHECK-LABEL: func @long
 // CHECK: %[[T:.*]] = memref.alloc() : memref<1x513xf32>
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c513{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%[[W:.*]] : memref<2x256xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c513{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%[[W:.*]] : memref<2x256xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2112xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-9: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[T]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}) threads
 // CHECK: memref.store %{{.*}}, %[[T]]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c513{{.*}}) threads
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c513{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}}, %[[C:.*]] : memref<2112xf32
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-9: gpu.barrier
 // CHECK: memref.load %[[T]]
-// CHECK: memref.store %{{.*}}, %arg1
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-8: memref.store %{{.*}}, %arg1
+// CHECK: gpu.barrier
 // CHECK-NOT: scf.for {{.*}} iter_args
 // GRID-LABEL: func @long
 // GRID: gpu.launch blocks({{.*}}) in ({{.*}} = %c100{{.*}})
