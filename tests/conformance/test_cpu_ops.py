@@ -454,6 +454,11 @@ def test_long_cumsum():
     ints = rand((2, 4099), np.int64)
     check(movement(ints, "kiln.cumsum %a0 {{dim = 1}} : {t}", ints.shape), np.cumsum(ints, 1),
           np.int64)
+    # 8193 chunks of 1024 i64: blocks take segments of two chunks, the last
+    # segment one chunk and an empty one.
+    many = rand((8 * LONG + 5,), np.int64)
+    check(movement(many, "kiln.cumsum %a0 {{dim = 0}} : {t}", many.shape), np.cumsum(many),
+          np.int64)
 
 
 # Long argmax/argmin, which GPUs run a block per row and split into slices

@@ -161,7 +161,8 @@ public:
     slices = 1;
     sliceLength = length;
     if (rows < kMinRowsUnsplit && length >= 2 * kMinSliceLength) {
-      int64_t wanted = std::min<int64_t>(llvm::divideCeil(kTargetBlocks, rows), length / kMinSliceLength);
+      int64_t wanted =
+          std::min<int64_t>(llvm::divideCeil(kTargetBlocks, rows), length / kMinSliceLength);
       sliceLength = llvm::alignTo(llvm::divideCeil(length, wanted), kThreads * kUnroll);
       slices = llvm::divideCeil(length, sliceLength);
     }

@@ -8,12 +8,14 @@
 //   thread per row: the other dims become a parallel loop.
 // - Longer ones run as a blocked scan over chunks of 8 KiB (2048 32-bit or
 //   1024 64-bit elements, 8 or 4 a thread):
-//     1. each block sums its chunk into totals[row, chunk];
+//     1. each block sums its segment (one chunk, or several in a row of
+//        more than 4096 chunks) into totals[row, segment];
 //     2. one block per row scans its totals in place, exclusively, into
-//        each chunk's offset;
-//     3. each block loads its chunk into workgroup memory, each thread scans
-//        its run of consecutive elements there, the runs' sums are scanned
-//        across threads, and the block stores offset + prefix.
+//        each segment's offset;
+//     3. each block scans its segment's chunks in turn: it loads a chunk
+//        into workgroup memory, each thread scans its run of consecutive
+//        elements there, the runs' sums are scanned across threads, and the
+//        block stores offset + prefix.
 //   With one chunk per row only step 3 runs. Blocks read and write their
 //   chunks with consecutive threads at consecutive elements (coalesced
 //   along the innermost dim); the padded workgroup layout keeps a thread's
@@ -49,6 +51,9 @@ constexpr int64_t kThreads = 256;
 constexpr int64_t kChunkBytes = 8192;
 /// Workgroup memory banks: one padding element per this many.
 constexpr int64_t kBanks = 32;
+/// Most totals per row: step 2 is one block's serial loop over them (46 us
+/// for 32768 on the H200), so rows of more chunks take them in segments.
+constexpr int64_t kMaxTotals = 4096;
 /// Steps of the scan across a block's threads (log2 kThreads).
 constexpr int64_t kThreadScanSteps = 8;
 static_assert(int64_t(1) << kThreadScanSteps == kThreads);
@@ -162,6 +167,8 @@ public:
     perThread = kChunkBytes / kThreads / (accType.getIntOrFloatBitWidth() / 8);
     chunk = kThreads * perThread;
     chunks = llvm::divideCeil(length, chunk);
+    perSegment = std::max<int64_t>(1, chunks / kMaxTotals);
+    segments = llvm::divideCeil(chunks, perSegment);
   }
 
   static bool blockedFits(Scan scan) {
@@ -190,7 +197,7 @@ public:
   void buildBlocked() {
     Value totals;
     if (chunks > 1) {
-      totals = memref::AllocOp::create(b, loc, MemRefType::get({rows, chunks}, accType));
+      totals = memref::AllocOp::create(b, loc, MemRefType::get({rows, segments}, accType));
       buildChunkTotals(totals);
       buildTotalsScan(totals);
     }
@@ -332,9 +339,9 @@ private:
     return sums;
   }
 
-  /// Item (row, chunk) of a rows x chunks launch.
-  std::pair<Value, Value> rowAndChunk(OpBuilder &ob, Value item) {
-    Value n = c(ob, chunks);
+  /// Item (row, segment) of a rows x segments launch.
+  std::pair<Value, Value> rowAndSegment(OpBuilder &ob, Value item) {
+    Value n = c(ob, segments);
     return {arith::DivUIOp::create(ob, loc, item, n), arith::RemUIOp::create(ob, loc, item, n)};
   }
 
@@ -348,18 +355,34 @@ private:
     return arith::AddIOp::create(ob, loc, first, c(ob, j));
   }
 
+  /// A loop over the chunks of `segment`; `body(builder, chunkStart, carried)`
+  /// yields the next carried value.
+  Value overChunks(OpBuilder &ob, Value segment, Value init,
+                   function_ref<Value(OpBuilder &, Value, Value)> body) {
+    Value first = arith::MulIOp::create(ob, loc, segment, c(ob, perSegment));
+    auto loop = scf::ForOp::create(
+        ob, loc, c(ob, 0), c(ob, perSegment), c(ob, 1), ValueRange{init},
+        [&](OpBuilder &fb, Location, Value k, ValueRange carried) {
+          Value index = arith::AddIOp::create(fb, loc, first, k);
+          Value start = arith::MulIOp::create(fb, loc, index, c(fb, chunk));
+          scf::YieldOp::create(fb, loc, body(fb, start, carried[0]));
+        });
+    return loop.getResult(0);
+  }
+
   void buildChunkTotals(Value totals) {
-    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value) {
-      auto [row, index] = rowAndChunk(ob, item);
-      Value first = arith::AddIOp::create(
-          ob, loc, arith::MulIOp::create(ob, loc, index, c(ob, chunk)), tid);
-      Value sum = elementAt(ob, row, first);
-      for (int64_t j = 1; j < perThread; ++j)
-        sum = add(ob, sum, elementAt(ob, row, at(ob, first, j * kThreads)));
+    launchOver(rows * segments, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value) {
+      auto [row, segment] = rowAndSegment(ob, item);
+      Value sum = overChunks(ob, segment, zero(ob), [&](OpBuilder &fb, Value start, Value sum) {
+        Value first = arith::AddIOp::create(fb, loc, start, tid);
+        for (int64_t j = 0; j < perThread; ++j)
+          sum = add(fb, sum, elementAt(fb, row, at(fb, first, j * kThreads)));
+        return sum;
+      });
       Value total = blockScan(ob, sum, tid, shared).second;
       Value isFirst = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c(ob, 0));
       scf::IfOp::create(ob, loc, isFirst, [&](OpBuilder &tb, Location l) {
-        memref::StoreOp::create(tb, l, total, totals, ValueRange{row, index});
+        memref::StoreOp::create(tb, l, total, totals, ValueRange{row, segment});
         scf::YieldOp::create(tb, l);
       });
     });
@@ -369,10 +392,10 @@ private:
   void buildTotalsScan(Value totals) {
     launchOver(rows, [&](OpBuilder &ob, Value row, Value tid, Value shared, Value) {
       auto loop = scf::ForOp::create(
-          ob, loc, c(ob, 0), c(ob, chunks), c(ob, chunk), ValueRange{zero(ob)},
+          ob, loc, c(ob, 0), c(ob, segments), c(ob, chunk), ValueRange{zero(ob)},
           [&](OpBuilder &fb, Location, Value start, ValueRange carry) {
             Value first = firstOfThread(fb, start, tid);
-            Value limit = c(fb, chunks);
+            Value limit = c(fb, segments);
             SmallVector<Value> values;
             for (int64_t j = 0; j < perThread; ++j) {
               Value i = at(fb, first, j);
@@ -405,36 +428,39 @@ private:
   }
 
   void buildChunkScans(Value offsets) {
-    launchOver(rows * chunks, [&](OpBuilder &ob, Value item, Value tid, Value shared,
-                                  Value staged) {
-      auto [row, index] = rowAndChunk(ob, item);
-      Value start = arith::MulIOp::create(ob, loc, index, c(ob, chunk));
-      // Element tid + j * kThreads of the chunk: consecutive threads,
-      // consecutive elements.
-      auto spread = [&](int64_t j) {
-        return arith::AddIOp::create(ob, loc, tid, c(ob, j * kThreads)).getResult();
-      };
-      for (int64_t j = 0; j < perThread; ++j)
-        memref::StoreOp::create(ob, loc, elementAt(ob, row, arith::AddIOp::create(ob, loc, start, spread(j))),
-                                staged, padded(ob, spread(j)));
-      gpu::BarrierOp::create(ob, loc);
-      Value first = firstOfThread(ob, c(ob, 0), tid);
-      SmallVector<Value> values;
-      for (int64_t j = 0; j < perThread; ++j)
-        values.push_back(memref::LoadOp::create(ob, loc, staged, padded(ob, at(ob, first, j))));
-      SmallVector<Value> sums = threadScan(ob, values);
-      Value before = blockScan(ob, sums.back(), tid, shared).first;
-      if (offsets)
-        before = add(ob, memref::LoadOp::create(ob, loc, offsets, ValueRange{row, index}), before);
-      for (int64_t j = 0; j < perThread; ++j)
-        memref::StoreOp::create(ob, loc, add(ob, before, sums[j]), staged,
-                                padded(ob, at(ob, first, j)));
-      gpu::BarrierOp::create(ob, loc);
-      for (int64_t j = 0; j < perThread; ++j)
-        storeAt(ob, row, arith::AddIOp::create(ob, loc, start, spread(j)),
-                memref::LoadOp::create(ob, loc, staged, padded(ob, spread(j))));
-      // The block's next chunk reuses the buffer.
-      gpu::BarrierOp::create(ob, loc);
+    launchOver(rows * segments, [&](OpBuilder &ob, Value item, Value tid, Value shared,
+                                    Value staged) {
+      auto [row, segment] = rowAndSegment(ob, item);
+      Value offset = offsets ? Value(memref::LoadOp::create(ob, loc, offsets,
+                                                            ValueRange{row, segment}))
+                             : zero(ob);
+      overChunks(ob, segment, offset, [&](OpBuilder &fb, Value start, Value carried) {
+        // Element tid + j * kThreads of the chunk: consecutive threads,
+        // consecutive elements.
+        auto spread = [&](int64_t j) { return at(fb, tid, j * kThreads); };
+        for (int64_t j = 0; j < perThread; ++j)
+          memref::StoreOp::create(
+              fb, loc, elementAt(fb, row, arith::AddIOp::create(fb, loc, start, spread(j))),
+              staged, padded(fb, spread(j)));
+        gpu::BarrierOp::create(fb, loc);
+        Value first = firstOfThread(fb, c(fb, 0), tid);
+        SmallVector<Value> values;
+        for (int64_t j = 0; j < perThread; ++j)
+          values.push_back(memref::LoadOp::create(fb, loc, staged, padded(fb, at(fb, first, j))));
+        SmallVector<Value> sums = threadScan(fb, values);
+        auto [before, total] = blockScan(fb, sums.back(), tid, shared);
+        before = add(fb, carried, before);
+        for (int64_t j = 0; j < perThread; ++j)
+          memref::StoreOp::create(fb, loc, add(fb, before, sums[j]), staged,
+                                  padded(fb, at(fb, first, j)));
+        gpu::BarrierOp::create(fb, loc);
+        for (int64_t j = 0; j < perThread; ++j)
+          storeAt(fb, row, arith::AddIOp::create(fb, loc, start, spread(j)),
+                  memref::LoadOp::create(fb, loc, staged, padded(fb, spread(j))));
+        // The next chunk reuses the buffer.
+        gpu::BarrierOp::create(fb, loc);
+        return add(fb, carried, total);
+      });
     });
   }
 
@@ -442,7 +468,7 @@ private:
   int64_t maxGridX;
   OpBuilder b;
   Location loc;
-  int64_t length, rows, perThread, chunk, chunks;
+  int64_t length, rows, perThread, chunk, chunks, perSegment, segments;
   Type accType;
 };
 

@@ -16,10 +16,10 @@
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}) threads
 // CHECK: memref.store %{{.*}}, %[[T]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c513{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%{{.*}}, %[[C:.*]] : memref<2112xf32
+// CHECK: memref.load %[[T]]
 // CHECK-COUNT-8: memref.store %{{.*}}, %[[C]]
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-9: gpu.barrier
-// CHECK: memref.load %[[T]]
 // CHECK-COUNT-8: memref.store %{{.*}}, %[[C]]
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-8: memref.store %{{.*}}, %arg1
@@ -37,6 +37,32 @@ func.func @long(%arg0: memref<1048579xf32>, %arg1: memref<1048579xf32>) {
     %1 = memref.load %arg0[%i] : memref<1048579xf32>
     %2 = arith.addf %acc, %1 : f32
     memref.store %2, %arg1[%i] : memref<1048579xf32>
+    scf.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// 2^24 floats are 8192 chunks: blocks take segments of 2 chunks in turn,
+// so that one block scans 4096 totals, not 8192.
+// CHECK-LABEL: func @segments
+// CHECK: %[[T:.*]] = memref.alloc() : memref<1x4096xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4096{{.*}}) threads
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}) threads
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4096{{.*}}) threads
+// CHECK: memref.load %[[T]]
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args
+func.func @segments(%arg0: memref<16777216xf32>, %arg1: memref<16777216xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %n = arith.constant 16777216 : index
+  %c1 = arith.constant 1 : index
+  %0 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %cst) -> (f32) {
+    %1 = memref.load %arg0[%i] : memref<16777216xf32>
+    %2 = arith.addf %acc, %1 : f32
+    memref.store %2, %arg1[%i] : memref<16777216xf32>
     scf.yield %2 : f32
   }
   return
