@@ -71,8 +71,12 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
     attention.maxSharedBytes = matmul.maxSharedBytes;
     pm.addPass(createKilnCudaMmaAttention(attention));
   }
+  GpuOutliningOptions outlining;
   // Bare pointers need static types; a flat buffer's length is never read.
-  buildGpuKernelOutliningPipeline(pm, {}, false, /*flatBufferSize=*/int64_t(1) << 40);
+  outlining.flatBufferSize = int64_t(1) << 40;
+  // atom.add on global memory: f32 and f64 (sm_60 on), i32, i64 (as u64).
+  outlining.atomicAddTypes = {"f32", "f64", "i32", "i64"};
+  buildGpuKernelOutliningPipeline(pm, outlining);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;

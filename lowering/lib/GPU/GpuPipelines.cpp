@@ -19,8 +19,8 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
   buildKernelBufferizationPipeline(pm);
 }
 
-void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGrid,
-                                     bool hoistRowValues, int64_t flatBufferSize) {
+void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOptions &options) {
+  ArrayRef<int64_t> maxGrid = options.maxGrid;
   pm.addPass(createKilnGpuCopiesToLinalg());
   pm.addPass(createKilnAttentionToLoops());
   pm.addPass(createKilnExpandMath());
@@ -32,9 +32,12 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
   if (!maxGrid.empty())
     argReductions.maxGridX = maxGrid.front();
   pm.addPass(createKilnGpuArgReductions(argReductions));
+  KilnGpuScatterAddsOptions scatterAdds;
+  scatterAdds.atomicTypes.assign(options.atomicAddTypes.begin(), options.atomicAddTypes.end());
+  pm.addPass(createKilnGpuScatterAdds(scatterAdds));
   pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
-  rows.hoistRowValues = hoistRowValues;
+  rows.hoistRowValues = options.hoistRowValues;
   pm.addPass(createKilnGpuRowReductions(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = VectorizeTunables{}.gpuLanes;
@@ -57,7 +60,7 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, ArrayRef<int64_t> maxGri
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<gpu::GPUModuleOp>(memref::createFoldMemRefAliasOpsPass());
   KilnGpuKernelSizesOptions sizes;
-  sizes.flatSize = flatBufferSize;
+  sizes.flatSize = options.flatBufferSize;
   pm.addPass(createKilnGpuKernelSizes(sizes));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());

@@ -39,7 +39,13 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
     matmul.subgroupSize = options.subgroupSize;
     pm.addPass(createKilnSpirvTileMatmul(matmul));
   }
-  buildGpuKernelOutliningPipeline(pm, options.maxGrid, /*hoistRowValues=*/true);
+  GpuOutliningOptions outlining;
+  outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());
+  outlining.hoistRowValues = true;
+  // OpAtomicIAdd on 32-bit storage-buffer integers is core Vulkan; float and
+  // 64-bit atomics need features the baseline does not ask for.
+  outlining.atomicAddTypes = {"i32"};
+  buildGpuKernelOutliningPipeline(pm, outlining);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;
   target.spirvCapabilities.assign(options.capabilities.begin(),

@@ -63,7 +63,8 @@ std::optional<SmallVector<Access>> accessesOf(spirv::ModuleOp module,
         continue;
       }
       for (Operation *chainUser : chain->getUsers()) {
-        if (isa<spirv::LoadOp, spirv::StoreOp>(chainUser))
+        // A scatter-add's atomic (kiln-gpu-scatter-adds) is a scalar access.
+        if (isa<spirv::LoadOp, spirv::StoreOp, spirv::AtomicIAddOp>(chainUser))
           accesses.push_back({chain, nullptr});
         else if (auto cast = dyn_cast<spirv::BitcastOp>(chainUser);
                  cast && castVectorType(cast) &&

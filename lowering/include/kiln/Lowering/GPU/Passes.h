@@ -17,15 +17,22 @@ namespace kiln {
 /// Fused kernels on tensors -> a host function on buffers, with tensor
 /// constants computed on the device.
 void buildGpuBufferizationPipeline(mlir::OpPassManager &pm);
+/// What a target's outlining pipeline is told about the device.
+struct GpuOutliningOptions {
+  /// The most blocks per grid dim (empty: CUDA's).
+  llvm::SmallVector<int64_t> maxGrid;
+  /// kiln-gpu-row-reductions' option of that name.
+  bool hoistRowValues = false;
+  /// kiln-gpu-kernel-sizes' flat-size (CUDA's bare pointers need a static
+  /// length).
+  int64_t flatBufferSize = 0;
+  /// kiln-gpu-scatter-adds' atomic-types.
+  llvm::SmallVector<std::string> atomicAddTypes;
+};
+
 /// Bufferized kernels -> gpu.launch_func on the host and outlined kernels in
-/// gpu.modules. `maxGrid`: the most blocks per grid dim (empty: CUDA's);
-/// `hoistRowValues`: kiln-gpu-row-reductions' option of that name.
-/// `flatBufferSize`: kiln-gpu-kernel-sizes' flat-size (CUDA's bare pointers
-/// need a static length).
-void buildGpuKernelOutliningPipeline(mlir::OpPassManager &pm,
-                                     llvm::ArrayRef<int64_t> maxGrid = {},
-                                     bool hoistRowValues = false,
-                                     int64_t flatBufferSize = 0);
+/// gpu.modules.
+void buildGpuKernelOutliningPipeline(mlir::OpPassManager &pm, const GpuOutliningOptions &options);
 
 } // namespace kiln
 

@@ -115,6 +115,23 @@ def KilnGpuArgReductions : Pass<"kiln-gpu-arg-reductions", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnGpuScatterAdds : Pass<"kiln-gpu-scatter-adds", "mlir::ModuleOp"> {
+  let summary = "Scatter-add loop nests across the GPU";
+  let description = [{
+    A top-level loop nest whose innermost body reads and writes one buffer
+    only at the element it stores (kiln.scatter_add's lowering) runs in
+    parallel: with every loop parallel and the load-add-store as one
+    memref.atomic_rmw where the stored type is in `atomic-types` and some
+    loop's iv does not index the store directly; else with the loops whose
+    iv indexes the store directly parallel around the others, which keep
+    their order (the serial result, deterministic).
+  }];
+  let options = [ListOption<"atomicTypes", "atomic-types", "std::string",
+                            "element types the target adds atomically in global memory "
+                            "(f32, f64, i32, i64)">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuSplitReductions : Pass<"kiln-gpu-split-reductions", "mlir::ModuleOp"> {
   let summary = "Split reductions of few long rows across blocks";
   let description = [{
