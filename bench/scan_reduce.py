@@ -1,6 +1,7 @@
-"""A full reduce_sum, argmax and cumsum of 2^26 f32 and an argmax over 8
-rows of 131072 (greedy sampling over a language model's vocabulary) (issue
-14 item 5) in kiln against torch on the same GPU, same run. Each time is the median over
+"""A full reduce_sum, argmax and cumsum of 2^26 f32, an argmax over 8 rows
+of 131072 (greedy sampling over a language model's vocabulary) and two
+scatter_adds (2^24 f32 into 65536 bins; 16384 rows of 1024 into 4096 rows,
+as an embedding's gradient) (issue 14 item 5) in kiln against torch on the same GPU, same run. Each time is the median over
 --repeats of --calls back-to-back calls on device-resident tensors, then
 one sync, divided by --calls (so per-call sync and host latency are spread
 out the same way for both). Prints a markdown table; torch/kiln > 1 means
@@ -11,7 +12,9 @@ kiln is faster.
   /usr/bin/python3 bench/scan_reduce.py --device vulkan --torch-device cpu --log2 20  # lavapipe
 
 Floors at 4.3 TB/s: a reduce or argmax reads 4 bytes per element (2^26:
-62 us; 8 x 131072: 1 us, so launches dominate), a scan reads and writes them (125 us; kiln's blocked scan reads twice: 187 us).
+62 us; 8 x 131072: 1 us, so launches dominate); the scatter_adds read
+index and source (12 bytes an element: 47 us and 47 us) and atomics add
+them into the output; a scan reads and writes them (125 us; kiln's blocked scan reads twice: 187 us).
 """
 import argparse
 import os
@@ -59,6 +62,20 @@ def programs(n):
     ]
 
 
+def scatter_adds():
+    """(name, x shape, index shape, seed): scatter_add along dim 0."""
+    return [("scatter_add 2^24 into 65536", (65536,), (2**24,), 1),
+            ("scatter_add 16384x1024 into 4096 rows", (4096, 1024), (16384, 1024), 2)]
+
+
+def scatter_program(x_shape, idx_shape):
+    tx, ti = tensor_type(x_shape, "f32"), tensor_type(idx_shape, "i64")
+    ts = tensor_type(idx_shape, "f32")
+    return (f"func.func @main(%x: {tx}, %i: {ti}, %s: {ts}) -> {tx} {{\n"
+            f"  %r = kiln.scatter_add %x, %i, %s {{dim = 0}} : ({tx}, {ti}, {ts}) -> {tx}\n"
+            f"  return %r : {tx}\n}}\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda", help="kiln device: cuda, vulkan")
@@ -87,6 +104,24 @@ def main():
         rows.append((f"{label} ({args.device})",
                      timed_ms(lambda: torch_fn(tx), torch_sync, args.calls, args.repeats),
                      timed_ms(lambda: compiled(kx), backend.sync, args.calls, args.repeats)))
+    for name, x_shape, idx_shape, seed in scatter_adds():
+        if args.device == "vulkan" and len(x_shape) == 1:
+            continue  # f32 atomics are not in kiln's Vulkan baseline: one thread's loop
+        rng = np.random.default_rng(seed)
+        xs = rng.uniform(-1, 1, x_shape).astype(np.float32)
+        src = rng.uniform(-1, 1, idx_shape).astype(np.float32)
+        idx = rng.integers(0, x_shape[0], idx_shape)
+        tx, ti, ts = (torch.from_numpy(a).to(torch_device) for a in (xs, idx, src))
+        ks = [kiln.tensor(a, device=args.device) for a in (xs, idx, src)]
+        compiled = kiln.compile(scatter_program(x_shape, idx_shape), args.device)
+        want = xs.astype(np.float64)
+        np.add.at(want, (idx,) + tuple(np.indices(idx_shape)[1:]), src)
+        np.testing.assert_allclose(np.asarray(compiled(*ks).numpy(), np.float64), want,
+                                   rtol=1e-4, atol=1e-3)
+        rows.append((f"{name} ({args.device})",
+                     timed_ms(lambda: torch.scatter_add(tx, 0, ti, ts), torch_sync, args.calls,
+                              args.repeats),
+                     timed_ms(lambda: compiled(*ks), backend.sync, args.calls, args.repeats)))
     table(f"kiln {args.device} vs torch {torch_device}", rows)
 
 
