@@ -105,8 +105,6 @@ def main():
                      timed_ms(lambda: torch_fn(tx), torch_sync, args.calls, args.repeats),
                      timed_ms(lambda: compiled(kx), backend.sync, args.calls, args.repeats)))
     for name, x_shape, idx_shape, seed in scatter_adds():
-        if args.device == "vulkan" and len(x_shape) == 1:
-            continue  # f32 atomics are not in kiln's Vulkan baseline: one thread's loop
         rng = np.random.default_rng(seed)
         xs = rng.uniform(-1, 1, x_shape).astype(np.float32)
         src = rng.uniform(-1, 1, idx_shape).astype(np.float32)

@@ -223,7 +223,20 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
     cooperative.pNext = features.pNext;
     features.pNext = &cooperative;
   }
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  bool atomicFloatExtension = has(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (atomicFloatExtension) {
+    atomicFloat.pNext = features.pNext;
+    features.pNext = &atomicFloat;
+  }
   l.vkGetPhysicalDeviceFeatures2(physical, &features);
+  p.float32AtomicAdd = atomicFloat.shaderBufferFloat32AtomicAdd;
+  p.float64AtomicAdd = atomicFloat.shaderBufferFloat64AtomicAdd;
+  if (p.float32AtomicAdd || p.float64AtomicAdd)
+    enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  else if (atomicFloatExtension)
+    features.pNext = atomicFloat.pNext; // not enabled: not in vkCreateDevice's chain
   if (cooperative.cooperativeMatrix) {
     enabled.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     p.cooperativeMatrices = cooperativeMatricesOf(l, physical);

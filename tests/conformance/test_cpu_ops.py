@@ -334,8 +334,9 @@ def test_gather_index_select_scatter_add():
 
 # Scatter-adds with many collisions, which GPUs run in parallel
 # (kiln-gpu-scatter-adds): atomically where the target adds the type so
-# (CUDA f32/f64/i32/i64, Vulkan i32), else a thread per output column that
-# adds in index order (f16 here, checked bit for bit against that order).
+# (CUDA f32/f64/i32/i64; Vulkan i32, and f32/f64 where the device has
+# VK_EXT_shader_atomic_float: lavapipe f32), else a thread per output column
+# that adds in index order (f16 here, checked bit for bit against that order).
 def test_many_scatter_adds():
     def scatter(x, idx, src, dim):
         t = lambda a: tensor_type(a.shape, a.dtype)

@@ -77,6 +77,16 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
     o.capabilities.push_back("CooperativeMatrixKHR");
     o.extensions.push_back("SPV_KHR_cooperative_matrix");
   }
+  if (target.float32AtomicAdd || target.float64AtomicAdd)
+    o.extensions.push_back("SPV_EXT_shader_atomic_float_add");
+  if (target.float32AtomicAdd) {
+    o.capabilities.push_back("AtomicFloat32AddEXT");
+    o.atomicAddTypes.push_back("f32");
+  }
+  if (target.float64AtomicAdd) {
+    o.capabilities.push_back("AtomicFloat64AddEXT");
+    o.atomicAddTypes.push_back("f64");
+  }
   o.subgroupSize = target.subgroupSize;
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
   o.exactF32Division = target.int64;
@@ -97,7 +107,8 @@ std::string describe(const VulkanTarget &target) {
   std::string text;
   for (bool feature : {target.float16, target.float64, target.int8, target.int16, target.int64,
                        target.storage8, target.storage16, target.preserveNan16,
-                       target.preserveNan32, target.preserveNan64})
+                       target.preserveNan32, target.preserveNan64, target.float32AtomicAdd,
+                       target.float64AtomicAdd})
     text += feature ? '1' : '0';
   for (uint32_t count : target.maxWorkgroupCount)
     text += " " + std::to_string(count);

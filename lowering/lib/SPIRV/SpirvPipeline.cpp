@@ -42,9 +42,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   GpuOutliningOptions outlining;
   outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());
   outlining.hoistRowValues = true;
-  // OpAtomicIAdd on 32-bit storage-buffer integers is core Vulkan; float and
-  // 64-bit atomics need features the baseline does not ask for.
-  outlining.atomicAddTypes = {"i32"};
+  outlining.atomicAddTypes.assign(options.atomicAddTypes.begin(), options.atomicAddTypes.end());
   buildGpuKernelOutliningPipeline(pm, outlining);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;
@@ -54,7 +52,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
                                 options.extensions.end());
   target.clientApi = "Vulkan";
   pm.addPass(createGpuSPIRVAttachTarget(target));
-  // convert-gpu-to-spirv converts arith, scf.for/if/while, memref and
+  // kiln-spirv-convert-kernels converts arith, scf.for/if/while, memref and
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExpandF64Math());
@@ -62,7 +60,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExactF32Division());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvPrepareKernels());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
-  pm.addPass(createConvertGPUToSPIRVPass());
+  pm.addPass(createKilnSpirvConvertKernels());
   OpPassManager &kernels = pm.nest<spirv::ModuleOp>();
   kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
   kernels.addPass(createKilnSpirvPushConstants());

@@ -1,6 +1,6 @@
 //===- SpirvPrepareKernels.cpp - the kiln-spirv-prepare-kernels pass -----===//
 //
-// What convert-gpu-to-spirv needs but the shared GPU pipeline does not
+// What kiln-spirv-convert-kernels needs but the shared GPU pipeline does not
 // produce: entry-point ABIs, all-reduces it can lower, NaN-safe vector
 // reductions, defined results of zero-trip loops.
 //
@@ -28,7 +28,7 @@ using namespace mlir;
 
 namespace {
 
-/// convert-gpu-to-spirv takes no workgroup attributions (kiln-gpu-scans
+/// kiln-spirv-convert-kernels (upstream's conversion) takes no workgroup attributions (kiln-gpu-scans
 /// uses one); an allocation in Workgroup storage becomes the same
 /// workgroup variable.
 void workgroupAttributionsToVariables(gpu::GPUFuncOp kernel) {
@@ -169,7 +169,7 @@ struct KilnSpirvPrepareKernelsPass
     : kiln::impl::KilnSpirvPrepareKernelsBase<KilnSpirvPrepareKernelsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    // Conversions other than convert-gpu-to-spirv look for the target
+    // kiln-spirv-convert-kernels and convert-math-to-spirv look for the target
     // environment in this attribute, not among the module's targets.
     if (ArrayAttr targets = getOperation().getTargetsAttr())
       for (Attribute target : targets)

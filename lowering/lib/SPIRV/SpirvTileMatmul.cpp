@@ -2,7 +2,7 @@
 //
 // f16 matmuls with f32 accumulation on the device's cooperative matrices
 // (VK_KHR_cooperative_matrix), written as gpu.subgroup_mma_* ops, which
-// convert-gpu-to-spirv turns into spirv.KHR.CooperativeMatrix*. A workgroup
+// kiln-spirv-convert-kernels turns into spirv.KHR.CooperativeMatrix*. A workgroup
 // of 8 subgroups (2 along M, 4 along N) owns a 128 x 128 tile of C; each
 // subgroup 64 x 32 of it as accumulators of the device's M x N shape. K
 // advances 32 at a time through two workgroup-memory stages: while the
@@ -155,7 +155,7 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
                                       ib.c(kn.threads), ib.c(1), ib.c(1));
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
-  // Workgroup storage directly: convert-gpu-to-spirv's memory-space map for
+  // Workgroup storage directly: kiln-spirv-convert-kernels's memory-space map for
   // Vulkan does not take #gpu.address_space.
   auto workgroup = spirv::StorageClassAttr::get(b.getContext(), spirv::StorageClass::Workgroup);
   auto shared = [&](ArrayRef<int64_t> shape, Type element) {

@@ -64,7 +64,8 @@ std::optional<SmallVector<Access>> accessesOf(spirv::ModuleOp module,
       }
       for (Operation *chainUser : chain->getUsers()) {
         // A scatter-add's atomic (kiln-gpu-scatter-adds) is a scalar access.
-        if (isa<spirv::LoadOp, spirv::StoreOp, spirv::AtomicIAddOp>(chainUser))
+        if (isa<spirv::LoadOp, spirv::StoreOp, spirv::AtomicIAddOp, spirv::EXTAtomicFAddOp>(
+                chainUser))
           accesses.push_back({chain, nullptr});
         else if (auto cast = dyn_cast<spirv::BitcastOp>(chainUser);
                  cast && castVectorType(cast) &&

@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-spirv-prepare-kernels))" | FileCheck %s
 
-// A workgroup attribution (kiln-gpu-scans'), which convert-gpu-to-spirv
+// A workgroup attribution (kiln-gpu-scans'), which kiln-spirv-convert-kernels
 // does not take, becomes an allocation in Workgroup storage.
 // CHECK-LABEL: gpu.func @scan_step
 // CHECK-SAME: (%{{.*}}: memref<256xf32>)

@@ -254,6 +254,8 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   t.maxStorageBuffers =
       std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet);
   t.subgroupSize = device.subgroupSize;
+  t.float32AtomicAdd = device.float32AtomicAdd;
+  t.float64AtomicAdd = device.float64AtomicAdd;
   t.f16CooperativeMatrix = f16CooperativeMatrixOf(device);
   return t;
 }

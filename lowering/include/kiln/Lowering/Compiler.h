@@ -83,6 +83,9 @@ struct VulkanTarget {
   uint32_t maxStorageBuffers = 32;
   /// Invocations per subgroup (32 on NVIDIA, 8 on lavapipe).
   uint32_t subgroupSize = 32;
+  /// Atomic f32/f64 adds on storage buffers (VK_EXT_shader_atomic_float):
+  /// scatter_add's atomics; none by default, as not every device has them.
+  bool float32AtomicAdd = false, float64AtomicAdd = false;
   /// The device's f16 x f16 -> f32 cooperative-matrix shape (M, N, K) that
   /// f16 matmuls run on (VK_KHR_cooperative_matrix, kiln-spirv-tile-matmul);
   /// zeros: none, matmuls stay loop nests.

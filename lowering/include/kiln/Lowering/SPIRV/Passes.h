@@ -29,6 +29,10 @@ struct SpirvPipelineOptions {
   /// on (kiln-spirv-tile-matmul); empty: none.
   std::vector<int64_t> f16CooperativeMatrix;
   int64_t subgroupSize = 32;
+  /// Element types scatter_add adds atomically (kiln-gpu-scatter-adds):
+  /// i32 everywhere (OpAtomicIAdd is core), f32/f64 where the device has
+  /// VK_EXT_shader_atomic_float.
+  std::vector<std::string> atomicAddTypes = {"i32"};
   /// What every Vulkan 1.1 compute device kiln targets has: subgroup
   /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
   static SpirvPipelineOptions baseline();

@@ -5,7 +5,7 @@
 include "mlir/Pass/PassBase.td"
 
 def KilnSpirvPrepareKernels : Pass<"kiln-spirv-prepare-kernels", "mlir::gpu::GPUModuleOp"> {
-  let summary = "Make outlined kernels convertible by convert-gpu-to-spirv";
+  let summary = "Make outlined kernels convertible by kiln-spirv-convert-kernels";
   let description = [{
     Gives each kernel its `spirv.entry_point_abi` (workgroup size from
     `known_block_size`); rewrites gpu.all_reduce into gpu.subgroup_reduce
@@ -25,7 +25,7 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
   let description = [{
     Replaces each static f16 x f16 -> f32 linalg.matmul / batch_matmul
     whose K and N are multiples of 4 by a gpu.launch on subgroup MMA ops
-    (gpu.subgroup_mma_*, which convert-gpu-to-spirv turns into
+    (gpu.subgroup_mma_*, which kiln-spirv-convert-kernels turns into
     spirv.KHR.CooperativeMatrix*): a workgroup of 8 subgroups owns a 128 x
     128 tile of C, each subgroup 64 x 32 of it as accumulators of the
     device's `mma-shape`; K advances 32 at a time through two workgroup
@@ -72,6 +72,19 @@ def KilnSpirvExactF32Division : Pass<"kiln-spirv-exact-f32-division", "mlir::gpu
     handled, which every device evaluates exactly. Needs shaderInt64.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+def KilnSpirvConvertKernels : Pass<"kiln-spirv-convert-kernels", "mlir::ModuleOp"> {
+  let summary = "Outlined kernels to spirv.modules, float atomic adds included";
+  let description = [{
+    Converts a copy of each gpu.module, placed before it, to a spirv.module
+    as upstream convert-gpu-to-spirv does for Vulkan (memory spaces to
+    storage classes, then the GPU, SCF, arith, memref, func and vector
+    patterns under the module's target env), and memref.atomic_rmw addf to
+    spirv.EXT.AtomicFAdd, which the target env must allow
+    (AtomicFloat32AddEXT / AtomicFloat64AddEXT).
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
 def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::ModuleOp"> {
