@@ -84,6 +84,15 @@ def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPU
                            "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
 }
 
+def KilnCudaDataLayout : Pass<"kiln-cuda-data-layout", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give kernel modules NVPTX's data layout before translation";
+  let description = [{
+    Sets `llvm.data_layout` on the gpu.module to NVPTX's 64-bit layout, so
+    that LLVM IR translation aligns i64 loads and stores to 8 bytes (LLVM's
+    default layout aligns i64 to 4, and NVPTX splits such accesses in two).
+  }];
+}
+
 def KilnCudaTensorMapParams : Pass<"kiln-cuda-tensor-map-params", "mlir::gpu::GPUModuleOp"> {
   let summary = "Kernel parameters that TMA copies read become 128-byte grid constants";
   let description = [{
