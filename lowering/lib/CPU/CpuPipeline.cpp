@@ -31,6 +31,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   tile.threads = threads;
   pm.addPass(createKilnCpuTileMatmul(tile));
   pm.addPass(createKilnAttentionToLoops());
+  pm.addPass(createKilnCpuArgReductions());
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;

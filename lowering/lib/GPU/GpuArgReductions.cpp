@@ -16,6 +16,7 @@
 // element beats the identity.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/ArgReduction.h"
 #include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUARGREDUCTIONS
@@ -36,6 +36,8 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+
+using kiln::ArgReduction;
 
 constexpr int64_t kThreads = 256;
 /// Positions a thread loads before it compares them (memory parallelism).
@@ -50,92 +52,6 @@ constexpr int64_t kManyRows = 4096;
 constexpr int64_t kMinRowsUnsplit = 128;
 constexpr int64_t kTargetBlocks = 1024;
 constexpr int64_t kMinSliceLength = 16384;
-
-/// A matched arg reduction: the body yields
-/// (better || pos == 0 ? element : best, better || pos == 0 ? pos : bestIndex).
-struct ArgReduction {
-  linalg::GenericOp op;
-  unsigned dim;    // the reduced loop
-  Value better;    // in the body: the element beats the best so far
-  Value element;   // in the body: the element's value
-  BlockArgument best, bestIndex;
-};
-
-/// Whether `v` is computed in `body` from `leaves` and values defined
-/// outside the body only.
-bool computedFrom(Value v, Block *body, ArrayRef<Value> leaves) {
-  if (llvm::is_contained(leaves, v))
-    return true;
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return arg.getOwner() != body;
-  Operation *def = v.getDefiningOp();
-  if (def->getBlock() != body)
-    return true;
-  if (isa<linalg::IndexOp>(def) || def->getNumRegions() != 0)
-    return false;
-  return llvm::all_of(def->getOperands(),
-                      [&](Value operand) { return computedFrom(operand, body, leaves); });
-}
-
-bool isFirstPosition(Value v, unsigned dim) {
-  auto cmp = v.getDefiningOp<arith::CmpIOp>();
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
-    return false;
-  auto index = cmp.getLhs().getDefiningOp<linalg::IndexOp>();
-  return index && index.getDim() == dim && matchPattern(cmp.getRhs(), m_Zero());
-}
-
-std::optional<ArgReduction> matchArgReduction(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 2)
-    return std::nullopt;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.hasStaticShape())
-      return std::nullopt;
-  }
-  auto iterators = op.getIteratorTypesArray();
-  if (llvm::count(iterators, utils::IteratorType::reduction) != 1)
-    return std::nullopt;
-  unsigned dim = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation())
-      return std::nullopt;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    if (op.getMatchingIndexingMap(&init).isFunctionOfDim(dim))
-      return std::nullopt;
-
-  Block *body = op.getBody();
-  BlockArgument best = body->getArgument(op.getNumDpsInputs());
-  BlockArgument bestIndex = body->getArgument(op.getNumDpsInputs() + 1);
-  if (!best.getType().isIntOrFloat() || !isa<IntegerType>(bestIndex.getType()))
-    return std::nullopt;
-  Operation *yield = body->getTerminator();
-  auto pickValue = yield->getOperand(0).getDefiningOp<arith::SelectOp>();
-  auto pickIndex = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
-  if (!pickValue || !pickIndex || pickValue.getCondition() != pickIndex.getCondition() ||
-      pickValue.getFalseValue() != best || pickIndex.getFalseValue() != bestIndex)
-    return std::nullopt;
-  Operation *cast = pickIndex.getTrueValue().getDefiningOp();
-  if (!isa_and_nonnull<arith::IndexCastUIOp, arith::IndexCastOp>(cast))
-    return std::nullopt;
-  auto position = cast->getOperand(0).getDefiningOp<linalg::IndexOp>();
-  auto either = pickValue.getCondition().getDefiningOp<arith::OrIOp>();
-  if (!position || position.getDim() != dim || !either)
-    return std::nullopt;
-  Value better;
-  if (isFirstPosition(either.getRhs(), dim))
-    better = either.getLhs();
-  else if (isFirstPosition(either.getLhs(), dim))
-    better = either.getRhs();
-  else
-    return std::nullopt;
-  Value element = pickValue.getTrueValue();
-  // Partials are compared with `better` alone, so it may read nothing but
-  // the element and the best so far.
-  if (!computedFrom(better, body, {element, best}))
-    return std::nullopt;
-  return ArgReduction{op, dim, better, element, best, bestIndex};
-}
 
 /// Builds the kernels of one arg reduction at its place.
 class ArgKernels {
@@ -263,19 +179,12 @@ private:
     return ivs;
   }
 
-  SmallVector<Value> at(OpOperand *operand, ArrayRef<Value> ivs) {
-    SmallVector<Value> indices;
-    for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-    return indices;
-  }
-
   std::pair<Value, Value> initial(OpBuilder &ob, ArrayRef<Value> ivs) {
     Value values[2];
     for (unsigned k = 0; k < 2; ++k) {
       OpOperand *out = op.getDpsInitOperand(k);
       values[k] = init[k] ? init[k]
-                          : Value(memref::LoadOp::create(ob, loc, out->get(), at(out, ivs)));
+                          : Value(memref::LoadOp::create(ob, loc, out->get(), kiln::operandIndices(op, out, ivs)));
     }
     return {values[0], values[1]};
   }
@@ -284,29 +193,8 @@ private:
     Value results[2] = {value, index};
     for (unsigned k = 0; k < 2; ++k) {
       OpOperand *out = op.getDpsInitOperand(k);
-      memref::StoreOp::create(ob, loc, results[k], out->get(), at(out, ivs));
+      memref::StoreOp::create(ob, loc, results[k], out->get(), kiln::operandIndices(op, out, ivs));
     }
-  }
-
-  /// The reduction's body at position `ivs` from the best so far.
-  std::pair<Value, Value> step(OpBuilder &ob, ArrayRef<Value> ivs, Value value, Value index) {
-    Block *body = op.getBody();
-    IRMapping mapping;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      BlockArgument arg = body->getArgument(in->getOperandNumber());
-      if (!arg.use_empty())
-        mapping.map(arg, memref::LoadOp::create(ob, loc, in->get(), at(in, ivs)));
-    }
-    mapping.map(arg.best, value);
-    mapping.map(arg.bestIndex, index);
-    for (Operation &o : body->without_terminator()) {
-      if (auto position = dyn_cast<linalg::IndexOp>(o))
-        mapping.map(position.getResult(), ivs[position.getDim()]);
-      else
-        ob.clone(o, mapping);
-    }
-    Operation *yield = body->getTerminator();
-    return {mapping.lookup(yield->getOperand(0)), mapping.lookup(yield->getOperand(1))};
   }
 
   /// This thread's partial over positions begin + tid, begin + tid + kThreads,
@@ -327,7 +215,7 @@ private:
             Value v = cur[0], i = cur[1];
             for (int64_t j = 0; j < count; ++j) {
               ivs[arg.dim] = arith::AddIOp::create(fb, loc, p, c(fb, j * kThreads));
-              std::tie(v, i) = step(fb, ivs, v, i);
+              std::tie(v, i) = kiln::argReductionStep(fb, arg, ivs, v, i);
             }
             scf::YieldOp::create(fb, loc, ValueRange{v, i});
           });
@@ -339,37 +227,8 @@ private:
     return {value, index};
   }
 
-  /// Whether `v` beats `over` by the reduction's own comparison.
-  Value beats(OpBuilder &ob, Value v, Value over) {
-    IRMapping mapping;
-    mapping.map(arg.element, v);
-    mapping.map(arg.best, over);
-    return cloneChain(ob, arg.better, mapping);
-  }
-
-  Value cloneChain(OpBuilder &ob, Value v, IRMapping &mapping) {
-    if (mapping.contains(v))
-      return mapping.lookup(v);
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != op.getBody())
-      return v;
-    for (Value operand : def->getOperands())
-      cloneChain(ob, operand, mapping);
-    ob.clone(*def, mapping);
-    return mapping.lookup(v);
-  }
-
-  /// The better of two partials; of equal ones, the one of lower index.
   std::pair<Value, Value> combine(OpBuilder &ob, Value va, Value ia, Value vb, Value ib) {
-    Value bWins = beats(ob, vb, va);
-    Value aWins = beats(ob, va, vb);
-    Value earlier = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, ib, ia);
-    Value notA = arith::XOrIOp::create(
-        ob, loc, aWins, arith::ConstantIntOp::create(ob, loc, ob.getI1Type(), 1));
-    Value take = arith::OrIOp::create(ob, loc, bWins,
-                                      arith::AndIOp::create(ob, loc, notA, earlier));
-    return {arith::SelectOp::create(ob, loc, take, vb, va),
-            arith::SelectOp::create(ob, loc, take, ib, ia)};
+    return kiln::combineArgPartials(ob, arg, va, ia, vb, ib);
   }
 
   Value toShared(OpBuilder &ob, Value v) {
@@ -445,7 +304,7 @@ struct KilnGpuArgReductionsPass
     SmallVector<ArgReduction> found;
     getOperation().walk([&](linalg::GenericOp op) {
       if (isa<func::FuncOp>(op->getParentOp()))
-        if (std::optional<ArgReduction> arg = matchArgReduction(op))
+        if (std::optional<ArgReduction> arg = kiln::matchArgReduction(op))
           found.push_back(*arg);
     });
     for (const ArgReduction &arg : found) {

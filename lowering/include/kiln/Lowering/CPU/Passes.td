@@ -26,6 +26,19 @@ def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::math::MathDialect"];
 }
 
+def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
+  let summary = "argmax/argmin as parallel rows, each a loop carrying its best in registers";
+  let description = [{
+    A linalg.generic on buffers that reduces one loop into a best value and
+    its index (kiln.argmax and kiln.argmin's lowering) becomes an
+    scf.parallel over its other loops whose body is one scf.for over the
+    reduced loop with the best value and index as iter_args, loaded from
+    the outputs before (their fills) and stored after.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Leave one level of one-dim scf.parallel loops to split across threads";
   let description = [{
