@@ -30,12 +30,13 @@ namespace {
 
 /// Independent partials a row keeps, each over every kAccumulators-th
 /// position: one best value's compare-select chain per element was the
-/// limit (20 cycles an element), not memory.
+/// limit (20 cycles an element), not memory. Rows shorter than twice that
+/// keep one, so that many short rows do not pay the combining.
 constexpr int64_t kAccumulators = 8;
 
-/// One row: the outputs' values at `ivs` (the fills ran first) start
-/// kAccumulators partials over interleaved positions, kept in registers,
-/// which combine in order before the tail runs on; the result is stored back.
+/// One row: the outputs' values at `ivs` (the fills ran first) start the
+/// partials over interleaved positions, kept in registers, which combine in
+/// order before the tail runs on; the result is stored back.
 void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> ivs) {
   linalg::GenericOp op = arg.op;
   Location loc = op.getLoc();
@@ -44,15 +45,16 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
     init.push_back(memref::LoadOp::create(b, loc, out.get(), kiln::operandIndices(op, &out, ivs)));
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
   int64_t length = op.getStaticLoopRanges()[arg.dim];
-  int64_t mainEnd = length / kAccumulators * kAccumulators;
+  int64_t count = length >= 2 * kAccumulators ? kAccumulators : 1;
+  int64_t mainEnd = length / count * count;
   SmallVector<Value> partials;
-  for (int64_t k = 0; k < kAccumulators; ++k)
+  for (int64_t k = 0; k < count; ++k)
     partials.append(init);
   auto main = scf::ForOp::create(
-      b, loc, c(0), c(mainEnd), c(kAccumulators), partials,
+      b, loc, c(0), c(mainEnd), c(count), partials,
       [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
         SmallVector<Value> next;
-        for (int64_t k = 0; k < kAccumulators; ++k) {
+        for (int64_t k = 0; k < count; ++k) {
           ivs[arg.dim] = arith::AddIOp::create(fb, loc, p,
                                                arith::ConstantIndexOp::create(fb, loc, k));
           auto [value, index] =
@@ -62,7 +64,7 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
         scf::YieldOp::create(fb, loc, next);
       });
   Value value = main.getResult(0), index = main.getResult(1);
-  for (int64_t k = 1; k < kAccumulators; ++k)
+  for (int64_t k = 1; k < count; ++k)
     std::tie(value, index) = kiln::combineArgPartials(b, arg, value, index,
                                                       main.getResult(2 * k),
                                                       main.getResult(2 * k + 1));

@@ -133,7 +133,7 @@ public:
             [&](OpBuilder &fb, Location, Value slice, ValueRange cur) {
               Value v = memref::LoadOp::create(fb, loc, partialValues, ValueRange{row, slice});
               Value i = memref::LoadOp::create(fb, loc, partialIndices, ValueRange{row, slice});
-              auto [nv, ni] = combine(fb, cur[0], cur[1], v, i);
+              auto [nv, ni] = kiln::combineArgPartials(fb, arg, cur[0], cur[1], v, i);
               scf::YieldOp::create(fb, loc, ValueRange{nv, ni});
             });
         std::tie(value, index) =
@@ -227,10 +227,6 @@ private:
     return {value, index};
   }
 
-  std::pair<Value, Value> combine(OpBuilder &ob, Value va, Value ia, Value vb, Value ib) {
-    return kiln::combineArgPartials(ob, arg, va, ia, vb, ib);
-  }
-
   Value toShared(OpBuilder &ob, Value v) {
     if (sharedValueType == valueType)
       return v;
@@ -261,7 +257,7 @@ private:
         Value ia = memref::LoadOp::create(tb, loc, shared[1], tid);
         Value vb = fromShared(tb, memref::LoadOp::create(tb, loc, shared[0], other));
         Value ib = memref::LoadOp::create(tb, loc, shared[1], other);
-        auto [v, i] = combine(tb, va, ia, vb, ib);
+        auto [v, i] = kiln::combineArgPartials(tb, arg, va, ia, vb, ib);
         memref::StoreOp::create(tb, loc, toShared(tb, v), shared[0], tid);
         memref::StoreOp::create(tb, loc, i, shared[1], tid);
         scf::YieldOp::create(tb, loc);

@@ -41,3 +41,35 @@ func.func @rows(%arg0: memref<4x1001xf32>, %arg1: memref<4xi64>) {
   }
   return
 }
+
+// -----
+
+// Rows of 10 (shorter than 16) keep one partial: no combining per row.
+// CHECK-LABEL: func @short_rows
+// CHECK: scf.parallel
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c10{{.*}} step %c1{{.*}} iter_args(%{{[^,]*}} = %{{[^,]*}}, %{{[^,]*}} = %{{[^)]*}}) -> (f32, i64)
+// CHECK-NOT: arith.cmpi ult
+// CHECK: memref.store
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @short_rows(%arg0: memref<4x10xf32>, %arg1: memref<4xi64>) {
+  %c0 = arith.constant 0 : index
+  %c0_i64 = arith.constant 0 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %best = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%ninf : f32) outs(%best : memref<4xf32>)
+  linalg.fill ins(%c0_i64 : i64) outs(%arg1 : memref<4xi64>)
+  linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%arg0 : memref<4x10xf32>) outs(%best, %arg1 : memref<4xf32>, memref<4xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_i: i64):
+    %better = arith.cmpf ogt, %in, %out : f32
+    %pos = linalg.index 1 : index
+    %first = arith.cmpi eq, %pos, %c0 : index
+    %take = arith.ori %better, %first : i1
+    %pos_i64 = arith.index_castui %pos : index to i64
+    %v = arith.select %take, %in, %out : f32
+    %i = arith.select %take, %pos_i64, %out_i : i64
+    linalg.yield %v, %i : f32, i64
+  }
+  return
+}
