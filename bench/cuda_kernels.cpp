@@ -50,6 +50,11 @@ std::vector<Case> cases() {
                      s + ", " + bench::tensor("8192") + ", " + bench::tensor("8192") + ") -> " + s +
                      "\n return %0 : " + s + "\n}",
                  2.0 * 4 * 8192 * 8192, 0});
+  out.push_back({"rms_norm 8192^2 f32",
+                 "func.func @main(%x: " + s + ", %w: " + bench::tensor("8192") + ") -> " + s +
+                     " {\n %0 = kiln.rms_norm %x, %w {eps = 1.0e-6 : f64} : (" + s + ", " +
+                     bench::tensor("8192") + ") -> " + s + "\n return %0 : " + s + "\n}",
+                 2.0 * 4 * 8192 * 8192, 0});
   std::string m = bench::tensor("4096x4096");
   out.push_back({"matmul 4096^3 f32",
                  "func.func @main(%a: " + m + ", %b: " + m + ") -> " + m +

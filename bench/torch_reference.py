@@ -45,6 +45,8 @@ def main():
     ws, bs = torch.rand(8192, device=dev), torch.rand(8192, device=dev)
     print(f"| softmax 8192^2 f32 last dim | torch {bench(lambda: torch.softmax(s, 1)):.3f} ms |")
     print(f"| layer_norm 8192^2 f32 | torch {bench(lambda: F.layer_norm(s, (8192,), ws, bs)):.3f} ms |")
+    if hasattr(F, "rms_norm"):  # torch >= 2.4
+        print(f"| rms_norm 8192^2 f32 | torch {bench(lambda: F.rms_norm(s, (8192,), ws, 1e-6)):.3f} ms |")
     matmuls(dev)
     t1, t2, out = (torch.rand(1024, device=dev) for _ in range(3))
     for _ in range(100):

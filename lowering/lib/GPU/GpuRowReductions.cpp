@@ -168,7 +168,9 @@ public:
   /// A reduction over the row, `reduction` of `op`.
   void addReduction(linalg::GenericOp op, const kiln::RowReduction &reduction,
                     gpu::AllReduceOperation allReduce) {
-    wrote(op.getDpsInits()[0]);
+    Value out = op.getDpsInits()[0];
+    Value forwardedInit = rowValues.lookup(out);
+    wrote(out);
     OpBuilder b = beginStage();
     Type accType = reduction.combiner->getResult(0).getType();
     int64_t width = vectorWidth(op);
@@ -195,27 +197,45 @@ public:
     Value total = gpu::AllReduceOp::create(
         b, loc, partial, gpu::AllReduceOperationAttr::get(b.getContext(), allReduce),
         /*uniform=*/true);
+    // With the row's initial value known in every thread, so is the result:
+    // later stages take it from registers, thread 0 stores it for whoever
+    // reads the buffer after the kernel.
+    Value result;
+    if (forwardedInit) {
+      result = vector::makeArithReduction(b, loc, reduction.kind, total, forwardedInit);
+      rowValues[out] = result;
+    }
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                         arith::ConstantIndexOp::create(b, loc, 0));
     scf::IfOp::create(b, loc, first, [&](OpBuilder &ib, Location l) {
-      Value out = op.getDpsInits()[0];
-      Value init = memref::LoadOp::create(ib, l, out, outer);
-      Value result = vector::makeArithReduction(ib, l, reduction.kind, total, init);
-      memref::StoreOp::create(ib, l, result, out, outer);
+      Value stored = result;
+      if (!stored) {
+        Value init = memref::LoadOp::create(ib, l, out, outer);
+        stored = vector::makeArithReduction(ib, l, reduction.kind, total, init);
+      }
+      memref::StoreOp::create(ib, l, stored, out, outer);
       scf::YieldOp::create(ib, l);
     });
+    if (!forwardedInit)
+      touched(out, /*write=*/false, Threads::First);
+    touched(out, /*write=*/true, Threads::First);
+    endStage();
   }
 
   /// A fill of a buffer holding one value per row.
   void addFill(linalg::FillOp fill) {
-    wrote(fill.getOutputs()[0]);
+    Value out = fill.getOutputs()[0];
+    wrote(out);
     OpBuilder b = beginStage();
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                         arith::ConstantIndexOp::create(b, loc, 0));
     scf::IfOp::create(b, loc, first, [&](OpBuilder &ib, Location l) {
-      memref::StoreOp::create(ib, l, fill.getInputs()[0], fill.getOutputs()[0], outer);
+      memref::StoreOp::create(ib, l, fill.getInputs()[0], out, outer);
       scf::YieldOp::create(ib, l);
     });
+    rowValues[out] = fill.getInputs()[0];
+    touched(out, /*write=*/true, Threads::First);
+    endStage();
   }
 
   bool fitsRows(linalg::FillOp fill) const {
@@ -255,8 +275,14 @@ public:
         });
       else
         store(lb, loc);
+      // Later stages read this chunk of the row from registers (past a
+      // masked chunk's end they compute on values they never store).
+      if (chunk.index >= 0)
+        loaded[{out, op.getMatchingIndexingMap(op.getDpsInitOperand(0)), chunk.index, width}] = v;
       return Value();
     });
+    touched(out, /*write=*/true, Threads::Spread, width);
+    endStage();
   }
 
 private:
@@ -357,15 +383,63 @@ private:
         stale.push_back(key);
     for (auto &key : stale)
       loaded.erase(key);
+    SmallVector<Value> staleRows;
+    for (auto &[key, value] : rowValues)
+      if (rootOf(key) == root)
+        staleRows.push_back(key);
+    for (Value key : staleRows)
+      rowValues.erase(key);
+  }
+
+  /// Which of the block's threads a stage's access to a buffer touches:
+  /// thread 0 alone (a row's one value), every thread, or each thread its
+  /// own elements of the row (`width` lanes from tid * width on, blockSize
+  /// * width apart, the same in every stage of that width).
+  enum class Threads { First, All, Spread };
+  struct Access {
+    Value root;
+    bool write;
+    Threads threads;
+    int64_t width;
+  };
+
+  void touched(Value buffer, bool write, Threads threads, int64_t width = 0) {
+    stageAccesses.push_back({rootOf(buffer), write, threads,
+                             threads == Threads::Spread ? width : 0});
+  }
+
+  /// Whether two accesses to one buffer, one of them a write, may touch an
+  /// element from different threads.
+  static bool conflict(const Access &a, const Access &b) {
+    return a.root == b.root && (a.write || b.write) &&
+           !(a.threads == b.threads && a.threads != Threads::All && a.width == b.width);
   }
 
   /// An insertion point for the next stage: after a barrier, so that it sees
-  /// what earlier stages stored.
+  /// what earlier stages stored (endStage drops it when nothing the stage
+  /// touched needs it).
   OpBuilder beginStage() {
     OpBuilder b(launch.getBody().front().getTerminator());
+    stageAccesses.clear();
     if (stages++ > 0)
-      gpu::BarrierOp::create(b, loc);
+      barrier = gpu::BarrierOp::create(b, loc);
     return b;
+  }
+
+  /// Keeps the stage's barrier only if one of its accesses conflicts with
+  /// one since the last barrier kept; a softmax whose stages pass the row
+  /// and its statistics in registers needs none (the all-reduces
+  /// synchronise the block themselves).
+  void endStage() {
+    bool needed = llvm::any_of(stageAccesses, [&](const Access &a) {
+      return llvm::any_of(sinceBarrier, [&](const Access &b) { return conflict(a, b); });
+    });
+    if (barrier && !needed)
+      barrier.erase();
+    else if (barrier)
+      sinceBarrier.clear();
+    barrier = nullptr;
+    sinceBarrier.append(stageAccesses);
   }
 
   /// `lanes` when rows are whole vectors and every operand is a contiguous
@@ -438,14 +512,25 @@ private:
             });
         return guarded.getResult(0);
       };
+      // A load from memory, and which of the block's threads it touches.
+      auto fromMemory = [&]() {
+        touched(in->get(), /*write=*/false,
+                alongRow && map.isIdentity() ? Threads::Spread : Threads::All, width);
+        return masked();
+      };
       Value v;
       auto writtenAt = lastWrite.find(rootOf(in->get()));
-      if (chunk.index < 0 || (writtenAt != lastWrite.end() && writtenAt->second == stages - 1)) {
-        v = masked();
+      if (Value row = rowValues.lookup(in->get());
+          row && !alongRow && map.getNumResults() == outer.size() && sameRow(map)) {
+        v = width ? vector::BroadcastOp::create(b, loc, VectorType::get({width}, elem), row)
+                  : row;
+      } else if (chunk.index < 0 ||
+                 (writtenAt != lastWrite.end() && writtenAt->second == stages - 1)) {
+        v = fromMemory();
       } else {
         Value &cached = loaded[{in->get(), map, alongRow ? chunk.index : -1, width}];
         if (!cached)
-          cached = masked();
+          cached = fromMemory();
         v = cached;
       }
       mapping.map(op.getBody()->getArgument(i), v);
@@ -477,9 +562,15 @@ private:
   int stages = 0;
   llvm::SmallPtrSet<Value, 8> written; // buffers that stages of this kernel wrote
   llvm::DenseMap<Value, int> lastWrite; // ... and the last stage that wrote each
-  /// What this thread loaded in unrolled chunks: (buffer, indexing map,
-  /// chunk or -1 for a row's one value, width) -> the value.
+  /// What this thread loaded (or stored) in unrolled chunks: (buffer,
+  /// indexing map, chunk or -1 for a row's one value, width) -> the value.
   llvm::DenseMap<std::tuple<Value, AffineMap, int64_t, int64_t>, Value> loaded;
+  /// A row's one value of a buffer that every thread holds (a fill's value,
+  /// a reduction's result).
+  llvm::DenseMap<Value, Value> rowValues;
+  gpu::BarrierOp barrier;             // the current stage's, until endStage
+  SmallVector<Access> stageAccesses;  // the current stage's
+  SmallVector<Access> sinceBarrier;   // earlier stages' since the last barrier
 };
 
 /// The reduction and its all-reduce op if `op` can be a RowKernel stage.
@@ -606,6 +697,28 @@ struct KilnGpuRowReductionsPass
         }
         kernel.reset();
       }
+      eraseWriteOnlyBuffers(entry);
+    }
+  }
+
+  /// Erases the function's temporaries that nothing reads any more (a
+  /// softmax's exponentials, now passed between stages in registers) with
+  /// the stores into them.
+  static void eraseWriteOnlyBuffers(Block &entry) {
+    for (auto alloc : llvm::make_early_inc_range(entry.getOps<memref::AllocOp>())) {
+      Value buffer = alloc.getResult();
+      bool writeOnly = llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+        if (auto store = dyn_cast<memref::StoreOp>(user))
+          return store.getMemRef() == buffer && store.getValueToStore() != buffer;
+        if (auto store = dyn_cast<vector::StoreOp>(user))
+          return store.getBase() == buffer;
+        return isa<memref::DeallocOp>(user);
+      });
+      if (!writeOnly)
+        continue;
+      for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+        user->erase();
+      alloc.erase();
     }
   }
 };

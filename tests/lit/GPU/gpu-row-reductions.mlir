@@ -56,19 +56,24 @@ func.func @f64(%x: memref<4x300xf64>, %out: memref<4xf64>) {
 // -----
 
 // softmax's fill, row max, fill, sum of exp and normalise over the same rows
-// are one kernel: stages separated by barriers. What depends only on the
-// row (its max, 1 / its sum) is loaded and computed once, before the loop
+// are one kernel. Every thread holds the all-reduces' results, so the
+// row's max and sum pass to later stages in registers: no barrier between
+// stages, no loads of them, and the temporaries that held them go. What
+// depends only on the row (1 / its sum) is computed once, before the loop
 // over the row.
 // CHECK-LABEL: func @softmax
+// CHECK-NOT: memref.alloc
 // CHECK-COUNT-1: gpu.launch
 // CHECK-NOT: gpu.launch
-// CHECK: gpu.all_reduce maximumf
-// CHECK: gpu.barrier
-// CHECK: memref.load {{.*}} : memref<8xf32>
+// CHECK: %[[MAX:.*]] = gpu.all_reduce maximumf
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: memref.load
+// CHECK: vector.broadcast %[[MAX]]
 // CHECK: scf.for
-// CHECK-NOT: memref.load {{.*}} : memref<8xf32>
-// CHECK: gpu.all_reduce add
-// CHECK: gpu.barrier
+// CHECK: %[[SUM:.*]] = gpu.all_reduce add
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[ROWSUM:.*]] = arith.addf %[[SUM]]
+// CHECK: vector.broadcast %[[ROWSUM]]
 // CHECK: arith.divf %{{.*}} : vector<4xf32>
 // CHECK-NEXT: scf.for
 // CHECK-NOT: arith.divf
