@@ -38,9 +38,9 @@ QUICK_BATCHED = ["2x32x32x32"]
 QUICK_BANDWIDTH = ["add:65536", "softmax:64x300"]
 
 
-def specs(device, quick):
+def specs(device, quick, dtypes=None):
     out = []
-    dtypes = ["f32"] if device == "cpu" else ["f32", "tf32", "bf16"]
+    dtypes = dtypes or (["f32"] if device == "cpu" else ["f32", "tf32", "bf16"])
     for dt in dtypes:
         for shape in (QUICK_MATMULS if quick else MATMULS):
             out.append(f"matmul:{shape}:{dt}")
@@ -170,6 +170,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--budget-ms", type=float, default=1000)
     parser.add_argument("--only", default="", help="comma-separated substrings of specs")
+    parser.add_argument("--dtypes", default="",
+                        help="comma-separated matmul dtypes (default: f32 on the CPU, "
+                             "f32,tf32,bf16 on GPUs)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -183,7 +186,7 @@ def main():
           f"per op; files in {work}")
     print("%-34s %9s %9s %9s %7s %7s %9s %s" % ("op", "default", "tuned", "torch", "speedup",
                                              "vs torch", "tune s", "winners (stable)"))
-    for spec in specs(args.device, args.quick):
+    for spec in specs(args.device, args.quick, [d for d in args.dtypes.split(",") if d]):
         if args.only and not any(s in spec for s in args.only.split(",")):
             continue
         files, seconds, winners = [], [], []

@@ -2,19 +2,25 @@
 //
 // f16/bf16 matmuls take the Hopper kernel (CudaWgmmaMatmul.cpp) on sm_90a,
 // the tensor-core kernel (CudaMmaMatmul.cpp) elsewhere where the
-// target has one and the shapes fit; the others the classic SIMT GEMM
-// (f16/bf16 inputs are widened to f32 as they are staged): each block owns
-// a 128x128 tile of C, each of its 256 threads an 8x8 sub-tile held in registers (eight vector<8xf32>). Per
-// step of 8 along K, the block stages an 8x128 slice of A (transposed) and
-// of B in workgroup memory; every thread then does 8 rank-1 updates of its
-// sub-tile from two 8-wide vector reads of shared memory. Both kernels run
-// an elementwise consumer of C (bias, activation) before their stores.
+// target has one and the shapes fit, both for static shapes; the others
+// the classic SIMT GEMM (f16/bf16 inputs widened to f32 as they are
+// staged), static or of run-time size: each block owns a tile x tile block
+// of C, each thread perThread x perThread of it in registers as 4 x 4
+// groups spaced tile / (perThread / 4) apart (the threads of a warp then
+// read consecutive 16-byte words of workgroup memory: no bank conflicts).
+// Per step along K the block stages a slice of A (transposed) and of B in
+// one of two workgroup buffers; the next step's global loads are issued
+// before the current step's rank-1 updates and stored after them, so one
+// barrier per step suffices and the loads' latency hides behind the math.
+// Every kernel runs an elementwise consumer of C (bias, activation) before
+// its stores.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
 #include "kiln/Lowering/CUDA/Passes.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/Tuned.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -27,6 +33,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDATILEMATMUL
 #include "kiln/Lowering/CUDA/Passes.h.inc"
@@ -38,141 +46,242 @@ using kiln::matrixIndices;
 
 namespace {
 
-constexpr kiln::CudaSimtMatmulTunables kSimt;
-constexpr int64_t kTile = kSimt.tile, kStep = kSimt.step, kThreads = kSimt.threads,
-                  kPerThread = kSimt.perThread;
-static_assert((kTile / kPerThread) * (kTile / kPerThread) == kThreads);
+static_assert(std::ranges::all_of(kiln::CudaSimtMatmulTunables::candidates(),
+                                  [](const kiln::CudaSimtMatmulTunables &t) { return t.valid(); }));
 
-/// `memref[indices]` as f32 where `inBounds`, 0 elsewhere.
-Value guardedLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices,
-                  Value inBounds) {
-  auto load = scf::IfOp::create(
-      b, loc, inBounds,
-      [&](OpBuilder &tb, Location l) {
-        Value v = memref::LoadOp::create(tb, l, memref, indices);
-        if (!v.getType().isF32())
-          v = arith::ExtFOp::create(tb, l, tb.getF32Type(), v);
-        scf::YieldOp::create(tb, l, v);
-      },
-      [&](OpBuilder &eb, Location l) {
-        scf::YieldOp::create(eb, l, arith::ConstantOp::create(eb, l, eb.getF32FloatAttr(0)).getResult());
-      });
-  return load.getResult(0);
+/// Size `d` of `v`: a constant, or read at run time.
+Value sizeOf(OpBuilder &b, Location loc, Value v, int64_t d) {
+  return b.createOrFold<memref::DimOp>(loc, v, d);
 }
 
-LogicalResult tileOnSimtCores(linalg::LinalgOp op) {
+Value ceilDiv(OpBuilder &b, Location loc, Value x, int64_t y) {
+  return b.createOrFold<arith::CeilDivSIOp>(loc, x,
+                                            arith::ConstantIndexOp::create(b, loc, y));
+}
+
+Value lessThan(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, y);
+}
+
+/// `count` consecutive elements of row `row` of `matrix` from column `col`
+/// on, as f32; zeros outside its `rows` x `cols`. A run wholly inside is
+/// one vector load.
+Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, Value col,
+              Value rows, Value cols, int64_t count) {
+  IndexBuilder x{b, loc};
+  auto f32s = VectorType::get({count}, b.getF32Type());
+  Type element = cast<MemRefType>(matrix.getType()).getElementType();
+  auto widen = [&](OpBuilder &wb, Value v) -> Value {
+    return element.isF32() ? v : arith::ExtFOp::create(wb, loc, f32s, v).getResult();
+  };
+  Value rowInside = lessThan(b, loc, row, rows);
+  Value whole = x.both(rowInside, b.createOrFold<arith::CmpIOp>(
+                                      loc, arith::CmpIPredicate::ule, x.add(col, count), cols));
+  auto run = scf::IfOp::create(
+      b, loc, whole,
+      [&](OpBuilder &tb, Location l) {
+        Value v = vector::LoadOp::create(tb, l, VectorType::get({count}, element), matrix,
+                                         matrixIndices(matrix, batch, row, col),
+                                         /*nontemporal=*/false,
+                                         kiln::alignmentAttr(tb, matrix, count));
+        scf::YieldOp::create(tb, l, widen(tb, v));
+      },
+      [&](OpBuilder &eb, Location l) {
+        IndexBuilder ex{eb, l};
+        Value v = arith::ConstantOp::create(eb, l, f32s, DenseElementsAttr::get(f32s, 0.0f));
+        for (int64_t i = 0; i < count; ++i) {
+          Value c = ex.add(col, i);
+          auto one = scf::IfOp::create(
+              eb, l, ex.both(rowInside, lessThan(eb, l, c, cols)),
+              [&](OpBuilder &ib, Location il) {
+                Value e = memref::LoadOp::create(ib, il, matrix, matrixIndices(matrix, batch, row, c));
+                if (!element.isF32())
+                  e = arith::ExtFOp::create(ib, il, ib.getF32Type(), e);
+                scf::YieldOp::create(ib, il, e);
+              },
+              [&](OpBuilder &zb, Location zl) {
+                scf::YieldOp::create(zb, zl, arith::ConstantOp::create(
+                                                 zb, zl, zb.getF32FloatAttr(0)).getResult());
+              });
+          v = vector::InsertOp::create(eb, l, one.getResult(0), v, ArrayRef<int64_t>{i});
+        }
+        scf::YieldOp::create(eb, l, v);
+      });
+  return run.getResult(0);
+}
+
+LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTunables &t) {
+  if (!t.valid())
+    return op->emitError("SIMT matmul tiling ")
+           << t.tile << "x" << t.step << "x" << t.perThread << " is not one the kernel takes";
+  const int64_t tile = t.tile, step = t.step, perLoad = t.perLoad();
+  const int64_t side = tile / t.perThread;   // threads along each side of the tile
+  const int64_t groups = t.perThread / 4;    // 4 x 4 groups per thread along each side
+  const int64_t span = tile / groups;        // distance between a thread's groups
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1], cm = op.getDpsInits()[0];
   bool batched = isa<linalg::BatchMatmulOp>(op);
-  auto cShape = cast<MemRefType>(cm.getType()).getShape();
-  int64_t batch = batched ? cShape[0] : 1;
-  int64_t m = cShape[cShape.size() - 2], n = cShape.back();
-  int64_t k = cast<MemRefType>(a.getType()).getShape().back();
+  const int64_t cRank = cast<MemRefType>(cm.getType()).getRank();
+  const int64_t aRank = cast<MemRefType>(a.getType()).getRank();
 
-  // A bias or activation after the matmul runs before the store.
+  // A bias or activation after the matmul runs before the store; a zero
+  // fill before it is folded into the stores.
   linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, cm);
+  linalg::FillOp zeroFill = kiln::zeroFillBefore(op, cm);
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto stageType = MemRefType::get({kStep, kTile}, b.getF32Type(), AffineMap(), workgroup);
+  auto stageType = MemRefType::get({2, step, tile}, b.getF32Type(), AffineMap(), workgroup);
+  Value gridX = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile);
+  Value gridY = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 2), tile);
   auto launch = gpu::LaunchOp::create(
-      b, loc, ib.c((n + kTile - 1) / kTile), ib.c((m + kTile - 1) / kTile), ib.c(batch),
-      ib.c(kThreads), ib.c(1), ib.c(1), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-      /*workgroupAttributions=*/TypeRange{stageType, stageType});
+      b, loc, gridX, gridY, batched ? sizeOf(b, loc, cm, 0) : ib.c(1), ib.c(t.threads()), ib.c(1),
+      ib.c(1), /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{stageType, stageType});
   Value aStage = launch.getWorkgroupAttributions()[0];
   Value bStage = launch.getWorkgroupAttributions()[1];
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
+  Value m = sizeOf(b, loc, cm, cRank - 2), n = sizeOf(b, loc, cm, cRank - 1);
+  Value k = sizeOf(b, loc, a, aRank - 1);
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   Value batchIndex = batched ? block.z : Value();
-  Value row0 = kb.mul(block.y, kTile), col0 = kb.mul(block.x, kTile);
-  Value tx = kb.rem(tid, kTile / kPerThread), ty = kb.div(tid, kTile / kPerThread);
-  // Staging: A as 128 rows x 8 k (two threads per row, 4 k each), B as
-  // 8 k x 128 columns (32 threads per k, 4 columns each).
-  Value aRow = kb.div(tid, 2), aK = kb.mul(kb.rem(tid, 2), 4);
-  Value bK = kb.div(tid, 32), bCol = kb.mul(kb.rem(tid, 32), 4);
+  Value row0 = kb.mul(block.y, tile), col0 = kb.mul(block.x, tile);
+  Value tx = kb.rem(tid, side), ty = kb.div(tid, side);
+  // Staging: each thread a run of perLoad k of one row of A and a run of
+  // perLoad columns of one k of B.
+  Value aRow = kb.div(tid, step / perLoad), aK = kb.mul(kb.rem(tid, step / perLoad), perLoad);
+  Value bK = kb.div(tid, tile / perLoad), bCol = kb.mul(kb.rem(tid, tile / perLoad), perLoad);
 
-  auto vec8 = VectorType::get({kPerThread}, b.getF32Type());
-  Value zero = arith::ConstantOp::create(b, loc, vec8, DenseElementsAttr::get(vec8, 0.0f));
-  SmallVector<Value> init(kPerThread, zero);
-  auto steps = scf::ForOp::create(
-      b, loc, kb.c(0), kb.c(k), kb.c(kStep), init,
-      [&](OpBuilder &lb, Location l, Value k0, ValueRange acc) {
+  // The runs of the step starting at k0 (zeros past K), and their stores
+  // into buffer `buffer`.
+  auto load = [&](OpBuilder &lb, Value k0) -> std::pair<Value, Value> {
+    IndexBuilder x{lb, loc};
+    return {loadRun(lb, loc, a, batchIndex, x.add(row0, aRow), x.add(k0, aK), m, k, perLoad),
+            loadRun(lb, loc, bm, batchIndex, x.add(k0, bK), x.add(col0, bCol), k, n, perLoad)};
+  };
+  auto stage = [&](OpBuilder &sb, Value buffer, std::pair<Value, Value> runs) {
+    IndexBuilder x{sb, loc};
+    for (int64_t i = 0; i < perLoad; ++i) {
+      Value v = vector::ExtractOp::create(sb, loc, runs.first, ArrayRef<int64_t>{i});
+      memref::StoreOp::create(sb, loc, v, aStage, ValueRange{buffer, x.add(aK, i), aRow});
+    }
+    vector::StoreOp::create(sb, loc, runs.second, bStage, ValueRange{buffer, bK, bCol});
+  };
+
+  auto vec4 = VectorType::get({4}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, vec4, DenseElementsAttr::get(vec4, 0.0f));
+  // Accumulator (gi * 4 + i) * groups + gj: row gi * span + ty * 4 + i,
+  // columns gj * span + tx * 4 .. + 4 of the tile.
+  SmallVector<Value> init(t.perThread * groups, zero);
+  stage(b, kb.c(0), load(b, kb.c(0)));
+  gpu::BarrierOp::create(b, loc);
+  Value steps = ceilDiv(b, loc, k, step);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.c(0), steps, kb.c(1), init,
+      [&](OpBuilder &lb, Location l, Value s, ValueRange acc) {
         IndexBuilder x{lb, l};
-        Value aRowG = x.add(row0, aRow), bColG = x.add(col0, bCol), bKG = x.add(k0, bK);
-        for (int64_t q = 0; q < 4; ++q) {
-          Value ak = x.add(aK, x.c(q));
-          Value akG = x.add(k0, ak);
-          Value aInside = x.both(x.lt(aRowG, m), x.lt(akG, k));
-          Value av = guardedLoad(lb, l, a, matrixIndices(a, batchIndex, aRowG, akG), aInside);
-          memref::StoreOp::create(lb, l, av, aStage, ValueRange{ak, aRow});
-          Value bc = x.add(bCol, x.c(q));
-          Value bcG = x.add(bColG, x.c(q));
-          Value bInside = x.both(x.lt(bKG, k), x.lt(bcG, n));
-          Value bv = guardedLoad(lb, l, bm, matrixIndices(bm, batchIndex, bKG, bcG), bInside);
-          memref::StoreOp::create(lb, l, bv, bStage, ValueRange{bK, bc});
-        }
-        gpu::BarrierOp::create(lb, l);
+        Value current = x.rem(s, 2), next = x.rem(x.add(s, 1), 2);
+        std::pair<Value, Value> ahead = load(lb, x.mul(x.add(s, 1), step));
         SmallVector<Value> sums(acc.begin(), acc.end());
-        Value aAt = x.mul(ty, kPerThread), bAt = x.mul(tx, kPerThread);
-        for (int64_t kk = 0; kk < kStep; ++kk) {
-          Value aVec = vector::LoadOp::create(lb, l, vec8, aStage, ValueRange{x.c(kk), aAt});
-          Value bVec = vector::LoadOp::create(lb, l, vec8, bStage, ValueRange{x.c(kk), bAt});
-          for (int64_t i = 0; i < kPerThread; ++i) {
-            Value ai = vector::ExtractOp::create(lb, l, aVec, ArrayRef<int64_t>{i});
-            Value splat = vector::BroadcastOp::create(lb, l, vec8, ai);
-            sums[i] = vector::FMAOp::create(lb, l, splat, bVec, sums[i]);
+        for (int64_t kk = 0; kk < step; ++kk) {
+          SmallVector<Value> aVec, bVec;
+          for (int64_t g = 0; g < groups; ++g) {
+            aVec.push_back(vector::LoadOp::create(
+                lb, l, vec4, aStage, ValueRange{current, x.c(kk), x.add(x.mul(ty, 4), g * span)}));
+            bVec.push_back(vector::LoadOp::create(
+                lb, l, vec4, bStage, ValueRange{current, x.c(kk), x.add(x.mul(tx, 4), g * span)}));
           }
+          for (int64_t gi = 0; gi < groups; ++gi)
+            for (int64_t i = 0; i < 4; ++i) {
+              Value ai = vector::ExtractOp::create(lb, l, aVec[gi], ArrayRef<int64_t>{i});
+              Value splat = vector::BroadcastOp::create(lb, l, vec4, ai);
+              for (int64_t gj = 0; gj < groups; ++gj) {
+                Value &sum = sums[(gi * 4 + i) * groups + gj];
+                sum = vector::FMAOp::create(lb, l, splat, bVec[gj], sum);
+              }
+            }
         }
+        stage(lb, next, ahead);
         gpu::BarrierOp::create(lb, l);
         scf::YieldOp::create(lb, l, sums);
       });
 
-  // C += the sub-tile, element by element inside the matrix.
-  Value rowBase = kb.add(row0, kb.mul(ty, kPerThread));
-  Value colBase = kb.add(col0, kb.mul(tx, kPerThread));
-  for (int64_t i = 0; i < kPerThread; ++i) {
-    Value r = kb.add(rowBase, kb.c(i));
-    for (int64_t j = 0; j < kPerThread; ++j) {
-      Value col = kb.add(colBase, kb.c(j));
-      Value inside = kb.both(kb.lt(r, m), kb.lt(col, n));
-      Value v = vector::ExtractOp::create(b, loc, steps.getResult(i), ArrayRef<int64_t>{j});
-      scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-        SmallVector<Value> idx = matrixIndices(cm, batchIndex, r, col);
-        Value old = memref::LoadOp::create(tb, l, cm, idx);
-        Value sum = arith::AddFOp::create(tb, l, old, v);
-        if (epilogue)
-          kiln::storeThroughEpilogue(tb, l, epilogue, cm, sum, idx, /*width=*/0);
-        else
-          memref::StoreOp::create(tb, l, sum, cm, idx);
-        scf::YieldOp::create(tb, l);
-      });
+  // C (+)= the thread's outputs inside the matrix: four columns at a time
+  // where all four are inside, else one by one.
+  auto storeAt = [&](OpBuilder &sb, Location l, Value sum, Value row, Value col, int64_t width) {
+    SmallVector<Value> idx = matrixIndices(cm, batchIndex, row, col);
+    if (!zeroFill) {
+      Value old = width ? Value(vector::LoadOp::create(sb, l, vec4, cm, idx))
+                        : Value(memref::LoadOp::create(sb, l, cm, idx));
+      sum = arith::AddFOp::create(sb, l, old, sum);
     }
-  }
+    if (epilogue)
+      kiln::storeThroughEpilogue(sb, l, epilogue, cm, sum, idx, width);
+    else if (width)
+      vector::StoreOp::create(sb, l, sum, cm, idx, /*nontemporal=*/false,
+                              kiln::alignmentAttr(sb, cm, 4));
+    else
+      memref::StoreOp::create(sb, l, sum, cm, idx);
+  };
+  for (int64_t gi = 0; gi < groups; ++gi)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value row = kb.add(row0, kb.add(kb.mul(ty, 4), gi * span + i));
+      for (int64_t gj = 0; gj < groups; ++gj) {
+        Value col = kb.add(col0, kb.add(kb.mul(tx, 4), gj * span));
+        Value sum = loop.getResult((gi * 4 + i) * groups + gj);
+        Value rowInside = lessThan(b, loc, row, m);
+        Value whole = kb.both(rowInside, b.createOrFold<arith::CmpIOp>(
+                                             loc, arith::CmpIPredicate::ule, kb.add(col, 4), n));
+        scf::IfOp::create(
+            b, loc, whole,
+            [&](OpBuilder &tb, Location l) {
+              storeAt(tb, l, sum, row, col, 4);
+              scf::YieldOp::create(tb, l);
+            },
+            [&](OpBuilder &eb, Location l) {
+              IndexBuilder ex{eb, l};
+              for (int64_t j = 0; j < 4; ++j) {
+                Value c = ex.add(col, j);
+                scf::IfOp::create(eb, l, ex.both(rowInside, lessThan(eb, l, c, n)),
+                                  [&](OpBuilder &sb, Location sl) {
+                                    Value v = vector::ExtractOp::create(sb, sl, sum,
+                                                                        ArrayRef<int64_t>{j});
+                                    storeAt(sb, sl, v, row, c, 0);
+                                    scf::YieldOp::create(sb, sl);
+                                  });
+              }
+              scf::YieldOp::create(eb, l);
+            });
+      }
+    }
   gpu::TerminatorOp::create(b, loc);
-  op->erase();
-  if (epilogue)
-    epilogue->erase();
+  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
   return success();
 }
 
-/// f32, f16 or bf16 inputs accumulating into f32, all static.
+/// f32, f16 or bf16 inputs accumulating into f32.
 bool isTileableMatmul(linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) || !op.hasPureBufferSemantics())
     return false;
   if (!kiln::readsOperandsInPlace(op))
     return false;
-  auto staticOf = [](Value v, auto isElement) {
+  auto bufferOf = [](Value v, auto isElement) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    return type && type.hasStaticShape() && isElement(type.getElementType());
+    return type && isElement(type.getElementType());
   };
   auto floatInput = [](Type t) { return t.isF32() || t.isF16() || t.isBF16(); };
-  return staticOf(op.getDpsInputs()[0], floatInput) &&
-         staticOf(op.getDpsInputs()[1], floatInput) &&
-         staticOf(op.getDpsInits()[0], [](Type t) { return t.isF32(); });
+  return bufferOf(op.getDpsInputs()[0], floatInput) &&
+         bufferOf(op.getDpsInputs()[1], floatInput) &&
+         bufferOf(op.getDpsInits()[0], [](Type t) { return t.isF32(); });
+}
+
+bool hasStaticShapes(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    return cast<MemRefType>(v.getType()).hasStaticShape();
+  });
 }
 
 struct KilnCudaTileMatmulPass
@@ -186,7 +295,8 @@ struct KilnCudaTileMatmulPass
     });
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     for (linalg::LinalgOp op : matmuls) {
-      if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op)) {
+      bool sized = hasStaticShapes(op);
+      if (sized && tensorCores && wgmma && kiln::fitsWgmmaMatmul(op)) {
         kiln::CudaWgmmaMatmulTunables wgmmaTiling{wgmmaTileN, wgmmaStages};
         if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace()))
           wgmmaTiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
@@ -194,7 +304,7 @@ struct KilnCudaTileMatmulPass
           return signalPassFailure();
         continue;
       }
-      bool onTensorCores = tensorCores && kiln::fitsMmaMatmul(op, tf32);
+      bool onTensorCores = sized && tensorCores && kiln::fitsMmaMatmul(op, tf32);
       kiln::CudaMmaMatmulTunables kernelTiling = tiling;
       if (onTensorCores) {
         if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
@@ -202,8 +312,21 @@ struct KilnCudaTileMatmulPass
         else
           kernelTiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
       }
-      if (failed(onTensorCores ? kiln::buildMmaMatmul(op, kernelTiling, maxSharedBytes)
-                               : tileOnSimtCores(op)))
+      if (onTensorCores) {
+        if (failed(kiln::buildMmaMatmul(op, kernelTiling, maxSharedBytes)))
+          return signalPassFailure();
+        continue;
+      }
+      // Tune keys name static sizes; run-time ones take the default.
+      kiln::CudaSimtMatmulTunables simt;
+      if (sized) {
+        auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
+        simt = kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1,
+                                                       c[c.size() - 2], c.back(), fillBlocks);
+        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
+          simt = kiln::CudaSimtMatmulTunables::fromConfig(*tuned);
+      }
+      if (failed(buildSimtMatmul(op, simt)))
         return signalPassFailure();
     }
   }

@@ -86,7 +86,7 @@ func.func @odd_columns(%a: memref<16x16xbf16>, %b: memref<16x13xbf16>, %c: memre
 
 // A K that is not whole 16-byte copies of A's rows: the SIMT kernel.
 // CHECK-LABEL: func @odd_depth
-// CHECK: memref<8x128xf32, #gpu.address_space<workgroup>>
+// CHECK: memref<2x16x128xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvvm.mma.sync
 func.func @odd_depth(%a: memref<16x12xbf16>, %b: memref<12x16xbf16>, %c: memref<16x16xf32>) {
   linalg.matmul ins(%a, %b : memref<16x12xbf16>, memref<12x16xbf16>) outs(%c : memref<16x16xf32>)
@@ -96,7 +96,7 @@ func.func @odd_depth(%a: memref<16x12xbf16>, %b: memref<12x16xbf16>, %c: memref<
 // f32 stays on the SIMT kernel unless tf32 is asked for; then mma.sync
 // m16n8k8 with 16 floats of K per step, B fragments loaded one by one.
 // CHECK-LABEL: func @f32
-// CHECK: memref<8x128xf32, #gpu.address_space<workgroup>>
+// CHECK: memref<2x16x128xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvvm.mma.sync
 // TF32-LABEL: func @f32
 // TF32: memref.view {{.*}} to memref<2x128x16xf32, #gpu.address_space<workgroup>>

@@ -1,27 +1,77 @@
 // RUN: kiln-opt %s --kiln-cuda-tile-matmul | FileCheck %s
 
 // A 300x200 * 200x260 f32 matmul: 3x3 blocks of 128x128 outputs, 256
-// threads, two 8x128 workgroup stages, K in steps of 8 with bounds-checked
-// staging loads, eight 8-wide accumulators per thread, C += the result.
+// threads, two buffers of a 16x128 slice of A and of B in workgroup
+// memory. Each thread stages a 32-byte run of A and of B per step (one
+// vector load where wholly inside, element by element at the edges); the
+// loop over K's 13 steps issues the next step's loads first, then the
+// rank-1 updates of sixteen 4-wide accumulators (8 x 8 outputs), then the
+// stores of the next slice into the other buffer, and one barrier. C's
+// outputs are added to C (no zero fill to fold).
 // CHECK-LABEL: func @mm
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
-// CHECK-SAME: workgroup(%[[AS:[a-z0-9]+]] : memref<8x128xf32, #gpu.address_space<workgroup>>, %[[BS:[a-z0-9]+]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c200{{[_0-9]*}} step %c8{{[_0-9]*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: scf.if
+// CHECK-SAME: workgroup(%[[AS:[a-z0-9]+]] : memref<2x16x128xf32, #gpu.address_space<workgroup>>, %[[BS:[a-z0-9]+]] : memref<2x16x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<300x200xf32>, vector<8xf32>
+// CHECK: } else {
 // CHECK: memref.load %arg0
+// CHECK: vector.load %arg1{{.*}} : memref<200x260xf32>, vector<8xf32>
 // CHECK: memref.store %{{.*}}, %[[AS]]
+// CHECK: vector.store %{{.*}}, %[[BS]]
 // CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c13{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: vector.load %arg0
+// CHECK: vector.load %arg1
 // CHECK: vector.load %[[AS]]
 // CHECK: vector.load %[[BS]]
 // CHECK: vector.fma
-// CHECK: gpu.barrier
-// CHECK: memref.load %arg2
+// CHECK: memref.store %{{.*}}, %[[AS]]
+// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.yield
+// CHECK: vector.load %arg2
 // CHECK: arith.addf
+// CHECK: vector.store %{{.*}}, %arg2
+// CHECK: } else {
+// CHECK: memref.load %arg2
 // CHECK: memref.store %{{.*}}, %arg2
 // CHECK-NOT: linalg.matmul
 func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x260xf32>) {
   linalg.matmul ins(%a, %b : memref<300x200xf32>, memref<200x260xf32>) outs(%c : memref<300x260xf32>)
+  return
+}
+
+// Sizes known only at run time: the grid is computed from C's dims on the
+// host, the kernel reads M, N and K and bounds its loads, loop and stores
+// by them; the zero fill folds into the stores. No tune key (they name
+// static sizes).
+// CHECK-LABEL: func @dynamic
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[N:.*]] = memref.dim %arg2, %c1
+// CHECK-DAG: %[[M:.*]] = memref.dim %arg2, %c0
+// CHECK-DAG: %[[BX:.*]] = arith.ceildivsi %[[N]], %c128
+// CHECK-DAG: %[[BY:.*]] = arith.ceildivsi %[[M]], %c128
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[BX]], %{{[a-z0-9]+}} = %[[BY]],
+// CHECK: %[[K:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[STEPS:.*]] = arith.ceildivsi %[[K]], %c16
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %[[STEPS]]
+// CHECK-NOT: memref.load %arg2
+// CHECK: vector.store %{{.*}}, %arg2
+func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// A bf16 matmul of run-time size takes the SIMT kernel (the tensor-core
+// kernels need static shapes).
+// CHECK-LABEL: func @dynamic_bf16
+// CHECK: gpu.launch
+// CHECK-SAME: memref<2x16x128xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+func.func @dynamic_bf16(%a: memref<?x64xbf16>, %b: memref<64x64xbf16>, %c: memref<?x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xbf16>, memref<64x64xbf16>) outs(%c : memref<?x64xf32>)
   return
 }
 

@@ -15,6 +15,7 @@ namespace kiln {
 
 inline std::vector<TuneSpace> kernelTuneSpaces() {
   return {CudaMmaMatmulTunables::tuneSpace(), CudaWgmmaMatmulTunables::tuneSpace(),
+          CudaSimtMatmulTunables::tuneSpace(),
           CpuMatmulTunables::tuneSpace(),
           GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace()};
 }

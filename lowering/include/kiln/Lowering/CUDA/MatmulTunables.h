@@ -95,12 +95,55 @@ struct CudaWgmmaMatmulTunables {
   }
 };
 
-/// The SIMT kernel (every other static f32/f16/bf16 matmul): `tile` x `tile`
-/// outputs per block of `threads`, each thread `perThread` x `perThread` of
-/// them in registers; K advances `step` at a time through workgroup memory.
-/// Fixed for now: the kernel assumes (tile / perThread)^2 == threads.
+/// The SIMT kernel (every other f32/f16/bf16 matmul, run-time sizes too):
+/// `tile` x `tile` outputs per block of (tile / perThread)^2 threads, each
+/// thread perThread x perThread of them in registers; K advances `step` at
+/// a time through two workgroup buffers (the next step's loads in flight
+/// while the current one computes).
 struct CudaSimtMatmulTunables {
-  int64_t tile = 128, step = 8, threads = 256, perThread = 8;
+  int64_t tile = 128;     // 32, 64 or 128
+  int64_t step = 16;      // K per step: 8 or 16
+  int64_t perThread = 8;  // 4 or 8
+
+  constexpr int64_t threads() const { return (tile / perThread) * (tile / perThread); }
+  /// Elements of A and of B each thread stages per step.
+  constexpr int64_t perLoad() const { return tile * step / threads(); }
+  /// Whether the kernel can take this tiling: whole 4-wide groups, 64 to
+  /// 1024 threads, each staging a whole run of at most 8 elements.
+  constexpr bool valid() const {
+    return (perThread == 4 || perThread == 8) && tile % perThread == 0 &&
+           threads() >= 64 && threads() <= 1024 && tile * step % threads() == 0 &&
+           perLoad() <= 8 && step % perLoad() == 0;
+  }
+  constexpr bool operator==(const CudaSimtMatmulTunables &) const = default;
+
+  /// The tiling for fewer blocks than fill the GPU: 64 x 64 outputs per
+  /// block of 256 threads.
+  static constexpr CudaSimtMatmulTunables narrow() { return {64, 16, 4}; }
+  /// The untuned tiling of a `batch` x `m` x `n` output: the default, or
+  /// narrow() where the default would launch fewer than `fillBlocks`
+  /// blocks (on the H200, docs/cuda.md: 1.5-2.5x faster on 1024^3 and on
+  /// skinny LLM shapes, 1.4x slower on 4096^3).
+  static constexpr CudaSimtMatmulTunables forOutput(int64_t batch, int64_t m, int64_t n,
+                                                    int64_t fillBlocks) {
+    CudaSimtMatmulTunables wide;
+    int64_t blocks = batch * ((m + wide.tile - 1) / wide.tile) * ((n + wide.tile - 1) / wide.tile);
+    return blocks < fillBlocks ? narrow() : wide;
+  }
+  /// The autotuner's candidates, the default first; the smaller tiles give
+  /// skinny and small matmuls more blocks.
+  static constexpr std::array<CudaSimtMatmulTunables, 6> candidates() {
+    return {{{}, {128, 8, 8}, narrow(), {64, 8, 4}, {64, 8, 8}, {32, 8, 4}}};
+  }
+  static TuneSpace tuneSpace() {
+    TuneSpace space{"cuda.matmul.simt", {"tile", "step", "per_thread"}, {}};
+    for (const CudaSimtMatmulTunables &c : candidates())
+      space.candidates.push_back({c.tile, c.step, c.perThread});
+    return space;
+  }
+  static CudaSimtMatmulTunables fromConfig(const std::vector<int64_t> &v) {
+    return {v.at(0), v.at(1), v.at(2)};
+  }
 };
 
 } // namespace kiln
