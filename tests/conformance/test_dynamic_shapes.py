@@ -93,9 +93,12 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x?xf32>,
 
 
 # (97, 260, 1030): the CPU's tiled kernel with run-time sizes across two
-# row blocks, two k slices and two column blocks, each with an edge.
+# row blocks, two k slices and two column blocks, each with an edge; on
+# CUDA, rows of B and C that are no multiple of 4 (element by element).
+# (200, 136, 260): every row a multiple of 4 (CUDA's aligned vector loads
+# and stores), edges in M and N.
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (0, 5, 3), (4, 0, 3), (7, 13, 5), (16, 32, 48),
-                                   (31, 17, 64), (97, 260, 1030)])
+                                   (31, 17, 64), (97, 260, 1030), (200, 136, 260)])
 def test_matmul(m, k, n):
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)

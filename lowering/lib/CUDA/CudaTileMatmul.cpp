@@ -63,9 +63,31 @@ Value lessThan(OpBuilder &b, Location loc, Value x, Value y) {
   return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, y);
 }
 
+/// Runs of `width` elements at multiples of `width` along `matrix`'s rows:
+/// when they are aligned vectors (an i1) and their alignment. Static
+/// strides say it at compile time; a buffer of run-time size (identity
+/// layout) has it when its rows are a multiple of `width` long, a check
+/// the same in every thread (the kernel specialises on it).
+std::pair<Value, IntegerAttr> runAlignment(OpBuilder &b, Location loc, Value matrix,
+                                           int64_t width) {
+  auto type = cast<MemRefType>(matrix.getType());
+  if (IntegerAttr known = kiln::alignmentAttr(b, matrix, width))
+    return {arith::ConstantIntOp::create(b, loc, 1, 1), known};
+  if (!type.getLayout().isIdentity())
+    return {arith::ConstantIntOp::create(b, loc, 0, 1), IntegerAttr()};
+  int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t align = std::min<int64_t>(width * bytes, 16);
+  Value rowLength = sizeOf(b, loc, matrix, type.getRank() - 1);
+  Value rest = b.createOrFold<arith::RemUIOp>(
+      loc, rowLength, arith::ConstantIndexOp::create(b, loc, align / bytes));
+  return {b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rest,
+                                        arith::ConstantIndexOp::create(b, loc, 0)),
+          b.getI64IntegerAttr(align)};
+}
+
 /// `count` consecutive elements of row `row` of `matrix` from column `col`
-/// on, as f32; zeros outside its `rows` x `cols`. A run wholly inside is
-/// one vector load.
+/// (a multiple of `count`) on, as f32; zeros outside its `rows` x `cols`.
+/// A run wholly inside and aligned is one vector load.
 Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, Value col,
               Value rows, Value cols, int64_t count) {
   IndexBuilder x{b, loc};
@@ -75,15 +97,16 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
     return element.isF32() ? v : arith::ExtFOp::create(wb, loc, f32s, v).getResult();
   };
   Value rowInside = lessThan(b, loc, row, rows);
-  Value whole = x.both(rowInside, b.createOrFold<arith::CmpIOp>(
-                                      loc, arith::CmpIPredicate::ule, x.add(col, count), cols));
+  auto [aligned, alignment] = runAlignment(b, loc, matrix, count);
+  Value whole = x.both(x.both(rowInside, aligned),
+                       b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
+                                                     x.add(col, count), cols));
   auto run = scf::IfOp::create(
       b, loc, whole,
       [&](OpBuilder &tb, Location l) {
         Value v = vector::LoadOp::create(tb, l, VectorType::get({count}, element), matrix,
                                          matrixIndices(matrix, batch, row, col),
-                                         /*nontemporal=*/false,
-                                         kiln::alignmentAttr(tb, matrix, count));
+                                         /*nontemporal=*/false, alignment);
         scf::YieldOp::create(tb, l, widen(tb, v));
       },
       [&](OpBuilder &eb, Location l) {
@@ -210,7 +233,8 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
       });
 
   // C (+)= the thread's outputs inside the matrix: four columns at a time
-  // where all four are inside, else one by one.
+  // where all four are inside (and aligned), else one by one.
+  auto [cAligned, cAlignment] = runAlignment(b, loc, cm, 4);
   auto storeAt = [&](OpBuilder &sb, Location l, Value sum, Value row, Value col, int64_t width) {
     SmallVector<Value> idx = matrixIndices(cm, batchIndex, row, col);
     if (!zeroFill) {
@@ -221,8 +245,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
     if (epilogue)
       kiln::storeThroughEpilogue(sb, l, epilogue, cm, sum, idx, width);
     else if (width)
-      vector::StoreOp::create(sb, l, sum, cm, idx, /*nontemporal=*/false,
-                              kiln::alignmentAttr(sb, cm, 4));
+      vector::StoreOp::create(sb, l, sum, cm, idx, /*nontemporal=*/false, cAlignment);
     else
       memref::StoreOp::create(sb, l, sum, cm, idx);
   };
@@ -233,8 +256,9 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
         Value col = kb.add(col0, kb.add(kb.mul(tx, 4), gj * span));
         Value sum = loop.getResult((gi * 4 + i) * groups + gj);
         Value rowInside = lessThan(b, loc, row, m);
-        Value whole = kb.both(rowInside, b.createOrFold<arith::CmpIOp>(
-                                             loc, arith::CmpIPredicate::ule, kb.add(col, 4), n));
+        Value whole = kb.both(kb.both(rowInside, cAligned),
+                              b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
+                                                            kb.add(col, 4), n));
         scf::IfOp::create(
             b, loc, whole,
             [&](OpBuilder &tb, Location l) {

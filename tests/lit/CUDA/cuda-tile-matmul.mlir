@@ -43,8 +43,9 @@ func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x2
 
 // Sizes known only at run time: the grid is computed from C's dims on the
 // host, the kernel reads M, N and K and bounds its loads, loop and stores
-// by them; the zero fill folds into the stores. No tune key (they name
-// static sizes).
+// by them; the zero fill folds into the stores. A run of A is one aligned
+// vector load when A's rows are a multiple of 4 f32 long (checked at run
+// time). No tune key (they name static sizes).
 // CHECK-LABEL: func @dynamic
 // CHECK-NOT: linalg.fill
 // CHECK-DAG: %[[N:.*]] = memref.dim %arg2, %c1
@@ -53,6 +54,11 @@ func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x2
 // CHECK-DAG: %[[BY:.*]] = arith.ceildivsi %[[M]], %c128
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[BX]], %{{[a-z0-9]+}} = %[[BY]],
 // CHECK: %[[K:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[ROW:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[REST:.*]] = arith.remui %[[ROW]], %c4
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[REST]], %c0
+// CHECK: arith.andi %{{.*}}, %[[ALIGNED]]
+// CHECK: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<?x?xf32>, vector<8xf32>
 // CHECK: %[[STEPS:.*]] = arith.ceildivsi %[[K]], %c16
 // CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %[[STEPS]]
 // CHECK-NOT: memref.load %arg2
