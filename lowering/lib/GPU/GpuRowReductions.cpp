@@ -640,6 +640,9 @@ struct KilnGpuRowReductionsPass
           hoist(&op);
       std::optional<RowKernel> kernel;
       linalg::FillOp pendingFill; // a fill that may start the next kernel
+      // A row-wise op (a widening of bf16 rows) that may start the next
+      // kernel: after it, nothing but allocations, constants and pendingFill.
+      linalg::GenericOp pendingElementwise;
       for (Operation &op : llvm::make_early_inc_range(entry)) {
         if (auto fill = dyn_cast<linalg::FillOp>(op);
             fill && fill.hasPureBufferSemantics()) {
@@ -649,6 +652,8 @@ struct KilnGpuRowReductionsPass
             continue;
           }
           kernel.reset();
+          if (pendingFill)
+            pendingElementwise = nullptr;
           pendingFill = fill;
           continue;
         }
@@ -657,6 +662,7 @@ struct KilnGpuRowReductionsPass
           if (!op.hasTrait<OpTrait::ConstantLike>() && !isa<memref::AllocOp>(op)) {
             kernel.reset();
             pendingFill = nullptr;
+            pendingElementwise = nullptr;
           }
           continue;
         }
@@ -677,14 +683,24 @@ struct KilnGpuRowReductionsPass
                 tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
             kernel.emplace(b, generic.getLoc(), generic, tiling.blockSize,
                            tiling.vectorWidth, hoistRowValues);
-            // The fill of this reduction's output right before it: stage 1.
-            if (pendingFill && pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
-                kernel->fitsRows(pendingFill)) {
+            // The fill of this reduction's output right before it, and a
+            // row-wise op before that: the first stages (a fill left in
+            // place would run before the row-wise op, so that one stays too).
+            bool fillJoins = pendingFill &&
+                             pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
+                             kernel->fitsRows(pendingFill);
+            if (pendingElementwise && (fillJoins || !pendingFill) &&
+                kernel->fits(pendingElementwise)) {
+              kernel->addElementwise(pendingElementwise);
+              pendingElementwise.erase();
+            }
+            if (fillJoins) {
               kernel->addFill(pendingFill);
               pendingFill.erase();
             }
           }
           pendingFill = nullptr;
+          pendingElementwise = nullptr;
           kernel->addReduction(generic, stage->first, stage->second);
           generic.erase();
           continue;
@@ -696,6 +712,7 @@ struct KilnGpuRowReductionsPass
           continue;
         }
         kernel.reset();
+        pendingElementwise = isRowElementwise(generic) ? generic : linalg::GenericOp();
       }
       eraseWriteOnlyBuffers(entry);
     }

@@ -121,3 +121,57 @@ func.func @rewritten(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: memre
   }
   return
 }
+
+// -----
+
+// A row-wise op right before a reduction's fill (a widening of f16 rows)
+// is the kernel's first stage: the reduction takes the widened rows from
+// registers and the f32 temporary goes.
+// CHECK-LABEL: func @widened_rows
+// CHECK-NOT: memref.alloc
+// CHECK-COUNT-1: gpu.launch
+// CHECK: vector.load %arg0{{.*}} : memref<4x1024xf16>, vector<4xf16>
+// CHECK: arith.extf
+// CHECK-NOT: vector.store
+// CHECK: gpu.all_reduce add
+// CHECK-NOT: linalg.generic
+func.func @widened_rows(%x: memref<4x1024xf16>, %out: memref<4xf32>) {
+  %wide = memref.alloc() : memref<4x1024xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x1024xf16>) outs(%wide : memref<4x1024xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %0 = arith.extf %a : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%wide : memref<4x1024xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A fill between them that stays outside the kernel (of another buffer)
+// keeps the row-wise op outside too: inside, it would run after the fill.
+// CHECK-LABEL: func @fill_between
+// CHECK: linalg.generic
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+func.func @fill_between(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x1024xf32>) outs(%y : memref<4x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.mulf %a, %a : f32
+    linalg.yield %0 : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<4x1024xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%y : memref<4x1024xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
