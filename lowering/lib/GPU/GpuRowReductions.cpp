@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -109,6 +110,14 @@ Value sizeOf(OpBuilder &b, Location loc, std::pair<Value, int64_t> source) {
   return memref::DimOp::create(b, loc, buffer, dim);
 }
 
+/// The accesses of row kernels' chunks that a row's later stages may not
+/// read back from memory: stores of unrolled chunks (the head of the row,
+/// passed on in registers), and loads in loops over the rest of a row of
+/// run-time length (its tail).
+struct RowParts {
+  llvm::DenseSet<Operation *> headStores, tailLoads;
+};
+
 /// One block per row of an iteration space `outerRanges x [row length]`,
 /// running stages one after another, separated by barriers: row reductions
 /// (threads stride the row, gpu.all_reduce combines, thread 0 stores) and
@@ -120,9 +129,9 @@ public:
   /// The rows of `first`'s loops but the innermost; a run-time size among
   /// them is read on the host (`b`, where the kernel's launch goes).
   RowKernel(OpBuilder &b, Location loc, linalg::GenericOp first, int64_t blockSize,
-            int64_t lanes, bool hoistRowValues)
+            int64_t lanes, bool hoistRowValues, RowParts &parts)
       : outerRanges(ArrayRef(loopKeys(first)).drop_back()), blockSize(blockSize),
-        lanes(lanes), hoistRowValues(hoistRowValues), loc(loc) {
+        lanes(lanes), hoistRowValues(hoistRowValues), loc(loc), parts(parts) {
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
     SmallVector<Value> sizes;
     Value rows = c(1);
@@ -262,11 +271,13 @@ public:
       SmallVector<Value> at(outer);
       at.push_back(j);
       auto store = [&](OpBuilder &sb, Location l) {
-        if (width)
-          vector::StoreOp::create(sb, l, v, out, at, /*nontemporal=*/false,
-                                  kiln::alignmentAttr(sb, out, width));
-        else
-          memref::StoreOp::create(sb, l, v, out, at);
+        Operation *stored =
+            width ? vector::StoreOp::create(sb, l, v, out, at, /*nontemporal=*/false,
+                                            kiln::alignmentAttr(sb, out, width))
+                        .getOperation()
+                  : memref::StoreOp::create(sb, l, v, out, at).getOperation();
+        if (chunk.index >= 0)
+          parts.headStores.insert(stored);
       };
       if (chunk.inRange)
         scf::IfOp::create(lb, loc, chunk.inRange, [&](OpBuilder &ib, Location l) {
@@ -297,35 +308,47 @@ private:
   /// Runs `step` over this thread's share of `op`'s row, `width` lanes at
   /// a time, threading `init` (null: no carry) through it; returns the
   /// carry. A static row of at most kMaxRowElementsPerThread per thread
-  /// runs as unrolled chunks (their loads reusable by later stages), other
-  /// rows as a loop.
+  /// runs as unrolled chunks (their loads reusable by later stages), longer
+  /// ones as a loop; a row of run-time length as that many masked chunks,
+  /// then a loop over what is left (none, for rows up to blockSize *
+  /// kMaxRowElementsPerThread).
   Value forEachChunk(OpBuilder &b, linalg::GenericOp op, int64_t width, Value init,
                      function_ref<Value(OpBuilder &, Value, Chunk, Value)> step) {
     int64_t w = std::max<int64_t>(width, 1);
     Value start = arith::MulIOp::create(b, loc, tid, arith::ConstantIndexOp::create(b, loc, w));
     int64_t length = op.getStaticLoopRanges().back();
-    int64_t chunks = ShapedType::isDynamic(length) ? 0 : llvm::divideCeil(length, blockSize * w);
-    if (chunks == 0 || chunks * w > kMaxRowElementsPerThread) {
-      scf::ForOp loop = rowLoop(b, op, start, w, init,
-                                [&](OpBuilder &lb, Value j, Value carry) {
-                                  Value next = step(lb, j, Chunk{}, carry);
+    bool runTime = ShapedType::isDynamic(length);
+    int64_t chunks = runTime ? kMaxRowElementsPerThread / w : llvm::divideCeil(length, blockSize * w);
+    auto loopFrom = [&](Value from, Value carry) {
+      scf::ForOp loop = rowLoop(b, op, from, w, carry,
+                                [&](OpBuilder &lb, Value j, Value c) {
+                                  Value next = step(lb, j, Chunk{}, c);
                                   scf::YieldOp::create(lb, loc, next ? ValueRange{next}
                                                                      : ValueRange{});
                                 });
       if (hoistRowValues)
         hoistOutOfRowLoop(loop, op.getDpsInits()[0]);
-      return init ? loop.getResult(0) : Value();
-    }
+      return carry ? loop.getResult(0) : Value();
+    };
+    if (!runTime && chunks * w > kMaxRowElementsPerThread)
+      return loopFrom(start, init);
+    OpBuilder host(launch);
+    Value rowLength = runTime ? sizeOf(host, loc, loopSources(op).back())
+                              : arith::ConstantIndexOp::create(b, loc, length).getResult();
     Value carry = init;
     for (int64_t k = 0; k < chunks; ++k) {
       Value j = arith::AddIOp::create(b, loc, start,
                                       arith::ConstantIndexOp::create(b, loc, k * blockSize * w));
       Chunk chunk{k, Value()};
-      if ((k + 1) * blockSize * w > length)
-        chunk.inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
-                                              arith::ConstantIndexOp::create(b, loc, length));
+      if (runTime || (k + 1) * blockSize * w > length)
+        chunk.inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, rowLength);
       carry = step(b, j, chunk, carry);
     }
+    if (runTime)
+      carry = loopFrom(arith::AddIOp::create(
+                           b, loc, start,
+                           arith::ConstantIndexOp::create(b, loc, chunks * blockSize * w)),
+                       carry);
     return carry;
   }
 
@@ -516,7 +539,11 @@ private:
       auto fromMemory = [&]() {
         touched(in->get(), /*write=*/false,
                 alongRow && map.isIdentity() ? Threads::Spread : Threads::All, width);
-        return masked();
+        Value v = masked();
+        if (alongRow && chunk.index < 0)
+          if (Operation *load = v.getDefiningOp(); load && isa<memref::LoadOp, vector::LoadOp>(load))
+            parts.tailLoads.insert(load);
+        return v;
       };
       Value v;
       auto writtenAt = lastWrite.find(rootOf(in->get()));
@@ -556,6 +583,7 @@ private:
   int64_t lanes;
   bool hoistRowValues;
   Location loc;
+  RowParts &parts;
   gpu::LaunchOp launch;
   SmallVector<Value> outer;
   Value tid;
@@ -638,6 +666,7 @@ struct KilnGpuRowReductionsPass
       for (Operation &op : llvm::make_early_inc_range(entry))
         if (isa<memref::AllocOp>(op))
           hoist(&op);
+      RowParts parts;
       std::optional<RowKernel> kernel;
       linalg::FillOp pendingFill; // a fill that may start the next kernel
       // A row-wise op (a widening of bf16 rows) that may start the next
@@ -682,7 +711,7 @@ struct KilnGpuRowReductionsPass
                     "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
                 tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
             kernel.emplace(b, generic.getLoc(), generic, tiling.blockSize,
-                           tiling.vectorWidth, hoistRowValues);
+                           tiling.vectorWidth, hoistRowValues, parts);
             // The fill of this reduction's output right before it, and a
             // row-wise op before that: the first stages (a fill left in
             // place would run before the row-wise op, so that one stays too).
@@ -714,28 +743,58 @@ struct KilnGpuRowReductionsPass
         kernel.reset();
         pendingElementwise = isRowElementwise(generic) ? generic : linalg::GenericOp();
       }
-      eraseWriteOnlyBuffers(entry);
+      kernel.reset();
+      eraseUnreadStores(entry, parts);
     }
   }
 
   /// Erases the function's temporaries that nothing reads any more (a
   /// softmax's exponentials, now passed between stages in registers) with
-  /// the stores into them.
-  static void eraseWriteOnlyBuffers(Block &entry) {
+  /// the stores into them; of a temporary read only in one kernel's loops
+  /// over rows' tails, the stores of the rows' heads.
+  static void eraseUnreadStores(Block &entry, const RowParts &parts) {
     for (auto alloc : llvm::make_early_inc_range(entry.getOps<memref::AllocOp>())) {
       Value buffer = alloc.getResult();
-      bool writeOnly = llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+      auto isStore = [&](Operation *user) {
         if (auto store = dyn_cast<memref::StoreOp>(user))
           return store.getMemRef() == buffer && store.getValueToStore() != buffer;
         if (auto store = dyn_cast<vector::StoreOp>(user))
           return store.getBase() == buffer;
+        // A size is not a read (row lengths of run-time size).
+        if (auto dim = dyn_cast<memref::DimOp>(user))
+          return dim.getConstantIndex().has_value();
         return isa<memref::DeallocOp>(user);
-      });
-      if (!writeOnly)
+      };
+      SmallVector<Operation *> tailLoads, headStores;
+      bool onlyTails = true;
+      for (Operation *user : buffer.getUsers()) {
+        if (parts.tailLoads.contains(user))
+          tailLoads.push_back(user);
+        else if (!isStore(user))
+          onlyTails = false;
+        else if (parts.headStores.contains(user))
+          headStores.push_back(user);
+      }
+      if (!onlyTails)
         continue;
-      for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
-        user->erase();
-      alloc.erase();
+      if (tailLoads.empty()) {
+        for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+          if (auto dim = dyn_cast<memref::DimOp>(user)) {
+            OpBuilder b(dim);
+            dim.replaceAllUsesWith(getValueOrCreateConstantIndexOp(
+                b, dim.getLoc(), alloc.getMixedSizes()[*dim.getConstantIndex()]));
+          }
+          user->erase();
+        }
+        alloc.erase();
+        continue;
+      }
+      auto launchOf = [](Operation *op) { return op->getParentOfType<gpu::LaunchOp>(); };
+      gpu::LaunchOp launch = launchOf(tailLoads.front());
+      auto inLaunch = [&](Operation *op) { return launchOf(op) == launch; };
+      if (llvm::all_of(tailLoads, inLaunch) && llvm::all_of(headStores, inLaunch))
+        for (Operation *store : headStores)
+          store->erase();
     }
   }
 };

@@ -175,3 +175,59 @@ func.func @fill_between(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: me
   }
   return
 }
+
+// -----
+
+// Rows of run-time length: each thread's first 32 elements as masked
+// chunks (held in registers between stages), then a loop over the rest of
+// the row. The exponentials' temporary is read only in those loops: its
+// stores of the chunks go, its stores in the loop stay.
+// CHECK-LABEL: func @run_time_rows
+// CHECK: %[[E:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// CHECK: gpu.launch
+// CHECK-COUNT-32: memref.load %arg0
+// CHECK: scf.for
+// CHECK: memref.load %arg0
+// CHECK: gpu.all_reduce maximumf
+// CHECK-NOT: memref.store {{.*}}, %[[E]]
+// CHECK: scf.for
+// CHECK: memref.store {{.*}}, %[[E]]
+// CHECK-NOT: memref.store {{.*}}, %[[E]]
+// CHECK: gpu.all_reduce add
+func.func @run_time_rows(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = memref.dim %x, %c0 : memref<?x?xf32>
+  %n = memref.dim %x, %c1 : memref<?x?xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc(%r) : memref<?xf32>
+  linalg.fill ins(%ninf : f32) outs(%m : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<?x?xf32>) outs(%m : memref<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
+    linalg.yield %0 : f32
+  }
+  %e = memref.alloc(%r, %n) : memref<?x?xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m : memref<?x?xf32>, memref<?xf32>) outs(%e : memref<?x?xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %0 = arith.subf %a, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }
+  %s = memref.alloc(%r) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%e : memref<?x?xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %2 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %2 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%e, %s : memref<?x?xf32>, memref<?xf32>) outs(%out : memref<?x?xf32>) {
+  ^bb0(%a: f32, %sum: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %r2 = arith.divf %one, %sum : f32
+    %2 = arith.mulf %a, %r2 : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
