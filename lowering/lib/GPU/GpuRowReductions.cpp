@@ -28,6 +28,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -690,8 +691,12 @@ struct KilnGpuRowReductionsPass
         if (!generic) {
           if (!op.hasTrait<OpTrait::ConstantLike>() && !isa<memref::AllocOp>(op)) {
             kernel.reset();
-            pendingFill = nullptr;
-            pendingElementwise = nullptr;
+            // Index arithmetic on sizes touches no memory: what is pending
+            // may still run after it.
+            if (!isMemoryEffectFree(&op)) {
+              pendingFill = nullptr;
+              pendingElementwise = nullptr;
+            }
           }
           continue;
         }

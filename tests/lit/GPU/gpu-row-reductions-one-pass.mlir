@@ -231,3 +231,33 @@ func.func @run_time_rows(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
   }
   return
 }
+
+// -----
+
+// Index arithmetic on sizes between them (rows of run-time length) keeps
+// the row-wise op pending: it touches no memory.
+// CHECK-LABEL: func @widened_rows_of_run_time_length
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.generic
+func.func @widened_rows_of_run_time_length(%x: memref<?x?xf16>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = memref.dim %x, %c0 : memref<?x?xf16>
+  %n = memref.dim %x, %c1 : memref<?x?xf16>
+  %wide = memref.alloc(%r, %n) : memref<?x?xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x?xf16>) outs(%wide : memref<?x?xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %0 = arith.extf %a : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %r2 = memref.dim %wide, %c0 : memref<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<?xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%wide : memref<?x?xf32>) outs(%out : memref<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
