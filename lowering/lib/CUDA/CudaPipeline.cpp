@@ -74,6 +74,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   GpuOutliningOptions outlining;
   // Bare pointers need static types; a flat buffer's length is never read.
   outlining.flatBufferSize = int64_t(1) << 40;
+  outlining.vectorizeRunTimeSizes = true;
   // atom.add on global memory: f32 and f64 (sm_60 on), i32, i64 (as u64).
   outlining.atomicAddTypes = {"f32", "f64", "i32", "i64"};
   buildGpuKernelOutliningPipeline(pm, outlining);

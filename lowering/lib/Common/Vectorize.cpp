@@ -123,7 +123,9 @@ private:
     for (Range range : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
       bounds.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
     step = arith::ConstantIndexOp::create(b, loc, width);
-    Value rest = b.createOrFold<arith::RemUIOp>(loc, bounds[last], step);
+    // Signed: a GPU program computes it on the host, whose size arithmetic
+    // is signed (sizes are never negative).
+    Value rest = b.createOrFold<arith::RemSIOp>(loc, bounds[last], step);
     vectorEnd = b.createOrFold<arith::SubIOp>(loc, bounds[last], rest);
   }
 

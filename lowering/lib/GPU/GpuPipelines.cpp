@@ -41,6 +41,7 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOption
   pm.addPass(createKilnGpuRowReductions(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = VectorizeTunables{}.gpuLanes;
+  vectorize.runTimeSizes = options.vectorizeRunTimeSizes;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func @scale
 // CHECK-DAG: %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
 // CHECK-DAG: %[[LEN:.*]] = memref.dim %{{.*}}, %c1
-// CHECK: %[[REST:.*]] = arith.remui %[[LEN]], %c8
+// CHECK: %[[REST:.*]] = arith.remsi %[[LEN]], %c8
 // CHECK: %[[END:.*]] = arith.subi %[[LEN]], %[[REST]]
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%[[ROWS]], %[[END]]) step (%{{.*}}, %c8)
 // CHECK: vector.load %{{.*}} : memref<?x?xf32>, vector<8xf32>
