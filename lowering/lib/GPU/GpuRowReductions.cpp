@@ -9,8 +9,15 @@
 //
 // A static row short enough for each thread's share to stay in registers
 // is read once: every stage runs its share as a few unrolled chunks, and
-// later stages reuse what earlier ones loaded, so a softmax or layer_norm
-// reads its row from memory once and CSE merges what stages recompute.
+// later stages reuse what earlier ones loaded or stored (each thread reads
+// back only its own elements), so a softmax or layer_norm reads its row
+// from memory once and CSE merges what stages recompute. A row's
+// statistics reach later stages from the all-reduce, which every thread
+// holds; a stage waits at a barrier only where its accesses and an earlier
+// stage's may meet in different threads; temporaries nothing reads any
+// more are erased. A row of run-time length keeps the first 32 elements
+// per thread so, and loops over the rest. A row-wise op right before the
+// first reduction (bf16 rows widened to f32) joins as the first stage.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
