@@ -51,7 +51,9 @@ json planJson(const GpuPlan &plan) {
         arguments.push_back({{"tensor_map", viewJson(map->view)},
                              {"element_bytes", map->elementBytes},
                              {"box", map->box},
-                             {"swizzle_bytes", map->swizzleBytes}});
+                             {"swizzle_bytes", map->swizzleBytes},
+                             {"size_values", map->sizeValues},
+                             {"stride_values", map->strideValues}});
       else
         arguments.push_back(viewJson(std::get<BufferView>(a)));
     }
@@ -127,7 +129,9 @@ GpuPlan planOf(const json &j, size_t moduleCount) {
         // The runtime checks the rest when it encodes the map.
         launch.arguments.push_back(TensorMapArgument{
             viewOf(a.at("tensor_map")), integer<unsigned>(a.at("element_bytes")),
-            integers<int64_t>(a.at("box")), integer<unsigned>(a.at("swizzle_bytes"))});
+            integers<int64_t>(a.at("box")), integer<unsigned>(a.at("swizzle_bytes")),
+            integers<int>(a.value("size_values", json::array())),
+            integers<int>(a.value("stride_values", json::array()))});
         continue;
       }
       launch.arguments.push_back(viewOf(a));

@@ -48,9 +48,22 @@ Expected<void> GpuPlan::checkSizeSteps(size_t dimCount) const {
     for (int g : launch.gridSizes)
       if (!value(g, n))
         return badPlan("a grid size refers to a value not there");
-    for (const KernelArgument &arg : launch.arguments)
+    for (const KernelArgument &arg : launch.arguments) {
       if (auto *s = std::get_if<ScalarArgument>(&arg); s && !value(s->size, n))
         return badPlan("a size parameter refers to a value not there");
+      if (auto *map = std::get_if<TensorMapArgument>(&arg)) {
+        size_t rank = map->view.sizes.size();
+        if ((!map->sizeValues.empty() && map->sizeValues.size() != rank) ||
+            (!map->strideValues.empty() && map->strideValues.size() != rank))
+          return badPlan("a tensor map's run-time sizes do not match its view");
+        for (int v : map->sizeValues)
+          if (!value(v, n))
+            return badPlan("a tensor map's size refers to a value not there");
+        for (int v : map->strideValues)
+          if (!value(v, n))
+            return badPlan("a tensor map's stride refers to a value not there");
+      }
+    }
   }
   return {};
 }
@@ -115,7 +128,20 @@ Expected<GpuPlan> GpuPlan::launchesAt(std::span<const int64_t> dims) const {
         launch.shape.grid[d] = static_cast<unsigned>(values[v]);
         launch.gridSizes[d] = -1;
       }
-    for (KernelArgument &arg : launch.arguments)
+    for (KernelArgument &arg : launch.arguments) {
+      if (auto *map = std::get_if<TensorMapArgument>(&arg); map && !map->sizeValues.empty()) {
+        // A view of run-time size has no strides until now.
+        BufferView &view = map->view;
+        view.strides.resize(view.sizes.size());
+        auto fill = [&](std::vector<int> &from, std::vector<int64_t> &to) {
+          for (size_t d = 0; d < from.size(); ++d)
+            if (from[d] >= 0)
+              to[d] = values[from[d]];
+          from.clear();
+        };
+        fill(map->sizeValues, view.sizes);
+        fill(map->strideValues, view.strides);
+      }
       if (auto *s = std::get_if<ScalarArgument>(&arg); s && s->size >= 0) {
         int64_t v = values[s->size];
         if (s->bytes < 8 && !fits(v, (int64_t(1) << (s->bytes * 8 - 1)) - 1))
@@ -125,6 +151,7 @@ Expected<GpuPlan> GpuPlan::launchesAt(std::span<const int64_t> dims) const {
         s->bits = static_cast<uint64_t>(v);
         s->size = -1;
       }
+    }
   }
   return plan;
 }

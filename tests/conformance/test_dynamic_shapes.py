@@ -6,7 +6,7 @@ target (KILN_DEVICE=cpu, vulkan, cuda) runs the same tests."""
 import numpy as np
 import pytest
 
-from kiln_harness import KILN_RUN, run_kiln
+from kiln_harness import KILN_RUN, round_to_bf16, run_kiln
 
 ROWS = [0, 1, 7, 16, 31, 64]
 COLS = [1, 13, 16, 257]
@@ -133,6 +133,43 @@ def test_matmul_with_a_fused_epilogue(m, k, n):
     (r,), _ = run_kiln(MATMUL_EPILOGUE, [a, b, bias])
     np.testing.assert_allclose(r, np.tanh(a.astype(np.float64) @ b + bias), rtol=1e-5,
                                atol=1e-5)
+
+
+HALF_MATMUL = """
+func.func @main(%a: tensor<?x?x{0}>, %b: tensor<?x?x{0}>, %bias: tensor<?xf32>,
+                %c: tensor<?x?x?x{0}>, %d: tensor<?x?x?x{0}>)
+    -> (tensor<?x?xf32>, tensor<?x?x?xf32>) {{
+  %m = kiln.matmul %a, %b : (tensor<?x?x{0}>, tensor<?x?x{0}>) -> tensor<?x?xf32>
+  %s = kiln.add %m, %bias : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+  %r = kiln.tanh %s : tensor<?x?xf32>
+  %bm = kiln.matmul %c, %d : (tensor<?x?x?x{0}>, tensor<?x?x?x{0}>) -> tensor<?x?x?xf32>
+  return %r, %bm : tensor<?x?xf32>, tensor<?x?x?xf32>
+}}
+"""
+
+
+# f16/bf16 inputs, f32 results. On sm_90a the wgmma kernel takes the sizes
+# whose K and N are multiples of 8 (TMA's 16-byte rows; its maps sized at
+# launch), with edges in M, N and K (a partial K step); the others (odd K
+# or N, K of 0) the SIMT kernel compiled beside it; the bias and tanh run
+# in both kernels' stores.
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("m,k,n", [(300, 72, 264), (129, 8, 520), (64, 1024, 128),
+                                   (33, 18, 70), (7, 13, 5), (200, 136, 522), (0, 8, 16),
+                                   (5, 0, 8)])
+def test_half_matmul(dtype, m, k, n):
+    rng = np.random.default_rng(m * 10000 + k * 100 + n)
+    a, b, c, d = (rng.uniform(-1, 1, s).astype(np.float32)
+                  for s in [(m, k), (k, n), (3, m, k), (3, k, n)])
+    if dtype == "f16":
+        a, b, c, d = (x.astype(np.float16) for x in (a, b, c, d))
+    else:  # kiln-run reads f32 .npy into a bf16 input
+        a, b, c, d = (round_to_bf16(x) for x in (a, b, c, d))
+    bias = rng.uniform(-1, 1, (n,)).astype(np.float32)
+    (r, bm), _ = run_kiln(HALF_MATMUL.format(dtype), [a, b, bias, c, d])
+    f64 = lambda x: x.astype(np.float64)
+    np.testing.assert_allclose(r, np.tanh(f64(a) @ f64(b) + bias), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(bm, f64(c) @ f64(d), rtol=1e-4, atol=1e-3)
 
 
 RESHAPE = """

@@ -10,6 +10,7 @@
 #include "kiln/backend/Backend.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/backend/Ops.h"
+#include "kiln/Lowering/Compiler.h"
 #include "DeviceBackendTest.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +116,49 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?xf32>, %c: tensor<?x4xf32>) -> 
   EXPECT_NE(bad.error().message.find("input #2 dim 0 is 6 but input #0 dim 1 is 5"),
             std::string::npos)
       << bad.error().message;
+}
+
+// A bf16 matmul of run-time size on sm_90a (no GPU needed: PTX and the
+// plan): the wgmma kernel, its TMA maps sized at launch, where K and N are
+// multiples of 8 (16-byte rows), the SIMT kernel otherwise; the other's
+// grid is empty.
+TEST(DynamicShapes, CudaMatmulsTakeWgmmaWhereTheSizesSuitTma) {
+  auto compiler = createCompiler();
+  CompileOptions options;
+  options.chip = "sm_90a";
+  auto compiled = compiler->compileForCuda(R"(
+func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<?x?xbf16>, tensor<?x?xbf16>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+})", options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  ASSERT_EQ(compiled->plan.launches.size(), 2u);
+  auto at = [&](int64_t m, int64_t k, int64_t n) {
+    std::vector<int64_t> dims = {m, k, k, n, m, n};
+    auto plan = compiled->plan.at(dims);
+    EXPECT_TRUE(plan) << plan.error().message;
+    return *plan;
+  };
+  GpuPlan fits = at(300, 72, 520);
+  const KernelLaunch &wgmma = fits.launches[0], &simt = fits.launches[1];
+  EXPECT_EQ(wgmma.shape.block[0], 384u);
+  EXPECT_EQ(wgmma.shape.grid[0], 3u); // 520 columns in tiles of 256
+  EXPECT_EQ(wgmma.shape.grid[1], 3u); // 300 rows in tiles of 128
+  EXPECT_EQ(simt.shape.grid[0], 0u);
+  std::vector<std::vector<int64_t>> sizes, strides;
+  for (const KernelArgument &arg : wgmma.arguments)
+    if (auto *map = std::get_if<TensorMapArgument>(&arg)) {
+      sizes.push_back(map->view.sizes);
+      strides.push_back(map->view.strides);
+      EXPECT_TRUE(map->sizeValues.empty());
+    }
+  EXPECT_EQ(sizes, (std::vector<std::vector<int64_t>>{{300, 72}, {72, 520}}));
+  EXPECT_EQ(strides, (std::vector<std::vector<int64_t>>{{72, 1}, {520, 1}}));
+  for (auto [m, k, n] : {std::tuple{300, 70, 520}, {300, 72, 518}, {300, 0, 520}}) {
+    GpuPlan misfit = at(m, k, n);
+    EXPECT_EQ(misfit.launches[0].shape.grid[0], 0u) << k << " " << n;
+    EXPECT_GT(misfit.launches[1].shape.grid[0], 0u) << k << " " << n;
+  }
 }
 
 TEST(DynamicShapes, DiskCacheKeepsTheShapeClass) {

@@ -69,27 +69,59 @@ mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmu
 CudaMmaMatmulTunables narrowTilesToFill(mlir::linalg::LinalgOp op, CudaMmaMatmulTunables tiling,
                                         int64_t blocks);
 
+/// What a matmul's kernel takes over besides the matmul (either may be
+/// null): the zero fill of C right before it, which the kernel's stores
+/// make redundant, and an elementwise consumer of C after it, which the
+/// kernel runs before its stores. Found once per matmul: a matmul of
+/// run-time size may get two kernels (each launched where the other is
+/// not) before the three are erased (eraseReplacedMatmul).
+struct MatmulFusion {
+  mlir::linalg::FillOp zeroFill;
+  mlir::linalg::GenericOp epilogue;
+};
+
+/// A launch grid dim of `blocks` where `launchIf` holds (a host i1; null:
+/// always), else of none: the runtime skips an empty grid.
+inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value launchIf,
+                             mlir::Value blocks) {
+  if (!launchIf)
+    return blocks;
+  return b.createOrFold<mlir::arith::SelectOp>(
+      loc, launchIf, blocks, mlir::arith::ConstantIndexOp::create(b, loc, 0));
+}
+
 /// Whether the warpgroup kernel takes this matmul: f16 or bf16 where
 /// fitsMmaMatmul holds, B's rows whole 16-byte copies and B not gathered.
+/// Sizes known only at run time are left to wgmmaMisfitAtRunTime.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op);
 
-/// Replaces the matmul by the Hopper kernel (wgmma from 128-byte-swizzled
-/// shared memory filled by cp.async `stages` deep; sm_90a).
+/// On the host before `op`, an index that is 0 where its sizes suit TMA
+/// at run time (rows of A and B whole 16-byte units, K not empty) and
+/// positive where not. A constant where they are static.
+mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::linalg::LinalgOp op);
+
+/// Builds the Hopper kernel of `op` (wgmma from 128-byte-swizzled shared
+/// memory filled by TMA `stages` deep; sm_90a) before it, launched where
+/// `launchIf` holds (gridWhere). Static or run-time sizes.
 mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      const CudaWgmmaMatmulTunables &tiling,
-                                     int64_t maxSharedBytes);
+                                     int64_t maxSharedBytes, const MatmulFusion &fused,
+                                     mlir::Value launchIf);
 
 // Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
 
 /// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
-/// `pair`, where they are inside the m x n matrix: C += pair with
-/// `accumulate`, else C = pair; through `epilogue` (storing its output
-/// instead) when there is one. An odd n stores the two one by one. With
-/// `foldedColumns`, n counts the columns of all batches (columnIndices).
+/// `pair`, where they are inside the m x n matrix (index values): C +=
+/// pair with `accumulate`, else C = pair; through `epilogue` (storing its
+/// output instead) when there is one. Unless C's rows are `evenRows` (of
+/// one batch where batches are folded), the two are stored one by one.
+/// With `foldedColumns`, n counts the columns of all batches
+/// (columnIndices).
 void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
                           mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
-                          int64_t m, int64_t n, bool accumulate, mlir::linalg::GenericOp epilogue,
-                          int64_t foldedColumns = 0);
+                          mlir::Value m, mlir::Value n, bool evenRows, bool accumulate,
+                          mlir::linalg::GenericOp epilogue, int64_t foldedColumns = 0);
 
 } // namespace kiln
 

@@ -235,11 +235,11 @@ CudaMmaMatmulTunables narrowTilesToFill(linalg::LinalgOp op, CudaMmaMatmulTunabl
 }
 
 void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
-                          Value col, Value pair, int64_t m, int64_t n, bool accumulate,
-                          linalg::GenericOp epilogue, int64_t foldedColumns) {
-  // An odd N (B loaded by element; of one batch where batches are folded)
-  // splits the pair: each element is inside the matrix or not on its own.
-  const int64_t perStore = (foldedColumns ? foldedColumns : n) % 2 == 0 ? 2 : 1;
+                          Value col, Value pair, Value m, Value n, bool evenRows,
+                          bool accumulate, linalg::GenericOp epilogue, int64_t foldedColumns) {
+  // Odd rows split the pair: each element is inside the matrix or not on
+  // its own.
+  const int64_t perStore = evenRows ? 2 : 1;
   IndexBuilder x{b, loc};
   for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
     Value first = x.add(col, e0);
@@ -280,9 +280,11 @@ bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
       !c.getLayout().isIdentity())
     return false;
   // A's rows are whole 16-byte copies; B's that are not are loaded element
-  // by element.
+  // by element. (A run-time K takes the wgmma kernel only where it is a
+  // multiple at run time: wgmmaMisfitAtRunTime.)
   int64_t chunk = kChunkBytes / (element.getIntOrFloatBitWidth() / 8);
-  return a.getShape().back() % chunk == 0;
+  int64_t k = a.getShape().back();
+  return ShapedType::isDynamic(k) || k % chunk == 0;
 }
 
 LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &tiling,
@@ -350,7 +352,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   ops.batch = batched ? block.z : Value();
-  auto [tileRow, tileCol] = groupedTileOrder(kb, block, numTilesM, numTilesN);
+  auto [tileRow, tileCol] = groupedTileOrder(kb, block, kb.c(numTilesM), kb.c(numTilesN));
   Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, tileN);
   Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
   Value warpRow = kb.mul(kb.div(warp, kWarpsN), kWarpM);
@@ -452,6 +454,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
   Value pairCol = kb.mul(inGroup, 2);
+  Value m = kb.c(ops.m), n = kb.c(ops.n);
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j) {
       Value acc = loop.getResult(i * tilesN + j);
@@ -460,8 +463,9 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
         Value row = kb.add(kb.add(row0, warpRow), kb.add(group, i * 16 + h * 8));
         Value pair = vector::ExtractStridedSliceOp::create(
             b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-        storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, ops.m, ops.n,
-                             /*accumulate=*/!zeroFill, epilogue, ops.foldedColumns);
+        storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, m, n,
+                             rowColumns % 2 == 0, /*accumulate=*/!zeroFill,
+                             epilogue, ops.foldedColumns);
       }
     }
   gpu::TerminatorOp::create(b, loc);

@@ -133,7 +133,10 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
   return run.getResult(0);
 }
 
-LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTunables &t) {
+/// Builds the SIMT kernel of `op` before it, launched where `launchIf`
+/// holds (kiln::gridWhere).
+LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTunables &t,
+                              const kiln::MatmulFusion &fused, Value launchIf) {
   if (!t.valid())
     return op->emitError("SIMT matmul tiling ")
            << t.tile << "x" << t.step << "x" << t.perThread << " is not one the kernel takes";
@@ -148,14 +151,14 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
 
   // A bias or activation after the matmul runs before the store; a zero
   // fill before it is folded into the stores.
-  linalg::GenericOp epilogue = kiln::findMatmulEpilogue(op, cm);
-  linalg::FillOp zeroFill = kiln::zeroFillBefore(op, cm);
+  linalg::GenericOp epilogue = fused.epilogue;
+  linalg::FillOp zeroFill = fused.zeroFill;
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto stageType = MemRefType::get({2, step, tile}, b.getF32Type(), AffineMap(), workgroup);
-  Value gridX = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile);
+  Value gridX = kiln::gridWhere(b, loc, launchIf, ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile));
   Value gridY = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 2), tile);
   auto launch = gpu::LaunchOp::create(
       b, loc, gridX, gridY, batched ? sizeOf(b, loc, cm, 0) : ib.c(1), ib.c(t.threads()), ib.c(1),
@@ -282,7 +285,6 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
       }
     }
   gpu::TerminatorOp::create(b, loc);
-  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
   return success();
 }
 
@@ -317,42 +319,72 @@ struct KilnCudaTileMatmulPass
       if (isTileableMatmul(op))
         matmuls.push_back(op);
     });
-    kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
-    for (linalg::LinalgOp op : matmuls) {
-      bool sized = hasStaticShapes(op);
-      if (sized && tensorCores && wgmma && kiln::fitsWgmmaMatmul(op)) {
-        kiln::CudaWgmmaMatmulTunables wgmmaTiling{wgmmaTileN, wgmmaStages};
-        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace()))
-          wgmmaTiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
-        if (failed(kiln::buildWgmmaMatmul(op, wgmmaTiling, maxSharedBytes)))
-          return signalPassFailure();
-        continue;
-      }
-      bool onTensorCores = sized && tensorCores && kiln::fitsMmaMatmul(op, tf32);
-      kiln::CudaMmaMatmulTunables kernelTiling = tiling;
-      if (onTensorCores) {
-        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
-          kernelTiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
-        else
-          kernelTiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
-      }
-      if (onTensorCores) {
-        if (failed(kiln::buildMmaMatmul(op, kernelTiling, maxSharedBytes)))
-          return signalPassFailure();
-        continue;
-      }
-      // Tune keys name static sizes; run-time ones take the default.
-      kiln::CudaSimtMatmulTunables simt;
-      if (sized) {
-        auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
-        simt = kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1,
-                                                       c[c.size() - 2], c.back(), fillBlocks);
-        if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
-          simt = kiln::CudaSimtMatmulTunables::fromConfig(*tuned);
-      }
-      if (failed(buildSimtMatmul(op, simt)))
+    for (linalg::LinalgOp op : matmuls)
+      if (failed(replace(op)))
         return signalPassFailure();
+  }
+
+  LogicalResult replace(linalg::LinalgOp op) {
+    bool sized = hasStaticShapes(op);
+    Value c = op.getDpsInits()[0];
+    if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op))
+      return replaceByWgmma(op, sized);
+    kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
+    if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
+      if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
+        tiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
+      else
+        tiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
+      return kiln::buildMmaMatmul(op, tiling, maxSharedBytes);
     }
+    kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c), kiln::findMatmulEpilogue(op, c)};
+    if (failed(buildSimtMatmul(op, simtTiling(op, sized), fused, Value())))
+      return failure();
+    kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
+    return success();
+  }
+
+  /// The wgmma kernel; where sizes known only at run time may not suit it
+  /// (wgmmaMisfitAtRunTime), the SIMT kernel too, each launched where the
+  /// other is not (specialisation on divisibility at run time).
+  LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized) {
+    Value c = op.getDpsInits()[0];
+    Location loc = op.getLoc();
+    kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
+    if (auto tuned = sized ? kiln::tunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace())
+                           : std::nullopt)
+      tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
+    // The wgmma kernel fuses no epilogue of a batched matmul.
+    kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
+                             isa<linalg::BatchMatmulOp>(op) ? linalg::GenericOp()
+                                                            : kiln::findMatmulEpilogue(op, c)};
+    // Static sizes that fit are known to (fitsWgmmaMatmul).
+    OpBuilder b(op);
+    Value misfit = sized ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
+    std::optional<int64_t> known = sized ? 0 : getConstantIntValue(misfit);
+    auto gate = [&](arith::CmpIPredicate p) -> Value {
+      return known ? Value() : arith::CmpIOp::create(b, loc, p, misfit, IndexBuilder{b, loc}.c(0));
+    };
+    if ((!known || *known == 0) &&
+        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused,
+                                      gate(arith::CmpIPredicate::eq))))
+      return failure();
+    if ((!known || *known != 0) &&
+        failed(buildSimtMatmul(op, simtTiling(op, sized), fused, gate(arith::CmpIPredicate::sgt))))
+      return failure();
+    kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
+    return success();
+  }
+
+  /// Tune keys name static sizes; run-time ones take the default.
+  kiln::CudaSimtMatmulTunables simtTiling(linalg::LinalgOp op, bool sized) {
+    if (!sized)
+      return {};
+    auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
+    if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
+      return kiln::CudaSimtMatmulTunables::fromConfig(*tuned);
+    return kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1, c[c.size() - 2],
+                                                   c.back(), fillBlocks);
   }
 };
 

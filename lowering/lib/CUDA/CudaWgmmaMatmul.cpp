@@ -111,7 +111,8 @@ Value tensorMap(OpBuilder &b, Location loc, Value matrix, int64_t boxRows, int64
 struct Problem {
   Value aMap, bMap, c, batch; // batch: the block's batch index, or null
   bool aBatched, bBatched;    // whether A, B have a batch dim
-  int64_t m, n, k, tileN;
+  Value m, n, steps;          // host index values: constants or run-time sizes
+  int64_t tileN;
   Type element;
   int64_t stepK() const { return kRowBytes / (element.getIntOrFloatBitWidth() / 8); }
 };
@@ -123,8 +124,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
              Value bStart, Value fullStart, Value emptyStart, Value row0, Value col0) {
   IndexBuilder ib{b, loc};
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = p.tileN * kRowBytes;
-  const int64_t steps = (p.k + p.stepK() - 1) / p.stepK();
-  auto loop = scf::ForOp::create(b, loc, ib.c(0), ib.c(steps), ib.c(1));
+  auto loop = scf::ForOp::create(b, loc, ib.c(0), p.steps, ib.c(1));
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   IndexBuilder x{lb, loc};
   Value step = loop.getInductionVar();
@@ -162,10 +162,12 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
 
 bool fitsWgmmaMatmul(linalg::LinalgOp op) {
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
-  // B's rows are whole 16-byte copies here (TMA's strides); conv's im2col
+  // B's rows are whole 16-byte copies here (TMA's strides; a run-time row
+  // length is checked at run time: wgmmaMisfitAtRunTime); conv's im2col
   // stays on mma.sync, which reads the patches in place (implicit GEMM).
   // A and B start on 16 bytes for TMA.
   Value b = op.getDpsInputs()[1];
+  int64_t bRow = cast<MemRefType>(b.getType()).getShape().back();
   auto startsAligned = [&](Value v) {
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -173,13 +175,29 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op) {
            !ShapedType::isDynamic(offset) && offset * 2 % 16 == 0;
   };
   return (element.isF16() || element.isBF16()) && fitsMmaMatmul(op, /*tf32=*/false) &&
-         cast<MemRefType>(b.getType()).getShape().back() % 8 == 0 &&
+         (ShapedType::isDynamic(bRow) || bRow % 8 == 0) &&
          !findGatheredOperand(op, b) && startsAligned(op.getDpsInputs()[0]) &&
          startsAligned(b);
 }
 
+Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
+  IndexBuilder x{b, loc};
+  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
+  Value k = b.createOrFold<memref::DimOp>(loc, a, cast<MemRefType>(a.getType()).getRank() - 1);
+  Value n = b.createOrFold<memref::DimOp>(loc, bm, cast<MemRefType>(bm.getType()).getRank() - 1);
+  // Rows of A and B whole 16-byte units (TMA's strides); no empty K (TMA
+  // takes no empty dim). Index arithmetic only, as the GPU plan evaluates
+  // it on the host (signed).
+  Value rest = b.createOrFold<arith::AddIOp>(loc, b.createOrFold<arith::RemSIOp>(loc, k, x.c(8)),
+                                            b.createOrFold<arith::RemSIOp>(loc, n, x.c(8)));
+  Value noK = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k, x.c(0));
+  return b.createOrFold<arith::AddIOp>(
+      loc, rest, b.createOrFold<arith::SelectOp>(loc, noK, x.c(1), x.c(0)));
+}
+
 LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunables &tiling,
-                               int64_t maxSharedBytes) {
+                               int64_t maxSharedBytes, const MatmulFusion &fused,
+                               Value launchIf) {
   const int64_t tileN = tiling.tileN, stages = tiling.stages;
   if ((tileN != 64 && tileN != 128 && tileN != 256) || stages < 3)
     return op->emitError("wgmma tiling needs a tile N of 64, 128 or 256 and 3 or more "
@@ -194,27 +212,33 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
   Problem p{{}, {}, op.getDpsInits()[0], {},
             cast<MemRefType>(a.getType()).getRank() == 3,
-            cast<MemRefType>(bm.getType()).getRank() == 3, 0, 0, 0, tileN, element};
-  auto cShape = cast<MemRefType>(p.c.getType()).getShape();
-  int64_t batch = batched ? cShape[0] : 1;
-  p.m = cShape[cShape.size() - 2];
-  p.n = cShape.back();
-  p.k = cast<MemRefType>(a.getType()).getShape().back();
-  const int64_t stepK = p.stepK(), steps = (p.k + stepK - 1) / stepK;
-  linalg::FillOp zeroFill = zeroFillBefore(op, p.c);
-  linalg::GenericOp epilogue = batched ? linalg::GenericOp() : findMatmulEpilogue(op, p.c);
+            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, tileN, element};
+  const int64_t stepK = p.stepK();
+  linalg::FillOp zeroFill = fused.zeroFill;
+  linalg::GenericOp epilogue = fused.epilogue;
 
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
   MLIRContext *ctx = b.getContext();
+  // The sizes on the host (constants where static), which the kernel takes
+  // as parameters where they are not.
+  const int64_t cRank = cast<MemRefType>(p.c.getType()).getRank();
+  auto sizeOf = [&](Value v, int64_t d) { return b.createOrFold<memref::DimOp>(loc, v, d); };
+  auto ceilDiv = [&](Value v, int64_t d) {
+    return b.createOrFold<arith::CeilDivSIOp>(loc, v, ib.c(d));
+  };
+  p.m = sizeOf(p.c, cRank - 2);
+  p.n = sizeOf(p.c, cRank - 1);
+  p.steps = ceilDiv(sizeOf(a, cast<MemRefType>(a.getType()).getRank() - 1), stepK);
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
   p.bMap = tensorMap(b, loc, bm, stepK, kBlockN);
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
-  const int64_t numTilesM = (p.m + kTileM - 1) / kTileM, numTilesN = (p.n + tileN - 1) / tileN;
+  Value numTilesM = ceilDiv(p.m, kTileM), numTilesN = ceilDiv(p.n, tileN);
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
-  auto launch = gpu::LaunchOp::create(b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch),
-                                      ib.c(kThreads), ib.c(1), ib.c(1), sharedSize);
+  auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, numTilesN), numTilesM,
+                                      batched ? sizeOf(p.c, 0) : ib.c(1), ib.c(kThreads), ib.c(1),
+                                      ib.c(1), sharedSize);
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
@@ -291,7 +315,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   auto wgmmaType = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
   auto loop = scf::ForOp::create(
-      b, loc, kb.c(0), kb.c(steps), kb.c(1), ValueRange{zeros},
+      b, loc, kb.c(0), p.steps, kb.c(1), ValueRange{zeros},
       [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
         IndexBuilder x{lb, l};
         Value stage = x.rem(step, stages);
@@ -353,14 +377,14 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
       for (int64_t e = 0; e < 2; ++e)
         pair.push_back(LLVM::ExtractValueOp::create(b, loc, sums, ArrayRef<int64_t>{j * 4 + h * 2 + e}));
       Value row = kb.add(warpRow, kb.add(group, h * 8));
+      // Rows of C are a multiple of 8 long (wgmmaMisfitAtRunTime).
       storeAccumulatorPair(b, loc, p.c, p.batch, row, col,
                            vector::FromElementsOp::create(b, loc, pairType, pair), p.m, p.n,
-                           /*accumulate=*/!zeroFill, epilogue);
+                           /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue);
     }
   }
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
-  kiln::eraseReplacedMatmul(op, zeroFill, epilogue);
   return success();
 }
 

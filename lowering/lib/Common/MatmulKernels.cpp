@@ -22,14 +22,15 @@ linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
 /// moving right, so a wave of blocks shares A rows and B columns in L2
 /// instead of streaming all of B once per tile row.
 std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
-                                         int64_t numTilesM, int64_t numTilesN) {
+                                         Value numTilesM, Value numTilesN) {
   constexpr int64_t kGroupRows = 8;
   Value order = x.add(x.mul(block.y, numTilesN), block.x);
-  Value group = x.div(order, kGroupRows * numTilesN);
+  Value groupTiles = x.mul(numTilesN, kGroupRows);
+  Value group = x.div(order, groupTiles);
   Value firstRow = x.mul(group, kGroupRows);
-  Value rowsLeft = arith::SubIOp::create(x.b, x.loc, x.c(numTilesM), firstRow);
+  Value rowsLeft = arith::SubIOp::create(x.b, x.loc, numTilesM, firstRow);
   Value rows = arith::MinUIOp::create(x.b, x.loc, rowsLeft, x.c(kGroupRows));
-  Value inGroup = x.rem(order, kGroupRows * numTilesN);
+  Value inGroup = arith::RemUIOp::create(x.b, x.loc, order, groupTiles);
   Value row = x.add(firstRow, arith::RemUIOp::create(x.b, x.loc, inGroup, rows));
   Value col = arith::DivUIOp::create(x.b, x.loc, inGroup, rows);
   return {row, col};

@@ -38,14 +38,16 @@ namespace {
 
 /// Ops that stay on the host: buffer management, views, constants, and the
 /// run-time sizes of a program with `?` dims (memref.dim and index
-/// arithmetic on them, which the runtime evaluates: GpuPlan's SizeProgram).
+/// arithmetic on them, comparisons and selects included, which the runtime
+/// evaluates: GpuPlan's SizeSteps).
 bool staysOnHost(Operation *op) {
+  auto sizeLike = [](Type t) { return t.isIndex() || t.isInteger(1); };
   bool sizeArithmetic =
       isa_and_nonnull<arith::ArithDialect>(op->getDialect()) && op->getNumResults() == 1 &&
-      op->getResult(0).getType().isIndex() &&
-      llvm::all_of(op->getOperands(), [](Value v) {
+      sizeLike(op->getResult(0).getType()) &&
+      llvm::all_of(op->getOperands(), [&](Value v) {
         Operation *def = v.getDefiningOp();
-        return v.getType().isIndex() && def && staysOnHost(def);
+        return sizeLike(v.getType()) && def && staysOnHost(def);
       });
   // A tensor map (CUDA's TMA: a descriptor, as the pointer a kernel takes)
   // is the runtime's to encode (GpuPlanExtraction).

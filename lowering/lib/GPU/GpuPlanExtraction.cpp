@@ -274,6 +274,24 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
           return create.emitError() << "a tensor map box that is not constant";
         map.box.push_back(*size);
       }
+      // A buffer of run-time size (viewed whole, row-major): its sizes and
+      // strides at run time.
+      auto ranked = create.getTensor().getDefiningOp<memref::CastOp>();
+      if (auto source = ranked ? dyn_cast<MemRefType>(ranked.getSource().getType()) : nullptr;
+          source && !source.hasStaticShape()) {
+        int64_t rank = source.getRank();
+        map.sizeValues.assign(rank, -1);
+        map.strideValues.assign(rank, -1);
+        int stride = sizes.add({SizeStep::Kind::Constant, 1, 0});
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          std::optional<int> size = dimOf(ranked.getSource(), d);
+          if (!size)
+            return create.emitError() << "a tensor map size the GPU plan cannot evaluate";
+          map.sizeValues[d] = *size;
+          map.strideValues[d] = stride;
+          stride = sizes.add({SizeStep::Kind::Mul, stride, *size});
+        }
+      }
       tensorMaps[create] = std::move(map);
       continue;
     }

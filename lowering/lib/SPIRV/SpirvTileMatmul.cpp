@@ -170,7 +170,7 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   kn.batch = batched ? block.z : Value();
-  auto [tileRow, tileCol] = kiln::groupedTileOrder(kb, block, numTilesM, numTilesN);
+  auto [tileRow, tileCol] = kiln::groupedTileOrder(kb, block, kb.c(numTilesM), kb.c(numTilesN));
   Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, kTileN);
   Value subgroup = gpu::SubgroupIdOp::create(b, loc, IntegerAttr{});
   Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr{});

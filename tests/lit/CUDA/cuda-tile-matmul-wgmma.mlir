@@ -22,7 +22,7 @@
 // inside the matrix.
 // CHECK-LABEL: func @bf16
 // CHECK: %[[A:.*]] = memref.cast %arg0 : memref<300x72xbf16> to memref<*xbf16>
-// CHECK: %[[AMAP:.*]] = nvgpu.tma.create.descriptor %[[A]] box[%c128, %c64] : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[AMAP:.*]] = nvgpu.tma.create.descriptor %[[A]] box[%c128{{[_0-9]*}}, %c64{{[_0-9]*}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // CHECK: %[[APTR:.*]] = builtin.unrealized_conversion_cast %[[AMAP]] : {{.*}} to !llvm.ptr
 // CHECK: %[[B:.*]] = memref.cast %arg1
 // CHECK: nvgpu.tma.create.descriptor %[[B]] box[%{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, 3>
@@ -90,7 +90,7 @@ func.func @bf16(%a: memref<300x72xbf16>, %b: memref<72x264xbf16>, %c: memref<300
 // f16, batched: the batch is the launch's z; the maps have a batch dim of
 // box 1, and the copies' last coordinate is the batch.
 // CHECK-LABEL: func @f16_batched
-// CHECK: nvgpu.tma.create.descriptor {{.*}} box[%c1, %c128, %c64] : memref<*xf16> -> <tensor = memref<1x128x64xf16, 3>
+// CHECK: nvgpu.tma.create.descriptor {{.*}} box[%c1{{[_0-9]*}}, %c128{{[_0-9]*}}, %c64{{[_0-9]*}}] : memref<*xf16> -> <tensor = memref<1x128x64xf16, 3>
 // CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BATCH:.*]]) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
 // CHECK: %[[Z:.*]] = arith.index_castui %[[BATCH]] : index to i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %[[Z]]]
@@ -138,5 +138,56 @@ func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: me
     linalg.yield %r : f32
   }
   memref.dealloc %c : memref<256x128xf32>
+  return
+}
+
+// Run-time sizes: the same kernel, its tile counts, K steps and matrix
+// sizes computed on the host (tensor maps of the whole buffers, which the
+// runtime sizes at launch). TMA needs rows of whole 16-byte units, so K and
+// N must be multiples of 8 (and K not 0) at run time: the host computes a
+// misfit count, the wgmma kernel launches where it is 0 and the SIMT
+// kernel, built beside it, where it is not (a grid of no blocks otherwise).
+// The zero fill folds into both kernels' stores.
+// CHECK-LABEL: func @dynamic
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[K:.*]] = memref.dim %arg0, %c1
+// CHECK-DAG: %[[N:.*]] = memref.dim %arg1, %c1
+// CHECK-DAG: arith.remsi %[[K]], %c8
+// CHECK-DAG: arith.remsi %[[N]], %c8
+// CHECK: %[[NOK:.*]] = arith.cmpi sle, %[[K]], %c0
+// CHECK: %[[ONE:.*]] = arith.select %[[NOK]]
+// CHECK: %[[MISFIT:.*]] = arith.addi %{{.*}}, %[[ONE]]
+// CHECK: %[[FITS:.*]] = arith.cmpi eq, %[[MISFIT]], %c0
+// CHECK: %[[STEPS:.*]] = arith.ceildivsi %{{.*}}, %c64
+// CHECK: nvgpu.tma.create.descriptor {{.*}} : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>
+// CHECK: %[[ROWTILES:.*]] = arith.ceildivsi %{{.*}}, %c128
+// CHECK: %[[TILES:.*]] = arith.ceildivsi %{{.*}}, %c128
+// CHECK: %[[WGMMA:.*]] = arith.select %[[FITS]], %[[TILES]], %c0
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[WGMMA]], %{{[a-z0-9]+}} = %[[ROWTILES]],
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c384
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: gpu.terminator
+// CHECK: %[[MISFITS:.*]] = arith.cmpi sgt, %[[MISFIT]], %c0
+// CHECK: %[[SIMT:.*]] = arith.select %[[MISFITS]], %{{.*}}, %c0
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[SIMT]],
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @dynamic(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// Only M at run time: K and N suit TMA at compile time, so no SIMT kernel.
+// CHECK-LABEL: func @dynamic_rows
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c384
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @dynamic_rows(%a: memref<?x64xbf16>, %b: memref<64x128xbf16>, %c: memref<?x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xbf16>, memref<64x128xbf16>) outs(%c : memref<?x128xf32>)
   return
 }

@@ -70,8 +70,9 @@ func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>
   return
 }
 
-// A bf16 matmul of run-time size takes the SIMT kernel (the tensor-core
-// kernels need static shapes).
+// A bf16 matmul of run-time size takes the SIMT kernel without wgmma (the
+// mma.sync kernel needs static shapes; cuda-tile-matmul-wgmma.mlir has the
+// sm_90a case).
 // CHECK-LABEL: func @dynamic_bf16
 // CHECK: gpu.launch
 // CHECK-SAME: memref<2x16x128xf32, #gpu.address_space<workgroup>>

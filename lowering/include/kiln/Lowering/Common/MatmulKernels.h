@@ -20,13 +20,16 @@ struct IndexBuilder {
   mlir::Value c(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, loc, v); }
   mlir::Value add(mlir::Value x, mlir::Value y) { return mlir::arith::AddIOp::create(b, loc, x, y); }
   mlir::Value add(mlir::Value x, int64_t y) { return add(x, c(y)); }
-  mlir::Value mul(mlir::Value x, int64_t y) { return mlir::arith::MulIOp::create(b, loc, x, c(y)); }
-  mlir::Value div(mlir::Value x, int64_t y) { return mlir::arith::DivUIOp::create(b, loc, x, c(y)); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return mlir::arith::MulIOp::create(b, loc, x, y); }
+  mlir::Value mul(mlir::Value x, int64_t y) { return mul(x, c(y)); }
+  mlir::Value div(mlir::Value x, mlir::Value y) { return mlir::arith::DivUIOp::create(b, loc, x, y); }
+  mlir::Value div(mlir::Value x, int64_t y) { return div(x, c(y)); }
   mlir::Value rem(mlir::Value x, int64_t y) { return mlir::arith::RemUIOp::create(b, loc, x, c(y)); }
   mlir::Value xorI(mlir::Value x, mlir::Value y) { return mlir::arith::XOrIOp::create(b, loc, x, y); }
-  mlir::Value lt(mlir::Value x, int64_t y) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, x, c(y));
+  mlir::Value lt(mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult, x, y);
   }
+  mlir::Value lt(mlir::Value x, int64_t y) { return lt(x, c(y)); }
   mlir::Value both(mlir::Value x, mlir::Value y) { return mlir::arith::AndIOp::create(b, loc, x, y); }
   mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) {
     return mlir::arith::SelectOp::create(b, loc, cond, x, y);
@@ -59,9 +62,10 @@ inline void eraseReplacedMatmul(mlir::Operation *op, mlir::Operation *zeroFill,
 }
 
 /// The output tile (row, column) of a block: consecutive blocks walk down
-/// a group of 8 tile rows before moving right, for L2 reuse.
+/// a group of 8 tile rows before moving right, for L2 reuse. The tile
+/// counts are index values (constants, or run-time sizes).
 std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
-                                                     int64_t numTilesM, int64_t numTilesN);
+                                                     mlir::Value numTilesM, mlir::Value numTilesN);
 
 } // namespace kiln
 

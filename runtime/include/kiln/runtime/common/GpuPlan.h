@@ -49,11 +49,15 @@ struct ScalarArgument {
 /// elements (one size per view dim, outermost first) into shared memory in
 /// the `swizzleBytes` swizzle (0, 32, 64 or 128); reads outside the view
 /// are zeros. The runtime encodes it at launch from the buffer's address.
+/// A view of run-time size (a program with `?` dims) has, per view dim, -1
+/// or the SizeSteps value that is its size and likewise its stride, which
+/// GpuPlan::at fills in.
 struct TensorMapArgument {
   BufferView view;
   unsigned elementBytes = 2;
   std::vector<int64_t> box;
   unsigned swizzleBytes = 128;
+  std::vector<int> sizeValues, strideValues;
 };
 
 /// One kernel parameter: a scalar or a memref view, which the kernel takes
