@@ -38,6 +38,7 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOption
   pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = options.hoistRowValues;
+  rows.runTimeSizes = options.vectorizeRunTimeSizes;
   pm.addPass(createKilnGpuRowReductions(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = VectorizeTunables{}.gpuLanes;

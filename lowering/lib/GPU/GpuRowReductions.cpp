@@ -124,6 +124,8 @@ Value sizeOf(OpBuilder &b, Location loc, std::pair<Value, int64_t> source) {
 /// run-time length (its tail).
 struct RowParts {
   llvm::DenseSet<Operation *> headStores, tailLoads;
+  /// A variant's launch -> the launch of the kernel's first variant.
+  llvm::DenseMap<Operation *, Operation *> firstVariant;
 };
 
 /// One block per row of an iteration space `outerRanges x [row length]`,
@@ -135,11 +137,16 @@ struct RowParts {
 class RowKernel {
 public:
   /// The rows of `first`'s loops but the innermost; a run-time size among
-  /// them is read on the host (`b`, where the kernel's launch goes).
+  /// them is read on the host (`b`, where the kernel's launch goes). The
+  /// kernel launches where `launchIf` holds (a host i1; null: always).
+  /// Rows of run-time length `alignedRow` (if any) are a multiple of
+  /// `lanes` long wherever it launches: they take vector accesses.
   RowKernel(OpBuilder &b, Location loc, linalg::GenericOp first, int64_t blockSize,
-            int64_t lanes, bool hoistRowValues, RowParts &parts)
+            int64_t lanes, bool hoistRowValues, RowParts &parts, Value launchIf = {},
+            RangeKey alignedRow = {})
       : outerRanges(ArrayRef(loopKeys(first)).drop_back()), blockSize(blockSize),
-        lanes(lanes), hoistRowValues(hoistRowValues), loc(loc), parts(parts) {
+        lanes(lanes), hoistRowValues(hoistRowValues), alignedRow(alignedRow), loc(loc),
+        parts(parts) {
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
     SmallVector<Value> sizes;
     Value rows = c(1);
@@ -148,6 +155,8 @@ public:
       sizes.push_back(sizeOf(b, loc, source));
       rows = b.createOrFold<arith::MulIOp>(loc, rows, sizes.back());
     }
+    if (launchIf) // an empty grid otherwise, which the runtime skips
+      rows = arith::SelectOp::create(b, loc, launchIf, rows, c(0));
     launch = gpu::LaunchOp::create(b, loc, rows, c(1), c(1), c(blockSize),
                                    c(1), c(1));
     OpBuilder ib = OpBuilder::atBlockBegin(&launch.getBody().front());
@@ -181,6 +190,8 @@ public:
         return false;
     return true;
   }
+
+  Operation *launchOp() const { return launch; }
 
   /// A reduction over the row, `reduction` of `op`.
   void addReduction(linalg::GenericOp op, const kiln::RowReduction &reduction,
@@ -281,7 +292,7 @@ public:
       auto store = [&](OpBuilder &sb, Location l) {
         Operation *stored =
             width ? vector::StoreOp::create(sb, l, v, out, at, /*nontemporal=*/false,
-                                            kiln::alignmentAttr(sb, out, width))
+                                            alignmentOf(sb, out, width))
                         .getOperation()
                   : memref::StoreOp::create(sb, l, v, out, at).getOperation();
         if (chunk.index >= 0)
@@ -480,24 +491,41 @@ private:
       return 0;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     unsigned last = ranges.size() - 1;
-    if (ShapedType::isDynamic(ranges.back()) || ranges.back() % lanes != 0)
+    bool aligned = ShapedType::isDynamic(ranges.back())
+                       ? alignedRow.first && loopKeys(op).back() == alignedRow
+                       : ranges.back() % lanes == 0;
+    if (!aligned)
       return 0;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = cast<MemRefType>(operand.get().getType());
       // A buffer of run-time size is passed flat (kiln-gpu-kernel-sizes),
-      // which kiln-spirv-vector-buffers cannot retype: scalar accesses.
-      if (!type.hasStaticShape())
+      // which kiln-spirv-vector-buffers cannot retype: scalar accesses
+      // unless rows of that size are known aligned (CUDA only).
+      if (!type.hasStaticShape() && !alignedRow.first)
         return 0;
       std::optional<kiln::Access> access =
           kiln::classify(op.getMatchingIndexingMap(&operand), operand.get(), last);
       if (!access || type.getElementTypeBitWidth() < 8)
         return 0;
       OpBuilder probe(op);
-      if (*access == kiln::Access::Vector &&
-          !kiln::alignmentAttr(probe, operand.get(), lanes))
+      if (*access == kiln::Access::Vector && !alignmentOf(probe, operand.get(), lanes))
         return 0;
     }
     return lanes;
+  }
+
+  /// The alignment of `width`-lane accesses of `buffer` along a row at
+  /// multiples of `width`, or null: what its layout says, or, for a buffer
+  /// of run-time size in a kernel of `alignedRow` rows, that its rows (of
+  /// the row length, as the loop reads them along it) are whole vectors.
+  IntegerAttr alignmentOf(OpBuilder &b, Value buffer, int64_t width) const {
+    if (IntegerAttr known = kiln::alignmentAttr(b, buffer, width))
+      return known;
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!alignedRow.first || type.hasStaticShape() || !type.getLayout().isIdentity())
+      return {};
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    return b.getI64IntegerAttr(std::min<int64_t>(16, width * bytes));
   }
 
   /// The inputs of `op` at innermost index `j` (`width` lanes, 0: scalar).
@@ -526,7 +554,7 @@ private:
         if (kiln::classify(map, in->get(), last) == kiln::Access::Vector)
           return vector::LoadOp::create(lb, loc, VectorType::get({width}, elem), in->get(),
                                         idx, /*nontemporal=*/false,
-                                        kiln::alignmentAttr(lb, in->get(), width));
+                                        alignmentOf(lb, in->get(), width));
         return vector::BroadcastOp::create(lb, loc, VectorType::get({width}, elem),
                                            memref::LoadOp::create(lb, loc, in->get(), idx));
       };
@@ -590,6 +618,7 @@ private:
   int64_t blockSize;
   int64_t lanes;
   bool hoistRowValues;
+  RangeKey alignedRow;
   Location loc;
   RowParts &parts;
   gpu::LaunchOp launch;
@@ -643,6 +672,61 @@ bool isRowElementwise(linalg::GenericOp op) {
          op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
 }
 
+/// A row kernel, or for rows of run-time length where vector accesses are
+/// allowed (CUDA), two variants of it built stage by stage alike: one with
+/// vector accesses, launched where the row length is a multiple of the
+/// lanes at run time, and a scalar one launched where it is not
+/// (specialisation on divisibility; the other's grid is empty).
+class RowKernels {
+public:
+  RowKernels(OpBuilder &b, linalg::GenericOp first, const kiln::GpuRowReductionTunables &tiling,
+             bool hoistRowValues, bool runTimeVectors, RowParts &parts) {
+    Location loc = first.getLoc();
+    auto make = [&](Value launchIf, RangeKey alignedRow) {
+      variants.push_back(std::make_unique<RowKernel>(b, loc, first, tiling.blockSize,
+                                                     tiling.vectorWidth, hoistRowValues, parts,
+                                                     launchIf, alignedRow));
+    };
+    std::pair<Value, int64_t> row = loopSources(first).back();
+    if (!runTimeVectors || tiling.vectorWidth <= 1 || !row.first ||
+        !cast<MemRefType>(row.first.getType()).isDynamicDim(row.second)) {
+      make(Value(), RangeKey());
+      return;
+    }
+    // Index arithmetic only: the GPU plan evaluates it on the host.
+    Value rest = arith::RemSIOp::create(b, loc, sizeOf(b, loc, row),
+                                        arith::ConstantIndexOp::create(b, loc, tiling.vectorWidth));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    make(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rest, zero),
+         rangeKey(row.first, row.second));
+    make(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rest, zero), RangeKey());
+    parts.firstVariant[variants[1]->launchOp()] = variants[0]->launchOp();
+  }
+
+  bool fits(linalg::GenericOp op) const {
+    return llvm::all_of(variants, [&](auto &k) { return k->fits(op); });
+  }
+  bool fitsRows(linalg::FillOp fill) const {
+    return llvm::all_of(variants, [&](auto &k) { return k->fitsRows(fill); });
+  }
+  void addFill(linalg::FillOp fill) {
+    for (auto &k : variants)
+      k->addFill(fill);
+  }
+  void addElementwise(linalg::GenericOp op) {
+    for (auto &k : variants)
+      k->addElementwise(op);
+  }
+  void addReduction(linalg::GenericOp op, const kiln::RowReduction &reduction,
+                    gpu::AllReduceOperation allReduce) {
+    for (auto &k : variants)
+      k->addReduction(op, reduction, allReduce);
+  }
+
+private:
+  SmallVector<std::unique_ptr<RowKernel>, 2> variants;
+};
+
 struct KilnGpuRowReductionsPass
     : kiln::impl::KilnGpuRowReductionsBase<KilnGpuRowReductionsPass> {
   using KilnGpuRowReductionsBase::KilnGpuRowReductionsBase;
@@ -675,7 +759,7 @@ struct KilnGpuRowReductionsPass
         if (isa<memref::AllocOp>(op))
           hoist(&op);
       RowParts parts;
-      std::optional<RowKernel> kernel;
+      std::optional<RowKernels> kernel;
       linalg::FillOp pendingFill; // a fill that may start the next kernel
       // A row-wise op (a widening of bf16 rows) that may start the next
       // kernel: after it, nothing but allocations, constants and pendingFill.
@@ -722,8 +806,7 @@ struct KilnGpuRowReductionsPass
                     getOperation(), generic, kiln::GpuRowReductionTunables::tuneSpace(),
                     "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
                 tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
-            kernel.emplace(b, generic.getLoc(), generic, tiling.blockSize,
-                           tiling.vectorWidth, hoistRowValues, parts);
+            kernel.emplace(b, generic, tiling, hoistRowValues, runTimeSizes, parts);
             // The fill of this reduction's output right before it, and a
             // row-wise op before that: the first stages (a fill left in
             // place would run before the row-wise op, so that one stays too).
@@ -801,8 +884,12 @@ struct KilnGpuRowReductionsPass
         alloc.erase();
         continue;
       }
-      auto launchOf = [](Operation *op) { return op->getParentOfType<gpu::LaunchOp>(); };
-      gpu::LaunchOp launch = launchOf(tailLoads.front());
+      // A kernel's variants count as one kernel.
+      auto launchOf = [&](Operation *op) -> Operation * {
+        Operation *launch = op->getParentOfType<gpu::LaunchOp>();
+        return parts.firstVariant.lookup(launch) ? parts.firstVariant.lookup(launch) : launch;
+      };
+      Operation *launch = launchOf(tailLoads.front());
       auto inLaunch = [&](Operation *op) { return launchOf(op) == launch; };
       if (llvm::all_of(tailLoads, inLaunch) && llvm::all_of(headStores, inLaunch))
         for (Operation *store : headStores)

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-gpu-row-reductions --cse --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-gpu-row-reductions=run-time-sizes=true --cse --split-input-file | FileCheck %s --check-prefix=VECTORS
 
 // A softmax over rows of 2048 f32 (256 threads x 4 lanes: two chunks per
 // thread) reads each row once: the max stage loads x, the sum and
@@ -194,6 +195,36 @@ func.func @fill_between(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: me
 // CHECK: memref.store {{.*}}, %[[E]]
 // CHECK-NOT: memref.store {{.*}}, %[[E]]
 // CHECK: gpu.all_reduce add
+// With run-time-sizes (CUDA), two variants of the kernel: one whose rows
+// are read 16 bytes at a time (8 masked chunks of 4 lanes, the loop too),
+// launched where the row length is a multiple of 4 at run time, and the
+// scalar one where it is not; the other's grid is empty. The temporary's
+// head stores go in both.
+// VECTORS-LABEL: func @run_time_rows
+// VECTORS: %[[E:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
+// VECTORS: %[[REST:.*]] = arith.remsi %[[N:.*]], %c4
+// VECTORS: %[[ALIGNED:.*]] = arith.cmpi eq, %[[REST]], %c0
+// VECTORS: %[[ROWS:.*]] = arith.select %[[ALIGNED]], %{{.*}}, %c0
+// VECTORS: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[ROWS]],
+// VECTORS-COUNT-8: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// VECTORS: scf.for
+// VECTORS: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// VECTORS: gpu.all_reduce maximumf
+// VECTORS-NOT: vector.store {{.*}}, %[[E]]
+// VECTORS: scf.for
+// VECTORS: vector.store {{.*}}, %[[E]]
+// VECTORS: %[[RAGGED:.*]] = arith.cmpi sgt, %[[REST]], %c0
+// VECTORS: %[[ROWS2:.*]] = arith.select %[[RAGGED]], %{{.*}}, %c0
+// VECTORS: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[ROWS2]],
+// VECTORS-NOT: vector.load
+// VECTORS-COUNT-32: memref.load %arg0
+// VECTORS-NOT: vector.load
+// VECTORS: gpu.all_reduce maximumf
+// VECTORS-NOT: memref.store {{.*}}, %[[E]]
+// VECTORS: scf.for
+// VECTORS: memref.store {{.*}}, %[[E]]
+// VECTORS-NOT: memref.store {{.*}}, %[[E]]
+// VECTORS: return
 func.func @run_time_rows(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

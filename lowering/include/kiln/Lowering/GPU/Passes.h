@@ -28,8 +28,9 @@ struct GpuOutliningOptions {
   int64_t flatBufferSize = 0;
   /// kiln-gpu-scatter-adds' atomic-types.
   llvm::SmallVector<std::string> atomicAddTypes;
-  /// kiln-vectorize's run-time-sizes: CUDA reads flat buffers of run-time
-  /// size by vectors; SPIR-V's runtime arrays of scalars cannot be retyped.
+  /// kiln-vectorize's and kiln-gpu-row-reductions' run-time-sizes: CUDA
+  /// reads flat buffers of run-time size by vectors; SPIR-V's runtime
+  /// arrays of scalars cannot be retyped.
   bool vectorizeRunTimeSizes = false;
 };
 

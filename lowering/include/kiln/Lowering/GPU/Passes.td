@@ -164,7 +164,12 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
                         "load and compute what depends only on the row once, "
                         "before the loop over the row (SPIR-V, where an exact "
                         "f32 division costs ~40 integer ops; on CUDA it "
-                        "measured 16% slower on softmax, docs/vulkan.md)">];
+                        "measured 16% slower on softmax, docs/vulkan.md)">,
+                 Option<"runTimeSizes", "run-time-sizes", "bool", "false",
+                        "rows of run-time length take vector accesses where "
+                        "their length is a multiple of the lanes at run time "
+                        "(a scalar variant of the kernel launches where not); "
+                        "CUDA: SPIR-V's runtime arrays cannot be retyped">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
