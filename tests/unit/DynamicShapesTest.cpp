@@ -120,8 +120,9 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?xf32>, %c: tensor<?x4xf32>) -> 
 
 // A bf16 matmul of run-time size on sm_90a (no GPU needed: PTX and the
 // plan): the wgmma kernel, its TMA maps sized at launch, where K and N are
-// multiples of 8 (16-byte rows), the SIMT kernel otherwise; the other's
-// grid is empty.
+// multiples of 8 (16-byte rows), the SIMT kernel otherwise, in 128-wide
+// tiles where they fill the GPU's 132 SMs and 64-wide where not; the
+// others' grids are empty.
 TEST(DynamicShapes, CudaMatmulsTakeWgmmaWhereTheSizesSuitTma) {
   auto compiler = createCompiler();
   CompileOptions options;
@@ -132,7 +133,7 @@ func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
   return %0 : tensor<?x?xf32>
 })", options);
   ASSERT_TRUE(compiled) << compiled.error().message;
-  ASSERT_EQ(compiled->plan.launches.size(), 2u);
+  ASSERT_EQ(compiled->plan.launches.size(), 3u);
   auto at = [&](int64_t m, int64_t k, int64_t n) {
     std::vector<int64_t> dims = {m, k, k, n, m, n};
     auto plan = compiled->plan.at(dims);
@@ -140,11 +141,12 @@ func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
     return *plan;
   };
   GpuPlan fits = at(300, 72, 520);
-  const KernelLaunch &wgmma = fits.launches[0], &simt = fits.launches[1];
+  const KernelLaunch &wgmma = fits.launches[0];
   EXPECT_EQ(wgmma.shape.block[0], 384u);
   EXPECT_EQ(wgmma.shape.grid[0], 3u); // 520 columns in tiles of 256
   EXPECT_EQ(wgmma.shape.grid[1], 3u); // 300 rows in tiles of 128
-  EXPECT_EQ(simt.shape.grid[0], 0u);
+  EXPECT_EQ(fits.launches[1].shape.grid[0], 0u);
+  EXPECT_EQ(fits.launches[2].shape.grid[0], 0u);
   std::vector<std::vector<int64_t>> sizes, strides;
   for (const KernelArgument &arg : wgmma.arguments)
     if (auto *map = std::get_if<TensorMapArgument>(&arg)) {
@@ -154,10 +156,13 @@ func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
     }
   EXPECT_EQ(sizes, (std::vector<std::vector<int64_t>>{{300, 72}, {72, 520}}));
   EXPECT_EQ(strides, (std::vector<std::vector<int64_t>>{{72, 1}, {520, 1}}));
-  for (auto [m, k, n] : {std::tuple{300, 70, 520}, {300, 72, 518}, {300, 0, 520}}) {
+  // (blocks of 128 x 128: 3 x 5, then 24 x 17)
+  for (auto [m, k, n, wide] : {std::tuple{300, 70, 520, false}, {300, 72, 518, false},
+                               {300, 0, 520, false}, {3000, 70, 2100, true}}) {
     GpuPlan misfit = at(m, k, n);
     EXPECT_EQ(misfit.launches[0].shape.grid[0], 0u) << k << " " << n;
-    EXPECT_GT(misfit.launches[1].shape.grid[0], 0u) << k << " " << n;
+    EXPECT_EQ(misfit.launches[1].shape.grid[0], wide ? (n + 127u) / 128 : 0u) << m << " " << n;
+    EXPECT_EQ(misfit.launches[2].shape.grid[0], wide ? 0u : (n + 63u) / 64) << m << " " << n;
   }
 }
 

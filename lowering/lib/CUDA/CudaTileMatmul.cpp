@@ -338,7 +338,7 @@ struct KilnCudaTileMatmulPass
       return kiln::buildMmaMatmul(op, tiling, maxSharedBytes);
     }
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c), kiln::findMatmulEpilogue(op, c)};
-    if (failed(buildSimtMatmul(op, simtTiling(op, sized), fused, Value())))
+    if (failed(buildSimtMatmuls(op, sized, fused, Value())))
       return failure();
     kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
     return success();
@@ -362,24 +362,64 @@ struct KilnCudaTileMatmulPass
     OpBuilder b(op);
     Value misfit = sized ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
     std::optional<int64_t> known = sized ? 0 : getConstantIntValue(misfit);
-    auto gate = [&](arith::CmpIPredicate p) -> Value {
-      return known ? Value() : arith::CmpIOp::create(b, loc, p, misfit, IndexBuilder{b, loc}.c(0));
-    };
+    IndexBuilder x{b, loc};
+    Value fits = known ? Value() : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misfit, x.c(0));
     if ((!known || *known == 0) &&
-        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused,
-                                      gate(arith::CmpIPredicate::eq))))
+        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused, fits)))
       return failure();
-    if ((!known || *known != 0) &&
-        failed(buildSimtMatmul(op, simtTiling(op, sized), fused, gate(arith::CmpIPredicate::sgt))))
+    // The SIMT kernels' one unmet requirement where the wgmma kernel fits.
+    Value wgmmaFits = known ? Value() : arith::SelectOp::create(b, loc, fits, x.c(1), x.c(0));
+    if ((!known || *known != 0) && failed(buildSimtMatmuls(op, sized, fused, wgmmaFits)))
       return failure();
     kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
     return success();
   }
 
-  /// Tune keys name static sizes; run-time ones take the default.
-  kiln::CudaSimtMatmulTunables simtTiling(linalg::LinalgOp op, bool sized) {
-    if (!sized)
-      return {};
+  /// The SIMT kernel of `op`, launched only where `unmet` (a host index
+  /// counting unmet requirements; null: none) is 0. Static sizes take the
+  /// tuned or the untuned tiling (tune keys name static sizes); run-time
+  /// ones both untuned tilings, each launched where forOutput would choose
+  /// it for the run's sizes (narrow tiles where the default would not fill
+  /// the GPU: a decode step's few rows).
+  LogicalResult buildSimtMatmuls(linalg::LinalgOp op, bool sized, const kiln::MatmulFusion &fused,
+                                 Value unmet) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    IndexBuilder x{b, loc};
+    auto gateWith = [&](Value more) -> Value {
+      Value count = unmet ? b.createOrFold<arith::AddIOp>(loc, unmet, more) : more;
+      return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, count, x.c(0));
+    };
+    if (sized) // then nothing else is compiled beside it
+      return buildSimtMatmul(op, simtTiling(op), fused, Value());
+    if (fillBlocks <= 0) // never narrowed
+      return buildSimtMatmul(op, {}, fused, unmet ? gateWith(x.c(0)) : Value());
+    Value c = op.getDpsInits()[0];
+    int64_t rank = cast<MemRefType>(c.getType()).getRank();
+    kiln::CudaSimtMatmulTunables wide, narrow = kiln::CudaSimtMatmulTunables::narrow();
+    Value blocks = x.c(1);
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = b.createOrFold<memref::DimOp>(loc, c, d);
+      if (d >= rank - 2)
+        size = ceilDiv(b, loc, size, wide.tile);
+      blocks = b.createOrFold<arith::MulIOp>(loc, blocks, size);
+    }
+    auto flag = [&](arith::CmpIPredicate p) {
+      Value holds = b.createOrFold<arith::CmpIOp>(loc, p, blocks, x.c(fillBlocks));
+      return b.createOrFold<arith::SelectOp>(loc, holds, x.c(1), x.c(0));
+    };
+    Value few = flag(arith::CmpIPredicate::slt), many = flag(arith::CmpIPredicate::sge);
+    for (auto [tiling, gate] : {std::pair{wide, gateWith(few)}, std::pair{narrow, gateWith(many)}}) {
+      std::optional<int64_t> known = getConstantIntValue(gate);
+      if (known && !*known)
+        continue;
+      if (failed(buildSimtMatmul(op, tiling, fused, known ? Value() : gate)))
+        return failure();
+    }
+    return success();
+  }
+
+  kiln::CudaSimtMatmulTunables simtTiling(linalg::LinalgOp op) {
     auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
     if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
       return kiln::CudaSimtMatmulTunables::fromConfig(*tuned);

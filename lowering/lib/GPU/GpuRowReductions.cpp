@@ -128,6 +128,17 @@ struct RowParts {
   llvm::DenseMap<Operation *, Operation *> firstVariant;
 };
 
+/// Where a variant of a row kernel launches (RowKernels): where `launchIf`
+/// holds (a host i1; null: always). Rows of run-time length `alignedRow`
+/// (if any) are a multiple of the lanes long there, so they take vector
+/// accesses; with `fullRows` they also fill every thread's unrolled chunks
+/// (no masks).
+struct RowVariant {
+  Value launchIf;
+  RangeKey alignedRow;
+  bool fullRows = false;
+};
+
 /// One block per row of an iteration space `outerRanges x [row length]`,
 /// running stages one after another, separated by barriers: row reductions
 /// (threads stride the row, gpu.all_reduce combines, thread 0 stores) and
@@ -137,16 +148,13 @@ struct RowParts {
 class RowKernel {
 public:
   /// The rows of `first`'s loops but the innermost; a run-time size among
-  /// them is read on the host (`b`, where the kernel's launch goes). The
-  /// kernel launches where `launchIf` holds (a host i1; null: always).
-  /// Rows of run-time length `alignedRow` (if any) are a multiple of
-  /// `lanes` long wherever it launches: they take vector accesses.
+  /// them is read on the host (`b`, where the kernel's launch goes).
   RowKernel(OpBuilder &b, Location loc, linalg::GenericOp first, int64_t blockSize,
-            int64_t lanes, bool hoistRowValues, RowParts &parts, Value launchIf = {},
-            RangeKey alignedRow = {})
+            int64_t lanes, bool hoistRowValues, RowParts &parts, RowVariant variant = {})
       : outerRanges(ArrayRef(loopKeys(first)).drop_back()), blockSize(blockSize),
-        lanes(lanes), hoistRowValues(hoistRowValues), alignedRow(alignedRow), loc(loc),
-        parts(parts) {
+        lanes(lanes), hoistRowValues(hoistRowValues), alignedRow(variant.alignedRow),
+        fullRows(variant.fullRows), loc(loc), parts(parts) {
+    Value launchIf = variant.launchIf;
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
     SmallVector<Value> sizes;
     Value rows = c(1);
@@ -359,7 +367,8 @@ private:
       Value j = arith::AddIOp::create(b, loc, start,
                                       arith::ConstantIndexOp::create(b, loc, k * blockSize * w));
       Chunk chunk{k, Value()};
-      if (runTime || (k + 1) * blockSize * w > length)
+      bool full = runTime && fullRows && loopKeys(op).back() == alignedRow;
+      if ((runTime && !full) || (!runTime && (k + 1) * blockSize * w > length))
         chunk.inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, rowLength);
       carry = step(b, j, chunk, carry);
     }
@@ -619,6 +628,7 @@ private:
   int64_t lanes;
   bool hoistRowValues;
   RangeKey alignedRow;
+  bool fullRows;
   Location loc;
   RowParts &parts;
   gpu::LaunchOp launch;
@@ -673,34 +683,50 @@ bool isRowElementwise(linalg::GenericOp op) {
 }
 
 /// A row kernel, or for rows of run-time length where vector accesses are
-/// allowed (CUDA), two variants of it built stage by stage alike: one with
-/// vector accesses, launched where the row length is a multiple of the
-/// lanes at run time, and a scalar one launched where it is not
-/// (specialisation on divisibility; the other's grid is empty).
+/// allowed (CUDA), variants of it built stage by stage alike, each launched
+/// where the run's row length suits it (specialisation at run time; the
+/// others' grids are empty): vector accesses where the length is a
+/// multiple of the lanes, without masks where it also fills every thread's
+/// unrolled chunks, else scalar.
 class RowKernels {
 public:
   RowKernels(OpBuilder &b, linalg::GenericOp first, const kiln::GpuRowReductionTunables &tiling,
              bool hoistRowValues, bool runTimeVectors, RowParts &parts) {
     Location loc = first.getLoc();
-    auto make = [&](Value launchIf, RangeKey alignedRow) {
+    auto make = [&](RowVariant variant) {
       variants.push_back(std::make_unique<RowKernel>(b, loc, first, tiling.blockSize,
                                                      tiling.vectorWidth, hoistRowValues, parts,
-                                                     launchIf, alignedRow));
+                                                     variant));
     };
     std::pair<Value, int64_t> row = loopSources(first).back();
     if (!runTimeVectors || tiling.vectorWidth <= 1 || !row.first ||
         !cast<MemRefType>(row.first.getType()).isDynamicDim(row.second)) {
-      make(Value(), RangeKey());
+      make({});
       return;
     }
-    // Index arithmetic only: the GPU plan evaluates it on the host.
-    Value rest = arith::RemSIOp::create(b, loc, sizeOf(b, loc, row),
-                                        arith::ConstantIndexOp::create(b, loc, tiling.vectorWidth));
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    make(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rest, zero),
-         rangeKey(row.first, row.second));
-    make(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rest, zero), RangeKey());
-    parts.firstVariant[variants[1]->launchOp()] = variants[0]->launchOp();
+    // Three variants: rows of whole vectors that fill every thread's
+    // unrolled chunks (no masks), shorter rows of whole vectors, the rest
+    // (scalar). Index arithmetic only: the GPU plan evaluates it on the
+    // host; a variant launches where its count of misfits is 0.
+    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, loc, x, y).getResult(); };
+    auto is = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+    };
+    auto asIndex = [&](Value flag) {
+      return arith::SelectOp::create(b, loc, flag, c(1), c(0)).getResult();
+    };
+    Value length = sizeOf(b, loc, row);
+    Value rest = arith::RemSIOp::create(b, loc, length, c(tiling.vectorWidth));
+    Value filled = c(kMaxRowElementsPerThread * tiling.blockSize);
+    Value shortRow = asIndex(is(arith::CmpIPredicate::slt, length, filled));
+    Value longRow = asIndex(is(arith::CmpIPredicate::sge, length, filled));
+    RangeKey aligned = rangeKey(row.first, row.second);
+    make({is(arith::CmpIPredicate::eq, add(rest, shortRow), c(0)), aligned, true});
+    make({is(arith::CmpIPredicate::eq, add(rest, longRow), c(0)), aligned, false});
+    make({is(arith::CmpIPredicate::sgt, rest, c(0)), RangeKey(), false});
+    for (auto &variant : ArrayRef(variants).drop_front())
+      parts.firstVariant[variant->launchOp()] = variants[0]->launchOp();
   }
 
   bool fits(linalg::GenericOp op) const {

@@ -168,7 +168,8 @@ func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: me
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: gpu.terminator
-// CHECK: %[[MISFITS:.*]] = arith.cmpi sgt, %[[MISFIT]], %c0
+// CHECK: %[[UNMET:.*]] = arith.select %[[FITS]], %c1{{[_0-9]*}}, %c0
+// CHECK: %[[MISFITS:.*]] = arith.cmpi eq, %[[UNMET]], %c0
 // CHECK: %[[SIMT:.*]] = arith.select %[[MISFITS]], %{{.*}}, %c0
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[SIMT]],
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-cuda-tile-matmul | FileCheck %s
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul=fill-blocks=132 | FileCheck %s --check-prefix=FILL
 
 // A 300x200 * 200x260 f32 matmul: 3x3 blocks of 128x128 outputs, 256
 // threads, two buffers of a 16x128 slice of A and of B in workgroup
@@ -63,6 +64,26 @@ func.func @mm(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x2
 // CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %[[STEPS]]
 // CHECK-NOT: memref.load %arg2
 // CHECK: vector.store %{{.*}}, %arg2
+// With fill-blocks (the CUDA pipeline's), run-time sizes get both untuned
+// tilings, chosen on the host as forOutput chooses for static ones: 128x128
+// tiles where they make at least 132 blocks, 64x64 where they do not (a
+// decode step's few rows).
+// FILL-LABEL: func @dynamic
+// FILL: %[[BLOCKS:.*]] = arith.muli
+// FILL: %[[FEW:.*]] = arith.cmpi slt, %[[BLOCKS]], %c132
+// FILL: %[[FEW1:.*]] = arith.select %[[FEW]], %c1{{[_0-9]*}}, %c0
+// FILL: %[[MANY:.*]] = arith.cmpi sge, %[[BLOCKS]], %c132
+// FILL: %[[MANY1:.*]] = arith.select %[[MANY]], %c1{{[_0-9]*}}, %c0
+// FILL: %[[WIDE:.*]] = arith.cmpi eq, %[[FEW1]], %c0
+// FILL: %[[NARROW:.*]] = arith.cmpi eq, %[[MANY1]], %c0
+// FILL: %[[WX:.*]] = arith.select %[[WIDE]], %{{.*}}, %c0
+// FILL: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[WX]],
+// FILL-SAME: workgroup(%{{.*}} : memref<2x16x128xf32, #gpu.address_space<workgroup>>
+// FILL: %[[NX:.*]] = arith.select %[[NARROW]], %{{.*}}, %c0
+// FILL: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[NX]],
+// FILL-SAME: workgroup(%{{.*}} : memref<2x16x64xf32, #gpu.address_space<workgroup>>
+// FILL-NOT: linalg.matmul
+// FILL: return
 func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)

@@ -195,17 +195,24 @@ func.func @fill_between(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: me
 // CHECK: memref.store {{.*}}, %[[E]]
 // CHECK-NOT: memref.store {{.*}}, %[[E]]
 // CHECK: gpu.all_reduce add
-// With run-time-sizes (CUDA), two variants of the kernel: one whose rows
-// are read 16 bytes at a time (8 masked chunks of 4 lanes, the loop too),
-// launched where the row length is a multiple of 4 at run time, and the
-// scalar one where it is not; the other's grid is empty. The temporary's
-// head stores go in both.
+// With run-time-sizes (CUDA), three variants of the kernel, built alike
+// and launched by the run's row length (the others' grids are empty):
+// rows a multiple of 4 long and of 8192 or more (every thread's 8 chunks of
+// 4 lanes full) read 16 bytes at a time without masks, then loop over the
+// rest; shorter rows a multiple of 4 long the same with masked chunks;
+// other lengths scalar. The temporary's head stores go in all three.
 // VECTORS-LABEL: func @run_time_rows
 // VECTORS: %[[E:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf32>
 // VECTORS: %[[REST:.*]] = arith.remsi %[[N:.*]], %c4
-// VECTORS: %[[ALIGNED:.*]] = arith.cmpi eq, %[[REST]], %c0
-// VECTORS: %[[ROWS:.*]] = arith.select %[[ALIGNED]], %{{.*}}, %c0
+// VECTORS: %[[SHORT:.*]] = arith.cmpi slt, %[[N]], %c8192
+// VECTORS: %[[SHORT1:.*]] = arith.select %[[SHORT]], %c1, %c0
+// VECTORS: %[[LONG:.*]] = arith.cmpi sge, %[[N]], %c8192
+// VECTORS: %[[LONG1:.*]] = arith.select %[[LONG]], %c1, %c0
+// VECTORS: %[[FULLMISFIT:.*]] = arith.addi %[[REST]], %[[SHORT1]]
+// VECTORS: %[[FULL:.*]] = arith.cmpi eq, %[[FULLMISFIT]], %c0
+// VECTORS: %[[ROWS:.*]] = arith.select %[[FULL]], %{{.*}}, %c0
 // VECTORS: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[ROWS]],
+// VECTORS-NOT: scf.if
 // VECTORS-COUNT-8: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // VECTORS: scf.for
 // VECTORS: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
@@ -213,9 +220,15 @@ func.func @fill_between(%x: memref<4x1024xf32>, %y: memref<4x1024xf32>, %out: me
 // VECTORS-NOT: vector.store {{.*}}, %[[E]]
 // VECTORS: scf.for
 // VECTORS: vector.store {{.*}}, %[[E]]
-// VECTORS: %[[RAGGED:.*]] = arith.cmpi sgt, %[[REST]], %c0
-// VECTORS: %[[ROWS2:.*]] = arith.select %[[RAGGED]], %{{.*}}, %c0
+// VECTORS: %[[MASKEDMISFIT:.*]] = arith.addi %[[REST]], %[[LONG1]]
+// VECTORS: %[[MASKED:.*]] = arith.cmpi eq, %[[MASKEDMISFIT]], %c0
+// VECTORS: %[[ROWS2:.*]] = arith.select %[[MASKED]], %{{.*}}, %c0
 // VECTORS: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[ROWS2]],
+// VECTORS-COUNT-8: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// VECTORS: gpu.all_reduce maximumf
+// VECTORS: %[[RAGGED:.*]] = arith.cmpi sgt, %[[REST]], %c0
+// VECTORS: %[[ROWS3:.*]] = arith.select %[[RAGGED]], %{{.*}}, %c0
+// VECTORS: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[ROWS3]],
 // VECTORS-NOT: vector.load
 // VECTORS-COUNT-32: memref.load %arg0
 // VECTORS-NOT: vector.load
