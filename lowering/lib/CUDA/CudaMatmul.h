@@ -73,8 +73,8 @@ CudaMmaMatmulTunables narrowTilesToFill(mlir::linalg::LinalgOp op, CudaMmaMatmul
 /// null): the zero fill of C right before it, which the kernel's stores
 /// make redundant, and an elementwise consumer of C after it, which the
 /// kernel runs before its stores. Found once per matmul: a matmul of
-/// run-time size may get two kernels (each launched where the other is
-/// not) before the three are erased (eraseReplacedMatmul).
+/// run-time size may get several kernels (each launched where the others
+/// are not) before all three are erased (eraseReplacedMatmul).
 struct MatmulFusion {
   mlir::linalg::FillOp zeroFill;
   mlir::linalg::GenericOp epilogue;

@@ -158,7 +158,8 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
   IndexBuilder ib{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto stageType = MemRefType::get({2, step, tile}, b.getF32Type(), AffineMap(), workgroup);
-  Value gridX = kiln::gridWhere(b, loc, launchIf, ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile));
+  Value gridX =
+      kiln::gridWhere(b, loc, launchIf, ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile));
   Value gridY = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 2), tile);
   auto launch = gpu::LaunchOp::create(
       b, loc, gridX, gridY, batched ? sizeOf(b, loc, cm, 0) : ib.c(1), ib.c(t.threads()), ib.c(1),
@@ -345,8 +346,8 @@ struct KilnCudaTileMatmulPass
   }
 
   /// The wgmma kernel; where sizes known only at run time may not suit it
-  /// (wgmmaMisfitAtRunTime), the SIMT kernel too, each launched where the
-  /// other is not (specialisation on divisibility at run time).
+  /// (wgmmaMisfitAtRunTime), the SIMT kernels too, launched where it is not
+  /// (specialisation on divisibility at run time).
   LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized) {
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
@@ -358,12 +359,13 @@ struct KilnCudaTileMatmulPass
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
                              isa<linalg::BatchMatmulOp>(op) ? linalg::GenericOp()
                                                             : kiln::findMatmulEpilogue(op, c)};
-    // Static sizes that fit are known to (fitsWgmmaMatmul).
+    // Static sizes are known to fit (fitsWgmmaMatmul).
     OpBuilder b(op);
     Value misfit = sized ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
     std::optional<int64_t> known = sized ? 0 : getConstantIntValue(misfit);
     IndexBuilder x{b, loc};
-    Value fits = known ? Value() : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misfit, x.c(0));
+    Value fits = known ? Value()
+                       : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misfit, x.c(0));
     if ((!known || *known == 0) &&
         failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused, fits)))
       return failure();

@@ -16,10 +16,11 @@
 // holds; a stage waits at a barrier only where its accesses and an earlier
 // stage's may meet in different threads; temporaries nothing reads any
 // more are erased. A row of run-time length keeps the first 32 elements
-// per thread so, and loops over the rest; with run-time-sizes (CUDA) such a
-// kernel comes in variants the host picks by the run's row length
-// (RowKernels: unmasked vectors, masked vectors, scalar). A row-wise op right before the
-// first reduction (bf16 rows widened to f32) joins as the first stage.
+// per thread so, and loops over the rest; with run-time-sizes (CUDA) such
+// a kernel comes in variants the host picks by the run's row length
+// (RowKernels: unmasked vectors, masked vectors, scalar). A row-wise op
+// right before the first reduction (bf16 rows widened to f32) joins as the
+// first stage.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
@@ -752,7 +753,7 @@ public:
   }
 
 private:
-  SmallVector<std::unique_ptr<RowKernel>, 2> variants;
+  SmallVector<std::unique_ptr<RowKernel>, 3> variants;
 };
 
 struct KilnGpuRowReductionsPass

@@ -166,10 +166,12 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
                         "f32 division costs ~40 integer ops; on CUDA it "
                         "measured 16% slower on softmax, docs/vulkan.md)">,
                  Option<"runTimeSizes", "run-time-sizes", "bool", "false",
-                        "rows of run-time length take vector accesses where "
-                        "their length is a multiple of the lanes at run time "
-                        "(a scalar variant of the kernel launches where not); "
-                        "CUDA: SPIR-V's runtime arrays cannot be retyped">];
+                        "a kernel over rows of run-time length comes in "
+                        "variants the host picks by the run's row length: "
+                        "vector accesses where it is a multiple of the lanes "
+                        "(unmasked where it fills every thread's chunks), else "
+                        "scalar; CUDA: SPIR-V's runtime arrays cannot be "
+                        "retyped">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
