@@ -216,7 +216,7 @@ Expected<void> CompileSession::stageModule(const std::string &file, ModuleOp &mo
     auto inputs = signatureOf(entry.getArgumentTypes(), "argument");
     auto outputs = signatureOf(entry.getResultTypes(), "result");
     if (inputs && outputs &&
-        !(sameSignature(*inputs, result.inputs) && sameSignature(*outputs, result.outputs)))
+        !(sameSignature(*inputs, declaredInputs) && sameSignature(*outputs, declaredOutputs)))
       return makeError(ErrorKind::InvalidArgument,
                        "override " + override->path + " changes the signature of @" +
                            options.entry + "; an override must keep it");
@@ -239,6 +239,8 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, Attent
   auto outputs = signatureOf(entry.getResultTypes(), "result");
   if (!outputs)
     return std::unexpected(outputs.error());
+  declaredInputs = *inputs;
+  declaredOutputs = *outputs;
   if (auto named = nameRunTimeSizes(entry, *inputs, *outputs); !named)
     return std::unexpected(named.error());
   result.inputs = std::move(*inputs);

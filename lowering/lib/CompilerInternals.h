@@ -130,6 +130,9 @@ private:
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler;
   std::vector<std::string> kernels;
+  /// The entry's signature as its types declare it (`?` dims unnamed),
+  /// which overrides must keep.
+  std::vector<TensorSignature> declaredInputs, declaredOutputs;
   /// Modules parsed from overrides, alive until the compile ends.
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> replacements;
   bool finished = false;

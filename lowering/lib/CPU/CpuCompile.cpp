@@ -127,7 +127,9 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
   session.dumps.stage("3-llvm.ll", [&] {
     std::string ir;
     llvm::raw_string_ostream os(ir);
-    llvmModule->print(os, nullptr);
+    // With the use-list order, which codegen can depend on: an override
+    // of the unchanged text then gives the same object.
+    llvmModule->print(os, nullptr, /*ShouldPreserveUseListOrder=*/true);
     return ir;
   });
   if (auto override = session.dumps.take("3-llvm.ll")) {
