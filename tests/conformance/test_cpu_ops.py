@@ -643,24 +643,32 @@ ON_CUDA = os.environ.get("KILN_DEVICE", "cpu").startswith("cuda")
 # --tf32: f32 inputs lose all but 10 mantissa bits on the tensor cores, so
 # each product is off by at most ~2^-9 of |a||b|; 1 + 2^-15 is 1 in tf32,
 # which tells the tensor-core path from the f32 one (column 0 of B is e_0).
+# On sm_90a the wgmma kernel takes them (B copied transposed first; K 36 a
+# partial step, N 264 a partial tile), `?` dims too; a `?` matmul whose
+# rows TMA cannot take (N odd) runs the f32 SIMT kernel instead (exact).
 @pytest.mark.skipif(not ON_CUDA, reason="--tf32 is an option of CUDA targets")
-@pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
-                                             ((2, 130, 40), (2, 40, 136))])
-def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape):
+@pytest.mark.parametrize("a_shape,b_shape,dynamic",
+                         [((300, 72), (72, 264), False), ((64, 1024), (1024, 128), False),
+                          ((2, 130, 40), (2, 40, 136), False), ((300, 36), (36, 264), False),
+                          ((300, 72), (72, 264), True), ((2, 130, 40), (2, 40, 136), True),
+                          ((100, 64), (64, 77), True)])
+def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape, dynamic):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     a.flat[0] = 1 + 2.0**-15
     b[..., :, 0] = 0
     b[..., 0, 0] = 1
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))
     bound = np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64)) * 2.0**-9
-    ta, tb, tr = (tensor_type(a.shape, "f32"), tensor_type(b.shape, "f32"),
-                  tensor_type(want.shape, "f32"))
+    ta, tb, tr = (tensor_type(x.shape if not dynamic else ("?",) * x.ndim, "f32")
+                  for x in (a, b, want))
     program = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
                f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
                f"  return %r : {tr}\n}}\n")
     got = run_kiln(program, [a, b], extra_args=["--tf32"])[0][0]
     assert np.all(np.abs(got - want) <= bound + 1e-6)
-    assert got.flat[0] == 1.0  # a[0,0] * b[0,0] with a[0,0] rounded to tf32
+    f32 = dynamic and b_shape[-1] % 2  # the SIMT kernel
+    # a[0,0] * b[0,0] with a[0,0] rounded to tf32, or exact
+    assert got.flat[0] == (np.float32(1 + 2.0**-15) if f32 else 1.0)
 
 
 # More than 1024 outputs with short rows: the CPU splits the loop nest into

@@ -90,20 +90,22 @@ inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
       loc, launchIf, blocks, mlir::arith::ConstantIndexOp::create(b, loc, 0));
 }
 
-/// Whether the warpgroup kernel takes this matmul: f16 or bf16 where
-/// fitsMmaMatmul holds, B's rows whole 16-byte copies and B not gathered.
-/// Sizes known only at run time are left to wgmmaMisfitAtRunTime.
-bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op);
+/// Whether the warpgroup kernel takes this matmul: f16 or bf16 (f32 too
+/// when `tf32`) where fitsMmaMatmul holds, B not gathered, a 16-bit B's
+/// rows whole 16-byte copies, a tf32 C's rows even. Sizes known only at
+/// run time are left to wgmmaMisfitAtRunTime.
+bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
 /// On the host before `op`, an index that is 0 where its sizes suit TMA
-/// at run time (rows of A and B whole 16-byte units, K not empty) and
-/// positive where not. A constant where they are static.
+/// at run time (rows of A and B whole 16-byte units, K not empty; a tf32
+/// C's rows even) and positive where not. A constant where they are static.
 mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::linalg::LinalgOp op);
 
 /// Builds the Hopper kernel of `op` (wgmma from 128-byte-swizzled shared
 /// memory filled by TMA `stages` deep; sm_90a) before it, launched where
-/// `launchIf` holds (gridWhere). Static or run-time sizes.
+/// `launchIf` holds (gridWhere). Static or run-time sizes; f32 inputs as
+/// tf32, B copied transposed first.
 mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      const CudaWgmmaMatmulTunables &tiling,
                                      int64_t maxSharedBytes, const MatmulFusion &fused,

@@ -328,7 +328,7 @@ struct KilnCudaTileMatmulPass
   LogicalResult replace(linalg::LinalgOp op) {
     bool sized = hasStaticShapes(op);
     Value c = op.getDpsInits()[0];
-    if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op))
+    if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op, tf32))
       return replaceByWgmma(op, sized);
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
@@ -352,7 +352,8 @@ struct KilnCudaTileMatmulPass
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
-    if (auto tuned = sized ? kiln::tunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace())
+    if (auto tuned = sized ? kiln::tunedMatmulConfig(
+                                 op, kiln::CudaWgmmaMatmulTunables::tuneSpace(), tf32)
                            : std::nullopt)
       tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
     // The wgmma kernel fuses no epilogue of a batched matmul.

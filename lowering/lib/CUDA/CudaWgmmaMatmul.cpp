@@ -1,6 +1,7 @@
 //===- CudaWgmmaMatmul.cpp - the Hopper (sm_90a) matmul kernel ------------===//
 //
-// f16/bf16 matmuls with f32 accumulation on warpgroup MMA, fed by TMA. A
+// f16/bf16 (and f32 as tf32) matmuls with f32 accumulation on warpgroup
+// MMA, fed by TMA. A
 // block of three warpgroups owns 128 x tileN outputs: warpgroup 0 is the
 // producer, whose one thread issues the TMA copies of each K step (64
 // elements, 128 bytes of A's row) into `stages` shared-memory buffers;
@@ -18,8 +19,11 @@
 //
 // Both operands use the 128-byte swizzle, which TMA writes and wgmma reads
 // (16-byte chunk c of a 128-byte row r at chunk c ^ (r % 8)): A as 128
-// rows of 64 K (K-major, one box), B as tileN/64 blocks of 64 K rows x 64
-// columns (N-major, which wgmma transposes; one box each). TMA zero-fills
+// rows of a K step (128 bytes: 64 16-bit K, 32 tf32; K-major, one box), B
+// as tileN/64 blocks of 64 K rows x 64 columns (N-major, which wgmma
+// transposes; one box each). wgmma transposes 16-bit operands only: a tf32
+// matmul first copies B transposed (transposedCopy) and reads it K-major
+// as A, tileN rows of a K step (one box). TMA zero-fills
 // what lies outside the matrices (the M, N and K edges); the store masks
 // the edges and runs an elementwise consumer of C (bias, activation) as
 // the mma.sync kernel does, from the same fragment layout. The tensor maps
@@ -49,8 +53,8 @@ constexpr int64_t kTileM = 128, kWarpgroupM = 64, kWarpgroup = 128;
 constexpr int64_t kThreads = 3 * kWarpgroup; // producer + two consumers
 constexpr int64_t kConsumerWarps = 8;
 constexpr int64_t kRowBytes = CudaWgmmaMatmulTunables::kStepBytes; // a swizzled row
-constexpr int64_t kBlockN = 64; // columns of B in one swizzled block (one box)
-constexpr int64_t kMmaK = 16;   // K of one wgmma (16-bit inputs)
+constexpr int64_t kBlockN = 64; // columns of an N-major B in one swizzled block (one box)
+constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32
 // Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
 constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
 // How long a thread waiting on an mbarrier may sleep before it looks
@@ -114,12 +118,17 @@ struct Problem {
   Value m, n, steps;          // host index values: constants or run-time sizes
   int64_t tileN;
   Type element;
-  int64_t stepK() const { return kRowBytes / (element.getIntOrFloatBitWidth() / 8); }
+  int64_t bytes() const { return element.getIntOrFloatBitWidth() / 8; }
+  int64_t stepK() const { return kRowBytes / bytes(); }
+  int64_t mmaK() const { return kMmaKBytes / bytes(); }
+  /// tf32: B is read K-major (a transposed copy), 16-bit types N-major.
+  bool kMajorB() const { return element.isF32(); }
 };
 
 /// The producer thread's loop: per K step, wait until the consumers freed
 /// the stage, arm its `full` barrier with the stage's bytes and issue the
-/// TMA copies of A's 128 x stepK box and B's tileN/64 stepK x 64 boxes.
+/// TMA copies of A's 128 x stepK box and B's tileN/64 stepK x 64 boxes
+/// (K-major B: one tileN x stepK box).
 void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value aStart,
              Value bStart, Value fullStart, Value emptyStart, Value row0, Value col0) {
   IndexBuilder ib{b, loc};
@@ -152,32 +161,109 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
   };
   Value k0 = x.mul(step, p.stepK());
   load(p.aMap, p.aBatched, x.add(aStart, x.mul(stage, aStageBytes)), k0, row0);
+  if (p.kMajorB()) {
+    load(p.bMap, p.bBatched, x.add(bStart, x.mul(stage, bStageBytes)), k0, col0);
+    return;
+  }
   for (int64_t j = 0; j < p.tileN / kBlockN; ++j)
     load(p.bMap, p.bBatched,
          x.add(bStart, x.add(x.mul(stage, bStageBytes), j * kBlockN * kRowBytes)),
          x.add(col0, j * kBlockN), k0);
 }
 
+/// A new buffer holding `matrix` ([batch,] K, N) transposed ([batch,] N,
+/// K), copied on the GPU where `launchIf` holds (gridWhere): 32 x 32 tiles
+/// through workgroup memory, so that both the reads of rows of `matrix` and
+/// the writes of rows of the copy are coalesced; a padding column keeps
+/// the tile's column reads free of bank conflicts.
+Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
+  constexpr int64_t kTile = 32, kRowsPerPass = 8;
+  auto type = cast<MemRefType>(matrix.getType());
+  const int64_t rank = type.getRank();
+  IndexBuilder x{b, loc};
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(b.createOrFold<memref::DimOp>(loc, matrix, d));
+  std::swap(sizes[rank - 1], sizes[rank - 2]);
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[rank - 1], shape[rank - 2]);
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (ShapedType::isDynamic(shape[d]))
+      dynamicSizes.push_back(sizes[d]);
+  Value copy = memref::AllocOp::create(b, loc, MemRefType::get(shape, type.getElementType()),
+                                       dynamicSizes);
+  Value n = sizes[rank - 2], k = sizes[rank - 1];
+  auto ceilDiv = [&](Value v) { return b.createOrFold<arith::CeilDivSIOp>(loc, v, x.c(kTile)); };
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Type tileType = MemRefType::get({kTile, kTile + 1}, type.getElementType(), AffineMap(),
+                                  workgroup);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridWhere(b, loc, launchIf, ceilDiv(n)), ceilDiv(k), rank == 3 ? sizes[0] : x.c(1),
+      x.c(kTile), x.c(kRowsPerPass), x.c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, TypeRange{tileType});
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  IndexBuilder t{kb, loc};
+  Value tile = launch.getWorkgroupAttributions()[0];
+  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
+  Value batch = rank == 3 ? block.z : Value();
+  Value n0 = t.mul(block.x, kTile), k0 = t.mul(block.y, kTile);
+  // One pass over the tile: element (r, c) of it, for r = thread.y + 8i,
+  // c = thread.x, is element (row0 + r, col0 + c) of `from`, stored where
+  // `inside` holds.
+  auto passes = [&](Value rows, Value cols, Value row0, Value col0,
+                    function_ref<void(OpBuilder &, Value, Value, Value, Value)> move) {
+    for (int64_t i = 0; i < kTile / kRowsPerPass; ++i) {
+      Value r = t.add(thread.y, i * kRowsPerPass);
+      Value row = t.add(row0, r), col = t.add(col0, thread.x);
+      scf::IfOp::create(kb, loc, t.both(t.lt(row, rows), t.lt(col, cols)),
+                        [&](OpBuilder &ib, Location) {
+                          move(ib, r, thread.x, row, col);
+                          scf::YieldOp::create(ib, loc);
+                        });
+    }
+  };
+  passes(k, n, k0, n0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+    Value v = memref::LoadOp::create(ib, loc, matrix, matrixIndices(matrix, batch, row, col));
+    memref::StoreOp::create(ib, loc, v, tile, ValueRange{r, c});
+  });
+  gpu::BarrierOp::create(kb, loc);
+  passes(n, k, n0, k0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+    Value v = memref::LoadOp::create(ib, loc, tile, ValueRange{c, r});
+    memref::StoreOp::create(ib, loc, v, copy, matrixIndices(copy, batch, row, col));
+  });
+  gpu::TerminatorOp::create(kb, loc);
+  b.setInsertionPointAfter(launch);
+  return copy;
+}
+
 } // namespace
 
-bool fitsWgmmaMatmul(linalg::LinalgOp op) {
+bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
   Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
-  // B's rows are whole 16-byte copies here (TMA's strides; a run-time row
-  // length is checked at run time: wgmmaMisfitAtRunTime); conv's im2col
-  // stays on mma.sync, which reads the patches in place (implicit GEMM).
-  // A and B start on 16 bytes for TMA.
+  const bool halves = element.isF16() || element.isBF16();
+  const int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  // A 16-bit B's rows are whole 16-byte copies here (TMA's strides; a
+  // run-time row length is checked at run time: wgmmaMisfitAtRunTime); a
+  // tf32 B is copied (transposedCopy). conv's im2col stays on mma.sync,
+  // which reads the patches in place (implicit GEMM). What TMA reads
+  // starts on 16 bytes.
   Value b = op.getDpsInputs()[1];
   int64_t bRow = cast<MemRefType>(b.getType()).getShape().back();
   auto startsAligned = [&](Value v) {
     SmallVector<int64_t> strides;
     int64_t offset;
     return succeeded(cast<MemRefType>(v.getType()).getStridesAndOffset(strides, offset)) &&
-           !ShapedType::isDynamic(offset) && offset * 2 % 16 == 0;
+           !ShapedType::isDynamic(offset) && offset * bytes % 16 == 0;
   };
-  return (element.isF16() || element.isBF16()) && fitsMmaMatmul(op, /*tf32=*/false) &&
-         (ShapedType::isDynamic(bRow) || bRow % 8 == 0) &&
-         !findGatheredOperand(op, b) && startsAligned(op.getDpsInputs()[0]) &&
-         startsAligned(b);
+  if (!(halves || (tf32 && element.isF32())) || !fitsMmaMatmul(op, tf32) ||
+      findGatheredOperand(op, b) || !startsAligned(op.getDpsInputs()[0]))
+    return false;
+  if (!halves) {
+    int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
+    return ShapedType::isDynamic(cRow) || cRow % 2 == 0;
+  }
+  return (ShapedType::isDynamic(bRow) || bRow % 8 == 0) && startsAligned(b);
 }
 
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
@@ -188,8 +274,12 @@ Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   // Rows of A and B whole 16-byte units (TMA's strides); no empty K (TMA
   // takes no empty dim). Index arithmetic only, as the GPU plan evaluates
   // it on the host (signed).
-  Value rest = b.createOrFold<arith::AddIOp>(loc, b.createOrFold<arith::RemSIOp>(loc, k, x.c(8)),
-                                            b.createOrFold<arith::RemSIOp>(loc, n, x.c(8)));
+  // A tf32 B is a transposed copy, its rows K long; C's rows stay even (the
+  // accumulator's pairs).
+  const int64_t bytes = cast<MemRefType>(a.getType()).getElementTypeBitWidth() / 8;
+  Value rest = b.createOrFold<arith::AddIOp>(
+      loc, b.createOrFold<arith::RemSIOp>(loc, k, x.c(16 / bytes)),
+      b.createOrFold<arith::RemSIOp>(loc, n, x.c(bytes == 4 ? 2 : 8)));
   Value noK = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, k, x.c(0));
   return b.createOrFold<arith::AddIOp>(
       loc, rest, b.createOrFold<arith::SelectOp>(loc, noK, x.c(1), x.c(0)));
@@ -232,7 +322,8 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   p.n = sizeOf(p.c, cRank - 1);
   p.steps = ceilDiv(sizeOf(a, cast<MemRefType>(a.getType()).getRank() - 1), stepK);
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
-  p.bMap = tensorMap(b, loc, bm, stepK, kBlockN);
+  p.bMap = p.kMajorB() ? tensorMap(b, loc, transposedCopy(b, loc, bm, launchIf), tileN, stepK)
+                       : tensorMap(b, loc, bm, stepK, kBlockN);
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
   Value numTilesM = ceilDiv(p.m, kTileM), numTilesN = ceilDiv(p.n, tileN);
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
@@ -306,13 +397,18 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   };
   Value aDescriptor = descriptor(kb.add(aStart, kb.mul(consumer, kWarpgroupM * kRowBytes)),
                                  descriptorBits(16, 8 * kRowBytes));
-  Value bDescriptor = descriptor(bStart, descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
+  Value bDescriptor = descriptor(bStart, p.kMajorB() ? descriptorBits(16, 8 * kRowBytes)
+                                                    : descriptorBits(stepK * kRowBytes,
+                                                                     8 * kRowBytes));
 
   Type f32 = b.getF32Type();
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, f32));
   Value zeros = LLVM::ZeroOp::create(b, loc, accType);
-  auto wgmmaType = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto wgmmaType = element.isBF16()  ? NVVM::WGMMATypes::bf16
+                   : element.isF16() ? NVVM::WGMMATypes::f16
+                                     : NVVM::WGMMATypes::tf32;
+  const int64_t mmaK = p.mmaK();
   Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
   auto loop = scf::ForOp::create(
       b, loc, kb.c(0), p.steps, kb.c(1), ValueRange{zeros},
@@ -333,16 +429,19 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
         };
         NVVM::WgmmaFenceAlignedOp::create(lb, l);
         Value sum = acc[0];
-        for (int64_t kk = 0; kk < stepK / kMmaK; ++kk) {
-          // A: 16 K are 32 bytes along the swizzled row; B: 16 K rows.
-          Value aAt = offset(aDescriptor, aStageBytes, kk * kMmaK * 2);
-          Value bAt = offset(bDescriptor, bStageBytes, kk * kMmaK * kRowBytes);
+        for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
+          // One wgmma's K: 32 bytes along a K-major swizzled row (A, a
+          // tf32 B), mmaK rows of an N-major B.
+          Value aAt = offset(aDescriptor, aStageBytes, kk * kMmaKBytes);
+          Value bAt = offset(bDescriptor, bStageBytes,
+                             p.kMajorB() ? kk * kMmaKBytes : kk * mmaK * kRowBytes);
           sum = NVVM::WgmmaMmaAsyncOp::create(
-              lb, l, accType, sum, aAt, bAt, NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, kMmaK),
+              lb, l, accType, sum, aAt, bAt, NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, mmaK),
               wgmmaType, wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
               NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
               NVVM::MMALayout::row, // A K-major
-              NVVM::MMALayout::row, // B N-major: transposed by wgmma
+              // B K-major (col), or N-major (row): transposed by wgmma.
+              p.kMajorB() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
               /*satfinite=*/nullptr);
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);

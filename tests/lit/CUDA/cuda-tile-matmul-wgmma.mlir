@@ -4,6 +4,7 @@
 // RUN: not kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 wgmma=1 wgmma-tile-n=192" 2>&1 | FileCheck %s --check-prefix=BAD-TILE
 // Without wgmma (sm_80, or KILN_CUDA_WGMMA=0) the same matmul takes mma.sync.
 // RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1" | FileCheck %s --check-prefix=MMA
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 wgmma=1 tf32=1 wgmma-tile-n=128 wgmma-stages=3" | FileCheck %s --check-prefix=TF32
 
 // bf16 300x72 * 72x264: tensor maps of A (boxes of 128 x 64) and B (64 x
 // 64) made on the host and passed as pointers; 3x3 blocks of 128x128
@@ -100,10 +101,29 @@ func.func @f16_batched(%a: memref<2x130x40xf16>, %b: memref<2x40x136xf16>, %c: m
   return
 }
 
-// f32 stays off wgmma (tf32 takes mma.sync when asked).
+// f32 stays off wgmma unless tf32 is asked for. wgmma reads a tf32 B
+// K-major only: B is first copied transposed (32 x 32 tiles through padded
+// workgroup memory, 32 x 8 threads) into a new 128 x 64 buffer, whose
+// tensor map's box is a tile of 128 rows x 32 K (128 bytes); the wgmma
+// reads it K-major (col), 8 K at a time, 4 per 32-element K step.
 // CHECK-LABEL: func @f32
 // CHECK-NOT: nvvm.wgmma
 // CHECK: return
+// TF32-LABEL: func @f32
+// TF32: nvgpu.tma.create.descriptor {{.*}} -> <tensor = memref<128x32xf32, 3>
+// TF32: %[[COPY:.*]] = memref.alloc() : memref<128x64xf32>
+// TF32: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32{{.*}}, {{.*}} = %c8{{.*}}) workgroup(%[[TILE:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// TF32: memref.load %arg1
+// TF32: memref.store {{.*}}, %[[TILE]]
+// TF32: gpu.barrier
+// TF32: memref.load %[[TILE]]
+// TF32: memref.store {{.*}}, %[[COPY]]
+// TF32: %[[CAST:.*]] = memref.cast %[[COPY]]
+// TF32: nvgpu.tma.create.descriptor %[[CAST]] {{.*}} -> <tensor = memref<128x32xf32, 3>
+// TF32: threads({{.*}}) in ({{.*}} = %c384
+// TF32-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// TF32-NOT: nvvm.wgmma.mma_async
+// TF32: return
 func.func @f32(%a: memref<256x64xf32>, %b: memref<64x128xf32>, %c: memref<256x128xf32>) {
   linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x128xf32>) outs(%c : memref<256x128xf32>)
   return
