@@ -291,6 +291,8 @@ public:
   /// An elementwise op over the row, writing its output in place.
   void addElementwise(linalg::GenericOp op) {
     wrote(op.getDpsInits()[0]);
+    producers[rootOf(op.getDpsInits()[0])] = {
+        OwningOpRef<linalg::GenericOp>(cast<linalg::GenericOp>(op->clone())), stages};
     OpBuilder b = beginStage();
     int64_t width = vectorWidth(op);
     Value out = op.getDpsInits()[0];
@@ -601,7 +603,9 @@ private:
                   : row;
       } else if (chunk.index < 0 ||
                  (writtenAt != lastWrite.end() && writtenAt->second == stages - 1)) {
-        v = fromMemory();
+        v = alongRow && chunk.index < 0 ? recomputed(b, in->get(), map, j, width) : Value();
+        if (!v)
+          v = fromMemory();
       } else {
         Value &cached = loaded[{in->get(), map, alongRow ? chunk.index : -1, width}];
         if (!cached)
@@ -611,6 +615,36 @@ private:
       mapping.map(op.getBody()->getArgument(i), v);
     }
     return mapping;
+  }
+
+  /// Element `j` of the row of `buffer` (read through `map`) in a loop over
+  /// a row's tail, computed again from the inputs of the elementwise stage
+  /// of this kernel that wrote it, where that stage may run again: it wrote
+  /// `buffer` itself in the same order and width, and nothing since wrote
+  /// its inputs or its output. Null where not. A tail then reads the
+  /// kernel's inputs again (or a reduction's value, kept in registers)
+  /// instead of a temporary written for it: a row too long for registers
+  /// (a layer_norm's centred f32 row) no longer needs a buffer as large as
+  /// the input (eraseUnreadStores drops it), nor its round trip to memory.
+  Value recomputed(OpBuilder &b, Value buffer, AffineMap map, Value j, int64_t width) {
+    Value root = rootOf(buffer);
+    auto producer = producers.find(root);
+    if (producer == producers.end() || !map.isIdentity())
+      return {};
+    linalg::GenericOp op = *producer->second.op;
+    int stage = producer->second.stage;
+    if (op.getDpsInits()[0] != buffer || lastWrite.lookup(root) != stage ||
+        vectorWidth(op) != width)
+      return {};
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      Value inRoot = rootOf(in->get());
+      auto writtenAt = lastWrite.find(inRoot);
+      if (inRoot == root || (writtenAt != lastWrite.end() && writtenAt->second > stage))
+        return {};
+    }
+    IRMapping mapping = loadInputs(b, op, j, width, Chunk{});
+    kiln::cloneBody(b, loc, *op.getBody(), mapping, width);
+    return mapping.lookup(op.getBody()->getTerminator()->getOperand(0));
   }
 
   /// for (j = start; j < length; j += blockSize * w) with an optional carry.
@@ -646,6 +680,13 @@ private:
   /// A row's one value of a buffer that every thread holds (a fill's value,
   /// a reduction's result).
   llvm::DenseMap<Value, Value> rowValues;
+  /// The elementwise stages: the buffer each wrote (its root) -> a copy of
+  /// the op (the original is erased) and the stage number it wrote at.
+  struct Producer {
+    OwningOpRef<linalg::GenericOp> op;
+    int stage;
+  };
+  llvm::DenseMap<Value, Producer> producers;
   gpu::BarrierOp barrier;             // the current stage's, until endStage
   SmallVector<Access> stageAccesses;  // the current stage's
   SmallVector<Access> sinceBarrier;   // earlier stages' since the last barrier

@@ -113,6 +113,61 @@ func.func @softmax(%x: memref<8x16384xf32>, %out: memref<8x16384xf32>) {
 
 // -----
 
+// layer_norm's rows, too long for registers (20000 f32 over 256 threads):
+// every stage loops over the row. The centred row (x - mean), which the
+// variance and the output read, is computed again from x in their loops
+// instead of going through a temporary as large as x, which goes.
+// CHECK-LABEL: func @centred_long_rows
+// CHECK-NOT: memref.alloc() : memref<4x20000xf32>
+// CHECK: gpu.launch
+// CHECK: gpu.all_reduce add
+// CHECK: scf.for
+// CHECK: vector.load %arg0
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: gpu.all_reduce add
+// CHECK: scf.for
+// CHECK: vector.load %arg0
+// CHECK: arith.subf
+// CHECK: vector.store {{.*}}, %arg1
+// CHECK-NOT: memref.alloc() : memref<4x20000xf32>
+func.func @centred_long_rows(%x: memref<4x20000xf32>, %out: memref<4x20000xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 2.0e+04 : f32
+  %mean = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%mean : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x20000xf32>) outs(%mean : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.addf %a, %acc fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  %c = memref.alloc() : memref<4x20000xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %mean : memref<4x20000xf32>, memref<4xf32>) outs(%c : memref<4x20000xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %a, %0 : f32
+    linalg.yield %1 : f32
+  }
+  %var = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%var : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%c : memref<4x20000xf32>) outs(%var : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.mulf %a, %a : f32
+    %1 = arith.addf %0, %acc fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c, %var : memref<4x20000xf32>, memref<4xf32>) outs(%out : memref<4x20000xf32>) {
+  ^bb0(%a: f32, %v: f32, %o: f32):
+    %0 = arith.divf %v, %n : f32
+    %1 = math.rsqrt %0 : f32
+    %2 = arith.mulf %a, %1 : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
 // A stage that would read another row of what an earlier stage wrote stays
 // out of the kernel (other blocks write other rows).
 // CHECK-LABEL: func @other_row
