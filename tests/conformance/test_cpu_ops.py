@@ -565,23 +565,28 @@ def test_layer_norm_and_rms_norm(dtype):
 
 # GPU row kernels keep a row of up to 32 elements per thread in registers
 # (256 threads, 4 lanes: up to 8192 f32), read once: rows of whole chunks,
-# a last chunk cut by the row's end (1100, and 333 scalar), and a row that
-# loops instead (16384).
-@pytest.mark.parametrize("length", [333, 1100, 2048, 8192, 16384])
-def test_row_kernels_over_rows_kept_in_registers(length):
-    x, w, b = rand((3, length), np.float32, -5, 5), rand((length,), np.float32), rand((length,), np.float32)
+# a last chunk cut by the row's end (1100, and 333 scalar), and rows that
+# loop instead (16384, 20000), whose loops compute an earlier stage's
+# values again (f16: the widened row, then the centred one) rather than
+# reading them from a temporary.
+@pytest.mark.parametrize("length,dtype", [(333, np.float32), (1100, np.float32),
+                                          (2048, np.float32), (8192, np.float32),
+                                          (16384, np.float32), (20000, np.float16)])
+def test_row_kernels_over_rows_kept_in_registers(length, dtype):
+    x = rand((3, length), np.float32, -5, 5).astype(dtype)
+    w, b = rand((length,), np.float32).astype(dtype), rand((length,), np.float32).astype(dtype)
     t = tensor_type(x.shape, x.dtype)
     xd, wd, bd = (v.astype(np.float64) for v in (x, w, b))
-    check(movement(x, f"kiln.softmax %a0 {{{{dim = 1}}}} : {{t}}", x.shape), softmax(xd, 1), np.float32)
+    check(movement(x, f"kiln.softmax %a0 {{{{dim = 1}}}} : {{t}}", x.shape), softmax(xd, 1), dtype)
     check(movement(x, f"kiln.log_softmax %a0 {{{{dim = 1}}}} : {{t}}", x.shape),
-          np.log(softmax(xd, 1)), np.float32)
+          np.log(softmax(xd, 1)), dtype)
     ts = [t, tensor_type(w.shape, w.dtype), tensor_type(b.shape, b.dtype)]
     mean, var = xd.mean(-1, keepdims=True), xd.var(-1, keepdims=True)
     got = run_op([x, w, b], f"kiln.layer_norm %a0, %a1, %a2 {{eps = 1.0e-5 : f64}} : "
                             f"({', '.join(ts)}) -> {t}", t)
-    check(got, (xd - mean) / np.sqrt(var + 1e-5) * wd + bd, np.float32)
+    check(got, (xd - mean) / np.sqrt(var + 1e-5) * wd + bd, dtype)
     got = run_op([x, w], f"kiln.rms_norm %a0, %a1 {{eps = 1.0e-6 : f64}} : ({t}, {ts[1]}) -> {t}", t)
-    check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, np.float32)
+    check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, dtype)
 
 
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
