@@ -291,10 +291,10 @@ public:
   /// An elementwise op over the row, writing its output in place.
   void addElementwise(linalg::GenericOp op) {
     wrote(op.getDpsInits()[0]);
-    producers[rootOf(op.getDpsInits()[0])] = {
-        OwningOpRef<linalg::GenericOp>(cast<linalg::GenericOp>(op->clone())), stages};
-    OpBuilder b = beginStage();
     int64_t width = vectorWidth(op);
+    producers[rootOf(op.getDpsInits()[0])] = {
+        OwningOpRef<linalg::GenericOp>(cast<linalg::GenericOp>(op->clone())), stages, width};
+    OpBuilder b = beginStage();
     Value out = op.getDpsInits()[0];
     forEachChunk(b, op, width, nullptr, [&](OpBuilder &lb, Value j, Chunk chunk, Value) {
       IRMapping mapping = loadInputs(lb, op, j, width, chunk);
@@ -634,7 +634,7 @@ private:
     linalg::GenericOp op = *producer->second.op;
     int stage = producer->second.stage;
     if (op.getDpsInits()[0] != buffer || lastWrite.lookup(root) != stage ||
-        vectorWidth(op) != width)
+        producer->second.width != width)
       return {};
     for (OpOperand *in : op.getDpsInputOperands()) {
       Value inRoot = rootOf(in->get());
@@ -681,10 +681,12 @@ private:
   /// a reduction's result).
   llvm::DenseMap<Value, Value> rowValues;
   /// The elementwise stages: the buffer each wrote (its root) -> a copy of
-  /// the op (the original is erased) and the stage number it wrote at.
+  /// the op (the original is erased), the stage number it wrote at and its
+  /// vector width.
   struct Producer {
     OwningOpRef<linalg::GenericOp> op;
     int stage;
+    int64_t width;
   };
   llvm::DenseMap<Value, Producer> producers;
   gpu::BarrierOp barrier;             // the current stage's, until endStage
