@@ -1,8 +1,8 @@
 //===- CudaWgmmaMatmul.cpp - the Hopper (sm_90a) matmul kernel ------------===//
 //
 // f16/bf16 (and f32 as tf32) matmuls with f32 accumulation on warpgroup
-// MMA, fed by TMA. A
-// block of three warpgroups owns 128 x tileN outputs: warpgroup 0 is the
+// MMA, fed by TMA. A block of three warpgroups owns 128 x tileN outputs:
+// warpgroup 0 is the
 // producer, whose one thread issues the TMA copies of each K step (64
 // elements, 128 bytes of A's row) into `stages` shared-memory buffers;
 // warpgroups 1 and 2 are the consumers, each 64 x tileN outputs held in
@@ -208,9 +208,9 @@ Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
   gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
   Value batch = rank == 3 ? block.z : Value();
   Value n0 = t.mul(block.x, kTile), k0 = t.mul(block.y, kTile);
-  // One pass over the tile: element (r, c) of it, for r = thread.y + 8i,
-  // c = thread.x, is element (row0 + r, col0 + c) of `from`, stored where
-  // `inside` holds.
+  // Four passes over a tile of a rows x cols matrix: `move` takes element
+  // (r, c) of the tile, r = thread.y + 8i and c = thread.x, which is its
+  // element (row0 + r, col0 + c), where that lies inside the matrix.
   auto passes = [&](Value rows, Value cols, Value row0, Value col0,
                     function_ref<void(OpBuilder &, Value, Value, Value, Value)> move) {
     for (int64_t i = 0; i < kTile / kRowsPerPass; ++i) {
