@@ -2,10 +2,10 @@
 //
 // f16/bf16 (and f32 as tf32) matmuls with f32 accumulation on warpgroup
 // MMA, fed by TMA. A block of three warpgroups owns 128 x tileN outputs:
-// warpgroup 0 is the
-// producer, whose one thread issues the TMA copies of each K step (64
-// elements, 128 bytes of A's row) into `stages` shared-memory buffers;
-// warpgroups 1 and 2 are the consumers, each 64 x tileN outputs held in
+// warpgroup 0 is the producer, whose one thread issues the TMA copies of
+// each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32) into
+// `stages` shared-memory buffers; warpgroups 1 and 2 are the consumers,
+// each 64 x tileN outputs held in
 // registers as one wgmma accumulator, read by wgmma straight from shared
 // memory through matrix descriptors (no thread loads fragments).
 // setmaxnreg moves registers from the producer to the consumers.
