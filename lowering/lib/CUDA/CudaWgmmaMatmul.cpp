@@ -5,10 +5,10 @@
 // warpgroup 0 is the producer, whose one thread issues the TMA copies of
 // each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32) into
 // `stages` shared-memory buffers; warpgroups 1 and 2 are the consumers,
-// each 64 x tileN outputs held in
-// registers as one wgmma accumulator, read by wgmma straight from shared
-// memory through matrix descriptors (no thread loads fragments).
-// setmaxnreg moves registers from the producer to the consumers.
+// each 64 x tileN outputs held in registers as one wgmma accumulator, read
+// by wgmma straight from shared memory through matrix descriptors (no
+// thread loads fragments). setmaxnreg moves registers from the producer to
+// the consumers.
 //
 // Each stage has two mbarriers: `full`, which the producer arms with the
 // stage's bytes (expect_tx) and TMA completes, and `empty`, on which every
