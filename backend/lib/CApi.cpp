@@ -67,11 +67,12 @@ template <typename T> kiln_status check(const Expected<T> &result) {
   return result ? ok() : fromError(result.error());
 }
 
-bool validDtype(kiln_dtype d) { return d >= KILN_F64 && d <= KILN_BOOL; }
+bool validDtype(kiln_dtype d) { return d >= KILN_F64 && d <= KILN_F8E5M2; }
 static_assert(static_cast<int>(DType::F64) == KILN_F64 &&
                   static_cast<int>(DType::BF16) == KILN_BF16 &&
                   static_cast<int>(DType::U64) == KILN_U64 &&
-                  static_cast<int>(DType::Bool) == KILN_BOOL,
+                  static_cast<int>(DType::Bool) == KILN_BOOL &&
+                  static_cast<int>(DType::F8E5M2) == KILN_F8E5M2,
               "kiln_dtype follows DType's order");
 DType toDType(kiln_dtype d) { return static_cast<DType>(d); }
 
@@ -80,7 +81,7 @@ ElementType toElementType(kiln_dtype d) {
       ElementType::F64, ElementType::F32, ElementType::F16, ElementType::BF16,
       ElementType::I8,  ElementType::I16, ElementType::I32, ElementType::I64,
       ElementType::U8,  ElementType::U16, ElementType::U32, ElementType::U64,
-      ElementType::Bool};
+      ElementType::Bool, ElementType::F8E4M3, ElementType::F8E5M2};
   return map[d];
 }
 

@@ -38,12 +38,13 @@ typedef struct kiln_status {
   const char *message; /* "" for KILN_OK */
 } kiln_status;
 
-/* Element types (bool is stored as one byte). */
+/* Element types (bool is stored as one byte; the f8 formats, one byte
+   each, are storage types that kernels compute on in f32). */
 typedef enum kiln_dtype {
   KILN_F64, KILN_F32, KILN_F16, KILN_BF16,
   KILN_I8, KILN_I16, KILN_I32, KILN_I64,
   KILN_U8, KILN_U16, KILN_U32, KILN_U64,
-  KILN_BOOL,
+  KILN_BOOL, KILN_F8E4M3FN, KILN_F8E5M2,
 } kiln_dtype;
 
 typedef struct kiln_backend kiln_backend;

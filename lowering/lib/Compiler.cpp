@@ -39,6 +39,8 @@ std::optional<DType> dtypeOf(Type t) {
   if (t.isF32()) return DType::F32;
   if (t.isF16()) return DType::F16;
   if (t.isBF16()) return DType::BF16;
+  if (isa<Float8E4M3FNType>(t)) return DType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(t)) return DType::F8E5M2;
   auto i = dyn_cast<IntegerType>(t);
   if (!i)
     return std::nullopt;

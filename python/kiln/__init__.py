@@ -63,10 +63,12 @@ def backend(device="cpu"):
 
 
 def tensor(data, device="cpu", dtype=None):
-    """A kiln tensor with a copy of `data` (array-like) on `device`; dtype
-    bfloat16, which NumPy lacks, is cast from float32 on the device."""
-    if dtype in ("bfloat16", "bf16"):
-        return tensor(_np.asarray(data, dtype=_np.float32), device).astype("bfloat16")
+    """A kiln tensor with a copy of `data` (array-like) on `device`; dtypes
+    NumPy lacks (bfloat16, float8_e4m3fn, float8_e5m2) are cast from
+    float32 on the device."""
+    if dtype in ("bfloat16", "bf16", "float8_e4m3fn", "float8_e5m2"):
+        narrow = "bfloat16" if dtype == "bf16" else dtype
+        return tensor(_np.asarray(data, dtype=_np.float32), device).astype(narrow)
     array = _np.asarray(data, dtype=dtype, order="C")  # ascontiguousarray makes 0-d 1-d
     if array.dtype == _np.float64 and dtype is None and not isinstance(data, _np.ndarray):
         array = array.astype(_np.float32)  # Python floats: float32, as torch

@@ -168,8 +168,12 @@ def where(condition, x1, x2):
 
 # -- generators ---------------------------------------------------------------
 
+# kiln's dtypes that NumPy lacks, by name.
+_NON_NUMPY_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
 def _dtype_name(dtype):
-    return dtype if dtype == "bfloat16" else _np.dtype(dtype).name
+    return dtype if dtype in _NON_NUMPY_DTYPES else _np.dtype(dtype).name
 
 
 @_op("fill", "full")

@@ -43,6 +43,9 @@ DLDataType dlType(DType type) {
     return {kDLUInt, bits, 1};
   case DType::Bool:
     return {kDLBoolCode, 8, 1};
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    break; // DLPack 0.6 has no f8 codes
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -86,6 +89,10 @@ py::capsule exportTensor(const Tensor &tensor, py::object stream) {
       stream.cast<int64_t>() == 0)
     throw py::buffer_error("__dlpack__: stream 0 is ambiguous on CUDA (the array API "
                            "disallows it); use 1 for the legacy default stream");
+  if (isFloat8DType(tensor.dtype()))
+    throw py::buffer_error("__dlpack__: DLPack 0.6 has no " +
+                           std::string(dtypeName(tensor.dtype())) +
+                           " type; cast the tensor to float32 or bfloat16 first");
   uint64_t address = unwrap(backendOf(tensor.device())->dataAddress(tensor));
   auto owned = std::make_unique<Export>();
   owned->tensor = tensor;

@@ -28,7 +28,8 @@ constexpr DTypeName kNames[] = {
     {DType::BF16, "bfloat16"}, {DType::I8, "int8"},   {DType::I16, "int16"},
     {DType::I32, "int32"},   {DType::I64, "int64"},   {DType::U8, "uint8"},
     {DType::U16, "uint16"},  {DType::U32, "uint32"},  {DType::U64, "uint64"},
-    {DType::Bool, "bool"},
+    {DType::Bool, "bool"},   {DType::F8E4M3FN, "float8_e4m3fn"},
+    {DType::F8E5M2, "float8_e5m2"},
 };
 
 struct ElementName {
@@ -81,9 +82,10 @@ HostTensor hostTensor(const py::array &array) {
 }
 
 py::array toNumpy(const Tensor &tensor) {
-  if (tensor.dtype() == DType::BF16)
+  if (tensor.dtype() == DType::BF16 || isFloat8DType(tensor.dtype()))
     throw KilnException{{ErrorKind::Unsupported,
-                         "numpy has no bfloat16: cast the tensor to float32 first"}};
+                         "numpy has no " + std::string(numpyName(tensor.dtype())) +
+                             ": cast the tensor to float32 first"}};
   auto host = std::make_unique<HostTensor>(unwrap(backendOf(tensor.device())->download(tensor)));
   py::dtype dtype = py::dtype::from_args(py::str(std::string(numpyName(tensor.dtype()))));
   void *data = host->data.data();
@@ -349,7 +351,8 @@ DType dtypeFromNumpyName(std::string_view name) {
       return n.type;
   throw KilnException{{ErrorKind::InvalidArgument,
                        "kiln has no dtype '" + std::string(name) +
-                           "' (float64 float32 float16 bfloat16, int8..int64, uint8..uint64, bool)"}};
+                           "' (float64 float32 float16 bfloat16 float8_e4m3fn float8_e5m2, int8..int64, "
+                           "uint8..uint64, bool)"}};
 }
 
 std::shared_ptr<Backend> backendOf(const DeviceId &device) {

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -112,6 +113,8 @@ double HostTensor::elementAsDouble(int64_t i) const {
   case DType::U32: return as<uint32_t>()[i];
   case DType::U64: return static_cast<double>(as<uint64_t>()[i]);
   case DType::Bool: return as<uint8_t>()[i] != 0;
+  case DType::F8E4M3FN:
+  case DType::F8E5M2: return float8ToFloat(as<uint8_t>()[i], dtype);
   }
   return 0;
 }
@@ -157,6 +160,58 @@ uint16_t floatToBf16(float value) {
   if ((f & 0x7fffffffu) > 0x7f800000u)
     return static_cast<uint16_t>((f >> 16) | 0x40u);
   return static_cast<uint16_t>((f + 0x7fffu + ((f >> 16) & 1u)) >> 16);
+}
+
+namespace {
+// An f8 format: mantissa bits, exponent bias, whether it has infinities
+// (E5M2) or uses its top pattern for NaN (E4M3FN).
+struct Float8Format {
+  int mantissa, bias;
+  bool hasInf;
+};
+Float8Format float8Format(DType type) {
+  return type == DType::F8E5M2 ? Float8Format{2, 15, true} : Float8Format{3, 7, false};
+}
+} // namespace
+
+// As the kernels convert (ScalarOps.cpp: decodeFloat8, encodeFloat8).
+float float8ToFloat(uint8_t bits, DType type) {
+  const Float8Format f = float8Format(type);
+  const int expBits = 7 - f.mantissa;
+  const unsigned exp = (bits >> f.mantissa) & ((1u << expBits) - 1),
+                 man = bits & ((1u << f.mantissa) - 1);
+  float magnitude;
+  if (f.hasInf && exp == (1u << expBits) - 1)
+    magnitude = man ? std::numeric_limits<float>::quiet_NaN()
+                    : std::numeric_limits<float>::infinity();
+  else if (!f.hasInf && (bits & 0x7f) == 0x7f)
+    magnitude = std::numeric_limits<float>::quiet_NaN();
+  else if (exp == 0)
+    magnitude = std::ldexp(static_cast<float>(man), 1 - f.bias - f.mantissa);
+  else
+    magnitude = std::ldexp(1.0f + std::ldexp(static_cast<float>(man), -f.mantissa),
+                           static_cast<int>(exp) - f.bias);
+  return bits & 0x80 ? -magnitude : magnitude;
+}
+
+uint8_t floatToFloat8(float value, DType type) {
+  const Float8Format f = float8Format(type);
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t sign = (bits >> 24) & 0x80, absBits = bits & 0x7fffffffu;
+  const float a = std::bit_cast<float>(absBits);
+  uint32_t r;
+  if (std::isnan(value))
+    r = 0x7f;
+  else if (a >= (f.hasInf ? 65536.0f : 480.0f)) // inf for E5M2, NaN for E4M3FN
+    r = f.hasInf ? 0x7c : 0x7f;
+  else if (a < std::ldexp(1.0f, 1 - f.bias)) // a count of the smallest subnormal
+    r = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, f.bias - 1 + f.mantissa)));
+  else { // round the mantissa to nearest even (a carry moves into the exponent)
+    const int drop = 23 - f.mantissa;
+    const uint32_t rounded = absBits + (1u << (drop - 1)) - 1 + ((absBits >> drop) & 1);
+    r = (rounded >> drop) - (static_cast<uint32_t>(127 - f.bias) << f.mantissa);
+  }
+  return static_cast<uint8_t>(r | sign);
 }
 
 } // namespace kiln

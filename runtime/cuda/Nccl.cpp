@@ -211,6 +211,11 @@ Expected<int> ncclReductionType(DType type, ReduceOp op, int version) {
     if (version < ncclVersionCode(2, 10, 0))
       return unsupported("bf16 needs NCCL 2.10+");
     return ncclBfloat16;
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    if (version < ncclVersionCode(2, 24, 0))
+      return unsupported("f8 needs NCCL 2.24+");
+    return type == DType::F8E4M3FN ? ncclFloat8e4m3 : ncclFloat8e5m2;
   case DType::I8: return ncclInt8;
   case DType::I32: return ncclInt32;
   case DType::I64: return ncclInt64;

@@ -49,6 +49,22 @@ static void exercise(const char *device) {
   CHECK_OK(kiln_tensor_to_host(b, sum, out, sizeof out));
   CHECK(out[10] == 7.0f && out[N - 1] == (N - 1) * 0.5f + 2, "add: %g %g", out[10], out[N - 1]);
 
+  /* f8 tensors hold one byte per element: e4m3 0x38 is 1, 0xC4 is -3,
+     0x7F is NaN; a cast reads them as f32. */
+  {
+    uint8_t bits[3] = {0x38, 0xC4, 0x7F};
+    float wide[3];
+    int64_t three[1] = {3};
+    kiln_tensor *t8 = NULL, *t32 = NULL;
+    CHECK_OK(kiln_tensor_from_host(b, KILN_F8E4M3FN, three, 1, bits, sizeof bits, &t8));
+    CHECK_OK(kiln_apply(b, "kiln.cast", &t8, 1, KILN_F32, three, 1, NULL, &t32));
+    CHECK_OK(kiln_tensor_to_host(b, t32, wide, sizeof wide));
+    CHECK(wide[0] == 1.0f && wide[1] == -3.0f && wide[2] != wide[2], "f8: %g %g %g", wide[0],
+          wide[1], wide[2]);
+    kiln_tensor_destroy(t8);
+    kiln_tensor_destroy(t32);
+  }
+
   /* Errors come back as codes with messages, never as crashes. */
   int64_t bad[1] = {N + 1};
   kiln_tensor *wrong = NULL;

@@ -49,7 +49,7 @@ struct DTypeInfo {
 };
 constexpr DTypeInfo kDTypes[] = {{KILN_F32, 4}, {KILN_I32, 4}, {KILN_F16, 2},
                                  {KILN_I64, 8}, {KILN_U8, 1},  {KILN_BOOL, 1},
-                                 {KILN_F64, 8}, {KILN_BF16, 2}};
+                                 {KILN_F64, 8}, {KILN_BF16, 2}, {KILN_F8E4M3FN, 1}};
 
 struct Slot {
   kiln_tensor *tensor = nullptr;

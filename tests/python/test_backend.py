@@ -82,6 +82,23 @@ def test_bfloat16_tensors_from_float_data(device):
                                   np.array([1.0, 1.0, 3.140625, -0.0025024414], np.float32))
 
 
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_tensors_from_float_data(device, dtype):
+    """f8 is a storage type: made by a cast, read back through one; NumPy
+    and DLPack 0.6 have no such type, so both refuse with its name."""
+    x = np.array([1.0, 1.0625, 1.1875, -0.3, 500.0], np.float32)
+    t = kiln.tensor(x, device, dtype=dtype)
+    assert t.dtype == dtype and t.shape == (5,) and t.nbytes == 5
+    # E4M3: 3 mantissa bits, ties to even, > 464 is NaN; E5M2: 2 bits.
+    want = ([1.0, 1.0, 1.25, -0.3125, np.nan] if dtype == "float8_e4m3fn"
+            else [1.0, 1.0, 1.25, -0.3125, 512.0])
+    np.testing.assert_array_equal(t.astype("float32").numpy(), np.array(want, np.float32))
+    with pytest.raises(kiln.Unsupported, match=dtype):
+        t.numpy()
+    with pytest.raises(BufferError, match="no f8"):
+        t.__dlpack__(stream=None if device == "cpu" else 1)
+
+
 def test_tf32_matmuls_are_asked_for_per_program(device):
     """tf32=True is a request: CUDA takes its tensor cores (10-bit inputs,
     so a visibly larger error on a long K), other devices stay exact f32."""

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -166,4 +167,39 @@ TEST(HalfFloats, ConvertWithRoundToNearestEven) {
   EXPECT_EQ(halfToFloat(floatToHalf(1e-7f)), halfToFloat(0x0002));
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
   EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+}
+
+// Every f8 pattern decodes to its value (OCP formats) and encodes back;
+// between two values the nearer wins, a tie the even pattern; beyond the
+// range E4M3FN gives NaN (it has no inf), E5M2 inf.
+TEST(Float8, ConvertsEveryPatternAndRoundsToNearestEven) {
+  for (DType type : {DType::F8E4M3FN, DType::F8E5M2}) {
+    const int mantissa = type == DType::F8E5M2 ? 2 : 3, bias = type == DType::F8E5M2 ? 15 : 7;
+    for (int bits = 0; bits < 256; ++bits) {
+      const int exp = (bits & 0x7f) >> mantissa, man = bits & ((1 << mantissa) - 1);
+      const bool nan = type == DType::F8E5M2 ? exp == 31 && man : (bits & 0x7f) == 0x7f;
+      const float got = float8ToFloat(static_cast<uint8_t>(bits), type);
+      if (nan) {
+        EXPECT_TRUE(std::isnan(got)) << bits;
+        continue;
+      }
+      double want = exp == 0 ? std::ldexp(man, 1 - bias - mantissa)
+                             : std::ldexp(1.0 + std::ldexp(man, -mantissa), exp - bias);
+      if (type == DType::F8E5M2 && exp == 31)
+        want = INFINITY;
+      EXPECT_EQ(got, bits & 0x80 ? -want : want) << bits;
+      EXPECT_EQ(floatToFloat8(got, type), bits) << bits;
+    }
+  }
+  EXPECT_EQ(floatToFloat8(1.0625f, DType::F8E4M3FN), 0x38);  // tie: 1.0 (even)
+  EXPECT_EQ(floatToFloat8(1.1875f, DType::F8E4M3FN), 0x3a);  // tie: 1.25 (even)
+  EXPECT_EQ(floatToFloat8(1.07f, DType::F8E4M3FN), 0x39);    // nearer 1.125
+  EXPECT_EQ(floatToFloat8(464.0f, DType::F8E4M3FN), 0x7e);   // tie: 448
+  EXPECT_EQ(floatToFloat8(470.0f, DType::F8E4M3FN), 0x7f);   // NaN
+  EXPECT_EQ(floatToFloat8(-INFINITY, DType::F8E4M3FN), 0xff);
+  EXPECT_EQ(floatToFloat8(61440.0f, DType::F8E5M2), 0x7c);   // tie: inf
+  EXPECT_EQ(floatToFloat8(1e-9f, DType::F8E5M2), 0x00);      // below half the least
+  EXPECT_EQ(floatToFloat8(std::ldexp(1.5f, -16), DType::F8E5M2), 0x02); // subnormal tie: even
+  EXPECT_EQ(dtypeFromName("f8E4M3FN"), DType::F8E4M3FN);
+  EXPECT_EQ(dtypeSize(DType::F8E5M2), 1u);
 }

@@ -149,6 +149,10 @@ HostTensor randomTensor(const TensorSignature &s, std::mt19937_64 &rng) {
   case DType::BF16:
     fillWith<uint16_t>(t, [&] { return floatToBf16(static_cast<float>(real())); });
     break;
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+    fillWith<uint8_t>(t, [&] { return floatToFloat8(static_cast<float>(real()), s.dtype); });
+    break;
   case DType::Bool: fillWith<uint8_t>(t, [&] { return small() & 1; }); break;
   case DType::I8: fillWith<int8_t>(t, small); break;
   case DType::I16: fillWith<int16_t>(t, small); break;
@@ -162,17 +166,23 @@ HostTensor randomTensor(const TensorSignature &s, std::mt19937_64 &rng) {
   return t;
 }
 
-/// NumPy has no bf16: bf16 goes in and out of .npy files as f32.
-HostTensor bf16FromF32(const HostTensor &f) {
-  HostTensor t(DType::BF16, f.shape);
-  for (int64_t i = 0; i < f.numElements(); ++i)
-    t.as<uint16_t>()[i] = floatToBf16(f.as<float>()[i]);
+/// NumPy has no bf16 and no f8: they go in and out of .npy files as f32.
+bool npyAsF32(DType type) { return type == DType::BF16 || isFloat8DType(type); }
+HostTensor narrowedFromF32(const HostTensor &f, DType type) {
+  HostTensor t(type, f.shape);
+  for (int64_t i = 0; i < f.numElements(); ++i) {
+    float v = f.as<float>()[i];
+    if (type == DType::BF16)
+      t.as<uint16_t>()[i] = floatToBf16(v);
+    else
+      t.as<uint8_t>()[i] = floatToFloat8(v, type);
+  }
   return t;
 }
-HostTensor f32FromBf16(const HostTensor &b) {
-  HostTensor t(DType::F32, b.shape);
-  for (int64_t i = 0; i < b.numElements(); ++i)
-    t.as<float>()[i] = bf16ToFloat(b.as<uint16_t>()[i]);
+HostTensor widenedToF32(const HostTensor &n) {
+  HostTensor t(DType::F32, n.shape);
+  for (int64_t i = 0; i < n.numElements(); ++i)
+    t.as<float>()[i] = static_cast<float>(n.elementAsDouble(i));
   return t;
 }
 
@@ -433,8 +443,8 @@ int runMain(const Options &o) {
       auto t = readNpy(o.inputs[i]);
       if (!t)
         return fail(t.error());
-      if (want[i].dtype == DType::BF16 && t->dtype == DType::F32)
-        *t = bf16FromF32(*t);
+      if (npyAsF32(want[i].dtype) && t->dtype == DType::F32)
+        *t = narrowedFromF32(*t, want[i].dtype);
       // Dynamic dims are checked by the run, which names them.
       if (t->dtype != want[i].dtype || (!want[i].isDynamic() && t->shape != want[i].shape))
         return fail({ErrorKind::InvalidArgument,
@@ -468,7 +478,7 @@ int runMain(const Options &o) {
       printTensor(i, t);
     if (!o.outputDir.empty()) {
       std::string path = o.outputDir + "/result" + std::to_string(i) + ".npy";
-      auto written = writeNpy(path, t.dtype == DType::BF16 ? f32FromBf16(t) : t);
+      auto written = writeNpy(path, npyAsF32(t.dtype) ? widenedToF32(t) : t);
       if (!written)
         return fail(written.error());
     }

@@ -18,8 +18,12 @@
 
 namespace kiln {
 
-/// Element types a tensor can hold in memory. Bool is stored as one byte.
-enum class DType { F64, F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
+/// Element types a tensor can hold in memory. Bool is stored as one byte;
+/// the f8 formats (OCP E4M3 without infinities, E5M2) are storage types:
+/// kernels compute on them in f32.
+enum class DType {
+  F64, F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, F8E4M3FN, F8E5M2
+};
 
 namespace detail {
 struct DTypeInfo {
@@ -32,7 +36,8 @@ inline constexpr DTypeInfo kDTypes[] = {
     {DType::BF16, "bf16", 2}, {DType::I8, "i8", 1},   {DType::I16, "i16", 2},
     {DType::I32, "i32", 4},  {DType::I64, "i64", 8},  {DType::U8, "ui8", 1},
     {DType::U16, "ui16", 2}, {DType::U32, "ui32", 4}, {DType::U64, "ui64", 8},
-    {DType::Bool, "i1", 1},
+    {DType::Bool, "i1", 1},  {DType::F8E4M3FN, "f8E4M3FN", 1},
+    {DType::F8E5M2, "f8E5M2", 1},
 };
 } // namespace detail
 
@@ -49,8 +54,10 @@ inline std::optional<DType> dtypeFromName(std::string_view name) {
       return i.type;
   return std::nullopt;
 }
+inline bool isFloat8DType(DType t) { return t == DType::F8E4M3FN || t == DType::F8E5M2; }
 inline bool isFloatDType(DType t) {
-  return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16;
+  return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
+         isFloat8DType(t);
 }
 
 inline std::string shapeToString(const std::vector<int64_t> &shape) {

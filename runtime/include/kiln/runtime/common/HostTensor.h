@@ -61,6 +61,10 @@ float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
+/// f8 (`type` F8E4M3FN or F8E5M2) conversions as the kernels do them:
+/// round to nearest even; too large becomes inf (E5M2) or NaN (E4M3FN).
+float float8ToFloat(uint8_t bits, DType type);
+uint8_t floatToFloat8(float value, DType type);
 
 } // namespace kiln
 
