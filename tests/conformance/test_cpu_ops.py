@@ -787,24 +787,104 @@ def test_f8_matmul_and_fill():
     check(run_kiln(prog, [])[0][0], np.full(3, 2.5), np.float32)
 
 
-# The bias and gelu run inside the matmul kernel (CPU, GPU SIMT and, for
-# bf16 and f16 with N and K multiples of 8, tensor cores; f16 on Vulkan's
-# cooperative matrices where N and K are multiples of 4).
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("m,k,n", [(7, 100, 150), (64, 256, 128), (3, 5, 9), (300, 72, 264),
-                                   (257, 1024, 392)])
-def test_matmul_with_bias_and_gelu_epilogue(m, k, n, dtype):
-    x, w, b = rand((m, k), np.float32), rand((k, n), np.float32), rand((n,), np.float32)
-    if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input
-        x, w = round_to_bf16(x), round_to_bf16(w)
-    elif dtype == "f16":
-        x, w = x.astype(np.float16), w.astype(np.float16)
-    tx, tw = tensor_type((m, k), dtype), tensor_type((k, n), dtype)
-    tb, tr = tensor_type((n,), "f32"), tensor_type((m, n), "f32")
-    prog = (f"func.func @main(%x: {tx}, %w: {tw}, %b: {tb}) -> {tr} {{\n"
-            f"  %0 = kiln.matmul %x, %w : ({tx}, {tw}) -> {tr}\n"
-            f"  %1 = kiln.add %0, %b : ({tr}, {tb}) -> {tr}\n"
-            f"  %2 = kiln.gelu %1 : {tr}\n  return %2 : {tr}\n}}\n")
-    got = run_kiln(prog, [x, w, b])[0][0]
-    y = x.astype(np.float64) @ w.astype(np.float64) + b
-    np.testing.assert_allclose(got, 0.5 * y * (1 + erf(y / math.sqrt(2))), rtol=1e-4, atol=1e-4)
+def rand_f8(shape, kind):
+    """Random f8 values, as float32 (exact): multiples of 0.5 up to 2 in
+    magnitude, so that sums of up to 128 products need no more than 11
+    bits; Hopper's tensor cores keep only about 14 bits of an f8 wgmma's
+    sums (kiln, as cuBLAS, adds each 128-long K step's sums to an f32
+    accumulator: bench/matmul_vs_torch.py --dtype f8 compares the errors)."""
+    values = np.array([v for v in f8_table(kind).values() if abs(v) <= 2 and v * 2 == int(v * 2)],
+                      np.float32)
+    return RNG.choice(values, shape)
+
+
+# f8 program arguments and results go in and out of .npy files as f32
+# (kiln-run rounds them, as a cast does: f8_round): values, out-of-range
+# ones and ties.
+@pytest.mark.parametrize("kind", ["f8E4M3FN", "f8E5M2"])
+def test_f8_program_arguments_and_results(kind):
+    x = np.concatenate([rand((300,), np.float32, -20, 20),
+                        np.array([0.0, -0.0, 1.0625, 1.1875, 448.0, 470.0, 500.0, 57344.0,
+                                  70000.0, np.nan], np.float32)]).astype(np.float32)
+    t8, t = tensor_type(x.shape, kind), tensor_type(x.shape, np.float32)
+    prog = (f"func.func @main(%x: {t8}) -> ({t}, {t8}) {{\n"
+            f"  %0 = kiln.cast %x : {t8} -> {t}\n"
+            f"  %1 = kiln.flip %x {{dims = array<i64: 0>}} : {t8} -> {t8}\n"
+            f"  return %0, %1 : {t}, {t8}\n}}\n")
+    got, flipped = run_kiln(prog, [x])[0]
+    want = f8_round(x.astype(np.float64), kind).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(flipped, want[::-1])
+
+
+# f8 matrices multiplied with f32 accumulation. On sm_90a the wgmma kernel
+# reads the f8 bytes where both decodes run right before the matmul (K a
+# multiple of 16: 128 one step, 80 and 1040 partial steps, 264 a partial
+# tile of N, batched); elsewhere, and for K 24, the matmul runs on the
+# decoded f32.
+@pytest.mark.parametrize("kind", ["f8E4M3FN", "f8E5M2"])
+@pytest.mark.parametrize("a_shape,b_shape", [((5, 24), (24, 7)), ((256, 128), (128, 256)),
+                                             ((300, 80), (80, 264)), ((130, 1040), (1040, 64)),
+                                             ((2, 130, 48), (2, 48, 136))])
+def test_f8_matmul(kind, a_shape, b_shape):
+    a, b = rand_f8(a_shape, kind), rand_f8(b_shape, kind)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    ta, tb, tr = (tensor_type(x.shape, t) for x, t in ((a, kind), (b, kind), (want, "f32")))
+    prog = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+            f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n  return %r : {tr}\n}}\n")
+    assert_f8_product(run_kiln(prog, [a, b])[0][0], a, b)
+
+
+def assert_f8_product(got, a, b):
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+# torch's _scaled_mm: the product times per-tensor scales, cast to bf16,
+# which the matmul kernel runs before its stores.
+@pytest.mark.parametrize("a_shape,b_shape", [((5, 24), (24, 7)), ((300, 80), (80, 264))])
+def test_f8_scaled_matmul(a_shape, b_shape):
+    kind = "f8E4M3FN"
+    a, b = rand_f8(a_shape, kind), rand_f8(b_shape, kind)
+    out_shape = (a_shape[0], b_shape[1])
+    ta, tb, s = tensor_type(a.shape, kind), tensor_type(b.shape, kind), tensor_type((), np.float32)
+    tr, tc = tensor_type(out_shape, np.float32), tensor_type(out_shape, "bf16")
+    prog = (f"func.func @main(%a: {ta}, %b: {tb}, %sa: {s}, %sb: {s}) -> {tc} {{\n"
+            f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+            f"  %s = kiln.mul %sa, %sb : ({s}, {s}) -> {s}\n"
+            f"  %sr = kiln.broadcast %s : {s} -> {tr}\n"
+            f"  %m = kiln.mul %r, %sr : ({tr}, {tr}) -> {tr}\n"
+            f"  %c = kiln.cast %m : {tr} -> {tc}\n  return %c : {tc}\n}}\n")
+    got = run_kiln(prog, [a, b, np.array(0.75, np.float32), np.array(-1.5, np.float32)])[0][0]
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64)) * -1.125
+    np.testing.assert_allclose(got, want, rtol=2.0**-8, atol=1e-3)  # bf16's rounding
+
+
+# x @ W^T (torch's Linear: W stored N x K): on sm_90a the wgmma kernel reads
+# W K-major where it stands (the transpose is never written; for tf32 and
+# f8 neither is the copy the kernel would otherwise make), batched too.
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f8E4M3FN", "tf32"])
+@pytest.mark.parametrize("a_shape,w_shape", [((300, 80), (264, 80)), ((2, 130, 48), (2, 136, 48))])
+def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
+    if dtype == "tf32" and not ON_CUDA:
+        pytest.skip("--tf32 is an option of CUDA targets")
+    if dtype == "f8E4M3FN":
+        a, w = rand_f8(a_shape, dtype), rand_f8(w_shape, dtype)
+    else:
+        a, w = rand(a_shape, np.float32), rand(w_shape, np.float32)
+        a, w = (x.astype(np.float16) if dtype == "f16" else round_to_bf16(x) if dtype == "bf16"
+                else x for x in (a, w))
+    element = "f32" if dtype == "tf32" else dtype
+    wt = np.swapaxes(w, -1, -2)
+    want = np.matmul(a.astype(np.float64), wt.astype(np.float64))
+    ta, tw, twt, tr = (tensor_type(x.shape, e) for x, e in
+                       ((a, element), (w, element), (wt, element), (want, "f32")))
+    perm = "0, 2, 1" if w.ndim == 3 else "1, 0"
+    prog = (f"func.func @main(%a: {ta}, %w: {tw}) -> {tr} {{\n"
+            f"  %wt = kiln.transpose %w {{perm = array<i64: {perm}>}} : {tw} -> {twt}\n"
+            f"  %r = kiln.matmul %a, %wt : ({ta}, {twt}) -> {tr}\n  return %r : {tr}\n}}\n")
+    got = run_kiln(prog, [a, w], extra_args=["--tf32"] if dtype == "tf32" else [])[0][0]
+    if dtype == "f8E4M3FN":
+        return assert_f8_product(got, a, wt)
+    tol = 2.0**-9 * np.matmul(np.abs(a).astype(np.float64), np.abs(wt).astype(np.float64))
+    assert np.all(np.abs(got - want) <= (tol if dtype == "tf32" else 1e-5 * np.abs(want) + 1e-4))

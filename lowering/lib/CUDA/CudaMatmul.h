@@ -3,6 +3,7 @@
 #define KILN_LOWERING_CUDA_CUDAMATMUL_H
 
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
+#include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,6 +53,46 @@ struct GatheredOperand {
 std::optional<GatheredOperand> findGatheredOperand(mlir::linalg::LinalgOp matmul,
                                                    mlir::Value operand);
 
+/// Whether `op`, run between what wrote a matmul's operands and the
+/// matmul, writes nothing but buffers allocated in the function (which
+/// nothing else aliases) and the matmul's C: whatever those writers read
+/// is still there when the matmul runs.
+bool keepsOperandsIntact(mlir::Operation *op, mlir::linalg::LinalgOp matmul);
+
+/// B ([batch,] K x N) as a copy generic wrote it, transposed, from a
+/// [batch,] N x K buffer: K-major already, as the wgmma kernel reads it.
+struct TransposedOperand {
+  mlir::linalg::GenericOp copy;
+  /// The [batch,] N x K buffer.
+  mlir::Value source() { return copy.getDpsInputs()[0]; }
+  /// Erases the copy and its buffer once nothing else reads it.
+  void erase();
+};
+
+/// `b` (the matmul's B, or the buffer its f8 decode reads) as such a copy,
+/// where only `matmul` (or the decode) reads it and nothing between the
+/// copy and `matmul` writes memory other than buffers allocated there.
+std::optional<TransposedOperand> findTransposedOperand(mlir::linalg::LinalgOp matmul,
+                                                       mlir::Value b);
+
+/// An f32 matmul of two f8 matrices: the marked decodes
+/// (kFloat8DecodeAttr) that write its operands right before it, whose f8
+/// buffers (i8) a kernel may read instead (CudaFloat8Operands.cpp).
+struct Float8Operands {
+  mlir::linalg::GenericOp decodeA, decodeB;
+  mlir::Value a() { return decodeA.getDpsInputs()[0]; }
+  mlir::Value b() { return decodeB.getDpsInputs()[0]; }
+  /// The f8 type a decode reads (Float8E4M3FNType or Float8E5M2Type).
+  static mlir::Type typeOf(mlir::linalg::GenericOp decode);
+  /// Erases the decodes and their buffers once the matmul is replaced.
+  void erase();
+};
+
+/// The f8 matrices `matmul` multiplies, where both operands are such
+/// decodes of contiguous f8 buffers and nothing between them and the
+/// matmul writes memory.
+std::optional<Float8Operands> findFloat8Operands(mlir::linalg::LinalgOp matmul);
+
 /// Whether the tensor-core kernel takes this matmul: f16 or bf16 inputs of
 /// one type (f32 too when `tf32`), contiguous, K a multiple of 16 bytes
 /// (A's rows are whole 16-byte copies).
@@ -96,6 +137,10 @@ inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
 /// run time are left to wgmmaMisfitAtRunTime.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
+/// Whether the warpgroup kernel takes this f32 matmul of f8 matrices
+/// (findFloat8Operands): static sizes, K a multiple of 16, N even.
+bool fitsFloat8WgmmaMatmul(mlir::linalg::LinalgOp op);
+
 /// On the host before `op`, an index that is 0 where its sizes suit TMA
 /// at run time (rows of A and B whole 16-byte units, K not empty; a tf32
 /// C's rows even) and positive where not. A constant where they are static.
@@ -105,25 +150,31 @@ mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
 /// Builds the Hopper kernel of `op` (wgmma from 128-byte-swizzled shared
 /// memory filled by TMA `stages` deep; sm_90a) before it, launched where
 /// `launchIf` holds (gridWhere). Static or run-time sizes; f32 inputs as
-/// tf32, B copied transposed first.
+/// tf32, B copied transposed first; with `f8`, the f8 matrices its
+/// operands decode (B copied transposed too); with `kMajorB` (a [batch,]
+/// N x K buffer holding B transposed: TransposedOperand), B read from it
+/// K-major instead. The caller erases what `op` no longer needs.
 mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      const CudaWgmmaMatmulTunables &tiling,
                                      int64_t maxSharedBytes, const MatmulFusion &fused,
-                                     mlir::Value launchIf);
+                                     mlir::Value launchIf,
+                                     std::optional<Float8Operands> f8 = std::nullopt,
+                                     mlir::Value kMajorB = {});
 
 // Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
 
 /// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
 /// `pair`, where they are inside the m x n matrix (index values): C +=
 /// pair with `accumulate`, else C = pair; through `epilogue` (storing its
-/// output instead) when there is one. Unless C's rows are `evenRows` (of
-/// one batch where batches are folded), the two are stored one by one.
-/// With `foldedColumns`, n counts the columns of all batches
-/// (columnIndices).
+/// output instead) when there is one, its `invariants` loaded before
+/// (loadEpilogueInvariants). Unless C's rows are `evenRows` (of one batch
+/// where batches are folded), the two are stored one by one. With
+/// `foldedColumns`, n counts the columns of all batches (columnIndices).
 void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
                           mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
                           mlir::Value m, mlir::Value n, bool evenRows, bool accumulate,
-                          mlir::linalg::GenericOp epilogue, int64_t foldedColumns = 0);
+                          mlir::linalg::GenericOp epilogue,
+                          const EpilogueInvariants &invariants, int64_t foldedColumns = 0);
 
 } // namespace kiln
 

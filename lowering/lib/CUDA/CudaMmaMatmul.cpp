@@ -236,7 +236,8 @@ CudaMmaMatmulTunables narrowTilesToFill(linalg::LinalgOp op, CudaMmaMatmulTunabl
 
 void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
                           Value col, Value pair, Value m, Value n, bool evenRows,
-                          bool accumulate, linalg::GenericOp epilogue, int64_t foldedColumns) {
+                          bool accumulate, linalg::GenericOp epilogue,
+                          const EpilogueInvariants &invariants, int64_t foldedColumns) {
   // Odd rows split the pair: each element is inside the matrix or not on
   // its own.
   const int64_t perStore = evenRows ? 2 : 1;
@@ -257,11 +258,15 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
                                     part);
       if (!epilogue) {
         vector::StoreOp::create(tb, l, sum, c, at);
+      } else if (perStore == 2) {
+        // The epilogue's output has C's shape: its rows are even too.
+        auto out = cast<MemRefType>(epilogue.getDpsInits()[0].getType());
+        storeThroughEpilogue(tb, l, epilogue, c, sum, at, /*width=*/2, invariants,
+                             tb.getI64IntegerAttr(2 * out.getElementTypeBitWidth() / 8));
       } else {
-        for (int64_t e = 0; e < perStore; ++e)
-          storeThroughEpilogue(
-              tb, l, epilogue, c, vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{e}),
-              columnIndices(y, c, batch, row, y.add(first, e), foldedColumns), /*width=*/0);
+        storeThroughEpilogue(tb, l, epilogue, c,
+                             vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{0}), at,
+                             /*width=*/0, invariants);
       }
       scf::YieldOp::create(tb, l);
     });
@@ -455,6 +460,8 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
 
   Value pairCol = kb.mul(inGroup, 2);
   Value m = kb.c(ops.m), n = kb.c(ops.n);
+  EpilogueInvariants invariants =
+      epilogue ? loadEpilogueInvariants(b, loc, epilogue) : EpilogueInvariants();
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j) {
       Value acc = loop.getResult(i * tilesN + j);
@@ -465,7 +472,7 @@ LogicalResult buildMmaMatmul(linalg::LinalgOp op, const CudaMmaMatmulTunables &t
             b, loc, acc, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
         storeAccumulatorPair(b, loc, ops.c, ops.batch, row, col, pair, m, n,
                              rowColumns % 2 == 0, /*accumulate=*/!zeroFill,
-                             epilogue, ops.foldedColumns);
+                             epilogue, invariants, ops.foldedColumns);
       }
     }
   gpu::TerminatorOp::create(b, loc);

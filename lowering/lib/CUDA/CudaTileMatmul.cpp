@@ -1,8 +1,9 @@
 //===- CudaTileMatmul.cpp - the kiln-cuda-tile-matmul pass -----------------===//
 //
-// f16/bf16 matmuls take the Hopper kernel (CudaWgmmaMatmul.cpp) on sm_90a,
-// the tensor-core kernel (CudaMmaMatmul.cpp) elsewhere where the
-// target has one and the shapes fit, both for static shapes; the others
+// f16/bf16 (and f8: CudaFloat8Operands.cpp) matmuls take the Hopper kernel
+// (CudaWgmmaMatmul.cpp) on sm_90a, the tensor-core kernel
+// (CudaMmaMatmul.cpp) elsewhere where the target has one and the shapes
+// fit, both for static shapes; the others
 // the classic SIMT GEMM (f16/bf16 inputs widened to f32 as they are
 // staged), static or of run-time size: each block owns a tile x tile block
 // of C, each thread perThread x perThread of it in registers as 4 x 4
@@ -328,6 +329,9 @@ struct KilnCudaTileMatmulPass
   LogicalResult replace(linalg::LinalgOp op) {
     bool sized = hasStaticShapes(op);
     Value c = op.getDpsInits()[0];
+    if (tensorCores && wgmma)
+      if (auto f8 = kiln::findFloat8Operands(op); f8 && kiln::fitsFloat8WgmmaMatmul(op))
+        return replaceByWgmma(op, sized, f8);
     if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op, tf32))
       return replaceByWgmma(op, sized);
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
@@ -347,15 +351,20 @@ struct KilnCudaTileMatmulPass
 
   /// The wgmma kernel; where sizes known only at run time may not suit it
   /// (wgmmaMisfitAtRunTime), the SIMT kernels too, launched where it is not
-  /// (specialisation on divisibility at run time).
-  LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized) {
+  /// (specialisation on divisibility at run time). With `f8`, the f8
+  /// matrices its operands decode (static sizes; untuned, as tune keys
+  /// name the matmul's own f32 operands).
+  LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized,
+                               std::optional<kiln::Float8Operands> f8 = std::nullopt) {
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
-    if (auto tuned = sized ? kiln::tunedMatmulConfig(
+    if (auto tuned = sized && !f8 ? kiln::tunedMatmulConfig(
                                  op, kiln::CudaWgmmaMatmulTunables::tuneSpace(), tf32)
                            : std::nullopt)
       tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
+    if (f8)
+      tiling.tileN = std::min(tiling.tileN, kiln::CudaWgmmaMatmulTunables::kMaxFloat8TileN);
     // The wgmma kernel fuses no epilogue of a batched matmul.
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
                              isa<linalg::BatchMatmulOp>(op) ? linalg::GenericOp()
@@ -367,14 +376,24 @@ struct KilnCudaTileMatmulPass
     IndexBuilder x{b, loc};
     Value fits = known ? Value()
                        : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misfit, x.c(0));
+    // A B written transposed from an N x K buffer is read from that buffer
+    // (static sizes: a SIMT kernel beside the wgmma one would read B).
+    std::optional<kiln::TransposedOperand> transposed =
+        sized ? kiln::findTransposedOperand(op, f8 ? f8->b() : op.getDpsInputs()[1])
+              : std::nullopt;
     if ((!known || *known == 0) &&
-        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused, fits)))
+        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused, fits, f8,
+                                      transposed ? transposed->source() : Value())))
       return failure();
     // The SIMT kernels' one unmet requirement where the wgmma kernel fits.
     Value wgmmaFits = known ? Value() : arith::SelectOp::create(b, loc, fits, x.c(1), x.c(0));
     if ((!known || *known != 0) && failed(buildSimtMatmuls(op, sized, fused, wgmmaFits)))
       return failure();
     kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
+    if (f8)
+      f8->erase();
+    if (transposed)
+      transposed->erase();
     return success();
   }
 

@@ -1,9 +1,10 @@
 //===- CudaWgmmaMatmul.cpp - the Hopper (sm_90a) matmul kernel ------------===//
 //
-// f16/bf16 (and f32 as tf32) matmuls with f32 accumulation on warpgroup
-// MMA, fed by TMA. A block of three warpgroups owns 128 x tileN outputs:
+// f16/bf16 (f32 as tf32, and f8 read from the buffers their decodes read:
+// CudaFloat8Operands.cpp) matmuls with f32 accumulation on warpgroup MMA,
+// fed by TMA. A block of three warpgroups owns 128 x tileN outputs:
 // warpgroup 0 is the producer, whose one thread issues the TMA copies of
-// each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32) into
+// each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32, 128 f8) into
 // `stages` shared-memory buffers; warpgroups 1 and 2 are the consumers,
 // each 64 x tileN outputs held in registers as one wgmma accumulator, read
 // by wgmma straight from shared memory through matrix descriptors (no
@@ -19,11 +20,13 @@
 //
 // Both operands use the 128-byte swizzle, which TMA writes and wgmma reads
 // (16-byte chunk c of a 128-byte row r at chunk c ^ (r % 8)): A as 128
-// rows of a K step (128 bytes: 64 16-bit K, 32 tf32; K-major, one box), B
-// as tileN/64 blocks of 64 K rows x 64 columns (N-major, which wgmma
-// transposes; one box each). wgmma transposes 16-bit operands only: a tf32
-// matmul first copies B transposed (transposedCopy) and reads it K-major
-// as A, tileN rows of a K step (one box). TMA zero-fills
+// rows of a K step (128 bytes: 64 16-bit K, 32 tf32, 128 f8; K-major, one
+// box), B as tileN/64 blocks of 64 K rows x 64 columns (N-major, which
+// wgmma transposes; one box each). wgmma transposes 16-bit operands only: a
+// tf32 or f8 matmul first copies B transposed (transposedCopy) and reads it
+// K-major as A, tileN rows of a K step (one box); a B that a copy wrote
+// transposed from an N x K buffer (x @ W^T) is read from that buffer
+// K-major, for every type, and the copy goes. TMA zero-fills
 // what lies outside the matrices (the M, N and K edges); the store masks
 // the edges and runs an elementwise consumer of C (bias, activation) as
 // the mma.sync kernel does, from the same fragment layout. The tensor maps
@@ -54,7 +57,7 @@ constexpr int64_t kThreads = 3 * kWarpgroup; // producer + two consumers
 constexpr int64_t kConsumerWarps = 8;
 constexpr int64_t kRowBytes = CudaWgmmaMatmulTunables::kStepBytes; // a swizzled row
 constexpr int64_t kBlockN = 64; // columns of an N-major B in one swizzled block (one box)
-constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32
+constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32, 32 f8
 // Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
 constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
 // How long a thread waiting on an mbarrier may sleep before it looks
@@ -117,13 +120,31 @@ struct Problem {
   bool aBatched, bBatched;    // whether A, B have a batch dim
   Value m, n, steps;          // host index values: constants or run-time sizes
   int64_t tileN;
-  Type element;
-  int64_t bytes() const { return element.getIntOrFloatBitWidth() / 8; }
-  int64_t stepK() const { return kRowBytes / bytes(); }
-  int64_t mmaK() const { return kMmaKBytes / bytes(); }
-  /// tf32: B is read K-major (a transposed copy), 16-bit types N-major.
-  bool kMajorB() const { return element.isF32(); }
+  int64_t bytes; // per element of A and B
+  /// Whether B is read K-major (a transposed copy, or a buffer holding B
+  /// transposed), as tf32 and f8 must be; else N-major.
+  bool kMajorB;
+  /// Whether each step's products are summed apart and then added to the
+  /// accumulator by the consumer (f8: the tensor cores keep about 14 bits
+  /// of an f8 wgmma's sums, far fewer than f32's 24).
+  bool promote;
+  int64_t stepK() const { return kRowBytes / bytes; }
+  int64_t mmaK() const { return kMmaKBytes / bytes; }
 };
+
+/// wgmma's name of an element type of A or B (f8: the type its decode
+/// reads).
+NVVM::WGMMATypes wgmmaTypeOf(Type element) {
+  if (element.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (element.isF16())
+    return NVVM::WGMMATypes::f16;
+  if (isa<Float8E4M3FNType>(element))
+    return NVVM::WGMMATypes::e4m3;
+  if (isa<Float8E5M2Type>(element))
+    return NVVM::WGMMATypes::e5m2;
+  return NVVM::WGMMATypes::tf32;
+}
 
 /// The producer thread's loop: per K step, wait until the consumers freed
 /// the stage, arm its `full` barrier with the stage's bytes and issue the
@@ -161,7 +182,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
   };
   Value k0 = x.mul(step, p.stepK());
   load(p.aMap, p.aBatched, x.add(aStart, x.mul(stage, aStageBytes)), k0, row0);
-  if (p.kMajorB()) {
+  if (p.kMajorB) {
     load(p.bMap, p.bBatched, x.add(bStart, x.mul(stage, bStageBytes)), k0, col0);
     return;
   }
@@ -246,7 +267,8 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
   // A 16-bit B's rows are whole 16-byte copies here (TMA's strides; a
   // run-time row length is checked at run time: wgmmaMisfitAtRunTime); a
   // tf32 B is copied (transposedCopy). conv's im2col stays on mma.sync,
-  // which reads the patches in place (implicit GEMM). What TMA reads
+  // which reads the patches in place (implicit GEMM); a B copied
+  // transposed does not (TransposedOperand). What TMA reads
   // starts on 16 bytes.
   Value b = op.getDpsInputs()[1];
   int64_t bRow = cast<MemRefType>(b.getType()).getShape().back();
@@ -257,13 +279,25 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
            !ShapedType::isDynamic(offset) && offset * bytes % 16 == 0;
   };
   if (!(halves || (tf32 && element.isF32())) || !fitsMmaMatmul(op, tf32) ||
-      findGatheredOperand(op, b) || !startsAligned(op.getDpsInputs()[0]))
+      (findGatheredOperand(op, b) && !findTransposedOperand(op, b)) ||
+      !startsAligned(op.getDpsInputs()[0]))
     return false;
   if (!halves) {
     int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
     return ShapedType::isDynamic(cRow) || cRow % 2 == 0;
   }
   return (ShapedType::isDynamic(bRow) || bRow % 8 == 0) && startsAligned(b);
+}
+
+bool fitsFloat8WgmmaMatmul(linalg::LinalgOp op) {
+  // Static sizes (the decodes are erased: nothing would be left to run
+  // where a run-time size misfit); A's rows whole 16-byte units (TMA's
+  // strides), C's even (the accumulator's pairs).
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  int64_t k = a.getShape().back();
+  return a.hasStaticShape() && c.hasStaticShape() && c.getLayout().isIdentity() && k > 0 &&
+         k % 16 == 0 && c.getShape().back() % 2 == 0;
 }
 
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
@@ -287,7 +321,8 @@ Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
 
 LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunables &tiling,
                                int64_t maxSharedBytes, const MatmulFusion &fused,
-                               Value launchIf) {
+                               Value launchIf, std::optional<Float8Operands> f8,
+                               Value kMajorB) {
   const int64_t tileN = tiling.tileN, stages = tiling.stages;
   if ((tileN != 64 && tileN != 128 && tileN != 256) || stages < 3)
     return op->emitError("wgmma tiling needs a tile N of 64, 128 or 256 and 3 or more "
@@ -297,12 +332,16 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     return op->emitError("wgmma tiling needs ")
            << tiling.sharedBytes() << " bytes of shared memory; at most " << maxSharedBytes;
 
-  Type element = cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
   bool batched = isa<linalg::BatchMatmulOp>(op);
-  Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
+  Value a = f8 ? f8->a() : op.getDpsInputs()[0], bm = f8 ? f8->b() : op.getDpsInputs()[1];
+  Type element = cast<MemRefType>(a.getType()).getElementType();
+  const NVVM::WGMMATypes typeA = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeA) : element),
+                         typeB = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeB) : element);
   Problem p{{}, {}, op.getDpsInits()[0], {},
             cast<MemRefType>(a.getType()).getRank() == 3,
-            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, tileN, element};
+            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, tileN,
+            element.getIntOrFloatBitWidth() / 8, kMajorB || element.getIntOrFloatBitWidth() != 16,
+            f8.has_value()};
   const int64_t stepK = p.stepK();
   linalg::FillOp zeroFill = fused.zeroFill;
   linalg::GenericOp epilogue = fused.epilogue;
@@ -322,8 +361,10 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   p.n = sizeOf(p.c, cRank - 1);
   p.steps = ceilDiv(sizeOf(a, cast<MemRefType>(a.getType()).getRank() - 1), stepK);
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
-  p.bMap = p.kMajorB() ? tensorMap(b, loc, transposedCopy(b, loc, bm, launchIf), tileN, stepK)
-                       : tensorMap(b, loc, bm, stepK, kBlockN);
+  if (p.kMajorB && !kMajorB)
+    kMajorB = transposedCopy(b, loc, bm, launchIf);
+  p.bMap = p.kMajorB ? tensorMap(b, loc, kMajorB, tileN, stepK)
+                     : tensorMap(b, loc, bm, stepK, kBlockN);
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
   Value numTilesM = ceilDiv(p.m, kTileM), numTilesN = ceilDiv(p.n, tileN);
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
@@ -397,7 +438,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   };
   Value aDescriptor = descriptor(kb.add(aStart, kb.mul(consumer, kWarpgroupM * kRowBytes)),
                                  descriptorBits(16, 8 * kRowBytes));
-  Value bDescriptor = descriptor(bStart, p.kMajorB() ? descriptorBits(16, 8 * kRowBytes)
+  Value bDescriptor = descriptor(bStart, p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
                                                     : descriptorBits(stepK * kRowBytes,
                                                                      8 * kRowBytes));
 
@@ -405,9 +446,6 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   auto accType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, f32));
   Value zeros = LLVM::ZeroOp::create(b, loc, accType);
-  auto wgmmaType = element.isBF16()  ? NVVM::WGMMATypes::bf16
-                   : element.isF16() ? NVVM::WGMMATypes::f16
-                                     : NVVM::WGMMATypes::tf32;
   const int64_t mmaK = p.mmaK();
   Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
   auto loop = scf::ForOp::create(
@@ -427,37 +465,59 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
               arith::ConstantIntOp::create(lb, l, bytes / 16, 64));
           return arith::AddIOp::create(lb, l, d, at).getResult();
         };
-        NVVM::WgmmaFenceAlignedOp::create(lb, l);
+        // The wgmma chain of this step, from `sum` (or from zero: scale-d 0).
+        auto multiply = [&](Value sum, bool fromZero) {
+          NVVM::WgmmaFenceAlignedOp::create(lb, l);
+          for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
+            // One wgmma's K: 32 bytes along a K-major swizzled row (A, a
+            // K-major B), mmaK rows of an N-major B.
+            Value aAt = offset(aDescriptor, aStageBytes, kk * kMmaKBytes);
+            Value bAt = offset(bDescriptor, bStageBytes,
+                               p.kMajorB ? kk * kMmaKBytes : kk * mmaK * kRowBytes);
+            sum = NVVM::WgmmaMmaAsyncOp::create(
+                lb, l, accType, sum, aAt, bAt,
+                NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, mmaK),
+                typeA, typeB, NVVM::WGMMATypes::f32,
+                fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                NVVM::MMALayout::row, // A K-major
+                // B K-major (col), or N-major (row): transposed by wgmma.
+                p.kMajorB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                /*satfinite=*/nullptr);
+          }
+          NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);
+          return sum;
+        };
+        // One arrival per warp gives stage `done` back to the producer.
+        auto release = [&](Value when, Value done) {
+          scf::IfOp::create(lb, l, when, [&](OpBuilder &tb, Location tl) {
+            IndexBuilder t{tb, tl};
+            NVVM::MBarrierArriveOp::create(
+                tb, tl, Type(), sharedPointer(tb, tl, t.add(emptyStart, t.mul(done, 8))),
+                Value());
+            scf::YieldOp::create(tb, tl);
+          });
+        };
         Value sum = acc[0];
-        for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
-          // One wgmma's K: 32 bytes along a K-major swizzled row (A, a
-          // tf32 B), mmaK rows of an N-major B.
-          Value aAt = offset(aDescriptor, aStageBytes, kk * kMmaKBytes);
-          Value bAt = offset(bDescriptor, bStageBytes,
-                             p.kMajorB() ? kk * kMmaKBytes : kk * mmaK * kRowBytes);
-          sum = NVVM::WgmmaMmaAsyncOp::create(
-              lb, l, accType, sum, aAt, bAt, NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, mmaK),
-              wgmmaType, wgmmaType, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-              NVVM::MMALayout::row, // A K-major
-              // B K-major (col), or N-major (row): transposed by wgmma.
-              p.kMajorB() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-              /*satfinite=*/nullptr);
+        if (!p.promote) {
+          sum = multiply(sum, false);
+          // The previous step's group is done: its stage can be refilled.
+          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 1);
+          release(x.both(firstLane, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt, step,
+                                                          x.c(0))),
+                  x.rem(x.add(step, stages - 1), stages));
+        } else {
+          // Promoting, the step's products are summed from zero apart and,
+          // once done, added to the f32 accumulator.
+          Value products = multiply(LLVM::UndefOp::create(lb, l, accType), true);
+          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 0);
+          release(firstLane, stage);
+          for (int64_t e = 0; e < kWarpgroupM * tileN / kWarpgroup; ++e) {
+            Value total = arith::AddFOp::create(lb, l, LLVM::ExtractValueOp::create(lb, l, sum, e),
+                                                LLVM::ExtractValueOp::create(lb, l, products, e));
+            sum = LLVM::InsertValueOp::create(lb, l, sum, total, e);
+          }
         }
-        NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);
-        // The previous step's group is done: its stage goes back to the
-        // producer (one arrival per warp).
-        NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 1);
-        Value release = x.both(firstLane, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt,
-                                                                step, x.c(0)));
-        scf::IfOp::create(lb, l, release, [&](OpBuilder &tb, Location tl) {
-          IndexBuilder t{tb, tl};
-          Value previous = t.rem(t.add(step, stages - 1), stages);
-          NVVM::MBarrierArriveOp::create(
-              tb, tl, Type(), sharedPointer(tb, tl, t.add(emptyStart, t.mul(previous, 8))),
-              Value());
-          scf::YieldOp::create(tb, tl);
-        });
         scf::YieldOp::create(lb, l, sum);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -469,6 +529,8 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Value warpRow = kb.add(row0, kb.add(kb.mul(consumer, kWarpgroupM), kb.mul(warp, 16)));
   Value sums = loop.getResult(0);
   auto pairType = VectorType::get({2}, f32);
+  EpilogueInvariants invariants =
+      epilogue ? loadEpilogueInvariants(b, loc, epilogue) : EpilogueInvariants();
   for (int64_t j = 0; j < tileN / 8; ++j) {
     Value col = kb.add(col0, kb.add(kb.mul(inGroup, 2), j * 8));
     for (int64_t h = 0; h < 2; ++h) {
@@ -479,7 +541,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
       // Rows of C are a multiple of 8 long (wgmmaMisfitAtRunTime).
       storeAccumulatorPair(b, loc, p.c, p.batch, row, col,
                            vector::FromElementsOp::create(b, loc, pairType, pair), p.m, p.n,
-                           /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue);
+                           /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue, invariants);
     }
   }
   b.setInsertionPointAfter(roles);

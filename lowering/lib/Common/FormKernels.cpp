@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/KilnToLinalg/Passes.h"
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -160,16 +161,19 @@ struct KilnFormKernelsPass
 
     RewritePatternSet patterns(ctx);
     // Fuse a producer only into its single consumer, so no work is repeated,
-    // and only while the fused kernel stays within maxBuffers tensors.
+    // and only while the fused kernel stays within maxBuffers tensors; f8
+    // decodes of matmul operands stay as they are (kFloat8DecodeAttr).
     unsigned limit = maxBuffers;
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [limit](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
-          if (!producer || !producer->hasOneUse())
+          Operation *consumer = operand->getOwner();
+          if (!producer || !producer->hasOneUse() ||
+              producer->hasAttr(kiln::kFloat8DecodeAttr) ||
+              consumer->hasAttr(kiln::kFloat8DecodeAttr))
             return false;
           if (limit == 0)
             return true;
-          Operation *consumer = operand->getOwner();
           llvm::SmallPtrSet<Value, 16> buffers;
           for (Operation *op : {producer, consumer})
             for (OpOperand &o : op->getOpOperands())

@@ -76,13 +76,30 @@ bool readsOperandsInPlace(linalg::LinalgOp matmul) {
   return true;
 }
 
+EpilogueInvariants loadEpilogueInvariants(OpBuilder &b, Location loc, linalg::GenericOp e) {
+  EpilogueInvariants invariants;
+  for (OpOperand *in : e.getDpsInputOperands()) {
+    AffineMap map = e.getMatchingIndexingMap(in);
+    if (llvm::all_of(map.getResults(), [](AffineExpr r) { return isa<AffineConstantExpr>(r); }))
+      invariants[in->get()] =
+          memref::LoadOp::create(b, loc, in->get(), indicesFor(b, loc, map, {}));
+  }
+  return invariants;
+}
+
 void storeThroughEpilogue(OpBuilder &b, Location loc, linalg::GenericOp e, Value c,
-                          Value cValue, ValueRange ivs, int64_t width) {
+                          Value cValue, ValueRange ivs, int64_t width,
+                          const EpilogueInvariants &invariants, IntegerAttr alignment) {
   IRMapping mapping;
   for (auto [n, in] : llvm::enumerate(e.getDpsInputOperands())) {
     Value v;
     if (in->get() == c) {
       v = cValue;
+    } else if (Value loaded = invariants.lookup(in->get())) {
+      v = width ? vector::BroadcastOp::create(b, loc, VectorType::get({width}, loaded.getType()),
+                                              loaded)
+                      .getResult()
+                : loaded;
     } else {
       AffineMap map = e.getMatchingIndexingMap(in);
       SmallVector<Value> idx = indicesFor(b, loc, map, ivs);
@@ -101,7 +118,7 @@ void storeThroughEpilogue(OpBuilder &b, Location loc, linalg::GenericOp e, Value
   Value result = mapping.lookup(e.getBody()->getTerminator()->getOperand(0));
   Value out = e.getDpsInits()[0];
   if (width)
-    vector::StoreOp::create(b, loc, result, out, ivs);
+    vector::StoreOp::create(b, loc, result, out, ivs, /*nontemporal=*/false, alignment);
   else
     memref::StoreOp::create(b, loc, result, out, ivs);
 }

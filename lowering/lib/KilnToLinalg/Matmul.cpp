@@ -1,6 +1,7 @@
 //===- Matmul.cpp - kiln.matmul -> linalg.matmul / batch_matmul ----------===//
 #include "Patterns.h"
 #include "kiln/Dialect/KilnOps.h"
+#include "kiln/Lowering/KilnToLinalg/Passes.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -86,16 +87,18 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       }
       return batchShape.empty() ? v : reshapeTo(rewriter, loc, v, {batch, r, c});
     };
-    // f8 inputs are decoded to f32 once, then multiplied as f32.
+    // f8 inputs are decoded to f32 once, then multiplied as f32; the
+    // decode is marked, for targets whose kernels multiply f8 as it is.
     auto decoded = [&](Value v) {
       if (!isa<Float8E4M3FNType, Float8E5M2Type>(kilnIn))
         return v;
       auto shape = cast<RankedTensorType>(v.getType()).getShape();
-      return buildElementwise(rewriter, loc, shape, rewriter.getF32Type(), v,
-                              [&](OpBuilder &nb, Location l, ValueRange x) {
-                                return castScalar(nb, l, x[0], kilnIn,
-                                                  nb.getF32Type());
-                              });
+      Value f32 = buildElementwise(rewriter, loc, shape, rewriter.getF32Type(), v,
+                                   [&](OpBuilder &nb, Location l, ValueRange x) {
+                                     return castScalar(nb, l, x[0], kilnIn, nb.getF32Type());
+                                   });
+      f32.getDefiningOp()->setAttr(kFloat8DecodeAttr, TypeAttr::get(kilnIn));
+      return f32;
     };
     Value a = prepare(decoded(adaptor.getA()), m, k);
     Value b = prepare(decoded(adaptor.getB()), k, n);

@@ -134,12 +134,12 @@ func.func @zero_filled(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %c: mem
 // CHECK: nvvm.mma.sync
 // CHECK: scf.if
 // CHECK-NOT: vector.store
-// CHECK: memref.load %arg2
-// CHECK: arith.addf
-// CHECK: arith.maximumf
-// CHECK: memref.store %{{.*}}, %arg3
-// CHECK: memref.load %arg2
-// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: vector.load %arg2{{.*}} : memref<128xf32>, vector<2xf32>
+// CHECK: arith.addf {{.*}} : vector<2xf32>
+// CHECK: arith.maximumf {{.*}} : vector<2xf32>
+// CHECK: vector.store %{{.*}}, %arg3{{.*}} {alignment = 8 : i64} : memref<256x128xf32>, vector<2xf32>
+// CHECK: vector.load %arg2
+// CHECK: vector.store %{{.*}}, %arg3
 // CHECK-NOT: linalg.generic
 func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: memref<128xf32>,
                      %out: memref<256x128xf32>) {

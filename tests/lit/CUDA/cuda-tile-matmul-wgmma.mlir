@@ -130,16 +130,17 @@ func.func @f32(%a: memref<256x64xf32>, %b: memref<64x128xf32>, %c: memref<256x12
 }
 
 // A zero fill before folds into the stores (C = the tile); bias + relu run
-// on the accumulators and store the epilogue's output.
+// on the accumulators, two columns at a time, and store the epilogue's
+// output (rows even: 8-byte stores).
 // CHECK-LABEL: func @bias_relu
 // CHECK-NOT: linalg.fill
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.if
 // CHECK-NOT: vector.load %{{.*}} : memref<256x128xf32>
-// CHECK: memref.load %arg2
-// CHECK: arith.addf
-// CHECK: arith.maximumf
-// CHECK: memref.store {{.*}}, %arg3
+// CHECK: vector.load %arg2{{.*}} : memref<128xf32>, vector<2xf32>
+// CHECK: arith.addf {{.*}} : vector<2xf32>
+// CHECK: arith.maximumf {{.*}} : vector<2xf32>
+// CHECK: vector.store {{.*}}, %arg3{{.*}} {alignment = 8 : i64} : memref<256x128xf32>, vector<2xf32>
 // CHECK-NOT: linalg.generic
 func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: memref<128xf32>,
                      %out: memref<256x128xf32>) {
@@ -210,5 +211,181 @@ func.func @dynamic(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf3
 // CHECK: return
 func.func @dynamic_rows(%a: memref<?x64xbf16>, %b: memref<64x128xbf16>, %c: memref<?x128xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xbf16>, memref<64x128xbf16>) outs(%c : memref<?x128xf32>)
+  return
+}
+
+// An f32 matmul of two f8 matrices (kiln-to-linalg's marked decodes right
+// before it) reads the f8 bytes: A's tensor map boxes 128 rows x 128 K
+// (128 bytes), B is copied transposed (bytes) and read K-major like A, one
+// wgmma m64n128k32 per 32 K (4 per step) with each operand's own f8 type.
+// The tensor cores keep about 14 bits of an f8 wgmma's sums: each step's
+// start from zero (scale-d 0), and once done (wait 0) the consumer adds
+// them to the f32 accumulator. The decodes and their f32 buffers are gone.
+// CHECK-LABEL: func @f8
+// CHECK: nvgpu.tma.create.descriptor {{.*}} : memref<*xi8> -> <tensor = memref<128x128xi8, 3>
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<256x128xi8>
+// CHECK: memref.load %arg1
+// CHECK: memref.store {{.*}}, %[[COPY]]
+// CHECK: nvgpu.tma.create.descriptor {{.*}} : memref<*xi8> -> <tensor = memref<128x128xi8, 3>
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: arith.addf
+// Tiles 256 wide (the default) are 128 wide for f8 (two accumulators).
+// DEFAULT-LABEL: func @f8
+// DEFAULT: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.alloc() : memref<{{.*}}xf32>
+// CHECK: return
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f8(%a: memref<256x128xi8>, %b: memref<128x256xi8>, %c: memref<256x256xf32>) {
+  %da = memref.alloc() : memref<256x128xf32>
+  // The bodies stand in for the decodes; the mark says what they decode.
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E4M3FN}
+      ins(%a : memref<256x128xi8>) outs(%da : memref<256x128xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  %db = memref.alloc() : memref<128x256xf32>
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E5M2}
+      ins(%b : memref<128x256xi8>) outs(%db : memref<128x256xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  linalg.matmul ins(%da, %db : memref<256x128xf32>, memref<128x256xf32>) outs(%c : memref<256x256xf32>)
+  memref.dealloc %da : memref<256x128xf32>
+  memref.dealloc %db : memref<128x256xf32>
+  return
+}
+
+// Where something writes memory between a decode and the matmul (here A's
+// f8 bytes), or K is no multiple of 16, the decodes run and the matmul
+// multiplies f32 on the SIMT kernel.
+// CHECK-LABEL: func @f8_overwritten
+// CHECK: linalg.generic
+// CHECK: memref.copy
+// CHECK: linalg.generic
+// CHECK-NOT: nvvm.wgmma
+// CHECK: return
+func.func @f8_overwritten(%a: memref<256x128xi8>, %b: memref<128x256xi8>, %a2: memref<256x128xi8>,
+                          %c: memref<256x256xf32>) {
+  %da = memref.alloc() : memref<256x128xf32>
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E4M3FN}
+      ins(%a : memref<256x128xi8>) outs(%da : memref<256x128xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  memref.copy %a2, %a : memref<256x128xi8> to memref<256x128xi8>
+  %db = memref.alloc() : memref<128x256xf32>
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E4M3FN}
+      ins(%b : memref<128x256xi8>) outs(%db : memref<128x256xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  linalg.matmul ins(%da, %db : memref<256x128xf32>, memref<128x256xf32>) outs(%c : memref<256x256xf32>)
+  return
+}
+
+// CHECK-LABEL: func @f8_short_k
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: nvvm.wgmma
+// CHECK: return
+func.func @f8_short_k(%a: memref<256x24xi8>, %b: memref<24x256xi8>, %c: memref<256x256xf32>) {
+  %da = memref.alloc() : memref<256x24xf32>
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E4M3FN}
+      ins(%a : memref<256x24xi8>) outs(%da : memref<256x24xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  %db = memref.alloc() : memref<24x256xf32>
+  linalg.generic {indexing_maps = [#identity, #identity], iterator_types = ["parallel", "parallel"],
+                  kiln.f8_decode = f8E4M3FN}
+      ins(%b : memref<24x256xi8>) outs(%db : memref<24x256xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %f = arith.sitofp %in : i8 to f32
+    linalg.yield %f : f32
+  }
+  linalg.matmul ins(%da, %db : memref<256x24xf32>, memref<24x256xf32>) outs(%c : memref<256x256xf32>)
+  return
+}
+
+// x @ W^T: B is a copy of W (N x K) transposed, which the kernel reads from
+// W itself, K-major (a box of 128 rows x 64 K, like A's; wgmma B `col`): the
+// copy and its buffer are gone, as is tf32's own transposed copy.
+// CHECK-LABEL: func @bf16_weights
+// CHECK-NOT: linalg.generic
+// CHECK: %[[W:.*]] = memref.cast %arg1 : memref<128x64xbf16> to memref<*xbf16>
+// CHECK: nvgpu.tma.create.descriptor %[[W]] box[%c128{{[_0-9]*}}, %c64{{[_0-9]*}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: memref.alloc
+// CHECK: return
+// TF32-LABEL: func @f32_weights
+// TF32-NOT: memref.alloc
+// TF32: %[[W:.*]] = memref.cast %arg1 : memref<128x64xf32> to memref<*xf32>
+// TF32: nvgpu.tma.create.descriptor %[[W]] {{.*}} -> <tensor = memref<128x32xf32, 3>
+// TF32-COUNT-4: nvvm.wgmma.mma_async {{.*}} B[<tf32>, <one>, <col>]
+// TF32-NOT: memref.alloc
+// TF32: return
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+func.func @bf16_weights(%a: memref<256x64xbf16>, %w: memref<128x64xbf16>, %c: memref<256x128xf32>) {
+  %wt = memref.alloc() : memref<64x128xbf16>
+  linalg.generic {indexing_maps = [#swap, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<128x64xbf16>) outs(%wt : memref<64x128xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    linalg.yield %in : bf16
+  }
+  linalg.matmul ins(%a, %wt : memref<256x64xbf16>, memref<64x128xbf16>) outs(%c : memref<256x128xf32>)
+  memref.dealloc %wt : memref<64x128xbf16>
+  return
+}
+func.func @f32_weights(%a: memref<256x64xf32>, %w: memref<128x64xf32>, %c: memref<256x128xf32>) {
+  %wt = memref.alloc() : memref<64x128xf32>
+  linalg.generic {indexing_maps = [#swap, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<128x64xf32>) outs(%wt : memref<64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%a, %wt : memref<256x64xf32>, memref<64x128xf32>) outs(%c : memref<256x128xf32>)
+  memref.dealloc %wt : memref<64x128xf32>
+  return
+}
+
+// A scale read at constant indices (_scaled_mm's) is loaded once, before
+// the stores (between them, each element would load it again), and the
+// scaled bf16 pairs go out as 4-byte stores.
+// CHECK-LABEL: func @scaled
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[SCALE:.*]] = memref.load %arg2[] : memref<f32>
+// CHECK-NOT: memref.load %arg2
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]] : f32 to vector<2xf32>
+// CHECK: arith.mulf {{.*}}, %[[SPLAT]] : vector<2xf32>
+// CHECK: vector.store {{.*}}, %arg3{{.*}} {alignment = 4 : i64} : memref<256x128xbf16>, vector<2xbf16>
+// CHECK-NOT: memref.load %arg2
+// CHECK: return
+#scalar = affine_map<(d0, d1) -> ()>
+func.func @scaled(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %s: memref<f32>,
+                  %out: memref<256x128xbf16>) {
+  %c = memref.alloc() : memref<256x128xf32>
+  linalg.matmul ins(%a, %b : memref<256x64xbf16>, memref<64x128xbf16>) outs(%c : memref<256x128xf32>)
+  linalg.generic {indexing_maps = [#identity, #scalar, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s : memref<256x128xf32>, memref<f32>) outs(%out : memref<256x128xbf16>) {
+  ^bb0(%x: f32, %scale: f32, %o: bf16):
+    %m = arith.mulf %x, %scale : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<256x128xf32>
   return
 }

@@ -9,6 +9,7 @@
 #define KILN_LOWERING_COMMON_MATMULEPILOGUE_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace kiln {
 
@@ -21,12 +22,26 @@ namespace kiln {
 /// uses is defined where the fused kernel is built.
 mlir::linalg::GenericOp findMatmulEpilogue(mlir::linalg::LinalgOp matmul, mlir::Value c);
 
+/// The epilogue's inputs read at constant indices (0-d scales, [1]
+/// tensors), each by the value loaded from it.
+using EpilogueInvariants = llvm::DenseMap<mlir::Value, mlir::Value>;
+
+/// Loads the epilogue's invariant inputs once, before a kernel's stores:
+/// loaded among them, each store would make the next element load them
+/// again (nothing tells the compiler the buffers do not overlap).
+EpilogueInvariants loadEpilogueInvariants(mlir::OpBuilder &b, mlir::Location loc,
+                                          mlir::linalg::GenericOp epilogue);
+
 /// Stores the epilogue's value at C's indices `ivs` ([batch,] i, j .. j +
 /// width; width 0: one scalar) into its output, given C's value there (a
-/// vector of `width` lanes or a scalar).
+/// vector of `width` lanes or a scalar); the inputs in `invariants` as
+/// loaded there; a vector store with `alignment` (bytes; null: the
+/// element's).
 void storeThroughEpilogue(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::GenericOp epilogue, mlir::Value c, mlir::Value cValue,
-                          mlir::ValueRange ivs, int64_t width);
+                          mlir::ValueRange ivs, int64_t width,
+                          const EpilogueInvariants &invariants = {},
+                          mlir::IntegerAttr alignment = {});
 
 /// Whether a linalg.matmul or batch_matmul reads its operands as stored
 /// (row-major [batch,] M x K and K x N): no transposes; a batch_matmul

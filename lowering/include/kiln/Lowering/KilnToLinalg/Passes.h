@@ -13,6 +13,12 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Lowering/KilnToLinalg/Passes.h.inc"
 
+/// Marks the generic that decodes an f8 matmul operand to f32 (its value:
+/// the f8 type): kernel formation fuses nothing into or out of it, so a
+/// target's matmul kernel may read the f8 bytes it reads instead
+/// (kiln-cuda-tile-matmul's wgmma kernel); elsewhere it runs as it is.
+inline constexpr llvm::StringLiteral kFloat8DecodeAttr = "kiln.f8_decode";
+
 } // namespace kiln
 
 #endif
