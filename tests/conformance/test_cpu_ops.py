@@ -817,19 +817,21 @@ def test_f8_program_arguments_and_results(kind):
     np.testing.assert_array_equal(flipped, want[::-1])
 
 
-# f8 matrices multiplied with f32 accumulation. On sm_90a the wgmma kernel
-# reads the f8 bytes where both decodes run right before the matmul (K a
-# multiple of 16: 128 one step, 80 and 1040 partial steps, 264 a partial
-# tile of N, batched); elsewhere, and for K 24, the matmul runs on the
-# decoded f32.
-@pytest.mark.parametrize("kind", ["f8E4M3FN", "f8E5M2"])
+# f8 matrices multiplied with f32 accumulation, E4M3 and E5M2 also mixed
+# (as torch._scaled_mm takes them). On sm_90a the wgmma kernel reads the
+# f8 bytes where both decodes run right before the matmul (K a multiple of
+# 16: 128 one step, 80 and 1040 partial steps, 264 a partial tile of N,
+# batched); elsewhere, and for K 24, the matmul runs on the decoded f32.
+@pytest.mark.parametrize("kinds", [("f8E4M3FN", "f8E4M3FN"), ("f8E5M2", "f8E5M2"),
+                                   ("f8E4M3FN", "f8E5M2")])
 @pytest.mark.parametrize("a_shape,b_shape", [((5, 24), (24, 7)), ((256, 128), (128, 256)),
                                              ((300, 80), (80, 264)), ((130, 1040), (1040, 64)),
                                              ((2, 130, 48), (2, 48, 136))])
-def test_f8_matmul(kind, a_shape, b_shape):
-    a, b = rand_f8(a_shape, kind), rand_f8(b_shape, kind)
+def test_f8_matmul(kinds, a_shape, b_shape):
+    a, b = rand_f8(a_shape, kinds[0]), rand_f8(b_shape, kinds[1])
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))
-    ta, tb, tr = (tensor_type(x.shape, t) for x, t in ((a, kind), (b, kind), (want, "f32")))
+    ta, tb, tr = (tensor_type(x.shape, t) for x, t in ((a, kinds[0]), (b, kinds[1]),
+                                                       (want, "f32")))
     prog = (f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
             f"  %r = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n  return %r : {tr}\n}}\n")
     assert_f8_product(run_kiln(prog, [a, b])[0][0], a, b)

@@ -87,21 +87,23 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       }
       return batchShape.empty() ? v : reshapeTo(rewriter, loc, v, {batch, r, c});
     };
-    // f8 inputs are decoded to f32 once, then multiplied as f32; the
-    // decode is marked, for targets whose kernels multiply f8 as it is.
-    auto decoded = [&](Value v) {
-      if (!isa<Float8E4M3FNType, Float8E5M2Type>(kilnIn))
+    // f8 inputs (of one format each) are decoded to f32 once, then
+    // multiplied as f32; the decode is marked, for targets whose kernels
+    // multiply f8 as it is.
+    auto decoded = [&](Value v, Value kilnOperand) {
+      Type format = cast<RankedTensorType>(kilnOperand.getType()).getElementType();
+      if (!isa<Float8E4M3FNType, Float8E5M2Type>(format))
         return v;
       auto shape = cast<RankedTensorType>(v.getType()).getShape();
       Value f32 = buildElementwise(rewriter, loc, shape, rewriter.getF32Type(), v,
                                    [&](OpBuilder &nb, Location l, ValueRange x) {
-                                     return castScalar(nb, l, x[0], kilnIn, nb.getF32Type());
+                                     return castScalar(nb, l, x[0], format, nb.getF32Type());
                                    });
-      f32.getDefiningOp()->setAttr(kFloat8DecodeAttr, TypeAttr::get(kilnIn));
+      f32.getDefiningOp()->setAttr(kFloat8DecodeAttr, TypeAttr::get(format));
       return f32;
     };
-    Value a = prepare(decoded(adaptor.getA()), m, k);
-    Value b = prepare(decoded(adaptor.getB()), k, n);
+    Value a = prepare(decoded(adaptor.getA(), op.getA()), m, k);
+    Value b = prepare(decoded(adaptor.getB(), op.getB()), k, n);
     SmallVector<int64_t> accShape = {m, n};
     if (!batchShape.empty())
       accShape.insert(accShape.begin(), batch);

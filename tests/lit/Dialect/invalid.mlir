@@ -553,6 +553,15 @@ func.func @f68(%a: tensor<4xf32>, %b: tensor<4x2xf32>) {
 
 // -----
 
+func.func @f68_f8_and_float(%a: tensor<4x3xf8E4M3FN>, %b: tensor<3x2xf32>) {
+  // Two f8 formats may meet; an f8 and another type may not.
+  // expected-error @+1 {{a element type 'f8E4M3FN' differs from b element type 'f32'}}
+  %r = kiln.matmul %a, %b : (tensor<4x3xf8E4M3FN>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
 func.func @f69(%a: tensor<4x3xf32>, %b: tensor<4x2xf32>) {
   // expected-error @+1 {{contraction sizes differ: a has 3 columns, b has 4 rows}}
   %r = kiln.matmul %a, %b : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>

@@ -201,6 +201,11 @@ func.func @reductions(%x: tensor<4x5xbf16>, %b: tensor<4x5xi1>) {
 func.func @contractions(%a: tensor<3x1x4x8xf16>, %b: tensor<5x8x2xf16>, %x: tensor<4x8xf32>, %w: tensor<8xf32>) {
   // CHECK: kiln.matmul %{{.*}}, %{{.*}} : (tensor<3x1x4x8xf16>, tensor<5x8x2xf16>) -> tensor<3x5x4x2xf32>
   %m = kiln.matmul %a, %b : (tensor<3x1x4x8xf16>, tensor<5x8x2xf16>) -> tensor<3x5x4x2xf32>
+  // E4M3 times E5M2, as torch._scaled_mm takes them.
+  // CHECK: kiln.matmul %{{.*}}, %{{.*}} : (tensor<4x8xf8E4M3FN>, tensor<8x2xf8E5M2>) -> tensor<4x2xbf16>
+  %e4 = kiln.cast %x : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
+  %e5 = "kiln.fill"() {value = 1.0 : f64} : () -> tensor<8x2xf8E5M2>
+  %f8 = kiln.matmul %e4, %e5 : (tensor<4x8xf8E4M3FN>, tensor<8x2xf8E5M2>) -> tensor<4x2xbf16>
   // CHECK: kiln.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-03 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %ln = kiln.layer_norm %x, %w, %w {eps = 1.0e-3 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // CHECK: kiln.rms_norm %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

@@ -40,7 +40,7 @@ EpilogueInvariants loadEpilogueInvariants(mlir::OpBuilder &b, mlir::Location loc
 void storeThroughEpilogue(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::GenericOp epilogue, mlir::Value c, mlir::Value cValue,
                           mlir::ValueRange ivs, int64_t width,
-                          const EpilogueInvariants &invariants = {},
+                          const EpilogueInvariants &invariants = EpilogueInvariants(),
                           mlir::IntegerAttr alignment = {});
 
 /// Whether a linalg.matmul or batch_matmul reads its operands as stored
