@@ -58,6 +58,13 @@ CASES.append(("softmax last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) 
 }}""", lambda: [np.random.rand(*S).astype(F32)],
     lambda x: (lambda e: e / e.sum(axis=1, keepdims=True))(np.exp(x - x.max(axis=1, keepdims=True))),
     ("bytes", 2 * 4 * 4096 * 4096)))
+for shape, dim in (([1 << 24], 0), (S, 1)):
+    out = "tensor<i64>" if len(shape) == 1 else "tensor<4096xi64>"
+    CASES.append((f"argmax {'x'.join(map(str, shape))} f32 dim {dim}", f"""func.func @main(%x: {t(shape)}) -> {out} {{
+  %0 = kiln.argmax %x {{dim = {dim}}} : {t(shape)} -> {out}
+  return %0 : {out}
+}}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)],
+        lambda x, dim=dim: np.argmax(x, axis=dim), ("bytes", 4 * math.prod(shape))))
 for m, n, k in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 512, 1024), (1000, 1000, 1000), (777, 1025, 1023)):
     name = f"matmul {m}^3 f32" if m == n == k else f"matmul {m}x{k} @ {k}x{n} f32"
     CASES.append((name, f"""func.func @main(%a: {t([m, k])}, %b: {t([k, n])}) -> {t([m, n])} {{

@@ -96,11 +96,11 @@ std::optional<ArgReduction> matchArgReduction(linalg::GenericOp op) {
   auto either = pickValue.getCondition().getDefiningOp<arith::OrIOp>();
   if (!position || position.getDim() != dim || !either)
     return std::nullopt;
-  Value better;
+  Value better, first;
   if (isFirstPosition(either.getRhs(), dim))
-    better = either.getLhs();
+    std::tie(better, first) = std::pair{either.getLhs(), either.getRhs()};
   else if (isFirstPosition(either.getLhs(), dim))
-    better = either.getRhs();
+    std::tie(better, first) = std::pair{either.getRhs(), either.getLhs()};
   else
     return std::nullopt;
   Value element = pickValue.getTrueValue();
@@ -108,7 +108,7 @@ std::optional<ArgReduction> matchArgReduction(linalg::GenericOp op) {
   // the element and the best so far.
   if (!computedFrom(better, body, {element, best}))
     return std::nullopt;
-  return ArgReduction{op, dim, better, element, best, bestIndex};
+  return ArgReduction{op, dim, better, first, element, best, bestIndex};
 }
 
 SmallVector<Value> operandIndices(linalg::GenericOp op, OpOperand *operand, ArrayRef<Value> ivs) {
@@ -119,7 +119,8 @@ SmallVector<Value> operandIndices(linalg::GenericOp op, OpOperand *operand, Arra
 }
 
 std::pair<Value, Value> argReductionStep(OpBuilder &b, const ArgReduction &arg,
-                                         ArrayRef<Value> ivs, Value value, Value index) {
+                                         ArrayRef<Value> ivs, Value value, Value index,
+                                         bool fromFills) {
   linalg::GenericOp op = arg.op;
   Block *body = op.getBody();
   Location loc = op.getLoc();
@@ -134,6 +135,8 @@ std::pair<Value, Value> argReductionStep(OpBuilder &b, const ArgReduction &arg,
   for (Operation &o : body->without_terminator()) {
     if (auto position = dyn_cast<linalg::IndexOp>(o))
       mapping.map(position.getResult(), ivs[position.getDim()]);
+    else if (fromFills && o.getNumResults() == 1 && o.getResult(0) == arg.first)
+      mapping.map(arg.first, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0).getResult());
     else
       b.clone(o, mapping);
   }

@@ -14,6 +14,7 @@ struct ArgReduction {
   mlir::linalg::GenericOp op;
   unsigned dim;          // the reduced loop
   mlir::Value better;    // in the body: the element beats the best so far
+  mlir::Value first;     // in the body: the element is the row's first
   mlir::Value element;   // in the body: the element's value
   mlir::BlockArgument best, bestIndex;
 };
@@ -28,9 +29,15 @@ llvm::SmallVector<mlir::Value> operandIndices(mlir::linalg::GenericOp op,
 
 /// The reduction's body at loop ivs `ivs` (the reduced one set) from the best
 /// so far (`value`, `index`): the inputs loaded there, the body cloned.
+/// `fromFills`: the best so far started from the outputs' fills (the
+/// identity and index 0), which makes the rule that the row's first element
+/// wins moot (an element that does not beat the identity is the identity,
+/// and 0 is its index); it is left out, so that partials over runs of a
+/// row that does not start at 0 compare nothing but values.
 std::pair<mlir::Value, mlir::Value> argReductionStep(mlir::OpBuilder &b, const ArgReduction &arg,
                                                      llvm::ArrayRef<mlir::Value> ivs,
-                                                     mlir::Value value, mlir::Value index);
+                                                     mlir::Value value, mlir::Value index,
+                                                     bool fromFills = false);
 
 /// The better of two partials (value, index) by the reduction's own
 /// comparison; of equal ones, the one of lower index. Partials of disjoint
