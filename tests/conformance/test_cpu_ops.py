@@ -525,12 +525,12 @@ def test_long_arg_reductions(op, ref):
     rows[1, [65539, 17000]] = extreme
     rows[2, :] = -np.inf if op == "argmax" else np.inf  # nothing beats the start: 0
     check(arg(rows, 1), ref(rows, 1), np.int64)
-    # One row ([1, N]), which the CPU cuts into slices for its threads:
-    # nothing beats the start (0), then the very last element (a tail).
-    flat = np.full((1, 3 * 65536 + 7), -np.inf if op == "argmax" else np.inf, np.float32)
-    check(arg(flat, 1), np.zeros(1, np.int64), np.int64)
-    flat[0, -1] = extreme
-    check(arg(flat, 1), ref(flat, 1), np.int64)
+    # Two long rows, which the CPU cuts into slices for its threads: in one
+    # nothing beats the start (0), in the other the very last element (a
+    # tail) wins.
+    few = np.full((2, 3 * 65536 + 7), -np.inf if op == "argmax" else np.inf, np.float32)
+    few[1, -1] = extreme
+    check(arg(few, 1), np.array([0, few.shape[1] - 1], np.int64), np.int64)
     cols = rand((70000, 3), np.int32)  # along a strided dim, a few columns
     cols[[66000, 5], 2] = 99 if op == "argmax" else -99
     check(arg(cols, 0, keep=True), ref(cols, 0, keepdims=True), np.int64)

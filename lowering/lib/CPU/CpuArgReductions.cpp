@@ -6,7 +6,7 @@
 // the one before (LLVM cannot promote them: the temporary's pointer is
 // realigned through inttoptr): an argmax of 2^24 floats took 138 ms against
 // NumPy's 2.6. Here the rows become an scf.parallel, which
-// kiln-cpu-async-parallel-for spreads over threads (a single long row: its
+// kiln-cpu-async-parallel-for spreads over threads (a few long rows: their
 // slices), and each row a loop that carries interleaved partials (value,
 // index) in registers, combined as kiln-gpu-arg-reductions combines its
 // threads'.
@@ -38,9 +38,12 @@ namespace {
 /// pay the combining.
 constexpr int64_t kAccumulators = 32;
 
-/// Elements per slice of a long row that is the only one (each a task of
-/// the thread pool), which would run on one thread.
+/// Elements per slice of a long row among fewer than kFewRows (each slice a
+/// task of the thread pool), which would leave threads idle: an argmax of
+/// 2^24 f32 in one row ran on one thread, of two rows of 2^23 on two at
+/// best.
 constexpr int64_t kSliceLength = 1 << 16;
+constexpr int64_t kFewRows = 8;
 
 /// Positions [begin, end) of one row (index values; `length` = end - begin
 /// when known) from the best so far `init`: partials over interleaved
@@ -90,10 +93,10 @@ std::pair<Value, Value> reduceRun(OpBuilder &b, const kiln::ArgReduction &arg,
 }
 
 /// One row: the outputs' values at `ivs` (the fills ran first) start the
-/// reduction, whose result is stored back. A long row that is the only one
-/// is cut into slices of kSliceLength for the threads (an scf.parallel),
-/// whose partials (from the fills too) combine in order.
-void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> ivs, bool only) {
+/// reduction, whose result is stored back. `sliced`: the row is cut into
+/// slices of kSliceLength for the threads (an scf.parallel), whose partials
+/// (from the fills too) combine in order.
+void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> ivs, bool sliced) {
   linalg::GenericOp op = arg.op;
   Location loc = op.getLoc();
   SmallVector<Value> init;
@@ -102,14 +105,18 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
   const int64_t length = op.getStaticLoopRanges()[arg.dim];
   std::pair<Value, Value> best;
-  if (!only || length < 2 * kSliceLength) {
+  if (!sliced) {
     best = reduceRun(b, arg, ivs, init, c(0), c(length), length);
   } else {
     const int64_t slices = llvm::divideCeil(length, kSliceLength);
+    // The partials' buffers on the function's stack frame, once (the row
+    // may be in a loop).
+    OpBuilder entry = OpBuilder::atBlockBegin(
+        &op->getParentOfType<func::FuncOp>().getBody().front());
     SmallVector<Value> partials;
     for (Value v : init)
       partials.push_back(memref::AllocaOp::create(
-          b, loc, MemRefType::get({slices}, v.getType())));
+          entry, loc, MemRefType::get({slices}, v.getType())));
     Value sliceLength = c(kSliceLength), lengthValue = c(length);
     auto loop = scf::ParallelOp::create(b, loc, ValueRange{c(0)}, ValueRange{c(slices)},
                                         ValueRange{c(1)});
@@ -161,16 +168,25 @@ struct KilnCpuArgReductionsPass
       int64_t rows = 1;
       for (unsigned d : outer)
         rows *= ranges[d];
-      if (rows == 1) {
+      // Few long rows: one after the other, each in slices across the
+      // threads; else the rows across the threads, each on one.
+      if (rows < kFewRows && ranges[arg.dim] >= 2 * kSliceLength) {
+        scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                           [&](OpBuilder &nb, Location, ValueRange rowIvs) {
+                             for (auto [d, iv] : llvm::zip(outer, rowIvs))
+                               ivs[d] = iv;
+                             buildRow(nb, arg, ivs, /*sliced=*/true);
+                           });
+      } else if (rows == 1) {
         for (unsigned d : outer)
           ivs[d] = arith::ConstantIndexOp::create(b, loc, 0);
-        buildRow(b, arg, ivs, /*only=*/true);
+        buildRow(b, arg, ivs, /*sliced=*/false);
       } else {
-        auto rows = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
-        OpBuilder rb = OpBuilder::atBlockBegin(rows.getBody());
-        for (auto [d, iv] : llvm::zip(outer, rows.getInductionVars()))
+        auto parallel = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+        OpBuilder rb = OpBuilder::atBlockBegin(parallel.getBody());
+        for (auto [d, iv] : llvm::zip(outer, parallel.getInductionVars()))
           ivs[d] = iv;
-        buildRow(rb, arg, ivs, /*only=*/false);
+        buildRow(rb, arg, ivs, /*sliced=*/false);
       }
       op.erase();
     }

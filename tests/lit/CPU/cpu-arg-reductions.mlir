@@ -79,13 +79,15 @@ func.func @short_rows(%arg0: memref<4x10xf32>, %arg1: memref<4xi64>) {
 
 // -----
 
-// A single row of 200000 (a [1, N] tensor): four slices of 65536 in
-// parallel (tasks of one slice at least), each reduced from the fills into
-// its entry of a partials buffer; the four combine in order, then the
-// result is stored.
-// CHECK-LABEL: func @single_row
+// Two rows of 200000 (fewer than the threads): one after the other, each
+// in four slices of 65536 in parallel (tasks of one slice at least), each
+// slice reduced from the fills into its entry of a partials buffer (on the
+// function's stack frame, once); the four combine in order, then the
+// row's result is stored.
+// CHECK-LABEL: func @few_rows
 // CHECK-DAG: %[[VALUES:.*]] = memref.alloca() : memref<4xf32>
 // CHECK-DAG: %[[INDICES:.*]] = memref.alloca() : memref<4xi64>
+// CHECK: scf.for %[[ROW:.*]] = %c0{{.*}} to %c2{{.*}} step %c1
 // CHECK: scf.parallel (%[[S:.*]]) = (%c0{{.*}}) to (%c4{{.*}}) step (%c1{{.*}})
 // CHECK: %[[BEGIN:.*]] = arith.muli %[[S]], %c65536
 // CHECK: scf.for %{{.*}} = %[[BEGIN]] to %{{.*}} step %c32
@@ -93,18 +95,18 @@ func.func @short_rows(%arg0: memref<4x10xf32>, %arg1: memref<4xi64>) {
 // CHECK: memref.store %{{.*}}, %[[INDICES]][%[[S]]]
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK-COUNT-3: arith.cmpi ult
-// CHECK: memref.store %{{.*}}, %arg1[%c0{{.*}}]
+// CHECK: memref.store %{{.*}}, %arg1[%[[ROW]]]
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
-func.func @single_row(%arg0: memref<1x200000xf32>, %arg1: memref<1xi64>) {
+func.func @few_rows(%arg0: memref<2x200000xf32>, %arg1: memref<2xi64>) {
   %c0 = arith.constant 0 : index
   %c0_i64 = arith.constant 0 : i64
   %ninf = arith.constant 0xFF800000 : f32
-  %best = memref.alloc() : memref<1xf32>
-  linalg.fill ins(%ninf : f32) outs(%best : memref<1xf32>)
-  linalg.fill ins(%c0_i64 : i64) outs(%arg1 : memref<1xi64>)
+  %best = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%ninf : f32) outs(%best : memref<2xf32>)
+  linalg.fill ins(%c0_i64 : i64) outs(%arg1 : memref<2xi64>)
   linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "reduction"]}
-      ins(%arg0 : memref<1x200000xf32>) outs(%best, %arg1 : memref<1xf32>, memref<1xi64>) {
+      ins(%arg0 : memref<2x200000xf32>) outs(%best, %arg1 : memref<2xf32>, memref<2xi64>) {
   ^bb0(%in: f32, %out: f32, %out_i: i64):
     %better = arith.cmpf ogt, %in, %out : f32
     %pos = linalg.index 1 : index
