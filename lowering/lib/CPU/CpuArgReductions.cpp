@@ -44,6 +44,7 @@ constexpr int64_t kAccumulators = 32;
 /// best.
 constexpr int64_t kSliceLength = 1 << 16;
 constexpr int64_t kFewRows = 8;
+constexpr int64_t kMaxSlices = 512;
 
 /// Positions [begin, end) of one row (index values; `length` = end - begin
 /// when known) from the best so far `init`: partials over interleaved
@@ -94,8 +95,8 @@ std::pair<Value, Value> reduceRun(OpBuilder &b, const kiln::ArgReduction &arg,
 
 /// One row: the outputs' values at `ivs` (the fills ran first) start the
 /// reduction, whose result is stored back. `sliced`: the row is cut into
-/// slices of kSliceLength for the threads (an scf.parallel), whose partials
-/// (from the fills too) combine in order.
+/// slices of about kSliceLength for the threads (an scf.parallel), whose
+/// partials (from the fills too) combine in order.
 void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> ivs, bool sliced) {
   linalg::GenericOp op = arg.op;
   Location loc = op.getLoc();
@@ -108,7 +109,10 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
   if (!sliced) {
     best = reduceRun(b, arg, ivs, init, c(0), c(length), length);
   } else {
-    const int64_t slices = llvm::divideCeil(length, kSliceLength);
+    // At most kMaxSlices (the partials live on the stack), longer ones for
+    // longer rows.
+    const int64_t slices = std::min<int64_t>(llvm::divideCeil(length, kSliceLength), kMaxSlices);
+    const int64_t perSlice = llvm::divideCeil(length, slices);
     // The partials' buffers on the function's stack frame, once (the row
     // may be in a loop).
     OpBuilder entry = OpBuilder::atBlockBegin(
@@ -117,7 +121,7 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
     for (Value v : init)
       partials.push_back(memref::AllocaOp::create(
           entry, loc, MemRefType::get({slices}, v.getType())));
-    Value sliceLength = c(kSliceLength), lengthValue = c(length);
+    Value sliceLength = c(perSlice), lengthValue = c(length);
     auto loop = scf::ParallelOp::create(b, loc, ValueRange{c(0)}, ValueRange{c(slices)},
                                         ValueRange{c(1)});
     loop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
@@ -126,15 +130,20 @@ void buildRow(OpBuilder &b, const kiln::ArgReduction &arg, SmallVector<Value> iv
     Value begin = arith::MulIOp::create(sb, loc, slice, sliceLength);
     Value end = arith::MinUIOp::create(sb, loc, arith::AddIOp::create(sb, loc, begin, sliceLength),
                                        lengthValue);
-    auto [v, i] = reduceRun(sb, arg, ivs, init, begin, end, kSliceLength);
+    auto [v, i] = reduceRun(sb, arg, ivs, init, begin, end, perSlice);
     memref::StoreOp::create(sb, loc, v, partials[0], slice);
     memref::StoreOp::create(sb, loc, i, partials[1], slice);
-    best = {memref::LoadOp::create(b, loc, partials[0], c(0)),
-            memref::LoadOp::create(b, loc, partials[1], c(0))};
-    for (int64_t k = 1; k < slices; ++k)
-      best = kiln::combineArgPartials(b, arg, best.first, best.second,
-                                      memref::LoadOp::create(b, loc, partials[0], c(k)),
-                                      memref::LoadOp::create(b, loc, partials[1], c(k)));
+    auto combine = scf::ForOp::create(
+        b, loc, c(1), c(slices), c(1),
+        ValueRange{memref::LoadOp::create(b, loc, partials[0], c(0)),
+                   memref::LoadOp::create(b, loc, partials[1], c(0))},
+        [&](OpBuilder &fb, Location, Value k, ValueRange cur) {
+          auto [v, i] = kiln::combineArgPartials(fb, arg, cur[0], cur[1],
+                                                 memref::LoadOp::create(fb, loc, partials[0], k),
+                                                 memref::LoadOp::create(fb, loc, partials[1], k));
+          scf::YieldOp::create(fb, loc, ValueRange{v, i});
+        });
+    best = {combine.getResult(0), combine.getResult(1)};
   }
   for (auto [out, result] :
        llvm::zip(op.getDpsInitsMutable(), std::array{best.first, best.second}))

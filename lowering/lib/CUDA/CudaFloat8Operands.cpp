@@ -60,13 +60,8 @@ Type Float8Operands::typeOf(linalg::GenericOp decode) {
 }
 
 void Float8Operands::erase() {
-  for (linalg::GenericOp decode : {decodeA, decodeB}) {
-    Value buffer = decode.getDpsInits()[0];
-    decode->erase();
-    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
-      user->erase();
-    buffer.getDefiningOp()->erase();
-  }
+  eraseWithBuffer(decodeA);
+  eraseWithBuffer(decodeB);
 }
 
 } // namespace kiln

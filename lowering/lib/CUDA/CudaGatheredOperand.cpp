@@ -88,13 +88,15 @@ std::optional<TransposedOperand> findTransposedOperand(linalg::LinalgOp matmul, 
   return TransposedOperand{copy};
 }
 
-void TransposedOperand::erase() {
-  Value buffer = copy.getDpsInits()[0];
-  copy->erase();
+void eraseWithBuffer(linalg::GenericOp writer) {
+  Value buffer = writer.getDpsInits()[0];
+  writer->erase();
   for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
     user->erase();
   buffer.getDefiningOp()->erase();
 }
+
+void TransposedOperand::erase() { eraseWithBuffer(copy); }
 
 std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Value operand) {
   GatheredOperand gathered;
@@ -182,13 +184,9 @@ std::pair<Value, SmallVector<Value>> GatheredOperand::source(OpBuilder &b, Locat
 }
 
 void GatheredOperand::erase() {
-  Value buffer = copy.getDpsInits()[0];
   if (view)
     view->erase();
-  copy->erase();
-  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
-    user->erase();
-  buffer.getDefiningOp()->erase();
+  eraseWithBuffer(copy);
 }
 
 } // namespace kiln

@@ -53,6 +53,10 @@ struct GatheredOperand {
 std::optional<GatheredOperand> findGatheredOperand(mlir::linalg::LinalgOp matmul,
                                                    mlir::Value operand);
 
+/// Erases `writer`, a generic that wrote a buffer of its own (its init),
+/// with the buffer and its deallocations, once nothing else reads it.
+void eraseWithBuffer(mlir::linalg::GenericOp writer);
+
 /// Whether `op`, run between what wrote a matmul's operands and the
 /// matmul, writes nothing but buffers allocated in the function (which
 /// nothing else aliases) and the matmul's C: whatever those writers read

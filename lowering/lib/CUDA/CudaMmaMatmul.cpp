@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 #include "CudaMmaFragments.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 
@@ -259,10 +260,10 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       if (!epilogue) {
         vector::StoreOp::create(tb, l, sum, c, at);
       } else if (perStore == 2) {
-        // The epilogue's output has C's shape: its rows are even too.
-        auto out = cast<MemRefType>(epilogue.getDpsInits()[0].getType());
+        // Aligned stores where the output's layout shows it (it may be a
+        // view at any offset).
         storeThroughEpilogue(tb, l, epilogue, c, sum, at, /*width=*/2, invariants,
-                             tb.getI64IntegerAttr(2 * out.getElementTypeBitWidth() / 8));
+                             alignmentAttr(tb, epilogue.getDpsInits()[0], 2));
       } else {
         storeThroughEpilogue(tb, l, epilogue, c,
                              vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{0}), at,

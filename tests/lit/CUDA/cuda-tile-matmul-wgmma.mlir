@@ -389,3 +389,24 @@ func.func @scaled(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %s: memref<f
   memref.dealloc %c : memref<256x128xf32>
   return
 }
+
+// An epilogue writing into a view at an odd offset (a concat's slice)
+// stores its pairs without an alignment the view does not have.
+// CHECK-LABEL: func @scaled_into_view
+// CHECK: vector.store {{.*}}, %arg3[{{.*}}] : memref<256x128xf32, strided<[129, 1], offset: 1>>, vector<2xf32>
+// CHECK-NOT: alignment
+// CHECK: return
+func.func @scaled_into_view(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %s: memref<f32>,
+                            %out: memref<256x128xf32, strided<[129, 1], offset: 1>>) {
+  %c = memref.alloc() : memref<256x128xf32>
+  linalg.matmul ins(%a, %b : memref<256x64xbf16>, memref<64x128xbf16>) outs(%c : memref<256x128xf32>)
+  linalg.generic {indexing_maps = [#identity, #scalar, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s : memref<256x128xf32>, memref<f32>)
+      outs(%out : memref<256x128xf32, strided<[129, 1], offset: 1>>) {
+  ^bb0(%x: f32, %scale: f32, %o: f32):
+    %m = arith.mulf %x, %scale : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %c : memref<256x128xf32>
+  return
+}
