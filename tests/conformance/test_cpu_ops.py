@@ -896,3 +896,50 @@ def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
         return assert_f8_product(got, a, wt)
     tol = 2.0**-9 * np.matmul(np.abs(a).astype(np.float64), np.abs(wt).astype(np.float64))
     assert np.all(np.abs(got - want) <= (tol if dtype == "tf32" else 1e-5 * np.abs(want) + 1e-4))
+
+
+# Few output tiles over a long K: on sm_90a the wgmma kernel splits K into
+# parts, each a block of its own (so that the GPU fills), and a second
+# kernel adds their partial sums in order through the epilogue (bias, gelu
+# and, for 16-bit inputs, the cast to bf16): a decode step's M of 16, a K
+# whose last step is partial and whose parts differ in length, batches
+# (unfused epilogue), x @ W^T, tf32 and f8. Every target computes the same.
+@pytest.mark.parametrize("dtype,a_shape,b_shape,weights", [
+    ("bf16", (16, 4096), (4096, 512), False), ("f16", (96, 3000), (3000, 136), False),
+    ("bf16", (2, 64, 2048), (2, 2048, 72), False), ("bf16", (16, 2048), (256, 2048), True),
+    ("tf32", (64, 2048), (2048, 128), False), ("f8E4M3FN", (32, 4096), (256, 4096), True)])
+def test_matmul_split_k(dtype, a_shape, b_shape, weights):
+    if dtype == "tf32" and not ON_CUDA:
+        pytest.skip("--tf32 is an option of CUDA targets")
+    if dtype == "f8E4M3FN":
+        a, b = rand_f8(a_shape, dtype), rand_f8(b_shape, dtype)
+    else:
+        a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
+        a, b = (x.astype(np.float16) if dtype == "f16" else round_to_bf16(x) if dtype == "bf16"
+                else x for x in (a, b))
+    element = "f32" if dtype == "tf32" else dtype
+    bt = np.swapaxes(b, -1, -2) if weights else b
+    product = np.matmul(a.astype(np.float64), bt.astype(np.float64))
+    bias = rand(product.shape[-1:], np.float32)
+    x = product + bias
+    want = 0.5 * x * (1 + erf(x / math.sqrt(2)))
+    out = "bf16" if dtype in ("bf16", "f16") else "f32"
+    ta, tb, tbt, tr, tv, to = (tensor_type(v.shape, e) for v, e in (
+        (a, element), (b, element), (bt, element), (product, "f32"), (bias, "f32"),
+        (product, out)))
+    lines = [f"func.func @main(%a: {ta}, %b: {tb}, %v: {tv}) -> {to} {{"]
+    if weights:
+        lines.append(f"  %bt = kiln.transpose %b {{perm = array<i64: 1, 0>}} : {tb} -> {tbt}")
+    lines += [f"  %r = kiln.matmul %a, {'%bt' if weights else '%b'} : ({ta}, {tbt}) -> {tr}",
+              f"  %x = kiln.add %r, %v : ({tr}, {tv}) -> {tr}",
+              f"  %g = kiln.gelu %x : {tr}"]
+    lines.append(f"  %o = kiln.cast %g : {tr} -> {to}\n  return %o : {to}\n}}" if out != "f32"
+                 else f"  return %g : {tr}\n}}")
+    got = run_kiln("\n".join(lines) + "\n", [a, b, bias],
+                   extra_args=["--tf32"] if dtype == "tf32" else [])[0][0].astype(np.float64)
+    # The product's error (f8: exact sums; tf32: 10-bit inputs; else f32
+    # sums) through gelu (slope at most 1.13), then bf16's rounding.
+    magnitude = np.matmul(np.abs(a).astype(np.float64), np.abs(bt).astype(np.float64))
+    error = {"tf32": 2.0**-9, "f8E4M3FN": 1e-7}.get(dtype, 1e-6) * magnitude
+    rounding = 2.0**-8 * np.abs(want) if out == "bf16" else 1e-6 * np.abs(want)
+    assert np.all(np.abs(got - want) <= 1.2 * error + rounding + 1e-5)

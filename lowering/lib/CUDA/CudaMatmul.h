@@ -141,6 +141,23 @@ inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
 /// run time are left to wgmmaMisfitAtRunTime.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 
+/// The parts `steps` K steps split into for at most `splits` asked: as many
+/// as leave no part empty (1 for 0).
+int64_t partsOfSteps(int64_t steps, int64_t splits);
+
+/// `tiling` whose split K is 0 ("fill the GPU") resolved for a
+/// static-sized matmul of `elementBytes` inputs (as the kernel reads them:
+/// f8 1) on a GPU of `fillBlocks` SMs (one wgmma block each): K split into parts (each a block; a second kernel adds them)
+/// and, with `narrow`, tile N narrowed (with more stages), where an
+/// estimate of the kernel's time says the GPU fills better for it: the
+/// few-tile shapes (a decode step's M of 16, M x N of 512 x 1024 with a
+/// long K). Unchanged for run-time sizes or a `fillBlocks` of 0 (0 parts
+/// build an unsplit kernel).
+CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,
+                                         CudaWgmmaMatmulTunables tiling, int64_t fillBlocks,
+                                         bool narrow, int64_t maxSharedBytes,
+                                         int64_t elementBytes);
+
 /// Whether the warpgroup kernel takes this f32 matmul of f8 matrices
 /// (findFloat8Operands): static sizes, K a multiple of 16, N even.
 bool fitsFloat8WgmmaMatmul(mlir::linalg::LinalgOp op);
@@ -157,7 +174,9 @@ mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
 /// tf32, B copied transposed first; with `f8`, the f8 matrices its
 /// operands decode (B copied transposed too); with `kMajorB` (a [batch,]
 /// N x K buffer holding B transposed: TransposedOperand), B read from it
-/// K-major instead. The caller erases what `op` no longer needs.
+/// K-major instead. With a split K (static sizes), each part's sums go to
+/// a buffer of partial sums, which a second kernel adds into C through the
+/// epilogue. The caller erases what `op` no longer needs.
 mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      const CudaWgmmaMatmulTunables &tiling,
                                      int64_t maxSharedBytes, const MatmulFusion &fused,

@@ -254,11 +254,16 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       IndexBuilder y{tb, l};
       SmallVector<Value> at = columnIndices(y, c, batch, row, first, foldedColumns);
       Value sum = part;
+      // Pairs aligned where C's layout shows it (it may be a view at any
+      // offset).
+      IntegerAttr cAlignment = alignmentAttr(tb, c, perStore);
       if (accumulate)
-        sum = arith::AddFOp::create(tb, l, vector::LoadOp::create(tb, l, part.getType(), c, at),
+        sum = arith::AddFOp::create(tb, l,
+                                    vector::LoadOp::create(tb, l, part.getType(), c, at,
+                                                           /*nontemporal=*/false, cAlignment),
                                     part);
       if (!epilogue) {
-        vector::StoreOp::create(tb, l, sum, c, at);
+        vector::StoreOp::create(tb, l, sum, c, at, /*nontemporal=*/false, cAlignment);
       } else if (perStore == 2) {
         // Aligned stores where the output's layout shows it (it may be a
         // view at any offset).

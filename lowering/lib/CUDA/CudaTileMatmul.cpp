@@ -359,12 +359,20 @@ struct KilnCudaTileMatmulPass
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
-    if (auto tuned = sized && !f8 ? kiln::tunedMatmulConfig(
-                                 op, kiln::CudaWgmmaMatmulTunables::tuneSpace(), tf32)
-                           : std::nullopt)
+    auto tuned = sized && !f8 ? kiln::tunedMatmulConfig(
+                                    op, kiln::CudaWgmmaMatmulTunables::tuneSpace(), tf32)
+                              : std::nullopt;
+    if (tuned)
       tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
     if (f8)
       tiling.tileN = std::min(tiling.tileN, kiln::CudaWgmmaMatmulTunables::kMaxFloat8TileN);
+    // A tuned tiling keeps its tile; the parts of K still fill the GPU.
+    if (wgmmaSplitK > 0)
+      tiling.splitK = wgmmaSplitK;
+    int64_t elementBytes =
+        f8 ? 1 : cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementTypeBitWidth() / 8;
+    tiling = kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/!tuned, maxSharedBytes,
+                                    elementBytes);
     // The wgmma kernel fuses no epilogue of a batched matmul.
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
                              isa<linalg::BatchMatmulOp>(op) ? linalg::GenericOp()

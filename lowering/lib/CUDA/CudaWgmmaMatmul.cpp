@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -58,6 +59,10 @@ constexpr int64_t kConsumerWarps = 8;
 constexpr int64_t kRowBytes = CudaWgmmaMatmulTunables::kStepBytes; // a swizzled row
 constexpr int64_t kBlockN = 64; // columns of an N-major B in one swizzled block (one box)
 constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32, 32 f8
+// Stages of a tiling narrowed to fill the GPU, at most: 128 x 128 tiles
+// take 6 (the H200 sweep's {128, 6}), 128 x 64 tiles 8 (kiln-tune: 20%
+// faster than 6 on 1024^3).
+constexpr int64_t maxNarrowStages(int64_t tileN) { return tileN == 64 ? 8 : 6; }
 // Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
 constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
 // How long a thread waiting on an mbarrier may sleep before it looks
@@ -119,6 +124,9 @@ struct Problem {
   Value aMap, bMap, c, batch; // batch: the block's batch index, or null
   bool aBatched, bBatched;    // whether A, B have a batch dim
   Value m, n, steps;          // host index values: constants or run-time sizes
+  /// The block's K steps: `stepCount` from `firstStep` on (its part of K
+  /// under split-K; else all of them).
+  Value firstStep, stepCount;
   int64_t tileN;
   int64_t bytes; // per element of A and B
   /// Whether B is read K-major (a transposed copy, or a buffer holding B
@@ -154,7 +162,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
              Value bStart, Value fullStart, Value emptyStart, Value row0, Value col0) {
   IndexBuilder ib{b, loc};
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = p.tileN * kRowBytes;
-  auto loop = scf::ForOp::create(b, loc, ib.c(0), p.steps, ib.c(1));
+  auto loop = scf::ForOp::create(b, loc, ib.c(0), p.stepCount, ib.c(1));
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   IndexBuilder x{lb, loc};
   Value step = loop.getInductionVar();
@@ -180,7 +188,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
         lb, loc, dst, map, coordinates, full, ValueRange{}, Value(), Value(),
         NVVM::TMALoadMode::TILE, false, nullptr, Value());
   };
-  Value k0 = x.mul(step, p.stepK());
+  Value k0 = x.mul(x.add(p.firstStep, step), p.stepK());
   load(p.aMap, p.aBatched, x.add(aStart, x.mul(stage, aStageBytes)), k0, row0);
   if (p.kMajorB) {
     load(p.bMap, p.bBatched, x.add(bStart, x.mul(stage, bStageBytes)), k0, col0);
@@ -258,6 +266,44 @@ Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
   return copy;
 }
 
+/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
+/// part] x M x N, f32), through the fused epilogue: one thread per pair of
+/// columns, parts added in order (the same sums on every run).
+void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t splits, Value c,
+                       const MatmulFusion &fused, Value launchIf) {
+  constexpr int64_t kThreadsPerBlock = 256;
+  auto shape = cast<MemRefType>(partials.getType()).getShape();
+  const int64_t m = shape[1], n = shape[2], pairs = m * n / 2;
+  IndexBuilder x{b, loc};
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
+      x.c(shape[0] / splits), x.c(1), x.c(kThreadsPerBlock), x.c(1), x.c(1));
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  IndexBuilder t{kb, loc};
+  gpu::KernelDim3 block = launch.getBlockIds();
+  Value pairIndex = t.add(t.mul(block.x, kThreadsPerBlock), launch.getThreadIds().x);
+  Value batch = cast<MemRefType>(c.getType()).getRank() == 3 ? block.y : Value();
+  EpilogueInvariants invariants =
+      fused.epilogue ? loadEpilogueInvariants(kb, loc, fused.epilogue) : EpilogueInvariants();
+  scf::IfOp::create(kb, loc, t.lt(pairIndex, pairs), [&](OpBuilder &ib, Location l) {
+    IndexBuilder y{ib, l};
+    Value row = y.div(pairIndex, n / 2), col = y.mul(y.rem(pairIndex, n / 2), 2);
+    auto pairType = VectorType::get({2}, ib.getF32Type());
+    IntegerAttr alignment = alignmentAttr(ib, partials, 2);
+    Value sum;
+    for (int64_t part = 0; part < splits; ++part) {
+      Value at = y.add(y.mul(block.y, splits), part);
+      Value value = vector::LoadOp::create(ib, l, pairType, partials, ValueRange{at, row, col},
+                                           /*nontemporal=*/false, alignment);
+      sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
+    }
+    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), /*evenRows=*/true,
+                         /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
+    scf::YieldOp::create(ib, l);
+  });
+  gpu::TerminatorOp::create(kb, loc);
+}
+
 } // namespace
 
 bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
@@ -300,6 +346,75 @@ bool fitsFloat8WgmmaMatmul(linalg::LinalgOp op) {
          k % 16 == 0 && c.getShape().back() % 2 == 0;
 }
 
+
+int64_t partsOfSteps(int64_t steps, int64_t splits) {
+  if (splits <= 1 || steps <= 1)
+    return 1;
+  return llvm::divideCeil(steps, llvm::divideCeil(steps, std::min(splits, steps)));
+}
+
+CudaWgmmaMatmulTunables fillGpuWithWgmma(linalg::LinalgOp op, CudaWgmmaMatmulTunables tiling,
+                                         int64_t fillBlocks, bool narrow, int64_t maxSharedBytes,
+                                         int64_t elementBytes) {
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  if (tiling.splitK != 0 || fillBlocks <= 0 || !c.hasStaticShape() || !a.hasStaticShape())
+    return tiling;
+  const int64_t batch = c.getRank() == 3 ? c.getShape()[0] : 1;
+  const int64_t m = c.getShape()[c.getRank() - 2], n = c.getShape().back();
+  const int64_t steps = llvm::divideCeil(a.getShape().back() * elementBytes,
+                                         CudaWgmmaMatmulTunables::kStepBytes);
+  // Estimated microseconds on an H100/H200 SM (one block per SM): a K step
+  // of 128 x tileN outputs (the same for every type: a step is 128 bytes of
+  // A's rows), a block's pipeline fill and stores, and the kernel that adds
+  // the parts (a launch and more, and the partial sums written and read at
+  // about 5 TB/s, mostly in L2). Fitted to kiln-tune's timings on the H200:
+  // it picks the fastest candidate on the eight few-tile shapes timed
+  // (docs/cuda.md).
+  // 64-wide steps are bound by shared memory's bandwidth, not the math.
+  auto stepTime = [](int64_t tileN) {
+    return 0.06 + 0.56 * double(tileN) / 256 * (tileN == 64 ? 1.4 : 1.0);
+  };
+  auto blockTime = [](int64_t tileN) { return 1.0 + 0.5 * double(tileN) / 256; };
+  auto estimate = [&](int64_t tileN, int64_t splits) {
+    int64_t blocks = batch * llvm::divideCeil(m, 128) * llvm::divideCeil(n, tileN) * splits;
+    double time = double(llvm::divideCeil(blocks, fillBlocks)) *
+                  (double(llvm::divideCeil(steps, splits)) * stepTime(tileN) + blockTime(tileN));
+    if (splits > 1)
+      time += 3.0 + 2.0 * double(splits * batch * m * n * 4) / 5e6;
+    return time;
+  };
+  CudaWgmmaMatmulTunables best = tiling;
+  best.splitK = 1;
+  double bestTime = estimate(tiling.tileN, 1);
+  for (int64_t tileN : {256, 128, 64}) {
+    if (tileN > tiling.tileN || (!narrow && tileN != tiling.tileN))
+      continue;
+    for (int64_t splits = 1; splits <= CudaWgmmaMatmulTunables::kMaxSplitK; ++splits) {
+      if (partsOfSteps(steps, splits) != splits)
+        continue;
+      if (double time = estimate(tileN, splits); time < bestTime * 0.97) {
+        best.tileN = tileN;
+        best.splitK = splits;
+        bestTime = time;
+      }
+    }
+  }
+  // Narrower tiles take more stages in the same shared memory.
+  if (narrow && best.tileN < tiling.tileN) {
+    CudaWgmmaMatmulTunables deeper = best;
+    for (deeper.stages = best.stages; deeper.stages < maxNarrowStages(best.tileN);
+         ++deeper.stages) {
+      CudaWgmmaMatmulTunables next = deeper;
+      ++next.stages;
+      if (next.sharedBytes() > maxSharedBytes)
+        break;
+    }
+    best = deeper;
+  }
+  return best;
+}
+
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   IndexBuilder x{b, loc};
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
@@ -328,6 +443,9 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     return op->emitError("wgmma tiling needs a tile N of 64, 128 or 256 and 3 or more "
                          "stages, got ")
            << tileN << " and " << stages;
+  if (tiling.splitK < 0 || tiling.splitK > CudaWgmmaMatmulTunables::kMaxSplitK)
+    return op->emitError("wgmma split-K needs 0 to ")
+           << CudaWgmmaMatmulTunables::kMaxSplitK << " parts, got " << tiling.splitK;
   if (tiling.sharedBytes() > maxSharedBytes)
     return op->emitError("wgmma tiling needs ")
            << tiling.sharedBytes() << " bytes of shared memory; at most " << maxSharedBytes;
@@ -339,7 +457,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
                          typeB = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeB) : element);
   Problem p{{}, {}, op.getDpsInits()[0], {},
             cast<MemRefType>(a.getType()).getRank() == 3,
-            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, tileN,
+            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, {}, {}, tileN,
             element.getIntOrFloatBitWidth() / 8, kMajorB || element.getIntOrFloatBitWidth() != 16,
             f8.has_value()};
   const int64_t stepK = p.stepK();
@@ -360,6 +478,13 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   p.m = sizeOf(p.c, cRank - 2);
   p.n = sizeOf(p.c, cRank - 1);
   p.steps = ceilDiv(sizeOf(a, cast<MemRefType>(a.getType()).getRank() - 1), stepK);
+  // Run-time sizes are never split; static ones into parts none of which
+  // is empty.
+  const auto cType = cast<MemRefType>(p.c.getType());
+  std::optional<int64_t> staticStepCount = getConstantIntValue(p.steps);
+  const int64_t splits = staticStepCount && cType.hasStaticShape()
+                             ? partsOfSteps(*staticStepCount, tiling.splitK)
+                             : 1;
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
   if (p.kMajorB && !kMajorB)
     kMajorB = transposedCopy(b, loc, bm, launchIf);
@@ -368,9 +493,20 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
   Value numTilesM = ceilDiv(p.m, kTileM), numTilesN = ceilDiv(p.n, tileN);
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
+  Value batches = batched ? sizeOf(p.c, 0) : ib.c(1);
+  // Split-K: each block's partial sums go to a part of `partials` of their
+  // own ([batch * splits + part] x M x N), which sumPartialsKernel adds.
+  Value partials;
+  if (splits > 1) {
+    int64_t batchCount = batched ? cType.getShape()[0] : 1;
+    partials = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({batchCount * splits, cType.getShape()[cRank - 2], cType.getShape().back()},
+                        b.getF32Type()));
+  }
   auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, numTilesN), numTilesM,
-                                      batched ? sizeOf(p.c, 0) : ib.c(1), ib.c(kThreads), ib.c(1),
-                                      ib.c(1), sharedSize);
+                                      splits > 1 ? ib.mul(batches, splits) : batches,
+                                      ib.c(kThreads), ib.c(1), ib.c(1), sharedSize);
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
@@ -390,7 +526,17 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Value emptyStart = kb.add(fullStart, stages * 8);
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
-  p.batch = batched ? block.z : Value();
+  p.batch = batched ? (splits > 1 ? kb.div(block.z, splits) : block.z) : Value();
+  if (splits > 1) {
+    // Every part gets at least one step (partsOfSteps).
+    int64_t steps = *staticStepCount, perPart = llvm::divideCeil(steps, splits);
+    p.firstStep = kb.mul(kb.rem(block.z, splits), perPart);
+    p.stepCount = arith::MinUIOp::create(b, loc, kb.c(perPart),
+                                         arith::SubIOp::create(b, loc, kb.c(steps), p.firstStep));
+  } else {
+    p.firstStep = kb.c(0);
+    p.stepCount = p.steps;
+  }
   auto [tileRow, tileCol] = groupedTileOrder(kb, block, numTilesM, numTilesN);
   Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, tileN);
   Value warpgroup = kb.div(tid, kWarpgroup), lane = kb.rem(tid, 32);
@@ -449,7 +595,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   const int64_t mmaK = p.mmaK();
   Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
   auto loop = scf::ForOp::create(
-      b, loc, kb.c(0), p.steps, kb.c(1), ValueRange{zeros},
+      b, loc, kb.c(0), p.stepCount, kb.c(1), ValueRange{zeros},
       [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
         IndexBuilder x{lb, l};
         Value stage = x.rem(step, stages);
@@ -538,14 +684,22 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
       for (int64_t e = 0; e < 2; ++e)
         pair.push_back(LLVM::ExtractValueOp::create(b, loc, sums, ArrayRef<int64_t>{j * 4 + h * 2 + e}));
       Value row = kb.add(warpRow, kb.add(group, h * 8));
+      Value value = vector::FromElementsOp::create(b, loc, pairType, pair);
       // Rows of C are a multiple of 8 long (wgmmaMisfitAtRunTime).
-      storeAccumulatorPair(b, loc, p.c, p.batch, row, col,
-                           vector::FromElementsOp::create(b, loc, pairType, pair), p.m, p.n,
-                           /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue, invariants);
+      if (partials)
+        storeAccumulatorPair(b, loc, partials, block.z, row, col, value, p.m, p.n,
+                             /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(), EpilogueInvariants());
+      else
+        storeAccumulatorPair(b, loc, p.c, p.batch, row, col, value, p.m, p.n,
+                             /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue, invariants);
     }
   }
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
+  if (partials) {
+    b.setInsertionPointAfter(launch);
+    sumPartialsKernel(b, loc, partials, splits, p.c, fused, launchIf);
+  }
   return success();
 }
 

@@ -58,10 +58,14 @@ struct CudaMmaMatmulTunables {
 
 /// The warpgroup kernel (wgmma, sm_90a): 128 x `tileN` outputs per block
 /// of two warpgroups, K in steps of 64 elements through `stages` buffers of
-/// 128-byte-swizzled shared memory.
+/// 128-byte-swizzled shared memory; K cut into `splitK` parts, each a block
+/// of its own, whose partial sums a second kernel adds (static sizes).
 struct CudaWgmmaMatmulTunables {
   int64_t tileN = 256;  // 64, 128 or 256
   int64_t stages = 4;   // 3 or more
+  int64_t splitK = 0;   // 1 to kMaxSplitK; 0: chosen to fill the GPU
+
+  static constexpr int64_t kMaxSplitK = 16;
 
   static constexpr int64_t kStepBytes = 128;   // one swizzled row of A per K step
   static constexpr int64_t kAlignment = 1024;  // of a 128-byte-swizzled tile
@@ -77,18 +81,28 @@ struct CudaWgmmaMatmulTunables {
   }
   constexpr bool operator==(const CudaWgmmaMatmulTunables &) const = default;
 
-  /// The autotuner's candidates, the default first.
-  static constexpr std::array<CudaWgmmaMatmulTunables, 4> candidates() {
-    return {{{}, {256, 3}, {128, 4}, {128, 6}}};
+  /// The autotuner's candidates, the default first: the tiles of the
+  /// H200 sweep (docs/cuda.md), K split as the fill estimate says, then
+  /// fixed splits for the few-tile shapes and 64-wide tiles.
+  static constexpr std::array<CudaWgmmaMatmulTunables, 9> candidates() {
+    return {{{},
+             {256, 3, 0},
+             {128, 4, 0},
+             {128, 6, 0},
+             {256, 4, 1},
+             {128, 6, 2},
+             {128, 6, 4},
+             {256, 4, 8},
+             {64, 8, 1}}};
   }
   static TuneSpace tuneSpace() {
-    TuneSpace space{"cuda.matmul.wgmma", {"tile_n", "stages"}, {}};
+    TuneSpace space{"cuda.matmul.wgmma", {"tile_n", "stages", "split_k"}, {}};
     for (const CudaWgmmaMatmulTunables &c : candidates())
-      space.candidates.push_back({c.tileN, c.stages});
+      space.candidates.push_back({c.tileN, c.stages, c.splitK});
     return space;
   }
   static CudaWgmmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
-    return {v.at(0), v.at(1)};
+    return {v.at(0), v.at(1), v.at(2)};
   }
   /// KILN_CUDA_WGMMA=0 keeps sm_90a matmuls on mma.sync (read once).
   static bool enabledByEnvironment() {

@@ -26,6 +26,10 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
     With `wgmma` (sm_90a) the f16/bf16 ones take warpgroup MMA instead:
     128 x `wgmma-tile-n` outputs per block of two warpgroups reading both
     operands from 128-byte-swizzled shared memory, `wgmma-stages` deep.
+    With `fill-blocks`, a static-sized matmul whose tiles would leave SMs
+    idle splits K into parts (and, untuned, narrows its tiles): each part's
+    block stores partial sums, which a second kernel adds into C through
+    the epilogue.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", "false",
@@ -48,6 +52,9 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
            "output columns per block of the wgmma kernel (64, 128 or 256)">,
     Option<"wgmmaStages", "wgmma-stages", "int64_t", "kiln::CudaWgmmaMatmulTunables{}.stages",
            "shared-memory buffers of the wgmma kernel's K pipeline (3 or more)">,
+    Option<"wgmmaSplitK", "wgmma-split-k", "int64_t", "0",
+           "parts of K the wgmma kernel splits a static-sized matmul into (each "
+           "a block; a second kernel adds them); 0: as fill-blocks chooses">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "shared memory a block may use (the device's opt-in limit; "
            "default: sm_90's)">];
@@ -69,6 +76,9 @@ def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
     kiln-attention-to-loops.
   }];
   let options = [
+    Option<"wgmmaSplitK", "wgmma-split-k", "int64_t", "0",
+           "parts of K the wgmma kernel splits a static-sized matmul into (each "
+           "a block; a second kernel adds them); 0: as fill-blocks chooses">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "shared memory a block may use (the device's opt-in limit; "
            "default: sm_90's)">];

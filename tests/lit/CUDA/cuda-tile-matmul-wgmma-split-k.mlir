@@ -1,0 +1,74 @@
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 wgmma=1 fill-blocks=132" | FileCheck %s
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 wgmma=1" | FileCheck %s --check-prefix=UNSPLIT
+// RUN: kiln-opt %s --kiln-cuda-tile-matmul="tensor-cores=1 wgmma=1 wgmma-split-k=3" | FileCheck %s --check-prefix=FORCED
+
+// 512 x 1024 outputs over K 8192 are 16 tiles of 128 x 256: with 132 SMs
+// to fill, the kernel narrows its tiles to 128 x 128 (six stages) and
+// splits K into 4 parts of 32 steps, one block each (8 x 4 x 4 = 128
+// blocks). Each block stores its sums into its part of a buffer of
+// partial sums; a second kernel (a thread per pair of columns) adds the 4
+// parts in order and stores through the epilogue (bias, cast to bf16).
+// CHECK-LABEL: func @few_tiles
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<4x512x1024xf32>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c8{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}}, %{{[a-z0-9]+}} = %{{[0-9]+}})
+// CHECK-SAME: dynamic_shared_memory_size %c197728_i32
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK: vector.store %{{.*}}, %[[PARTS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x512x1024xf32>, vector<2xf32>
+// CHECK: gpu.terminator
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c1024{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}) threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK-COUNT-4: vector.load %[[PARTS]]
+// CHECK: vector.load %arg2
+// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.store %{{.*}}, %arg3
+// CHECK-NOT: gpu.launch
+// UNSPLIT-LABEL: func @few_tiles
+// UNSPLIT-NOT: memref.alloc() : memref<{{[0-9]+}}x512x1024xf32>
+// UNSPLIT: <m = 64, n = 256, k = 16>
+func.func @few_tiles(%a: memref<512x8192xbf16>, %b: memref<8192x1024xbf16>, %bias: memref<1024xf32>,
+                     %out: memref<512x1024xbf16>) {
+  %c = memref.alloc() : memref<512x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<512x1024xf32>)
+  linalg.matmul ins(%a, %b : memref<512x8192xbf16>, memref<8192x1024xbf16>) outs(%c : memref<512x1024xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<512x1024xf32>, memref<1024xf32>) outs(%out : memref<512x1024xbf16>) {
+  ^bb0(%x: f32, %y: f32, %o: bf16):
+    %s = arith.addf %x, %y : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<512x1024xf32>
+  return
+}
+
+// 2048^3 is 128 tiles of 128 x 256 already: one wave, not split.
+// CHECK-LABEL: func @many_tiles
+// CHECK-NOT: memref.alloc
+// CHECK: <m = 64, n = 256, k = 16>
+// K 72 is 2 steps: 3 parts asked are 2 (no part is empty); C += the sum
+// where nothing zeroed C.
+// FORCED-LABEL: func @many_tiles
+// FORCED: %[[PARTS:.*]] = memref.alloc() : memref<2x300x264xf32>
+// FORCED: gpu.launch
+// FORCED: gpu.launch
+// FORCED-COUNT-2: vector.load %[[PARTS]]
+// FORCED: vector.load %arg5
+// FORCED: arith.addf
+// FORCED: vector.store %{{.*}}, %arg5
+func.func @many_tiles(%a: memref<2048x2048xbf16>, %b: memref<2048x2048xbf16>, %c: memref<2048x2048xf32>,
+                      %x: memref<300x72xbf16>, %y: memref<72x264xbf16>, %z: memref<300x264xf32>) {
+  linalg.matmul ins(%a, %b : memref<2048x2048xbf16>, memref<2048x2048xbf16>) outs(%c : memref<2048x2048xf32>)
+  linalg.matmul ins(%x, %y : memref<300x72xbf16>, memref<72x264xbf16>) outs(%z : memref<300x264xf32>)
+  return
+}
+
+// Run-time sizes are never split, even when asked.
+// FORCED-LABEL: func @dynamic
+// FORCED-NOT: memref.alloc
+// FORCED: <m = 64, n = 256, k = 16>
+func.func @dynamic(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32>)
+  return
+}
