@@ -655,14 +655,15 @@ ON_CUDA = os.environ.get("KILN_DEVICE", "cpu").startswith("cuda")
 # each product is off by at most ~2^-9 of |a||b|; 1 + 2^-15 is 1 in tf32,
 # which tells the tensor-core path from the f32 one (column 0 of B is e_0).
 # On sm_90a the wgmma kernel takes them (B copied transposed first; K 36 a
-# partial step, N 264 a partial tile), `?` dims too; a `?` matmul whose
-# rows TMA cannot take (N odd) runs the f32 SIMT kernel instead (exact).
+# partial step, N 264 a partial tile; N 77 with static sizes: C's odd rows
+# stored element by element), `?` dims too; a `?` matmul of odd N runs the
+# f32 SIMT kernel instead (exact).
 @pytest.mark.skipif(not ON_CUDA, reason="--tf32 is an option of CUDA targets")
 @pytest.mark.parametrize("a_shape,b_shape,dynamic",
                          [((300, 72), (72, 264), False), ((64, 1024), (1024, 128), False),
                           ((2, 130, 40), (2, 40, 136), False), ((300, 36), (36, 264), False),
                           ((300, 72), (72, 264), True), ((2, 130, 40), (2, 40, 136), True),
-                          ((100, 64), (64, 77), True)])
+                          ((100, 64), (64, 77), True), ((100, 64), (64, 77), False)])
 def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape, dynamic):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     a.flat[0] = 1 + 2.0**-15
@@ -870,9 +871,11 @@ def test_f8_scaled_matmul(a_shape, b_shape):
 
 # x @ W^T (torch's Linear: W stored N x K): on sm_90a the wgmma kernel reads
 # W K-major where it stands (the transpose is never written; for tf32 and
-# f8 neither is the copy the kernel would otherwise make), batched too.
+# f8 neither is the copy the kernel would otherwise make), batched too, and
+# of odd N (an LM head's vocabulary) for 16-bit and tf32 inputs.
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f8E4M3FN", "tf32"])
-@pytest.mark.parametrize("a_shape,w_shape", [((300, 80), (264, 80)), ((2, 130, 48), (2, 136, 48))])
+@pytest.mark.parametrize("a_shape,w_shape", [((300, 80), (264, 80)), ((2, 130, 48), (2, 136, 48)),
+                                             ((20, 64), (257, 64))])
 def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
     if dtype == "tf32" and not ON_CUDA:
         pytest.skip("--tf32 is an option of CUDA targets")

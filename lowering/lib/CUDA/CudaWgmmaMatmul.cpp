@@ -267,13 +267,15 @@ Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
 }
 
 /// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
-/// part] x M x N, f32), through the fused epilogue: one thread per pair of
-/// columns, parts added in order (the same sums on every run).
+/// part] x M x N rounded up to even, f32), through the fused epilogue: one
+/// thread per pair of columns, parts added in order (the same sums on every
+/// run); C's rows odd unless `evenRows`.
 void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t splits, Value c,
-                       const MatmulFusion &fused, Value launchIf) {
+                       bool evenRows, const MatmulFusion &fused, Value launchIf) {
   constexpr int64_t kThreadsPerBlock = 256;
   auto shape = cast<MemRefType>(partials.getType()).getShape();
-  const int64_t m = shape[1], n = shape[2], pairs = m * n / 2;
+  auto cShape = cast<MemRefType>(c.getType()).getShape();
+  const int64_t m = shape[1], n = cShape.back(), rowPairs = shape[2] / 2, pairs = m * rowPairs;
   IndexBuilder x{b, loc};
   auto launch = gpu::LaunchOp::create(
       b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
@@ -287,7 +289,7 @@ void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t split
       fused.epilogue ? loadEpilogueInvariants(kb, loc, fused.epilogue) : EpilogueInvariants();
   scf::IfOp::create(kb, loc, t.lt(pairIndex, pairs), [&](OpBuilder &ib, Location l) {
     IndexBuilder y{ib, l};
-    Value row = y.div(pairIndex, n / 2), col = y.mul(y.rem(pairIndex, n / 2), 2);
+    Value row = y.div(pairIndex, rowPairs), col = y.mul(y.rem(pairIndex, rowPairs), 2);
     auto pairType = VectorType::get({2}, ib.getF32Type());
     IntegerAttr alignment = alignmentAttr(ib, partials, 2);
     Value sum;
@@ -297,7 +299,7 @@ void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t split
                                            /*nontemporal=*/false, alignment);
       sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
     }
-    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), /*evenRows=*/true,
+    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), evenRows,
                          /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
     scf::YieldOp::create(ib, l);
   });
@@ -328,10 +330,18 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
       (findGatheredOperand(op, b) && !findTransposedOperand(op, b)) ||
       !startsAligned(op.getDpsInputs()[0]))
     return false;
+  // Static sizes store C's odd rows element by element; a B read K-major
+  // (a tf32 B's transposed copy, or the N x K buffer of x @ W^T) is rows of
+  // K, so N may be anything (an LM head's vocabulary of 50257).
+  const bool sized = llvm::all_of(op->getOperands(), [](Value v) {
+    return cast<MemRefType>(v.getType()).hasStaticShape();
+  });
   if (!halves) {
     int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
-    return ShapedType::isDynamic(cRow) || cRow % 2 == 0;
+    return sized || ShapedType::isDynamic(cRow) || cRow % 2 == 0;
   }
+  if (sized && findTransposedOperand(op, b))
+    return true;
   return (ShapedType::isDynamic(bRow) || bRow % 8 == 0) && startsAligned(b);
 }
 
@@ -455,6 +465,9 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Type element = cast<MemRefType>(a.getType()).getElementType();
   const NVVM::WGMMATypes typeA = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeA) : element),
                          typeB = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeB) : element);
+  // Rows of C of run-time length are even (wgmmaMisfitAtRunTime).
+  const int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
+  const bool evenRows = ShapedType::isDynamic(cRow) || cRow % 2 == 0;
   Problem p{{}, {}, op.getDpsInits()[0], {},
             cast<MemRefType>(a.getType()).getRank() == 3,
             cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, {}, {}, tileN,
@@ -496,12 +509,14 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Value batches = batched ? sizeOf(p.c, 0) : ib.c(1);
   // Split-K: each block's partial sums go to a part of `partials` of their
   // own ([batch * splits + part] x M x N), which sumPartialsKernel adds.
+  // Its rows are even, so that pairs of it are whole.
   Value partials;
   if (splits > 1) {
     int64_t batchCount = batched ? cType.getShape()[0] : 1;
     partials = memref::AllocOp::create(
         b, loc,
-        MemRefType::get({batchCount * splits, cType.getShape()[cRank - 2], cType.getShape().back()},
+        MemRefType::get({batchCount * splits, cType.getShape()[cRank - 2],
+                         llvm::alignTo(cType.getShape().back(), 2)},
                         b.getF32Type()));
   }
   auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, numTilesN), numTilesM,
@@ -685,20 +700,20 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
         pair.push_back(LLVM::ExtractValueOp::create(b, loc, sums, ArrayRef<int64_t>{j * 4 + h * 2 + e}));
       Value row = kb.add(warpRow, kb.add(group, h * 8));
       Value value = vector::FromElementsOp::create(b, loc, pairType, pair);
-      // Rows of C are a multiple of 8 long (wgmmaMisfitAtRunTime).
       if (partials)
         storeAccumulatorPair(b, loc, partials, block.z, row, col, value, p.m, p.n,
-                             /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(), EpilogueInvariants());
+                             /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(),
+                             EpilogueInvariants());
       else
-        storeAccumulatorPair(b, loc, p.c, p.batch, row, col, value, p.m, p.n,
-                             /*evenRows=*/true, /*accumulate=*/!zeroFill, epilogue, invariants);
+        storeAccumulatorPair(b, loc, p.c, p.batch, row, col, value, p.m, p.n, evenRows,
+                             /*accumulate=*/!zeroFill, epilogue, invariants);
     }
   }
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
   if (partials) {
     b.setInsertionPointAfter(launch);
-    sumPartialsKernel(b, loc, partials, splits, p.c, fused, launchIf);
+    sumPartialsKernel(b, loc, partials, splits, p.c, evenRows, fused, launchIf);
   }
   return success();
 }
