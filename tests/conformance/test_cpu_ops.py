@@ -625,13 +625,15 @@ def binary_matmul(a, b, shape, out):
 # copy pipeline's stages many times, a K of one 16-byte chunk, batches (one
 # with a B shared by every batch), a tiny case and a K of 18 (a loop nest on
 # Vulkan); on sm_90a TMA boxes wholly past N (72 columns in a 256-column
-# tile) and past K read zeros.
+# tile) and past K read zeros, and K that is no whole 16-byte units (18,
+# 511, 36) takes wgmma through zero-padded copies of A and B.
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
                                              ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
                                              ((1000, 2048), (2048, 520)), ((129, 8), (8, 264)),
                                              ((2, 200, 520), (2, 520, 72)), ((3, 70, 24), (24, 36)),
-                                             ((33, 18), (18, 70))])
+                                             ((33, 18), (18, 70)), ((300, 511), (511, 257)),
+                                             ((2, 100, 36), (36, 72))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":
@@ -657,13 +659,15 @@ ON_CUDA = os.environ.get("KILN_DEVICE", "cpu").startswith("cuda")
 # On sm_90a the wgmma kernel takes them (B copied transposed first; K 36 a
 # partial step, N 264 a partial tile; N 77 with static sizes: C's odd rows
 # stored element by element), `?` dims too; a `?` matmul of odd N runs the
-# f32 SIMT kernel instead (exact).
+# f32 SIMT kernel instead (exact); K 37 takes tf32 through zero-padded
+# copies.
 @pytest.mark.skipif(not ON_CUDA, reason="--tf32 is an option of CUDA targets")
 @pytest.mark.parametrize("a_shape,b_shape,dynamic",
                          [((300, 72), (72, 264), False), ((64, 1024), (1024, 128), False),
                           ((2, 130, 40), (2, 40, 136), False), ((300, 36), (36, 264), False),
                           ((300, 72), (72, 264), True), ((2, 130, 40), (2, 40, 136), True),
-                          ((100, 64), (64, 77), True), ((100, 64), (64, 77), False)])
+                          ((100, 64), (64, 77), True), ((100, 64), (64, 77), False),
+                          ((50, 37), (37, 40), False)])
 def test_matmul_f32_as_tf32_on_cuda(a_shape, b_shape, dynamic):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     a.flat[0] = 1 + 2.0**-15

@@ -119,7 +119,8 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?xf32>, %c: tensor<?x4xf32>) -> 
 }
 
 // A bf16 matmul of run-time size on sm_90a (no GPU needed: PTX and the
-// plan): the wgmma kernel, its TMA maps sized at launch, where K and N are
+// plan): the wgmma kernel (persistent: its grid computed at launch), its
+// TMA maps sized at launch, where K and N are
 // multiples of 8 (16-byte rows), the SIMT kernel otherwise, in 128-wide
 // tiles where they fill the GPU's 132 SMs and 64-wide where not; the
 // others' grids are empty.
@@ -143,8 +144,11 @@ func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
   GpuPlan fits = at(300, 72, 520);
   const KernelLaunch &wgmma = fits.launches[0];
   EXPECT_EQ(wgmma.shape.block[0], 384u);
-  EXPECT_EQ(wgmma.shape.grid[0], 3u); // 520 columns in tiles of 256
-  EXPECT_EQ(wgmma.shape.grid[1], 3u); // 300 rows in tiles of 128
+  // 520 columns in tiles of 256, 300 rows in tiles of 128: 9 tiles, a block
+  // each; the persistent kernel runs at most a block per SM (132).
+  EXPECT_EQ(wgmma.shape.grid[0], 9u);
+  EXPECT_EQ(wgmma.shape.grid[1], 1u);
+  EXPECT_EQ(at(4096, 64, 8192).launches[0].shape.grid[0], 132u);
   EXPECT_EQ(fits.launches[1].shape.grid[0], 0u);
   EXPECT_EQ(fits.launches[2].shape.grid[0], 0u);
   std::vector<std::vector<int64_t>> sizes, strides;

@@ -158,6 +158,27 @@ CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,
                                          bool narrow, int64_t maxSharedBytes,
                                          int64_t elementBytes);
 
+/// Whether the warpgroup kernel takes this matmul through zero-padded
+/// copies of its operands (paddedWgmmaOperands): static dense f16/bf16
+/// (f32 too when `tf32`) matrices whose K is not whole 16-byte units (TMA's
+/// strides), f32 C. Copying A and B costs a pass over each; the SIMT
+/// kernel it replaces was several times slower (3000x511x257).
+bool fitsWgmmaMatmulWithPaddedK(mlir::linalg::LinalgOp op, bool tf32);
+
+/// Where the wgmma kernel reads its operands, when not the matmul's own:
+/// the f8 matrices its operands decode; a [batch,] N x K buffer holding B
+/// transposed (TransposedOperand), read K-major; a copy of A.
+struct WgmmaOperands {
+  std::optional<Float8Operands> f8;
+  mlir::Value kMajorB;
+  mlir::Value a;
+};
+
+/// Before `op`, copies of A ([batch,] M x K') and of B transposed
+/// ([batch,] N x K'), K' the next whole 16-byte units, zeros past K.
+WgmmaOperands paddedWgmmaOperands(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::linalg::LinalgOp op);
+
 /// Whether the warpgroup kernel takes this f32 matmul of f8 matrices
 /// (findFloat8Operands): static sizes, K a multiple of 16, N even.
 bool fitsFloat8WgmmaMatmul(mlir::linalg::LinalgOp op);
@@ -171,18 +192,19 @@ mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
 /// Builds the Hopper kernel of `op` (wgmma from 128-byte-swizzled shared
 /// memory filled by TMA `stages` deep; sm_90a) before it, launched where
 /// `launchIf` holds (gridWhere). Static or run-time sizes; f32 inputs as
-/// tf32, B copied transposed first; with `f8`, the f8 matrices its
-/// operands decode (B copied transposed too); with `kMajorB` (a [batch,]
-/// N x K buffer holding B transposed: TransposedOperand), B read from it
-/// K-major instead. With a split K (static sizes), each part's sums go to
+/// tf32, B copied transposed first; `operands` say where it reads them
+/// instead of the matmul's (f8: B copied transposed too, unless `kMajorB`
+/// has it). With a split K (static sizes), each part's sums go to
 /// a buffer of partial sums, which a second kernel adds into C through the
-/// epilogue. The caller erases what `op` no longer needs.
+/// epilogue. With `fillBlocks` (the GPU's SMs), the kernel is persistent:
+/// at most that many blocks, each taking tiles that many apart, its next
+/// tile's loads under its last one's stores. The caller erases what `op`
+/// no longer needs.
 mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      const CudaWgmmaMatmulTunables &tiling,
-                                     int64_t maxSharedBytes, const MatmulFusion &fused,
-                                     mlir::Value launchIf,
-                                     std::optional<Float8Operands> f8 = std::nullopt,
-                                     mlir::Value kMajorB = {});
+                                     int64_t maxSharedBytes, int64_t fillBlocks,
+                                     const MatmulFusion &fused, mlir::Value launchIf,
+                                     const WgmmaOperands &operands);
 
 // Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
 

@@ -334,6 +334,8 @@ struct KilnCudaTileMatmulPass
         return replaceByWgmma(op, sized, f8);
     if (tensorCores && wgmma && kiln::fitsWgmmaMatmul(op, tf32))
       return replaceByWgmma(op, sized);
+    if (tensorCores && wgmma && kiln::fitsWgmmaMatmulWithPaddedK(op, tf32))
+      return replaceByWgmma(op, sized, std::nullopt, /*padK=*/true);
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
       if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
@@ -353,9 +355,11 @@ struct KilnCudaTileMatmulPass
   /// (wgmmaMisfitAtRunTime), the SIMT kernels too, launched where it is not
   /// (specialisation on divisibility at run time). With `f8`, the f8
   /// matrices its operands decode (static sizes; untuned, as tune keys
-  /// name the matmul's own f32 operands).
+  /// name the matmul's own f32 operands); with `padK`, copies of A and B
+  /// whose K is padded (paddedWgmmaOperands; static sizes).
   LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized,
-                               std::optional<kiln::Float8Operands> f8 = std::nullopt) {
+                               std::optional<kiln::Float8Operands> f8 = std::nullopt,
+                               bool padK = false) {
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
@@ -387,11 +391,14 @@ struct KilnCudaTileMatmulPass
     // A B written transposed from an N x K buffer is read from that buffer
     // (static sizes: a SIMT kernel beside the wgmma one would read B).
     std::optional<kiln::TransposedOperand> transposed =
-        sized ? kiln::findTransposedOperand(op, f8 ? f8->b() : op.getDpsInputs()[1])
-              : std::nullopt;
+        sized && !padK ? kiln::findTransposedOperand(op, f8 ? f8->b() : op.getDpsInputs()[1])
+                       : std::nullopt;
+    kiln::WgmmaOperands operands{f8, transposed ? transposed->source() : Value(), Value()};
+    if (padK)
+      operands = kiln::paddedWgmmaOperands(b, loc, op);
     if ((!known || *known == 0) &&
-        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fused, fits, f8,
-                                      transposed ? transposed->source() : Value())))
+        failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fillBlocks, fused, fits,
+                                      operands)))
       return failure();
     // The SIMT kernels' one unmet requirement where the wgmma kernel fits.
     Value wgmmaFits = known ? Value() : arith::SelectOp::create(b, loc, fits, x.c(1), x.c(0));

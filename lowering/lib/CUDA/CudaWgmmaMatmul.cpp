@@ -23,7 +23,7 @@
 // rows of a K step (128 bytes: 64 16-bit K, 32 tf32, 128 f8; K-major, one
 // box), B as tileN/64 blocks of 64 K rows x 64 columns (N-major, which
 // wgmma transposes; one box each). wgmma transposes 16-bit operands only: a
-// tf32 or f8 matmul first copies B transposed (transposedCopy) and reads it
+// tf32 or f8 matmul first copies B transposed (copyMatrix) and reads it
 // K-major as A, tileN rows of a K step (one box); a B that a copy wrote
 // transposed from an N x K buffer (x @ W^T) is read from that buffer
 // K-major, for every type, and the copy goes. TMA zero-fills
@@ -121,12 +121,9 @@ Value tensorMap(OpBuilder &b, Location loc, Value matrix, int64_t boxRows, int64
 }
 
 struct Problem {
-  Value aMap, bMap, c, batch; // batch: the block's batch index, or null
-  bool aBatched, bBatched;    // whether A, B have a batch dim
-  Value m, n, steps;          // host index values: constants or run-time sizes
-  /// The block's K steps: `stepCount` from `firstStep` on (its part of K
-  /// under split-K; else all of them).
-  Value firstStep, stepCount;
+  Value aMap, bMap, c;
+  bool aBatched, bBatched; // whether A, B have a batch dim
+  Value m, n, steps;       // host index values: constants or run-time sizes
   int64_t tileN;
   int64_t bytes; // per element of A and B
   /// Whether B is read K-major (a transposed copy, or a buffer holding B
@@ -138,6 +135,32 @@ struct Problem {
   bool promote;
   int64_t stepK() const { return kRowBytes / bytes; }
   int64_t mmaK() const { return kMmaKBytes / bytes; }
+};
+
+/// What a block computes of one output tile: 128 x tileN outputs from
+/// (row0, col0) of batch `batch` (null: not batched), over `stepCount` K
+/// steps from `firstStep` on (its part of K under split-K, else all), its
+/// sums stored into part `part` of the partial sums (split-K; else null).
+struct Tile {
+  Value row0, col0, batch, firstStep, stepCount, part;
+};
+
+/// A block's shared-memory pipeline: `stages` buffers of A's and B's K
+/// steps from aStart and bStart on, and their `full` and `empty` mbarriers
+/// (8 bytes each) from fullStart and emptyStart on (byte addresses).
+struct Pipeline {
+  int64_t stages;
+  Value aStart, bStart, fullStart, emptyStart;
+  Value full(IndexBuilder &x, Value stage) const { return x.add(fullStart, x.mul(stage, 8)); }
+  Value empty(IndexBuilder &x, Value stage) const { return x.add(emptyStart, x.mul(stage, 8)); }
+};
+
+/// A consumer warpgroup's constants: which one it is (0 or 1), whether a
+/// thread is its warp's lane 0, its wgmma descriptors of stage 0 at K 0
+/// (a stage and a K offset add their address / 16), the operand types.
+struct Consumer {
+  Value warpgroup, firstLane, aDescriptor, bDescriptor;
+  NVVM::WGMMATypes typeA, typeB;
 };
 
 /// wgmma's name of an element type of A or B (f8: the type its decode
@@ -154,25 +177,27 @@ NVVM::WGMMATypes wgmmaTypeOf(Type element) {
   return NVVM::WGMMATypes::tf32;
 }
 
-/// The producer thread's loop: per K step, wait until the consumers freed
-/// the stage, arm its `full` barrier with the stage's bytes and issue the
-/// TMA copies of A's 128 x stepK box and B's tileN/64 stepK x 64 boxes
-/// (K-major B: one tileN x stepK box).
-void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value aStart,
-             Value bStart, Value fullStart, Value emptyStart, Value row0, Value col0) {
+/// The producer thread's loop over a tile's K steps, the block's steps
+/// `done` before them: per step, wait until the consumers freed the stage,
+/// arm its `full` barrier with the stage's bytes and issue the TMA copies
+/// of A's 128 x stepK box and B's tileN/64 stepK x 64 boxes (K-major B: one
+/// tileN x stepK box).
+void produce(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
+             const Tile &tile, Value done) {
+  const int64_t stages = pipe.stages;
   IndexBuilder ib{b, loc};
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = p.tileN * kRowBytes;
-  auto loop = scf::ForOp::create(b, loc, ib.c(0), p.stepCount, ib.c(1));
+  auto loop = scf::ForOp::create(b, loc, ib.c(0), tile.stepCount, ib.c(1));
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   IndexBuilder x{lb, loc};
-  Value step = loop.getInductionVar();
-  Value stage = x.rem(step, stages), round = x.div(step, stages);
+  Value step = loop.getInductionVar(), blockStep = x.add(done, step);
+  Value stage = x.rem(blockStep, stages), round = x.div(blockStep, stages);
   // A fresh barrier's "previous phase" (parity 1) counts as complete, so
   // the first round does not wait.
   Value parity = toI32(lb, loc, x.xorI(x.rem(round, 2), x.c(1)));
-  Value empty = sharedPointer(lb, loc, x.add(emptyStart, x.mul(stage, 8)));
+  Value empty = sharedPointer(lb, loc, pipe.empty(x, stage));
   NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, parity, i32(lb, loc, kWaitHintNs));
-  Value full = sharedPointer(lb, loc, x.add(fullStart, x.mul(stage, 8)));
+  Value full = sharedPointer(lb, loc, pipe.full(x, stage));
   NVVM::MBarrierArriveExpectTxOp::create(lb, loc, Type(), full,
                                          i32(lb, loc, aStageBytes + bStageBytes),
                                          NVVM::MemScopeKind::CTA, false, Value());
@@ -180,7 +205,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
   auto load = [&](Value map, bool batched, Value at, Value col, Value row) {
     SmallVector<Value> coordinates = {toI32(lb, loc, col), toI32(lb, loc, row)};
     if (batched)
-      coordinates.push_back(toI32(lb, loc, p.batch));
+      coordinates.push_back(toI32(lb, loc, tile.batch));
     // A block's own shared memory is shared::cluster memory too.
     Value dst = LLVM::AddrSpaceCastOp::create(lb, loc, clusterPointer,
                                               sharedPointer(lb, loc, at));
@@ -188,24 +213,125 @@ void produce(OpBuilder &b, Location loc, const Problem &p, int64_t stages, Value
         lb, loc, dst, map, coordinates, full, ValueRange{}, Value(), Value(),
         NVVM::TMALoadMode::TILE, false, nullptr, Value());
   };
-  Value k0 = x.mul(x.add(p.firstStep, step), p.stepK());
-  load(p.aMap, p.aBatched, x.add(aStart, x.mul(stage, aStageBytes)), k0, row0);
+  Value k0 = x.mul(x.add(tile.firstStep, step), p.stepK());
+  load(p.aMap, p.aBatched, x.add(pipe.aStart, x.mul(stage, aStageBytes)), k0, tile.row0);
   if (p.kMajorB) {
-    load(p.bMap, p.bBatched, x.add(bStart, x.mul(stage, bStageBytes)), k0, col0);
+    load(p.bMap, p.bBatched, x.add(pipe.bStart, x.mul(stage, bStageBytes)), k0, tile.col0);
     return;
   }
   for (int64_t j = 0; j < p.tileN / kBlockN; ++j)
     load(p.bMap, p.bBatched,
-         x.add(bStart, x.add(x.mul(stage, bStageBytes), j * kBlockN * kRowBytes)),
-         x.add(col0, j * kBlockN), k0);
+         x.add(pipe.bStart, x.add(x.mul(stage, bStageBytes), j * kBlockN * kRowBytes)),
+         x.add(tile.col0, j * kBlockN), k0);
 }
 
-/// A new buffer holding `matrix` ([batch,] K, N) transposed ([batch,] N,
-/// K), copied on the GPU where `launchIf` holds (gridWhere): 32 x 32 tiles
-/// through workgroup memory, so that both the reads of rows of `matrix` and
-/// the writes of rows of the copy are coalesced; a padding column keeps
-/// the tile's column reads free of bank conflicts.
-Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
+/// A consumer warpgroup's loop over a tile's K steps, the block's steps
+/// `done` before them: per step, wait for its stage to be `full`, issue
+/// its wgmma chain on the stage's descriptors, and give the stage of the
+/// step before (whose group is then done) back to the producer; one group
+/// stays in flight. Returns the 64 x tileN accumulator once every group is
+/// done and every stage given back.
+Value multiplyTile(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
+                   const Consumer &consumer, const Tile &tile, Value done) {
+  const int64_t stages = pipe.stages, tileN = p.tileN, stepK = p.stepK(), mmaK = p.mmaK();
+  const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
+  IndexBuilder ib{b, loc};
+  auto accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, b.getF32Type()));
+  // One arrival per warp gives stage `stage` back to the producer.
+  auto release = [&](OpBuilder &rb, Value when, Value stage) {
+    scf::IfOp::create(rb, loc, when, [&](OpBuilder &tb, Location tl) {
+      IndexBuilder t{tb, tl};
+      NVVM::MBarrierArriveOp::create(tb, tl, Type(), sharedPointer(tb, tl, pipe.empty(t, stage)),
+                                     Value());
+      scf::YieldOp::create(tb, tl);
+    });
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, ib.c(0), tile.stepCount, ib.c(1),
+      ValueRange{LLVM::ZeroOp::create(b, loc, accType)},
+      [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
+        IndexBuilder x{lb, l};
+        Value blockStep = x.add(done, step);
+        Value stage = x.rem(blockStep, stages);
+        Value parity = toI32(lb, l, x.rem(x.div(blockStep, stages), 2));
+        NVVM::MBarrierTryWaitParityOp::create(lb, l, sharedPointer(lb, l, pipe.full(x, stage)),
+                                              parity, i32(lb, l, kWaitHintNs));
+        Value stage64 = toI64(lb, l, stage);
+        auto offset = [&](Value d, int64_t stageBytes, int64_t bytes) {
+          Value stride = arith::ConstantIntOp::create(lb, l, stageBytes / 16, 64);
+          Value at = arith::AddIOp::create(
+              lb, l, arith::MulIOp::create(lb, l, stage64, stride),
+              arith::ConstantIntOp::create(lb, l, bytes / 16, 64));
+          return arith::AddIOp::create(lb, l, d, at).getResult();
+        };
+        // The wgmma chain of this step, from `sum` (or from zero: scale-d 0).
+        auto multiply = [&](Value sum, bool fromZero) {
+          NVVM::WgmmaFenceAlignedOp::create(lb, l);
+          for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
+            // One wgmma's K: 32 bytes along a K-major swizzled row (A, a
+            // K-major B), mmaK rows of an N-major B.
+            Value aAt = offset(consumer.aDescriptor, aStageBytes, kk * kMmaKBytes);
+            Value bAt = offset(consumer.bDescriptor, bStageBytes,
+                               p.kMajorB ? kk * kMmaKBytes : kk * mmaK * kRowBytes);
+            sum = NVVM::WgmmaMmaAsyncOp::create(
+                lb, l, accType, sum, aAt, bAt,
+                NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, mmaK), consumer.typeA,
+                consumer.typeB, NVVM::WGMMATypes::f32,
+                fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                NVVM::MMALayout::row, // A K-major
+                // B K-major (col), or N-major (row): transposed by wgmma.
+                p.kMajorB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                /*satfinite=*/nullptr);
+          }
+          NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);
+          return sum;
+        };
+        Value sum = acc[0];
+        if (!p.promote) {
+          sum = multiply(sum, false);
+          // The previous step's group is done: its stage can be refilled.
+          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 1);
+          release(lb,
+                  x.both(consumer.firstLane,
+                         arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt, step, x.c(0))),
+                  x.rem(x.add(blockStep, stages - 1), stages));
+        } else {
+          // Promoting, the step's products are summed from zero apart and,
+          // once done, added to the f32 accumulator.
+          Value products = multiply(LLVM::UndefOp::create(lb, l, accType), true);
+          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 0);
+          release(lb, consumer.firstLane, stage);
+          for (int64_t e = 0; e < kWarpgroupM * tileN / kWarpgroup; ++e) {
+            Value total = arith::AddFOp::create(lb, l, LLVM::ExtractValueOp::create(lb, l, sum, e),
+                                                LLVM::ExtractValueOp::create(lb, l, products, e));
+            sum = LLVM::InsertValueOp::create(lb, l, sum, total, e);
+          }
+        }
+        scf::YieldOp::create(lb, l, sum);
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // The last step's stage goes back too (the next tile's steps reuse it).
+  if (!p.promote) {
+    Value last = ib.rem(ib.add(done, arith::SubIOp::create(b, loc, tile.stepCount, ib.c(1))),
+                        stages);
+    release(b,
+            ib.both(consumer.firstLane, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                                              tile.stepCount, ib.c(0))),
+            last);
+  }
+  return loop.getResult(0);
+}
+
+/// A new buffer holding `matrix` ([batch,] R, C), with `transpose` as
+/// [batch,] C, R, its rows zero-padded to `paddedCols` (static sizes; 0:
+/// not padded), copied on the GPU where `launchIf` holds (gridWhere): 32 x
+/// 32 tiles through workgroup memory, so that both the reads of rows of
+/// `matrix` and the writes of rows of the copy are coalesced; a padding
+/// column keeps the tile's column reads free of bank conflicts.
+Value copyMatrix(OpBuilder &b, Location loc, Value matrix, bool transpose, int64_t paddedCols,
+                 Value launchIf) {
   constexpr int64_t kTile = 32, kRowsPerPass = 8;
   auto type = cast<MemRefType>(matrix.getType());
   const int64_t rank = type.getRank();
@@ -213,38 +339,49 @@ Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d)
     sizes.push_back(b.createOrFold<memref::DimOp>(loc, matrix, d));
-  std::swap(sizes[rank - 1], sizes[rank - 2]);
   SmallVector<int64_t> shape(type.getShape());
-  std::swap(shape[rank - 1], shape[rank - 2]);
+  if (transpose) {
+    std::swap(sizes[rank - 1], sizes[rank - 2]);
+    std::swap(shape[rank - 1], shape[rank - 2]);
+  }
+  // The copy's rows and columns, and the columns that hold `matrix`'s
+  // elements (the rest are zeros).
+  Value rows = sizes[rank - 2], cols = sizes[rank - 1], filled = cols;
+  if (paddedCols > 0 && !ShapedType::isDynamic(shape.back()) && paddedCols > shape.back()) {
+    shape.back() = paddedCols;
+    cols = x.c(paddedCols);
+  }
   SmallVector<Value> dynamicSizes;
   for (int64_t d = 0; d < rank; ++d)
     if (ShapedType::isDynamic(shape[d]))
       dynamicSizes.push_back(sizes[d]);
   Value copy = memref::AllocOp::create(b, loc, MemRefType::get(shape, type.getElementType()),
                                        dynamicSizes);
-  Value n = sizes[rank - 2], k = sizes[rank - 1];
   auto ceilDiv = [&](Value v) { return b.createOrFold<arith::CeilDivSIOp>(loc, v, x.c(kTile)); };
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Type tileType = MemRefType::get({kTile, kTile + 1}, type.getElementType(), AffineMap(),
                                   workgroup);
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridWhere(b, loc, launchIf, ceilDiv(n)), ceilDiv(k), rank == 3 ? sizes[0] : x.c(1),
-      x.c(kTile), x.c(kRowsPerPass), x.c(1), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, TypeRange{tileType});
+      b, loc, gridWhere(b, loc, launchIf, ceilDiv(rows)), ceilDiv(cols),
+      rank == 3 ? sizes[0] : x.c(1), x.c(kTile), x.c(kRowsPerPass), x.c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, TypeRange{tileType});
   OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
   IndexBuilder t{kb, loc};
   Value tile = launch.getWorkgroupAttributions()[0];
   gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
   Value batch = rank == 3 ? block.z : Value();
-  Value n0 = t.mul(block.x, kTile), k0 = t.mul(block.y, kTile);
+  // The block's tile of the copy starts at (row0, col0).
+  Value row0 = t.mul(block.x, kTile), col0 = t.mul(block.y, kTile);
   // Four passes over a tile of a rows x cols matrix: `move` takes element
   // (r, c) of the tile, r = thread.y + 8i and c = thread.x, which is its
-  // element (row0 + r, col0 + c), where that lies inside the matrix.
-  auto passes = [&](Value rows, Value cols, Value row0, Value col0,
+  // element (first row + r, first col + c), where that lies inside the
+  // matrix.
+  auto passes = [&](Value rows, Value cols, Value firstRow, Value firstCol,
                     function_ref<void(OpBuilder &, Value, Value, Value, Value)> move) {
     for (int64_t i = 0; i < kTile / kRowsPerPass; ++i) {
       Value r = t.add(thread.y, i * kRowsPerPass);
-      Value row = t.add(row0, r), col = t.add(col0, thread.x);
+      Value row = t.add(firstRow, r), col = t.add(firstCol, thread.x);
       scf::IfOp::create(kb, loc, t.both(t.lt(row, rows), t.lt(col, cols)),
                         [&](OpBuilder &ib, Location) {
                           move(ib, r, thread.x, row, col);
@@ -252,13 +389,21 @@ Value transposedCopy(OpBuilder &b, Location loc, Value matrix, Value launchIf) {
                         });
     }
   };
-  passes(k, n, k0, n0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
-    Value v = memref::LoadOp::create(ib, loc, matrix, matrixIndices(matrix, batch, row, col));
-    memref::StoreOp::create(ib, loc, v, tile, ValueRange{r, c});
-  });
+  // The tile of `matrix`: transposed, the copy's tile (row0, col0) is its
+  // tile (col0, row0).
+  passes(transpose ? filled : rows, transpose ? rows : filled, transpose ? col0 : row0,
+         transpose ? row0 : col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+           Value v =
+               memref::LoadOp::create(ib, loc, matrix, matrixIndices(matrix, batch, row, col));
+           memref::StoreOp::create(ib, loc, v, tile, ValueRange{r, c});
+         });
   gpu::BarrierOp::create(kb, loc);
-  passes(n, k, n0, k0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
-    Value v = memref::LoadOp::create(ib, loc, tile, ValueRange{c, r});
+  passes(rows, cols, row0, col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+    Value v = memref::LoadOp::create(ib, loc, tile, transpose ? ValueRange{c, r} : ValueRange{r, c});
+    if (cols != filled) {
+      Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(type.getElementType()));
+      v = arith::SelectOp::create(ib, loc, IndexBuilder{ib, loc}.lt(col, filled), v, zero);
+    }
     memref::StoreOp::create(ib, loc, v, copy, matrixIndices(copy, batch, row, col));
   });
   gpu::TerminatorOp::create(kb, loc);
@@ -314,7 +459,7 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
   const int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   // A 16-bit B's rows are whole 16-byte copies here (TMA's strides; a
   // run-time row length is checked at run time: wgmmaMisfitAtRunTime); a
-  // tf32 B is copied (transposedCopy). conv's im2col stays on mma.sync,
+  // tf32 B is copied (copyMatrix). conv's im2col stays on mma.sync,
   // which reads the patches in place (implicit GEMM); a B copied
   // transposed does not (TransposedOperand). What TMA reads
   // starts on 16 bytes.
@@ -425,6 +570,29 @@ CudaWgmmaMatmulTunables fillGpuWithWgmma(linalg::LinalgOp op, CudaWgmmaMatmulTun
   return best;
 }
 
+bool fitsWgmmaMatmulWithPaddedK(linalg::LinalgOp op, bool tf32) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  Type element = a.getElementType();
+  if (!(element.isF16() || element.isBF16() || (tf32 && element.isF32())) ||
+      b.getElementType() != element || !c.getElementType().isF32())
+    return false;
+  auto dense = [](MemRefType t) { return t.hasStaticShape() && t.getLayout().isIdentity(); };
+  int64_t k = a.getShape().back(), bytes = element.getIntOrFloatBitWidth() / 8;
+  return dense(a) && dense(b) && dense(c) && k > 0 && k * bytes % 16 != 0;
+}
+
+WgmmaOperands paddedWgmmaOperands(OpBuilder &b, Location loc, linalg::LinalgOp op) {
+  Value a = op.getDpsInputs()[0];
+  auto type = cast<MemRefType>(a.getType());
+  int64_t k = type.getShape().back(), perUnit = 128 / type.getElementTypeBitWidth();
+  int64_t padded = llvm::alignTo(k, perUnit);
+  return {std::nullopt,
+          copyMatrix(b, loc, op.getDpsInputs()[1], /*transpose=*/true, padded, Value()),
+          copyMatrix(b, loc, a, /*transpose=*/false, padded, Value())};
+}
+
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   IndexBuilder x{b, loc};
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
@@ -445,9 +613,11 @@ Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
 }
 
 LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunables &tiling,
-                               int64_t maxSharedBytes, const MatmulFusion &fused,
-                               Value launchIf, std::optional<Float8Operands> f8,
-                               Value kMajorB) {
+                               int64_t maxSharedBytes, int64_t fillBlocks,
+                               const MatmulFusion &fused, Value launchIf,
+                               const WgmmaOperands &operands) {
+  std::optional<Float8Operands> f8 = operands.f8;
+  Value kMajorB = operands.kMajorB;
   const int64_t tileN = tiling.tileN, stages = tiling.stages;
   if ((tileN != 64 && tileN != 128 && tileN != 256) || stages < 3)
     return op->emitError("wgmma tiling needs a tile N of 64, 128 or 256 and 3 or more "
@@ -461,16 +631,17 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
            << tiling.sharedBytes() << " bytes of shared memory; at most " << maxSharedBytes;
 
   bool batched = isa<linalg::BatchMatmulOp>(op);
-  Value a = f8 ? f8->a() : op.getDpsInputs()[0], bm = f8 ? f8->b() : op.getDpsInputs()[1];
+  Value a = f8 ? f8->a() : operands.a ? operands.a : op.getDpsInputs()[0];
+  Value bm = f8 ? f8->b() : op.getDpsInputs()[1];
   Type element = cast<MemRefType>(a.getType()).getElementType();
   const NVVM::WGMMATypes typeA = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeA) : element),
                          typeB = wgmmaTypeOf(f8 ? Float8Operands::typeOf(f8->decodeB) : element);
   // Rows of C of run-time length are even (wgmmaMisfitAtRunTime).
   const int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
   const bool evenRows = ShapedType::isDynamic(cRow) || cRow % 2 == 0;
-  Problem p{{}, {}, op.getDpsInits()[0], {},
+  Problem p{{}, {}, op.getDpsInits()[0],
             cast<MemRefType>(a.getType()).getRank() == 3,
-            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, {}, {}, tileN,
+            cast<MemRefType>(bm.getType()).getRank() == 3, {}, {}, {}, tileN,
             element.getIntOrFloatBitWidth() / 8, kMajorB || element.getIntOrFloatBitWidth() != 16,
             f8.has_value()};
   const int64_t stepK = p.stepK();
@@ -500,7 +671,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
                              : 1;
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
   if (p.kMajorB && !kMajorB)
-    kMajorB = transposedCopy(b, loc, bm, launchIf);
+    kMajorB = copyMatrix(b, loc, bm, /*transpose=*/true, /*paddedCols=*/0, launchIf);
   p.bMap = p.kMajorB ? tensorMap(b, loc, kMajorB, tileN, stepK)
                      : tensorMap(b, loc, bm, stepK, kBlockN);
   const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
@@ -516,12 +687,20 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     partials = memref::AllocOp::create(
         b, loc,
         MemRefType::get({batchCount * splits, cType.getShape()[cRank - 2],
-                         llvm::alignTo(cType.getShape().back(), 2)},
+                         static_cast<int64_t>(llvm::alignTo(cType.getShape().back(), 2))},
                         b.getF32Type()));
   }
-  auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, numTilesN), numTilesM,
-                                      splits > 1 ? ib.mul(batches, splits) : batches,
-                                      ib.c(kThreads), ib.c(1), ib.c(1), sharedSize);
+  // One block per tile, or (persistent) at most `fillBlocks`, each taking
+  // tiles blocks apart: its producer then loads the next tile's first
+  // steps while its consumers store the last one's outputs.
+  auto times = [&](Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); };
+  Value tilesPerMatrix = times(numTilesM, numTilesN);
+  Value tiles = times(times(batches, ib.c(splits)), tilesPerMatrix);
+  Value grid = tiles;
+  if (fillBlocks > 0)
+    grid = b.createOrFold<arith::MinSIOp>(loc, tiles, ib.c(fillBlocks));
+  auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, grid), ib.c(1),
+                                      ib.c(1), ib.c(kThreads), ib.c(1), ib.c(1), sharedSize);
 
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
@@ -533,29 +712,53 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   // barriers follow them.
   constexpr int64_t kAlign = CudaWgmmaMatmulTunables::kAlignment;
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
-  Value aStart = kb.add(base, kb.rem(arith::SubIOp::create(b, loc, kb.c(kAlign),
-                                                           kb.rem(base, kAlign)),
-                                     kAlign));
-  Value bStart = kb.add(aStart, stages * aStageBytes);
-  Value fullStart = kb.add(bStart, stages * bStageBytes);
-  Value emptyStart = kb.add(fullStart, stages * 8);
-  gpu::KernelDim3 block = launch.getBlockIds();
+  Pipeline pipe;
+  pipe.stages = stages;
+  pipe.aStart = kb.add(base, kb.rem(arith::SubIOp::create(b, loc, kb.c(kAlign),
+                                                          kb.rem(base, kAlign)),
+                                    kAlign));
+  pipe.bStart = kb.add(pipe.aStart, stages * aStageBytes);
+  pipe.fullStart = kb.add(pipe.bStart, stages * bStageBytes);
+  pipe.emptyStart = kb.add(pipe.fullStart, stages * 8);
   Value tid = launch.getThreadIds().x;
-  p.batch = batched ? (splits > 1 ? kb.div(block.z, splits) : block.z) : Value();
-  if (splits > 1) {
-    // Every part gets at least one step (partsOfSteps).
-    int64_t steps = *staticStepCount, perPart = llvm::divideCeil(steps, splits);
-    p.firstStep = kb.mul(kb.rem(block.z, splits), perPart);
-    p.stepCount = arith::MinUIOp::create(b, loc, kb.c(perPart),
-                                         arith::SubIOp::create(b, loc, kb.c(steps), p.firstStep));
-  } else {
-    p.firstStep = kb.c(0);
-    p.stepCount = p.steps;
-  }
-  auto [tileRow, tileCol] = groupedTileOrder(kb, block, numTilesM, numTilesN);
-  Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, tileN);
   Value warpgroup = kb.div(tid, kWarpgroup), lane = kb.rem(tid, 32);
   Value warp = kb.rem(kb.div(tid, 32), 4);
+
+  // Tile `t` in the grouped order, batch by batch and part by part.
+  auto tileOf = [&](OpBuilder &tb, Value t) {
+    IndexBuilder x{tb, loc};
+    Tile tile;
+    Value z = x.div(t, tilesPerMatrix);
+    auto [tileRow, tileCol] = groupedTileOrder(
+        x, arith::RemUIOp::create(tb, loc, t, tilesPerMatrix), numTilesM, numTilesN);
+    tile.row0 = x.mul(tileRow, kTileM);
+    tile.col0 = x.mul(tileCol, tileN);
+    tile.batch = !batched ? Value() : splits > 1 ? x.div(z, splits) : z;
+    if (splits > 1) {
+      // Every part gets at least one step (partsOfSteps).
+      int64_t steps = *staticStepCount, perPart = llvm::divideCeil(steps, splits);
+      tile.part = z;
+      tile.firstStep = x.mul(x.rem(z, splits), perPart);
+      tile.stepCount = arith::MinUIOp::create(
+          tb, loc, x.c(perPart), arith::SubIOp::create(tb, loc, x.c(steps), tile.firstStep));
+    } else {
+      tile.firstStep = x.c(0);
+      tile.stepCount = p.steps;
+    }
+    return tile;
+  };
+  // A loop over the block's tiles carrying the K steps done before each.
+  auto forEachTile = [&](OpBuilder &fb, function_ref<void(OpBuilder &, const Tile &, Value)> body) {
+    IndexBuilder x{fb, loc};
+    gpu::KernelDim3 blocks = launch.getBlockIds(), gridSize = launch.getGridSize();
+    scf::ForOp::create(fb, loc, blocks.x, tiles, gridSize.x, ValueRange{x.c(0)},
+                       [&](OpBuilder &lb, Location l, Value t, ValueRange done) {
+                         Tile tile = tileOf(lb, t);
+                         body(lb, tile, done[0]);
+                         scf::YieldOp::create(lb, l, IndexBuilder{lb, l}.add(done[0],
+                                                                             tile.stepCount));
+                       });
+  };
 
   // Thread 0 sets up the barriers: `full` completes on the producer's
   // arrival and the TMA bytes, `empty` on every consumer warp's.
@@ -563,9 +766,9 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location l) {
     IndexBuilder x{tb, l};
     for (int64_t s = 0; s < stages; ++s) {
-      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(fullStart, s * 8)),
+      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(pipe.fullStart, s * 8)),
                                    i32(tb, l, 1), Value());
-      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(emptyStart, s * 8)),
+      NVVM::MBarrierInitOp::create(tb, l, sharedPointer(tb, l, x.add(pipe.emptyStart, s * 8)),
                                    i32(tb, l, kConsumerWarps), Value());
     }
     NVVM::FenceMbarrierInitOp::create(tb, l);
@@ -579,17 +782,23 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     OpBuilder pb = roles.getThenBodyBuilder();
     NVVM::SetMaxRegisterOp::create(pb, loc, kProducerRegisters,
                                    NVVM::SetMaxRegisterAction::decrease);
-    Value issuer = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, tid, IndexBuilder{pb, loc}.c(0));
+    Value issuer =
+        arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, tid, IndexBuilder{pb, loc}.c(0));
     scf::IfOp::create(pb, loc, issuer, [&](OpBuilder &tb, Location l) {
-      produce(tb, l, p, stages, aStart, bStart, fullStart, emptyStart, row0, col0);
+      forEachTile(tb, [&](OpBuilder &lb, const Tile &tile, Value done) {
+        produce(lb, l, p, pipe, tile, done);
+      });
       scf::YieldOp::create(tb, l);
     });
   }
   b.setInsertionPointToStart(&roles.getElseRegion().front());
   NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
-  Value consumer = kb.add(warpgroup, -1);
-
+  Consumer consumer;
+  consumer.warpgroup = kb.add(warpgroup, -1);
+  consumer.firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
+  consumer.typeA = typeA;
+  consumer.typeB = typeB;
   // Descriptors of stage 0 at K 0 (this warpgroup's 64 rows of A); a stage
   // and a K offset add their address / 16 to the start-address field.
   auto descriptor = [&](Value start, int64_t bits) {
@@ -597,118 +806,43 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     return arith::OrIOp::create(b, loc, field, arith::ConstantIntOp::create(b, loc, bits, 64))
         .getResult();
   };
-  Value aDescriptor = descriptor(kb.add(aStart, kb.mul(consumer, kWarpgroupM * kRowBytes)),
-                                 descriptorBits(16, 8 * kRowBytes));
-  Value bDescriptor = descriptor(bStart, p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
-                                                    : descriptorBits(stepK * kRowBytes,
-                                                                     8 * kRowBytes));
-
-  Type f32 = b.getF32Type();
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, f32));
-  Value zeros = LLVM::ZeroOp::create(b, loc, accType);
-  const int64_t mmaK = p.mmaK();
-  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.c(0));
-  auto loop = scf::ForOp::create(
-      b, loc, kb.c(0), p.stepCount, kb.c(1), ValueRange{zeros},
-      [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
-        IndexBuilder x{lb, l};
-        Value stage = x.rem(step, stages);
-        Value parity = toI32(lb, l, x.rem(x.div(step, stages), 2));
-        NVVM::MBarrierTryWaitParityOp::create(
-            lb, l, sharedPointer(lb, l, x.add(fullStart, x.mul(stage, 8))), parity,
-            i32(lb, l, kWaitHintNs));
-        Value stage64 = toI64(lb, l, stage);
-        auto offset = [&](Value d, int64_t stageBytes, int64_t bytes) {
-          Value stride = arith::ConstantIntOp::create(lb, l, stageBytes / 16, 64);
-          Value at = arith::AddIOp::create(
-              lb, l, arith::MulIOp::create(lb, l, stage64, stride),
-              arith::ConstantIntOp::create(lb, l, bytes / 16, 64));
-          return arith::AddIOp::create(lb, l, d, at).getResult();
-        };
-        // The wgmma chain of this step, from `sum` (or from zero: scale-d 0).
-        auto multiply = [&](Value sum, bool fromZero) {
-          NVVM::WgmmaFenceAlignedOp::create(lb, l);
-          for (int64_t kk = 0; kk < stepK / mmaK; ++kk) {
-            // One wgmma's K: 32 bytes along a K-major swizzled row (A, a
-            // K-major B), mmaK rows of an N-major B.
-            Value aAt = offset(aDescriptor, aStageBytes, kk * kMmaKBytes);
-            Value bAt = offset(bDescriptor, bStageBytes,
-                               p.kMajorB ? kk * kMmaKBytes : kk * mmaK * kRowBytes);
-            sum = NVVM::WgmmaMmaAsyncOp::create(
-                lb, l, accType, sum, aAt, bAt,
-                NVVM::MMAShapeAttr::get(lb.getContext(), 64, tileN, mmaK),
-                typeA, typeB, NVVM::WGMMATypes::f32,
-                fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-                NVVM::MMALayout::row, // A K-major
-                // B K-major (col), or N-major (row): transposed by wgmma.
-                p.kMajorB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-                /*satfinite=*/nullptr);
-          }
-          NVVM::WgmmaGroupSyncAlignedOp::create(lb, l);
-          return sum;
-        };
-        // One arrival per warp gives stage `done` back to the producer.
-        auto release = [&](Value when, Value done) {
-          scf::IfOp::create(lb, l, when, [&](OpBuilder &tb, Location tl) {
-            IndexBuilder t{tb, tl};
-            NVVM::MBarrierArriveOp::create(
-                tb, tl, Type(), sharedPointer(tb, tl, t.add(emptyStart, t.mul(done, 8))),
-                Value());
-            scf::YieldOp::create(tb, tl);
-          });
-        };
-        Value sum = acc[0];
-        if (!p.promote) {
-          sum = multiply(sum, false);
-          // The previous step's group is done: its stage can be refilled.
-          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 1);
-          release(x.both(firstLane, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt, step,
-                                                          x.c(0))),
-                  x.rem(x.add(step, stages - 1), stages));
-        } else {
-          // Promoting, the step's products are summed from zero apart and,
-          // once done, added to the f32 accumulator.
-          Value products = multiply(LLVM::UndefOp::create(lb, l, accType), true);
-          NVVM::WgmmaWaitGroupSyncOp::create(lb, l, 0);
-          release(firstLane, stage);
-          for (int64_t e = 0; e < kWarpgroupM * tileN / kWarpgroup; ++e) {
-            Value total = arith::AddFOp::create(lb, l, LLVM::ExtractValueOp::create(lb, l, sum, e),
-                                                LLVM::ExtractValueOp::create(lb, l, products, e));
-            sum = LLVM::InsertValueOp::create(lb, l, sum, total, e);
-          }
-        }
-        scf::YieldOp::create(lb, l, sum);
-      });
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-
-  // The accumulator holds, per n8 column block j, rows `group` and
-  // `group` + 8 of the warp's 16, columns 2 * `inGroup` (+1): the mma.sync
-  // m16n8 fragment, tileN / 8 times.
-  Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
-  Value warpRow = kb.add(row0, kb.add(kb.mul(consumer, kWarpgroupM), kb.mul(warp, 16)));
-  Value sums = loop.getResult(0);
-  auto pairType = VectorType::get({2}, f32);
+  consumer.aDescriptor =
+      descriptor(kb.add(pipe.aStart, kb.mul(consumer.warpgroup, kWarpgroupM * kRowBytes)),
+                 descriptorBits(16, 8 * kRowBytes));
+  consumer.bDescriptor =
+      descriptor(pipe.bStart, p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
+                                        : descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
   EpilogueInvariants invariants =
       epilogue ? loadEpilogueInvariants(b, loc, epilogue) : EpilogueInvariants();
-  for (int64_t j = 0; j < tileN / 8; ++j) {
-    Value col = kb.add(col0, kb.add(kb.mul(inGroup, 2), j * 8));
-    for (int64_t h = 0; h < 2; ++h) {
-      SmallVector<Value> pair;
-      for (int64_t e = 0; e < 2; ++e)
-        pair.push_back(LLVM::ExtractValueOp::create(b, loc, sums, ArrayRef<int64_t>{j * 4 + h * 2 + e}));
-      Value row = kb.add(warpRow, kb.add(group, h * 8));
-      Value value = vector::FromElementsOp::create(b, loc, pairType, pair);
-      if (partials)
-        storeAccumulatorPair(b, loc, partials, block.z, row, col, value, p.m, p.n,
-                             /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(),
-                             EpilogueInvariants());
-      else
-        storeAccumulatorPair(b, loc, p.c, p.batch, row, col, value, p.m, p.n, evenRows,
-                             /*accumulate=*/!zeroFill, epilogue, invariants);
+  forEachTile(b, [&](OpBuilder &lb, const Tile &tile, Value done) {
+    Value sums = multiplyTile(lb, loc, p, pipe, consumer, tile, done);
+    // The accumulator holds, per n8 column block j, rows `group` and
+    // `group` + 8 of the warp's 16, columns 2 * `inGroup` (+1): the
+    // mma.sync m16n8 fragment, tileN / 8 times.
+    IndexBuilder x{lb, loc};
+    Value group = x.div(lane, 4), inGroup = x.rem(lane, 4);
+    Value warpRow = x.add(tile.row0, x.add(x.mul(consumer.warpgroup, kWarpgroupM),
+                                           x.mul(warp, 16)));
+    auto pairType = VectorType::get({2}, lb.getF32Type());
+    for (int64_t j = 0; j < tileN / 8; ++j) {
+      Value col = x.add(tile.col0, x.add(x.mul(inGroup, 2), j * 8));
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e)
+          pair.push_back(LLVM::ExtractValueOp::create(lb, loc, sums,
+                                                      ArrayRef<int64_t>{j * 4 + h * 2 + e}));
+        Value row = x.add(warpRow, x.add(group, h * 8));
+        Value value = vector::FromElementsOp::create(lb, loc, pairType, pair);
+        if (partials)
+          storeAccumulatorPair(lb, loc, partials, tile.part, row, col, value, p.m, p.n,
+                               /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(),
+                               EpilogueInvariants());
+        else
+          storeAccumulatorPair(lb, loc, p.c, tile.batch, row, col, value, p.m, p.n, evenRows,
+                               /*accumulate=*/!zeroFill, epilogue, invariants);
+      }
     }
-  }
+  });
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
   if (partials) {

@@ -23,8 +23,12 @@ linalg::FillOp zeroFillBefore(linalg::LinalgOp op, Value c) {
 /// instead of streaming all of B once per tile row.
 std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, gpu::KernelDim3 block,
                                          Value numTilesM, Value numTilesN) {
+  return groupedTileOrder(x, x.add(x.mul(block.y, numTilesN), block.x), numTilesM, numTilesN);
+}
+
+std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, Value order, Value numTilesM,
+                                         Value numTilesN) {
   constexpr int64_t kGroupRows = 8;
-  Value order = x.add(x.mul(block.y, numTilesN), block.x);
   Value groupTiles = x.mul(numTilesN, kGroupRows);
   Value group = x.div(order, groupTiles);
   Value firstRow = x.mul(group, kGroupRows);

@@ -4,13 +4,13 @@
 
 // 512 x 1024 outputs over K 8192 are 16 tiles of 128 x 256: with 132 SMs
 // to fill, the kernel narrows its tiles to 128 x 128 (six stages) and
-// splits K into 4 parts of 32 steps, one block each (8 x 4 x 4 = 128
-// blocks). Each block stores its sums into its part of a buffer of
+// splits K into 4 parts of 32 steps, one block each (4 x 8 tiles x 4
+// parts = 128 blocks). Each block stores its sums into its part of a buffer of
 // partial sums; a second kernel (a thread per pair of columns) adds the 4
 // parts in order and stores through the epilogue (bias, cast to bf16).
 // CHECK-LABEL: func @few_tiles
 // CHECK: %[[PARTS:.*]] = memref.alloc() : memref<4x512x1024xf32>
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c8{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}}, %{{[a-z0-9]+}} = %{{[0-9]+}})
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c128{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: dynamic_shared_memory_size %c197728_i32
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
 // CHECK: vector.store %{{.*}}, %[[PARTS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x512x1024xf32>, vector<2xf32>
@@ -70,5 +70,34 @@ func.func @many_tiles(%a: memref<2048x2048xbf16>, %b: memref<2048x2048xbf16>, %c
 // FORCED: <m = 64, n = 256, k = 16>
 func.func @dynamic(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
   linalg.matmul ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// 4096^2 outputs are 512 tiles of 128 x 256: the kernel is persistent, 132
+// blocks (one per SM), each taking tiles 132 apart. Its producer and its
+// consumers walk the same tiles, counting the block's K steps across them
+// (stage and barrier phase); after a tile's last step the consumers give
+// its stage back before storing, so the producer loads the next tile
+// meanwhile.
+// CHECK-LABEL: func @persistent
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], {{[^)]*}}) in (%[[GX:[a-z0-9]+]] = %c132{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK: nvvm.setmaxregister decrease
+// CHECK: scf.for %{{.*}} = %[[BX]] to %c512{{[_0-9]*}} step %[[GX]] iter_args(%[[PDONE:.*]] = %c0
+// CHECK: scf.for %[[PSTEP:.*]] = %c0{{[_0-9]*}} to %c64{{[_0-9]*}} step
+// CHECK: arith.addi %[[PDONE]], %[[PSTEP]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.setmaxregister increase
+// CHECK: scf.for %{{.*}} = %[[BX]] to %c512{{[_0-9]*}} step %[[GX]] iter_args(%[[DONE:.*]] = %c0
+// CHECK: scf.for %[[STEP:.*]] = %c0{{[_0-9]*}} to %c64{{[_0-9]*}} step
+// CHECK: arith.addi %[[DONE]], %[[STEP]]
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[LAST:.*]] = arith.remui %{{.*}}, %c4
+// CHECK: scf.if
+// CHECK: arith.muli %[[LAST]], %c8
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: vector.store
+func.func @persistent(%a: memref<4096x4096xbf16>, %b: memref<4096x4096xbf16>, %c: memref<4096x4096xf32>) {
+  linalg.matmul ins(%a, %b : memref<4096x4096xbf16>, memref<4096x4096xbf16>) outs(%c : memref<4096x4096xf32>)
   return
 }

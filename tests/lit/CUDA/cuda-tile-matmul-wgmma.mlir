@@ -28,7 +28,7 @@
 // CHECK: %[[B:.*]] = memref.cast %arg1
 // CHECK: nvgpu.tma.create.descriptor %[[B]] box[%{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, 3>
 // CHECK: %[[BPTR:.*]] = builtin.unrealized_conversion_cast
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c9{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c384
 // CHECK-SAME: dynamic_shared_memory_size %c99376_i32
 // CHECK: gpu.dynamic_shared_memory
@@ -88,11 +88,14 @@ func.func @bf16(%a: memref<300x72xbf16>, %b: memref<72x264xbf16>, %c: memref<300
   return
 }
 
-// f16, batched: the batch is the launch's z; the maps have a batch dim of
-// box 1, and the copies' last coordinate is the batch.
+// f16, batched: 2 batches of 2 x 2 tiles, a block each, tile t of batch
+// t / 4; the maps have a batch dim of box 1, and the copies' last
+// coordinate is the batch.
 // CHECK-LABEL: func @f16_batched
 // CHECK: nvgpu.tma.create.descriptor {{.*}} box[%c1{{[_0-9]*}}, %c128{{[_0-9]*}}, %c64{{[_0-9]*}}] : memref<*xf16> -> <tensor = memref<1x128x64xf16, 3>
-// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BATCH:.*]]) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c8{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %c8{{[_0-9]*}} step
+// CHECK: %[[BATCH:.*]] = arith.divui %[[T]], %c4
 // CHECK: %[[Z:.*]] = arith.index_castui %[[BATCH]] : index to i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %[[Z]]]
 // CHECK: nvvm.wgmma.mma_async {{.*}}A[<f16>
@@ -182,9 +185,10 @@ func.func @bias_relu(%a: memref<256x64xbf16>, %b: memref<64x128xbf16>, %bias: me
 // CHECK: %[[STEPS:.*]] = arith.ceildivsi %{{.*}}, %c64
 // CHECK: nvgpu.tma.create.descriptor {{.*}} : memref<*xbf16> -> <tensor = memref<128x64xbf16, 3>
 // CHECK: %[[ROWTILES:.*]] = arith.ceildivsi %{{.*}}, %c128
-// CHECK: %[[TILES:.*]] = arith.ceildivsi %{{.*}}, %c128
+// CHECK: %[[COLTILES:.*]] = arith.ceildivsi %{{.*}}, %c128
+// CHECK: %[[TILES:.*]] = arith.muli %[[ROWTILES]], %[[COLTILES]]
 // CHECK: %[[WGMMA:.*]] = arith.select %[[FITS]], %[[TILES]], %c0
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[WGMMA]], %{{[a-z0-9]+}} = %[[ROWTILES]],
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[WGMMA]], %{{[a-z0-9]+}} = %c1
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c384
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step
 // CHECK: nvvm.wgmma.mma_async
@@ -363,11 +367,13 @@ func.func @f32_weights(%a: memref<256x64xf32>, %w: memref<128x64xf32>, %c: memre
 }
 
 // A scale read at constant indices (_scaled_mm's) is loaded once, before
-// the stores (between them, each element would load it again), and the
-// scaled bf16 pairs go out as 4-byte stores.
+// the consumers' tiles (among the stores, each element would load it
+// again), and the scaled bf16 pairs go out as 4-byte stores.
 // CHECK-LABEL: func @scaled
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.setmaxregister increase
 // CHECK: %[[SCALE:.*]] = memref.load %arg2[] : memref<f32>
+// CHECK-NOT: memref.load %arg2
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: memref.load %arg2
 // CHECK: %[[SPLAT:.*]] = vector.broadcast %[[SCALE]] : f32 to vector<2xf32>
 // CHECK: arith.mulf {{.*}}, %[[SPLAT]] : vector<2xf32>

@@ -61,9 +61,14 @@ inline void eraseReplacedMatmul(mlir::Operation *op, mlir::Operation *zeroFill,
     epilogue->erase();
 }
 
-/// The output tile (row, column) of a block: consecutive blocks walk down
-/// a group of 8 tile rows before moving right, for L2 reuse. The tile
-/// counts are index values (constants, or run-time sizes).
+/// The output tile (row, column) of the `order`-th tile: consecutive tiles
+/// walk down a group of 8 tile rows before moving right, for L2 reuse. The
+/// tile counts are index values (constants, or run-time sizes).
+std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::Value order,
+                                                     mlir::Value numTilesM,
+                                                     mlir::Value numTilesN);
+
+/// The same for a block of a (numTilesN, numTilesM) grid.
 std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
                                                      mlir::Value numTilesM, mlir::Value numTilesN);
 
