@@ -158,6 +158,20 @@ CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,
                                          bool narrow, int64_t maxSharedBytes,
                                          int64_t elementBytes);
 
+/// A new buffer holding `matrix` ([batch,] R, C), with `transpose` as
+/// [batch,] C, R, its rows zero-padded to `paddedCols` (static sizes; 0:
+/// not padded), copied on the GPU where `launchIf` holds (gridWhere)
+/// (CudaMatrixCopies.cpp).
+mlir::Value copyMatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value matrix,
+                       bool transpose, int64_t paddedCols, mlir::Value launchIf);
+
+/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
+/// part] x M x N rounded up to even, f32) through `fused`'s epilogue, where
+/// `launchIf` holds; C's rows odd unless `evenRows` (CudaWgmmaSplitK.cpp).
+void sumPartialsKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value partials,
+                       int64_t splits, mlir::Value c, bool evenRows, const MatmulFusion &fused,
+                       mlir::Value launchIf);
+
 /// Whether the warpgroup kernel takes this matmul through zero-padded
 /// copies of its operands (paddedWgmmaOperands): static dense f16/bf16
 /// (f32 too when `tf32`) matrices whose K is not whole 16-byte units (TMA's

@@ -2,14 +2,20 @@
 //
 // f16/bf16 (f32 as tf32, and f8 read from the buffers their decodes read:
 // CudaFloat8Operands.cpp) matmuls with f32 accumulation on warpgroup MMA,
-// fed by TMA. A block of three warpgroups owns 128 x tileN outputs:
+// fed by TMA. A block of three warpgroups computes 128 x tileN output
+// tiles, one after the other (persistent: at most a block per SM, each
+// taking tiles a grid apart; the K step count runs on across them):
 // warpgroup 0 is the producer, whose one thread issues the TMA copies of
-// each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32, 128 f8) into
-// `stages` shared-memory buffers; warpgroups 1 and 2 are the consumers,
-// each 64 x tileN outputs held in registers as one wgmma accumulator, read
-// by wgmma straight from shared memory through matrix descriptors (no
-// thread loads fragments). setmaxnreg moves registers from the producer to
-// the consumers.
+// each K step (128 bytes of A's row: 64 16-bit elements, 32 tf32, 128 f8)
+// into `stages` shared-memory buffers, the next tile's while the consumers
+// store the last one's; warpgroups 1 and 2 are the consumers, each 64 x
+// tileN outputs held in registers as one wgmma accumulator, read by wgmma
+// straight from shared memory through matrix descriptors (no thread loads
+// fragments). setmaxnreg moves registers from the producer to the
+// consumers. Few tiles over a long K split K into parts, each tile's part
+// a tile of its own, whose partial sums a second kernel adds
+// (fillGpuWithWgmma chooses); a K that is no whole 16-byte units is read
+// from zero-padded copies (paddedWgmmaOperands).
 //
 // Each stage has two mbarriers: `full`, which the producer arms with the
 // stage's bytes (expect_tx) and TMA completes, and `empty`, on which every
@@ -36,7 +42,6 @@
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
-#include "kiln/Lowering/Common/VectorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -59,10 +64,6 @@ constexpr int64_t kConsumerWarps = 8;
 constexpr int64_t kRowBytes = CudaWgmmaMatmulTunables::kStepBytes; // a swizzled row
 constexpr int64_t kBlockN = 64; // columns of an N-major B in one swizzled block (one box)
 constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32, 32 f8
-// Stages of a tiling narrowed to fill the GPU, at most: 128 x 128 tiles
-// take 6 (the H200 sweep's {128, 6}), 128 x 64 tiles 8 (kiln-tune: 20%
-// faster than 6 on 1024^3).
-constexpr int64_t maxNarrowStages(int64_t tileN) { return tileN == 64 ? 8 : 6; }
 // Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
 constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
 // How long a thread waiting on an mbarrier may sleep before it looks
@@ -324,133 +325,6 @@ Value multiplyTile(OpBuilder &b, Location loc, const Problem &p, const Pipeline 
   return loop.getResult(0);
 }
 
-/// A new buffer holding `matrix` ([batch,] R, C), with `transpose` as
-/// [batch,] C, R, its rows zero-padded to `paddedCols` (static sizes; 0:
-/// not padded), copied on the GPU where `launchIf` holds (gridWhere): 32 x
-/// 32 tiles through workgroup memory, so that both the reads of rows of
-/// `matrix` and the writes of rows of the copy are coalesced; a padding
-/// column keeps the tile's column reads free of bank conflicts.
-Value copyMatrix(OpBuilder &b, Location loc, Value matrix, bool transpose, int64_t paddedCols,
-                 Value launchIf) {
-  constexpr int64_t kTile = 32, kRowsPerPass = 8;
-  auto type = cast<MemRefType>(matrix.getType());
-  const int64_t rank = type.getRank();
-  IndexBuilder x{b, loc};
-  SmallVector<Value> sizes;
-  for (int64_t d = 0; d < rank; ++d)
-    sizes.push_back(b.createOrFold<memref::DimOp>(loc, matrix, d));
-  SmallVector<int64_t> shape(type.getShape());
-  if (transpose) {
-    std::swap(sizes[rank - 1], sizes[rank - 2]);
-    std::swap(shape[rank - 1], shape[rank - 2]);
-  }
-  // The copy's rows and columns, and the columns that hold `matrix`'s
-  // elements (the rest are zeros).
-  Value rows = sizes[rank - 2], cols = sizes[rank - 1], filled = cols;
-  if (paddedCols > 0 && !ShapedType::isDynamic(shape.back()) && paddedCols > shape.back()) {
-    shape.back() = paddedCols;
-    cols = x.c(paddedCols);
-  }
-  SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < rank; ++d)
-    if (ShapedType::isDynamic(shape[d]))
-      dynamicSizes.push_back(sizes[d]);
-  Value copy = memref::AllocOp::create(b, loc, MemRefType::get(shape, type.getElementType()),
-                                       dynamicSizes);
-  auto ceilDiv = [&](Value v) { return b.createOrFold<arith::CeilDivSIOp>(loc, v, x.c(kTile)); };
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Type tileType = MemRefType::get({kTile, kTile + 1}, type.getElementType(), AffineMap(),
-                                  workgroup);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, gridWhere(b, loc, launchIf, ceilDiv(rows)), ceilDiv(cols),
-      rank == 3 ? sizes[0] : x.c(1), x.c(kTile), x.c(kRowsPerPass), x.c(1),
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, TypeRange{tileType});
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  IndexBuilder t{kb, loc};
-  Value tile = launch.getWorkgroupAttributions()[0];
-  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
-  Value batch = rank == 3 ? block.z : Value();
-  // The block's tile of the copy starts at (row0, col0).
-  Value row0 = t.mul(block.x, kTile), col0 = t.mul(block.y, kTile);
-  // Four passes over a tile of a rows x cols matrix: `move` takes element
-  // (r, c) of the tile, r = thread.y + 8i and c = thread.x, which is its
-  // element (first row + r, first col + c), where that lies inside the
-  // matrix.
-  auto passes = [&](Value rows, Value cols, Value firstRow, Value firstCol,
-                    function_ref<void(OpBuilder &, Value, Value, Value, Value)> move) {
-    for (int64_t i = 0; i < kTile / kRowsPerPass; ++i) {
-      Value r = t.add(thread.y, i * kRowsPerPass);
-      Value row = t.add(firstRow, r), col = t.add(firstCol, thread.x);
-      scf::IfOp::create(kb, loc, t.both(t.lt(row, rows), t.lt(col, cols)),
-                        [&](OpBuilder &ib, Location) {
-                          move(ib, r, thread.x, row, col);
-                          scf::YieldOp::create(ib, loc);
-                        });
-    }
-  };
-  // The tile of `matrix`: transposed, the copy's tile (row0, col0) is its
-  // tile (col0, row0).
-  passes(transpose ? filled : rows, transpose ? rows : filled, transpose ? col0 : row0,
-         transpose ? row0 : col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
-           Value v =
-               memref::LoadOp::create(ib, loc, matrix, matrixIndices(matrix, batch, row, col));
-           memref::StoreOp::create(ib, loc, v, tile, ValueRange{r, c});
-         });
-  gpu::BarrierOp::create(kb, loc);
-  passes(rows, cols, row0, col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
-    Value v = memref::LoadOp::create(ib, loc, tile, transpose ? ValueRange{c, r} : ValueRange{r, c});
-    if (cols != filled) {
-      Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(type.getElementType()));
-      v = arith::SelectOp::create(ib, loc, IndexBuilder{ib, loc}.lt(col, filled), v, zero);
-    }
-    memref::StoreOp::create(ib, loc, v, copy, matrixIndices(copy, batch, row, col));
-  });
-  gpu::TerminatorOp::create(kb, loc);
-  b.setInsertionPointAfter(launch);
-  return copy;
-}
-
-/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
-/// part] x M x N rounded up to even, f32), through the fused epilogue: one
-/// thread per pair of columns, parts added in order (the same sums on every
-/// run); C's rows odd unless `evenRows`.
-void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t splits, Value c,
-                       bool evenRows, const MatmulFusion &fused, Value launchIf) {
-  constexpr int64_t kThreadsPerBlock = 256;
-  auto shape = cast<MemRefType>(partials.getType()).getShape();
-  auto cShape = cast<MemRefType>(c.getType()).getShape();
-  const int64_t m = shape[1], n = cShape.back(), rowPairs = shape[2] / 2, pairs = m * rowPairs;
-  IndexBuilder x{b, loc};
-  auto launch = gpu::LaunchOp::create(
-      b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
-      x.c(shape[0] / splits), x.c(1), x.c(kThreadsPerBlock), x.c(1), x.c(1));
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  IndexBuilder t{kb, loc};
-  gpu::KernelDim3 block = launch.getBlockIds();
-  Value pairIndex = t.add(t.mul(block.x, kThreadsPerBlock), launch.getThreadIds().x);
-  Value batch = cast<MemRefType>(c.getType()).getRank() == 3 ? block.y : Value();
-  EpilogueInvariants invariants =
-      fused.epilogue ? loadEpilogueInvariants(kb, loc, fused.epilogue) : EpilogueInvariants();
-  scf::IfOp::create(kb, loc, t.lt(pairIndex, pairs), [&](OpBuilder &ib, Location l) {
-    IndexBuilder y{ib, l};
-    Value row = y.div(pairIndex, rowPairs), col = y.mul(y.rem(pairIndex, rowPairs), 2);
-    auto pairType = VectorType::get({2}, ib.getF32Type());
-    IntegerAttr alignment = alignmentAttr(ib, partials, 2);
-    Value sum;
-    for (int64_t part = 0; part < splits; ++part) {
-      Value at = y.add(y.mul(block.y, splits), part);
-      Value value = vector::LoadOp::create(ib, l, pairType, partials, ValueRange{at, row, col},
-                                           /*nontemporal=*/false, alignment);
-      sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
-    }
-    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), evenRows,
-                         /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
-    scf::YieldOp::create(ib, l);
-  });
-  gpu::TerminatorOp::create(kb, loc);
-}
-
 } // namespace
 
 bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
@@ -501,97 +375,6 @@ bool fitsFloat8WgmmaMatmul(linalg::LinalgOp op) {
          k % 16 == 0 && c.getShape().back() % 2 == 0;
 }
 
-
-int64_t partsOfSteps(int64_t steps, int64_t splits) {
-  if (splits <= 1 || steps <= 1)
-    return 1;
-  return llvm::divideCeil(steps, llvm::divideCeil(steps, std::min(splits, steps)));
-}
-
-CudaWgmmaMatmulTunables fillGpuWithWgmma(linalg::LinalgOp op, CudaWgmmaMatmulTunables tiling,
-                                         int64_t fillBlocks, bool narrow, int64_t maxSharedBytes,
-                                         int64_t elementBytes) {
-  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
-  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
-  if (tiling.splitK != 0 || fillBlocks <= 0 || !c.hasStaticShape() || !a.hasStaticShape())
-    return tiling;
-  const int64_t batch = c.getRank() == 3 ? c.getShape()[0] : 1;
-  const int64_t m = c.getShape()[c.getRank() - 2], n = c.getShape().back();
-  const int64_t steps = llvm::divideCeil(a.getShape().back() * elementBytes,
-                                         CudaWgmmaMatmulTunables::kStepBytes);
-  // Estimated microseconds on an H100/H200 SM (one block per SM): a K step
-  // of 128 x tileN outputs (the same for every type: a step is 128 bytes of
-  // A's rows), a block's pipeline fill and stores, and the kernel that adds
-  // the parts (a launch and more, and the partial sums written and read at
-  // about 5 TB/s, mostly in L2). Fitted to kiln-tune's timings on the H200:
-  // it picks the fastest candidate on the eight few-tile shapes timed
-  // (docs/cuda.md).
-  // 64-wide steps are bound by shared memory's bandwidth, not the math.
-  auto stepTime = [](int64_t tileN) {
-    return 0.06 + 0.56 * double(tileN) / 256 * (tileN == 64 ? 1.4 : 1.0);
-  };
-  auto blockTime = [](int64_t tileN) { return 1.0 + 0.5 * double(tileN) / 256; };
-  auto estimate = [&](int64_t tileN, int64_t splits) {
-    int64_t blocks = batch * llvm::divideCeil(m, 128) * llvm::divideCeil(n, tileN) * splits;
-    double time = double(llvm::divideCeil(blocks, fillBlocks)) *
-                  (double(llvm::divideCeil(steps, splits)) * stepTime(tileN) + blockTime(tileN));
-    if (splits > 1)
-      time += 3.0 + 2.0 * double(splits * batch * m * n * 4) / 5e6;
-    return time;
-  };
-  CudaWgmmaMatmulTunables best = tiling;
-  best.splitK = 1;
-  double bestTime = estimate(tiling.tileN, 1);
-  for (int64_t tileN : {256, 128, 64}) {
-    if (tileN > tiling.tileN || (!narrow && tileN != tiling.tileN))
-      continue;
-    for (int64_t splits = 1; splits <= CudaWgmmaMatmulTunables::kMaxSplitK; ++splits) {
-      if (partsOfSteps(steps, splits) != splits)
-        continue;
-      if (double time = estimate(tileN, splits); time < bestTime * 0.97) {
-        best.tileN = tileN;
-        best.splitK = splits;
-        bestTime = time;
-      }
-    }
-  }
-  // Narrower tiles take more stages in the same shared memory.
-  if (narrow && best.tileN < tiling.tileN) {
-    CudaWgmmaMatmulTunables deeper = best;
-    for (deeper.stages = best.stages; deeper.stages < maxNarrowStages(best.tileN);
-         ++deeper.stages) {
-      CudaWgmmaMatmulTunables next = deeper;
-      ++next.stages;
-      if (next.sharedBytes() > maxSharedBytes)
-        break;
-    }
-    best = deeper;
-  }
-  return best;
-}
-
-bool fitsWgmmaMatmulWithPaddedK(linalg::LinalgOp op, bool tf32) {
-  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
-  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
-  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
-  Type element = a.getElementType();
-  if (!(element.isF16() || element.isBF16() || (tf32 && element.isF32())) ||
-      b.getElementType() != element || !c.getElementType().isF32())
-    return false;
-  auto dense = [](MemRefType t) { return t.hasStaticShape() && t.getLayout().isIdentity(); };
-  int64_t k = a.getShape().back(), bytes = element.getIntOrFloatBitWidth() / 8;
-  return dense(a) && dense(b) && dense(c) && k > 0 && k * bytes % 16 != 0;
-}
-
-WgmmaOperands paddedWgmmaOperands(OpBuilder &b, Location loc, linalg::LinalgOp op) {
-  Value a = op.getDpsInputs()[0];
-  auto type = cast<MemRefType>(a.getType());
-  int64_t k = type.getShape().back(), perUnit = 128 / type.getElementTypeBitWidth();
-  int64_t padded = llvm::alignTo(k, perUnit);
-  return {std::nullopt,
-          copyMatrix(b, loc, op.getDpsInputs()[1], /*transpose=*/true, padded, Value()),
-          copyMatrix(b, loc, a, /*transpose=*/false, padded, Value())};
-}
 
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   IndexBuilder x{b, loc};

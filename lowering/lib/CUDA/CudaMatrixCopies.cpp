@@ -1,0 +1,131 @@
+//===- CudaMatrixCopies.cpp - copies that feed the wgmma kernel's TMA ------===//
+//
+// TMA reads rows of whole 16-byte units, and wgmma transposes only 16-bit
+// operands: a tf32 or f8 B is copied transposed (K-major), and a matmul
+// whose K is no whole 16-byte units reads zero-padded copies of A and of B
+// transposed. One kernel makes them all (copyMatrix).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaMatmul.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+/// A new buffer holding `matrix` ([batch,] R, C), with `transpose` as
+/// [batch,] C, R, its rows zero-padded to `paddedCols` (static sizes; 0:
+/// not padded), copied on the GPU where `launchIf` holds (gridWhere): 32 x
+/// 32 tiles through workgroup memory, so that both the reads of rows of
+/// `matrix` and the writes of rows of the copy are coalesced; a padding
+/// column keeps the tile's column reads free of bank conflicts.
+Value copyMatrix(OpBuilder &b, Location loc, Value matrix, bool transpose, int64_t paddedCols,
+                 Value launchIf) {
+  constexpr int64_t kTile = 32, kRowsPerPass = 8;
+  auto type = cast<MemRefType>(matrix.getType());
+  const int64_t rank = type.getRank();
+  IndexBuilder x{b, loc};
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(b.createOrFold<memref::DimOp>(loc, matrix, d));
+  SmallVector<int64_t> shape(type.getShape());
+  if (transpose) {
+    std::swap(sizes[rank - 1], sizes[rank - 2]);
+    std::swap(shape[rank - 1], shape[rank - 2]);
+  }
+  // The copy's rows and columns, and the columns that hold `matrix`'s
+  // elements (the rest are zeros).
+  Value rows = sizes[rank - 2], cols = sizes[rank - 1], filled = cols;
+  if (paddedCols > 0 && !ShapedType::isDynamic(shape.back()) && paddedCols > shape.back()) {
+    shape.back() = paddedCols;
+    cols = x.c(paddedCols);
+  }
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (ShapedType::isDynamic(shape[d]))
+      dynamicSizes.push_back(sizes[d]);
+  Value copy = memref::AllocOp::create(b, loc, MemRefType::get(shape, type.getElementType()),
+                                       dynamicSizes);
+  auto ceilDiv = [&](Value v) { return b.createOrFold<arith::CeilDivSIOp>(loc, v, x.c(kTile)); };
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Type tileType = MemRefType::get({kTile, kTile + 1}, type.getElementType(), AffineMap(),
+                                  workgroup);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridWhere(b, loc, launchIf, ceilDiv(rows)), ceilDiv(cols),
+      rank == 3 ? sizes[0] : x.c(1), x.c(kTile), x.c(kRowsPerPass), x.c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, TypeRange{tileType});
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  IndexBuilder t{kb, loc};
+  Value tile = launch.getWorkgroupAttributions()[0];
+  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
+  Value batch = rank == 3 ? block.z : Value();
+  // The block's tile of the copy starts at (row0, col0).
+  Value row0 = t.mul(block.x, kTile), col0 = t.mul(block.y, kTile);
+  // Four passes over a tile of a rows x cols matrix: `move` takes element
+  // (r, c) of the tile, r = thread.y + 8i and c = thread.x, which is its
+  // element (first row + r, first col + c), where that lies inside the
+  // matrix.
+  auto passes = [&](Value rows, Value cols, Value firstRow, Value firstCol,
+                    function_ref<void(OpBuilder &, Value, Value, Value, Value)> move) {
+    for (int64_t i = 0; i < kTile / kRowsPerPass; ++i) {
+      Value r = t.add(thread.y, i * kRowsPerPass);
+      Value row = t.add(firstRow, r), col = t.add(firstCol, thread.x);
+      scf::IfOp::create(kb, loc, t.both(t.lt(row, rows), t.lt(col, cols)),
+                        [&](OpBuilder &ib, Location) {
+                          move(ib, r, thread.x, row, col);
+                          scf::YieldOp::create(ib, loc);
+                        });
+    }
+  };
+  // The tile of `matrix`: transposed, the copy's tile (row0, col0) is its
+  // tile (col0, row0).
+  passes(transpose ? filled : rows, transpose ? rows : filled, transpose ? col0 : row0,
+         transpose ? row0 : col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+           Value v =
+               memref::LoadOp::create(ib, loc, matrix, matrixIndices(matrix, batch, row, col));
+           memref::StoreOp::create(ib, loc, v, tile, ValueRange{r, c});
+         });
+  gpu::BarrierOp::create(kb, loc);
+  passes(rows, cols, row0, col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
+    Value v = memref::LoadOp::create(ib, loc, tile, transpose ? ValueRange{c, r} : ValueRange{r, c});
+    if (cols != filled) {
+      Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(type.getElementType()));
+      v = arith::SelectOp::create(ib, loc, IndexBuilder{ib, loc}.lt(col, filled), v, zero);
+    }
+    memref::StoreOp::create(ib, loc, v, copy, matrixIndices(copy, batch, row, col));
+  });
+  gpu::TerminatorOp::create(kb, loc);
+  b.setInsertionPointAfter(launch);
+  return copy;
+}
+
+bool fitsWgmmaMatmulWithPaddedK(linalg::LinalgOp op, bool tf32) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  Type element = a.getElementType();
+  if (!(element.isF16() || element.isBF16() || (tf32 && element.isF32())) ||
+      b.getElementType() != element || !c.getElementType().isF32())
+    return false;
+  auto dense = [](MemRefType t) { return t.hasStaticShape() && t.getLayout().isIdentity(); };
+  int64_t k = a.getShape().back(), bytes = element.getIntOrFloatBitWidth() / 8;
+  return dense(a) && dense(b) && dense(c) && k > 0 && k * bytes % 16 != 0;
+}
+
+WgmmaOperands paddedWgmmaOperands(OpBuilder &b, Location loc, linalg::LinalgOp op) {
+  Value a = op.getDpsInputs()[0];
+  auto type = cast<MemRefType>(a.getType());
+  int64_t k = type.getShape().back(), perUnit = 128 / type.getElementTypeBitWidth();
+  int64_t padded = llvm::alignTo(k, perUnit);
+  return {std::nullopt,
+          copyMatrix(b, loc, op.getDpsInputs()[1], /*transpose=*/true, padded, Value()),
+          copyMatrix(b, loc, a, /*transpose=*/false, padded, Value())};
+}
+
+} // namespace kiln
