@@ -626,14 +626,15 @@ def binary_matmul(a, b, shape, out):
 # with a B shared by every batch), a tiny case and a K of 18 (a loop nest on
 # Vulkan); on sm_90a TMA boxes wholly past N (72 columns in a 256-column
 # tile) and past K read zeros, and K that is no whole 16-byte units (18,
-# 511, 36) takes wgmma through zero-padded copies of A and B.
+# 511, 36) takes wgmma through zero-padded copies of A and B; a K of 0
+# (C = 0) the SIMT kernel (TMA takes no empty dim).
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("a_shape,b_shape", [((300, 72), (72, 264)), ((64, 1024), (1024, 128)),
                                              ((2, 130, 40), (2, 40, 136)), ((5, 16), (16, 8)),
                                              ((1000, 2048), (2048, 520)), ((129, 8), (8, 264)),
                                              ((2, 200, 520), (2, 520, 72)), ((3, 70, 24), (24, 36)),
                                              ((33, 18), (18, 70)), ((300, 511), (511, 257)),
-                                             ((2, 100, 36), (36, 72))])
+                                             ((2, 100, 36), (36, 72)), ((4, 0), (0, 8))])
 def test_matmul_half_inputs(dtype, a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     if dtype == "f16":

@@ -349,6 +349,10 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
       (findGatheredOperand(op, b) && !findTransposedOperand(op, b)) ||
       !startsAligned(op.getDpsInputs()[0]))
     return false;
+  // TMA takes no empty dim: a static K of 0 is the SIMT kernel's (C = 0);
+  // a run-time one is checked at run time (wgmmaMisfitAtRunTime).
+  if (cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape().back() == 0)
+    return false;
   // Static sizes store C's odd rows element by element; a B read K-major
   // (a tf32 B's transposed copy, or the N x K buffer of x @ W^T) is rows of
   // K, so N may be anything (an LM head's vocabulary of 50257).
