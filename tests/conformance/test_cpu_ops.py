@@ -911,11 +911,14 @@ def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
 # kernel adds their partial sums in order through the epilogue (bias, gelu
 # and, for 16-bit inputs, the cast to bf16): a decode step's M of 16, a K
 # whose last step is partial and whose parts differ in length, batches
-# (unfused epilogue), x @ W^T, tf32 and f8. Every target computes the same.
+# (unfused epilogue; one with an A every batch shares), x @ W^T (one of
+# odd N: partial sums' rows padded, C's stored one by one), tf32 and f8.
+# Every target computes the same.
 @pytest.mark.parametrize("dtype,a_shape,b_shape,weights", [
     ("bf16", (16, 4096), (4096, 512), False), ("f16", (96, 3000), (3000, 136), False),
     ("bf16", (2, 64, 2048), (2, 2048, 72), False), ("bf16", (16, 2048), (256, 2048), True),
-    ("tf32", (64, 2048), (2048, 128), False), ("f8E4M3FN", (32, 4096), (256, 4096), True)])
+    ("tf32", (64, 2048), (2048, 128), False), ("f8E4M3FN", (32, 4096), (256, 4096), True),
+    ("bf16", (16, 2048), (257, 2048), True), ("f16", (64, 2048), (2, 2048, 72), False)])
 def test_matmul_split_k(dtype, a_shape, b_shape, weights):
     if dtype == "tf32" and not ON_CUDA:
         pytest.skip("--tf32 is an option of CUDA targets")

@@ -149,6 +149,18 @@ func.func @main(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>) -> tensor<?x?xf32> {
   EXPECT_EQ(wgmma.shape.grid[0], 9u);
   EXPECT_EQ(wgmma.shape.grid[1], 1u);
   EXPECT_EQ(at(4096, 64, 8192).launches[0].shape.grid[0], 132u);
+  // A device of 114 SMs (H100 PCIe) gets at most 114 blocks: the backend
+  // compiles with its own count (CompileOptions::multiprocessors).
+  CompileOptions pcie = options;
+  pcie.multiprocessors = 114;
+  EXPECT_NE(pcie.codegenKey(), options.codegenKey());
+  auto onPcie = compiler->compileForCuda(R"(
+func.func @main(%a: tensor<4096x64xbf16>, %b: tensor<64x8192xbf16>) -> tensor<4096x8192xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<4096x64xbf16>, tensor<64x8192xbf16>) -> tensor<4096x8192xf32>
+  return %0 : tensor<4096x8192xf32>
+})", pcie);
+  ASSERT_TRUE(onPcie) << onPcie.error().message;
+  EXPECT_EQ(onPcie->plan.launches.at(0).shape.grid[0], 114u);
   EXPECT_EQ(fits.launches[1].shape.grid[0], 0u);
   EXPECT_EQ(fits.launches[2].shape.grid[0], 0u);
   std::vector<std::vector<int64_t>> sizes, strides;

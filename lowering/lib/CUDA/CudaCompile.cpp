@@ -91,6 +91,7 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
   pipeline.mma = options.mma;
   pipeline.tf32 = options.tf32;
   pipeline.wgmma = options.wgmma;
+  pipeline.multiprocessors = options.multiprocessors;
   if (auto ok = session.lower(
           *module, "nvvm", [&](OpPassManager &pm) { buildKernelsToNvvmPipeline(pm, pipeline); },
           "lowering to NVVM failed", "2-gpu.mlir");

@@ -147,10 +147,10 @@ int64_t partsOfSteps(int64_t steps, int64_t splits);
 
 /// `tiling` whose split K is 0 ("fill the GPU") resolved for a
 /// static-sized matmul of `elementBytes` inputs (as the kernel reads them:
-/// f8 1) on a GPU of `fillBlocks` SMs (one wgmma block each): K split into parts (each a block; a second kernel adds them)
-/// and, with `narrow`, tile N narrowed (with more stages), where an
-/// estimate of the kernel's time says the GPU fills better for it: the
-/// few-tile shapes (a decode step's M of 16, M x N of 512 x 1024 with a
+/// f8 1) on a GPU of `fillBlocks` SMs (one wgmma block each): K split
+/// into parts (each a block; a second kernel adds them) and, with
+/// `narrow`, tile N narrowed (with more stages), where an estimate of the
+/// kernel's time says the GPU fills better for it: the few-tile shapes (a decode step's M of 16, M x N of 512 x 1024 with a
 /// long K). Unchanged for run-time sizes or a `fillBlocks` of 0 (0 parts
 /// build an unsplit kernel).
 CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,

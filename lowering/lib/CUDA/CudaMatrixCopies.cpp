@@ -93,7 +93,8 @@ Value copyMatrix(OpBuilder &b, Location loc, Value matrix, bool transpose, int64
          });
   gpu::BarrierOp::create(kb, loc);
   passes(rows, cols, row0, col0, [&](OpBuilder &ib, Value r, Value c, Value row, Value col) {
-    Value v = memref::LoadOp::create(ib, loc, tile, transpose ? ValueRange{c, r} : ValueRange{r, c});
+    Value v = memref::LoadOp::create(ib, loc, tile,
+                                     transpose ? ValueRange{c, r} : ValueRange{r, c});
     if (cols != filled) {
       Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(type.getElementType()));
       v = arith::SelectOp::create(ib, loc, IndexBuilder{ib, loc}.lt(col, filled), v, zero);
@@ -121,7 +122,8 @@ bool fitsWgmmaMatmulWithPaddedK(linalg::LinalgOp op, bool tf32) {
 WgmmaOperands paddedWgmmaOperands(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   Value a = op.getDpsInputs()[0];
   auto type = cast<MemRefType>(a.getType());
-  int64_t k = type.getShape().back(), perUnit = 128 / type.getElementTypeBitWidth();
+  // Elements per 16-byte unit (TMA's stride granule).
+  int64_t k = type.getShape().back(), perUnit = 16 * 8 / type.getElementTypeBitWidth();
   int64_t padded = llvm::alignTo(k, perUnit);
   return {std::nullopt,
           copyMatrix(b, loc, op.getDpsInputs()[1], /*transpose=*/true, padded, Value()),

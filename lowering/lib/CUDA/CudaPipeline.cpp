@@ -38,8 +38,9 @@ AttentionFusion cudaAttentionFusion(llvm::StringRef chip) {
 }
 
 /// Blocks of the matmul kernels (one per SM) that fill a chip of a compute
-/// capability: its data-center part's SM count (H100/H200 132, A100 108),
-/// a consumer part's otherwise.
+/// capability, where the device's own count is not known (compiles
+/// without a device): its data-center part's SM count (H100/H200 132, A100
+/// 108), a consumer part's otherwise.
 static int64_t blocksToFill(int capability) {
   if (capability >= 90)
     return 132;
@@ -52,7 +53,8 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   KilnCudaTileMatmulOptions matmul;
   matmul.tensorCores = computeCapability(options.chip) >= 80;
   matmul.maxSharedBytes = sharedMemoryPerBlock(computeCapability(options.chip));
-  matmul.fillBlocks = blocksToFill(computeCapability(options.chip));
+  matmul.fillBlocks = options.multiprocessors > 0 ? options.multiprocessors
+                                                  : blocksToFill(computeCapability(options.chip));
   // A tiling the chip's shared memory cannot hold falls back to one that
   // fits every tensor-core chip.
   CudaMmaMatmulTunables mma = options.mma.sharedBytes() > matmul.maxSharedBytes

@@ -370,9 +370,9 @@ struct KilnCudaTileMatmulPass
       tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
     if (f8)
       tiling.tileN = std::min(tiling.tileN, kiln::CudaWgmmaMatmulTunables::kMaxFloat8TileN);
-    // A tuned tiling keeps its tile; the parts of K still fill the GPU.
     if (wgmmaSplitK > 0)
       tiling.splitK = wgmmaSplitK;
+    // A tuned tiling keeps its tile; the parts of K still fill the GPU.
     int64_t elementBytes =
         f8 ? 1 : cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementTypeBitWidth() / 8;
     tiling = kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/!tuned, maxSharedBytes,

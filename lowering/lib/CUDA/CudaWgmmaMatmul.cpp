@@ -141,9 +141,10 @@ struct Problem {
 /// What a block computes of one output tile: 128 x tileN outputs from
 /// (row0, col0) of batch `batch` (null: not batched), over `stepCount` K
 /// steps from `firstStep` on (its part of K under split-K, else all), its
-/// sums stored into part `part` of the partial sums (split-K; else null).
+/// sums stored at `partials` (split-K: the partial sums' first index,
+/// batch * splits + part; else null).
 struct Tile {
-  Value row0, col0, batch, firstStep, stepCount, part;
+  Value row0, col0, batch, firstStep, stepCount, partials;
 };
 
 /// A block's shared-memory pipeline: `stages` buffers of A's and B's K
@@ -379,7 +380,6 @@ bool fitsFloat8WgmmaMatmul(linalg::LinalgOp op) {
          k % 16 == 0 && c.getShape().back() % 2 == 0;
 }
 
-
 Value wgmmaMisfitAtRunTime(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   IndexBuilder x{b, loc};
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
@@ -524,7 +524,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     if (splits > 1) {
       // Every part gets at least one step (partsOfSteps).
       int64_t steps = *staticStepCount, perPart = llvm::divideCeil(steps, splits);
-      tile.part = z;
+      tile.partials = z;
       tile.firstStep = x.mul(x.rem(z, splits), perPart);
       tile.stepCount = arith::MinUIOp::create(
           tb, loc, x.c(perPart), arith::SubIOp::create(tb, loc, x.c(steps), tile.firstStep));
@@ -599,8 +599,10 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   consumer.bDescriptor =
       descriptor(pipe.bStart, p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
                                         : descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
-  EpilogueInvariants invariants =
-      epilogue ? loadEpilogueInvariants(b, loc, epilogue) : EpilogueInvariants();
+  // (Split-K runs the epilogue in the kernel that adds the parts.)
+  EpilogueInvariants invariants = epilogue && !partials
+                                      ? loadEpilogueInvariants(b, loc, epilogue)
+                                      : EpilogueInvariants();
   forEachTile(b, [&](OpBuilder &lb, const Tile &tile, Value done) {
     Value sums = multiplyTile(lb, loc, p, pipe, consumer, tile, done);
     // The accumulator holds, per n8 column block j, rows `group` and
@@ -621,7 +623,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
         Value row = x.add(warpRow, x.add(group, h * 8));
         Value value = vector::FromElementsOp::create(lb, loc, pairType, pair);
         if (partials)
-          storeAccumulatorPair(lb, loc, partials, tile.part, row, col, value, p.m, p.n,
+          storeAccumulatorPair(lb, loc, partials, tile.partials, row, col, value, p.m, p.n,
                                /*evenRows=*/true, /*accumulate=*/false, linalg::GenericOp(),
                                EpilogueInvariants());
         else

@@ -113,6 +113,7 @@ public:
                                              CachedProgram &cached) override {
     CompileOptions forDevice = options;
     forDevice.chip = device->properties().kernelChip();
+    forDevice.multiprocessors = device->properties().multiprocessors;
     auto compiled = compiler.compileForCuda(std::move(program), forDevice);
     if (!compiled)
       return std::unexpected(compiled.error());

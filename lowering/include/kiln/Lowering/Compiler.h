@@ -127,6 +127,9 @@ struct CompileOptions {
   /// output at their stage; empty: none.
   std::string overrideDir = DumpEnvironment::get().overrideDir;
   unsigned numThreads = 0; // CPU: 0 means the machine's hardware threads
+  /// CUDA: the device's SMs, which the matmul kernels fill (split-K, the
+  /// persistent grid); 0: the chip's data-center part's (132 on sm_90).
+  unsigned multiprocessors = 0;
   std::string chip = "sm_90"; // CUDA
   /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a
   /// name on PATH) instead of leaving PTX to the driver's JIT.
@@ -155,8 +158,10 @@ struct CompileOptions {
         table += key + "=" + config + ";";
       tune = ",tune=" + stableHash(table);
     }
-    return "threads=" + std::to_string(numThreads) + ",mma=" + mma.key() +
-           (tf32 ? ",tf32" : "") + (wgmma ? "" : ",nowgmma") + (ptxas.empty() ? "" : ",cubin") + tune;
+    std::string sms = multiprocessors ? ",sms=" + std::to_string(multiprocessors) : "";
+    return "threads=" + std::to_string(numThreads) + sms + ",mma=" + mma.key() +
+           (tf32 ? ",tf32" : "") + (wgmma ? "" : ",nowgmma") + (ptxas.empty() ? "" : ",cubin") +
+           tune;
   }
 };
 

@@ -24,6 +24,7 @@ struct CudaPipelineOptions {
   CudaMmaMatmulTunables mma;
   bool tf32 = false; // f32 matmuls on tensor cores, inputs rounded to tf32
   bool wgmma = true;  // f16/bf16 matmuls on wgmma where the chip is sm_90a
+  int64_t multiprocessors = 0; // the device's SMs; 0: the chip's usual count
 };
 
 /// The attention kernel formation fuses for `chip`: what the tensor-core

@@ -44,8 +44,9 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
            "kiln::CudaMmaMatmulTunables{}.stepBytes",
            "bytes of A's rows per K step of the tensor-core kernel (64 or 128)">,
     Option<"fillBlocks", "fill-blocks", "int64_t", "0",
-           "blocks that fill the GPU: an untuned tensor-core kernel that would "
-           "launch fewer narrows its tile N (down to 64); 0: never">,
+           "blocks that fill the GPU (its SMs): an untuned tensor-core kernel "
+           "that would launch fewer narrows its tile N (down to 64), the wgmma "
+           "kernel splits K and runs at most that many blocks; 0: never">,
     Option<"wgmma", "wgmma", "bool", "false",
            "with tensor-cores: f16/bf16 matmuls on wgmma (sm_90a)">,
     Option<"wgmmaTileN", "wgmma-tile-n", "int64_t", "kiln::CudaWgmmaMatmulTunables{}.tileN",
@@ -76,9 +77,6 @@ def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
     kiln-attention-to-loops.
   }];
   let options = [
-    Option<"wgmmaSplitK", "wgmma-split-k", "int64_t", "0",
-           "parts of K the wgmma kernel splits a static-sized matmul into (each "
-           "a block; a second kernel adds them); 0: as fill-blocks chooses">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
            "shared memory a block may use (the device's opt-in limit; "
            "default: sm_90's)">];
