@@ -152,6 +152,7 @@ struct Tile {
 /// (8 bytes each) from fullStart and emptyStart on (byte addresses).
 struct Pipeline {
   int64_t stages;
+  int64_t aStageBytes, bStageBytes; // one buffer of A's K step, of B's
   Value aStart, bStart, fullStart, emptyStart;
   Value full(IndexBuilder &x, Value stage) const { return x.add(fullStart, x.mul(stage, 8)); }
   Value empty(IndexBuilder &x, Value stage) const { return x.add(emptyStart, x.mul(stage, 8)); }
@@ -186,9 +187,9 @@ NVVM::WGMMATypes wgmmaTypeOf(Type element) {
 /// tileN x stepK box).
 void produce(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
              const Tile &tile, Value done) {
-  const int64_t stages = pipe.stages;
+  const int64_t stages = pipe.stages, aStageBytes = pipe.aStageBytes,
+                bStageBytes = pipe.bStageBytes;
   IndexBuilder ib{b, loc};
-  const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = p.tileN * kRowBytes;
   auto loop = scf::ForOp::create(b, loc, ib.c(0), tile.stepCount, ib.c(1));
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
   IndexBuilder x{lb, loc};
@@ -236,7 +237,7 @@ void produce(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
 Value multiplyTile(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
                    const Consumer &consumer, const Tile &tile, Value done) {
   const int64_t stages = pipe.stages, tileN = p.tileN, stepK = p.stepK(), mmaK = p.mmaK();
-  const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
+  const int64_t aStageBytes = pipe.aStageBytes, bStageBytes = pipe.bStageBytes;
   IndexBuilder ib{b, loc};
   auto accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(kWarpgroupM * tileN / kWarpgroup, b.getF32Type()));
@@ -461,7 +462,6 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
     kMajorB = copyMatrix(b, loc, bm, /*transpose=*/true, /*paddedCols=*/0, launchIf);
   p.bMap = p.kMajorB ? tensorMap(b, loc, kMajorB, tileN, stepK)
                      : tensorMap(b, loc, bm, stepK, kBlockN);
-  const int64_t aStageBytes = kTileM * kRowBytes, bStageBytes = tileN * kRowBytes;
   Value numTilesM = ceilDiv(p.m, kTileM), numTilesN = ceilDiv(p.n, tileN);
   Value sharedSize = arith::ConstantIntOp::create(b, loc, tiling.sharedBytes(), 32);
   Value batches = batched ? sizeOf(p.c, 0) : ib.c(1);
@@ -501,11 +501,13 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared);
   Pipeline pipe;
   pipe.stages = stages;
+  pipe.aStageBytes = kTileM * kRowBytes;
+  pipe.bStageBytes = tileN * kRowBytes;
   pipe.aStart = kb.add(base, kb.rem(arith::SubIOp::create(b, loc, kb.c(kAlign),
                                                           kb.rem(base, kAlign)),
                                     kAlign));
-  pipe.bStart = kb.add(pipe.aStart, stages * aStageBytes);
-  pipe.fullStart = kb.add(pipe.bStart, stages * bStageBytes);
+  pipe.bStart = kb.add(pipe.aStart, stages * pipe.aStageBytes);
+  pipe.fullStart = kb.add(pipe.bStart, stages * pipe.bStageBytes);
   pipe.emptyStart = kb.add(pipe.fullStart, stages * 8);
   Value tid = launch.getThreadIds().x;
   Value warpgroup = kb.div(tid, kWarpgroup), lane = kb.rem(tid, 32);
