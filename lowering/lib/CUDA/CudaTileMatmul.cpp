@@ -1,9 +1,11 @@
 //===- CudaTileMatmul.cpp - the kiln-cuda-tile-matmul pass -----------------===//
 //
 // f16/bf16 (and f8: CudaFloat8Operands.cpp) matmuls take the Hopper kernel
-// (CudaWgmmaMatmul.cpp) on sm_90a, the tensor-core kernel
-// (CudaMmaMatmul.cpp) elsewhere where the target has one and the shapes
-// fit, both for static shapes; the others
+// (CudaWgmmaMatmul.cpp; split-K: CudaWgmmaSplitK.cpp; a K of no whole
+// 16-byte units through padded copies: CudaMatrixCopies.cpp) on sm_90a, the
+// tensor-core kernel (CudaMmaMatmul.cpp) elsewhere where the target has one
+// and the shapes fit, both for static shapes (wgmma for run-time ones too);
+// the others
 // the classic SIMT GEMM (f16/bf16 inputs widened to f32 as they are
 // staged), static or of run-time size: each block owns a tile x tile block
 // of C, each thread perThread x perThread of it in registers as 4 x 4

@@ -26,10 +26,13 @@ def KilnCudaTileMatmul : Pass<"kiln-cuda-tile-matmul", "mlir::ModuleOp"> {
     With `wgmma` (sm_90a) the f16/bf16 ones take warpgroup MMA instead:
     128 x `wgmma-tile-n` outputs per block of two warpgroups reading both
     operands from 128-byte-swizzled shared memory, `wgmma-stages` deep.
-    With `fill-blocks`, a static-sized matmul whose tiles would leave SMs
-    idle splits K into parts (and, untuned, narrows its tiles): each part's
-    block stores partial sums, which a second kernel adds into C through
-    the epilogue.
+    With `fill-blocks` (the GPU's SMs), the kernel is persistent (at most
+    that many blocks, each taking tiles that many apart), and a static-sized
+    matmul whose tiles would leave SMs idle splits K into parts (and,
+    untuned, narrows its tiles): each part's block stores partial sums,
+    which a second kernel adds into C through the epilogue. A static K that
+    is no whole 16-byte units (TMA's strides) is read from zero-padded
+    copies of A and of B transposed.
   }];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", "false",
