@@ -35,8 +35,35 @@ Expected<void> CudaProgram::launchAll(const std::vector<uint64_t> &buffers) {
   return launchAll(plan, buffers);
 }
 
+Expected<void> CudaProgram::checkLimits(const GpuPlan &sized) {
+  constexpr uint64_t kMaxGrid[3] = {2147483647, 65535, 65535}, kMaxBlock[3] = {1024, 1024, 64};
+  constexpr uint64_t kMaxThreads = 1024;
+  for (const KernelLaunch &launch : sized.launches) {
+    auto beyond = [&](const std::string &what, uint64_t needed, uint64_t allowed) {
+      return makeError(ErrorKind::Unsupported,
+                       "cuda: kernel " + launch.kernel + " " + what + " is " +
+                           std::to_string(needed) + ", beyond CUDA's limit (" +
+                           std::to_string(allowed) + ")");
+    };
+    uint64_t threads = 1;
+    for (int d = 0; d < 3; ++d) {
+      std::string dim = " in dim " + std::to_string(d);
+      if (launch.shape.grid[d] > kMaxGrid[d])
+        return beyond("blocks" + dim, launch.shape.grid[d], kMaxGrid[d]);
+      if (launch.shape.block[d] > kMaxBlock[d])
+        return beyond("block size" + dim, launch.shape.block[d], kMaxBlock[d]);
+      threads *= launch.shape.block[d];
+    }
+    if (threads > kMaxThreads)
+      return beyond("threads per block", threads, kMaxThreads);
+  }
+  return {};
+}
+
 Expected<void> CudaProgram::launchAll(const GpuPlan &sized,
                                       const std::vector<uint64_t> &buffers) {
+  if (auto ok = checkLimits(sized); !ok)
+    return ok;
   for (size_t l = 0; l < sized.launches.size(); ++l) {
     const KernelLaunch &launch = sized.launches[l];
     if (std::ranges::find(launch.shape.grid, 0u) != launch.shape.grid.end())

@@ -89,6 +89,32 @@ TEST(CudaDevice, KernelChipIsArchSpecificOnNinePointZeroOnly) {
   EXPECT_EQ(blackwell.kernelChip(), "sm_100");
 }
 
+// A launch beyond CUDA's grid or block limits is an Unsupported error
+// naming the kernel and the limit, before the driver sees it (no device
+// needed): a batched kernel with its batch in grid z of 70000.
+TEST(CudaDevice, LaunchesBeyondTheGridLimitsNameTheKernel) {
+  GpuPlan plan;
+  KernelLaunch batched;
+  batched.kernel = "main_kernel_3";
+  batched.shape.grid = {4, 2, 70000};
+  batched.shape.block = {256, 1, 1};
+  plan.launches.push_back(batched);
+  auto bad = CudaProgram::checkLimits(plan);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(bad.error().message.find("kernel main_kernel_3 blocks in dim 2 is 70000, beyond "
+                                     "CUDA's limit (65535)"),
+            std::string::npos)
+      << bad.error().message;
+  plan.launches[0].shape.grid = {2147483647, 65535, 65535};
+  EXPECT_TRUE(CudaProgram::checkLimits(plan));
+  plan.launches[0].shape.block = {64, 32, 1};
+  auto threads = CudaProgram::checkLimits(plan);
+  ASSERT_FALSE(threads);
+  EXPECT_NE(threads.error().message.find("threads per block is 2048"), std::string::npos)
+      << threads.error().message;
+}
+
 /// A bf16 matmul operand's map as the wgmma kernel asks for it: a 300 x 72
 /// view (rows of 144 bytes) at element `offset`, boxes of 128 x 64.
 TensorMapArgument operandMap(int64_t offset = 8) {

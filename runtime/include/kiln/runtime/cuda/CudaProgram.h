@@ -25,6 +25,11 @@ public:
   /// launchesAt() of one run.
   Expected<void> launchAll(const GpuPlan &sized, const std::vector<uint64_t> &deviceBuffers);
   const GpuPlan &gpuPlan() const { return plan; }
+  /// Unsupported, naming the kernel and the limit, where a launch of
+  /// `sized` exceeds CUDA's grid (2^31-1 x 65535 x 65535 blocks) or block
+  /// (1024 x 1024 x 64, 1024 threads) limits, rather than the driver's bare
+  /// CUDA_ERROR_INVALID_VALUE (a batched matmul of more than 65535 batches).
+  static Expected<void> checkLimits(const GpuPlan &sized);
 
 private:
   CudaProgram(CudaDevice &device, GpuPlan plan, std::vector<CudaKernel> kernels)
