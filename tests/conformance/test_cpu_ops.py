@@ -874,6 +874,20 @@ def test_f8_scaled_matmul(a_shape, b_shape):
     np.testing.assert_allclose(got, want, rtol=2.0**-8, atol=1e-3)  # bf16's rounding
 
 
+def matmul_inputs(dtype, a_shape, b_shape):
+    """Random A and B of `dtype` (f16, bf16, f8E4M3FN or tf32) as the .npy
+    kiln-run reads, and the element type the program declares; tf32 skips
+    where the target is not CUDA."""
+    if dtype == "tf32" and not ON_CUDA:
+        pytest.skip("--tf32 is an option of CUDA targets")
+    if dtype == "f8E4M3FN":
+        return rand_f8(a_shape, dtype), rand_f8(b_shape, dtype), dtype
+    a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
+    a, b = (x.astype(np.float16) if dtype == "f16" else round_to_bf16(x) if dtype == "bf16"
+            else x for x in (a, b))
+    return a, b, "f32" if dtype == "tf32" else dtype
+
+
 # x @ W^T (torch's Linear: W stored N x K): on sm_90a the wgmma kernel reads
 # W K-major where it stands (the transpose is never written; for tf32 and
 # f8 neither is the copy the kernel would otherwise make), batched too, and
@@ -882,15 +896,7 @@ def test_f8_scaled_matmul(a_shape, b_shape):
 @pytest.mark.parametrize("a_shape,w_shape", [((300, 80), (264, 80)), ((2, 130, 48), (2, 136, 48)),
                                              ((20, 64), (257, 64))])
 def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
-    if dtype == "tf32" and not ON_CUDA:
-        pytest.skip("--tf32 is an option of CUDA targets")
-    if dtype == "f8E4M3FN":
-        a, w = rand_f8(a_shape, dtype), rand_f8(w_shape, dtype)
-    else:
-        a, w = rand(a_shape, np.float32), rand(w_shape, np.float32)
-        a, w = (x.astype(np.float16) if dtype == "f16" else round_to_bf16(x) if dtype == "bf16"
-                else x for x in (a, w))
-    element = "f32" if dtype == "tf32" else dtype
+    a, w, element = matmul_inputs(dtype, a_shape, w_shape)
     wt = np.swapaxes(w, -1, -2)
     want = np.matmul(a.astype(np.float64), wt.astype(np.float64))
     ta, tw, twt, tr = (tensor_type(x.shape, e) for x, e in
@@ -920,15 +926,7 @@ def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
     ("tf32", (64, 2048), (2048, 128), False), ("f8E4M3FN", (32, 4096), (256, 4096), True),
     ("bf16", (16, 2048), (257, 2048), True), ("f16", (64, 2048), (2, 2048, 72), False)])
 def test_matmul_split_k(dtype, a_shape, b_shape, weights):
-    if dtype == "tf32" and not ON_CUDA:
-        pytest.skip("--tf32 is an option of CUDA targets")
-    if dtype == "f8E4M3FN":
-        a, b = rand_f8(a_shape, dtype), rand_f8(b_shape, dtype)
-    else:
-        a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
-        a, b = (x.astype(np.float16) if dtype == "f16" else round_to_bf16(x) if dtype == "bf16"
-                else x for x in (a, b))
-    element = "f32" if dtype == "tf32" else dtype
+    a, b, element = matmul_inputs(dtype, a_shape, b_shape)
     bt = np.swapaxes(b, -1, -2) if weights else b
     product = np.matmul(a.astype(np.float64), bt.astype(np.float64))
     bias = rand(product.shape[-1:], np.float32)
