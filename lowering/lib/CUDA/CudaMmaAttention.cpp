@@ -16,6 +16,7 @@
 // zero-filled in shared memory and masked.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaAttention.h"
 #include "CudaMatmul.h"
 #include "CudaMmaFragments.h"
 #include "kiln/Lowering/CUDA/Passes.h"
@@ -29,8 +30,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <limits>
-
 namespace kiln {
 #define GEN_PASS_DEF_KILNCUDAMMAATTENTION
 #include "kiln/Lowering/CUDA/Passes.h.inc"
@@ -43,16 +42,7 @@ namespace {
 
 constexpr int64_t kRows = 128, kWarps = 8, kThreads = 32 * kWarps, kKeys = 64;
 constexpr int64_t kChunk = 8; // 16-bit elements in a 16-byte copy
-constexpr double kLog2e = 1.4426950408889634;
-
-int64_t dimOf(Value buffer, unsigned d) { return cast<MemRefType>(buffer.getType()).getDimSize(d); }
-
-bool fitsMmaAttention(kiln::kernel::AttentionOp op) {
-  Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
-  auto dense = [](Value v) { return cast<MemRefType>(v.getType()).getLayout().isIdentity(); };
-  return kiln::fitsTensorCoreAttention(element, dimOf(op.getQ(), 2), dimOf(op.getV(), 2)) &&
-         dense(op.getQ()) && dense(op.getK()) && dense(op.getV()) && dense(op.getOut());
-}
+using kiln::dimOf;
 
 /// cp.async of `rows` rows of `src[batch]` from `row0` (rows at or past
 /// `limit` zero-filled) into `dst[stage]` (or `dst` without a stage), 16-byte
@@ -82,39 +72,6 @@ Value group(OpBuilder &b, Location loc, ValueRange tokens) {
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
-/// Max or sum of `v` over the 4 lanes of a quad (the lanes holding one row).
-Value quadReduce(OpBuilder &b, Location loc, Value v, bool max) {
-  for (int32_t offset : {1, 2}) {
-    Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
-    v = max ? Value(arith::MaximumFOp::create(b, loc, v, other))
-            : Value(arith::AddFOp::create(b, loc, v, other));
-  }
-  return v;
-}
-
-/// Two f32 values rounded to `element` in one 32-bit register, as
-/// nvvm.mma.sync takes its A operand (vector<2xf16>, or i32 for bf16).
-Value packPair(OpBuilder &b, Location loc, Value lo, Value hi, Type element) {
-  auto pair = vector::FromElementsOp::create(b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
-  Value rounded = arith::TruncFOp::create(b, loc, VectorType::get({2}, element), pair);
-  if (element.isF16())
-    return rounded;
-  Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), rounded);
-  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-}
-
-Value f32(OpBuilder &b, Location loc, double v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-/// 2^x by the SFU (ex2.approx.ftz: 2 ulp, 2^-inf = 0), as flash kernels
-/// take their exponentials; math.exp would become a polynomial.
-Value exp2(OpBuilder &b, Location loc, Value x) {
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                       b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
-      .getResult(0);
-}
-
 LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedBytes) {
   Value q = op.getQ(), k = op.getK(), v = op.getV(), out = op.getOut(), mask = op.getMask();
   Type element = cast<MemRefType>(q.getType()).getElementType();
@@ -126,7 +83,6 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   if (qBytes + kBytes + vBytes > maxSharedBytes)
     return op->emitError("fused attention needs ") << qBytes + kBytes + vBytes
                                                     << " bytes of shared memory; at most " << maxSharedBytes;
-  const double minusInf = -std::numeric_limits<double>::infinity();
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -182,9 +138,9 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
 
   auto accType = VectorType::get({4}, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-  // State: the max and the (lane-partial) sum of rows A and B, then O.
-  SmallVector<Value> init{f32(b, loc, minusInf), f32(b, loc, minusInf), f32(b, loc, 0.0),
-                          f32(b, loc, 0.0)};
+  kiln::AttentionFragments frags{op, n, rowA, rowB, inQuad, x.add(row0, warpRow)};
+  // State: the online softmax's, then O.
+  SmallVector<Value> init = kiln::SoftmaxState::initial(b, loc).values();
   init.append(width / 8, zero);
   auto loop = scf::ForOp::create(
       b, loc, x.c(0), tiles, x.c(1), init,
@@ -208,105 +164,22 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
             s[2 * np + 1] = kiln::mmaSync(lb, l, qFrags[kk], {regs[2], regs[3]}, s[2 * np + 1], mmaType, 16);
           }
 
-        // Scores in base 2 (scale and mask times log2 e, so that ex2 gives
-        // the probabilities), masked; the tile's max of rows A and B. Only
-        // tiles past the keys' end or (causal) past the warp's first row,
-        // or with a mask operand, need the per-element test: the branch is
-        // warp-uniform.
-        auto scoreTile = [&](OpBuilder &sb, Location sl, bool masked) {
-          IndexBuilder z{sb, sl};
-          Value scale = f32(sb, sl, op.getScale().convertToDouble() * kLog2e);
-          Value minus = f32(sb, sl, minusInf);
-          SmallVector<Value> tile2; // [tile j][element e], e in 0..3; then maxA, maxB
-          Value maxA = minus, maxB = minus;
-          for (int64_t j = 0; j < kKeys / 8; ++j)
-            for (int64_t e = 0; e < 4; ++e) {
-              Value row = e < 2 ? rowA : rowB;
-              Value score = arith::MulFOp::create(
-                  sb, sl, vector::ExtractOp::create(sb, sl, s[j], ArrayRef<int64_t>{e}), scale);
-              if (masked) {
-                Value key = z.add(z.add(z.mul(tile, kKeys), z.mul(inQuad, 2)), j * 8 + e % 2);
-                Value keep = z.lt(key, keys);
-                if (op.getCausal())
-                  keep = z.both(keep, arith::CmpIOp::create(sb, sl, arith::CmpIPredicate::ule, key, row));
-                if (mask) {
-                  SmallVector<Value> at, ivs{n, row, key};
-                  for (auto [d, iv] : llvm::enumerate(ivs)) {
-                    int64_t size = dimOf(mask, d);
-                    at.push_back(size == 1 ? z.c(0) : z.select(z.lt(iv, size), iv, z.c(0)));
-                  }
-                  Value m = memref::LoadOp::create(sb, sl, mask, at);
-                  if (m.getType().isInteger(1))
-                    keep = z.both(keep, m);
-                  else
-                    score = arith::AddFOp::create(
-                        sb, sl, score,
-                        arith::MulFOp::create(sb, sl, arith::ExtFOp::create(sb, sl, sb.getF32Type(), m),
-                                              f32(sb, sl, kLog2e)));
-                }
-                score = z.select(keep, score, minus);
-              }
-              tile2.push_back(score);
-              Value &max = e < 2 ? maxA : maxB;
-              max = arith::MaximumFOp::create(sb, sl, max, score);
-            }
-          tile2.append({maxA, maxB});
-          return tile2;
-        };
-        SmallVector<Value> scores;
-        if (mask) {
-          scores = scoreTile(lb, l, true);
-        } else {
-          auto above = [&](Value a, Value b) {
-            return arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ugt, a, b);
-          };
-          Value lastKey = y.add(y.mul(tile, kKeys), kKeys - 1);
-          Value needsMask = above(lastKey, y.c(keys - 1));
-          if (op.getCausal())
-            needsMask = arith::OrIOp::create(lb, l, needsMask, above(lastKey, y.add(row0, warpRow)));
-          auto branch = scf::IfOp::create(
-              lb, l, needsMask,
-              [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, scoreTile(tb, tl, true)); },
-              [&](OpBuilder &tb, Location tl) { scf::YieldOp::create(tb, tl, scoreTile(tb, tl, false)); });
-          scores.assign(branch.getResults().begin(), branch.getResults().end());
-        }
-        Value maxB = scores.pop_back_val(), maxA = scores.pop_back_val();
-        Value minus = f32(lb, l, minusInf);
+        SmallVector<Value> flat;
+        for (Value fragment : s)
+          for (int64_t e = 0; e < 4; ++e)
+            flat.push_back(vector::ExtractOp::create(lb, l, fragment, ArrayRef<int64_t>{e}));
+        kiln::SoftmaxStep softmax = kiln::onlineSoftmaxStep(
+            lb, l, frags, flat, y.mul(tile, kKeys), kiln::SoftmaxState::of(state.take_front(4)));
+        SmallVector<Value> newState = softmax.next.values();
 
-        // Online softmax per row: a row with no key yet keeps max -inf and
-        // subtracts 0 instead, so its probabilities are 0, not NaN.
-        SmallVector<Value> newState;
-        SmallVector<Value> alphas, shifts;
-        for (int64_t r = 0; r < 2; ++r) {
-          Value max = arith::MaximumFOp::create(lb, l, state[r], quadReduce(lb, l, r ? maxB : maxA, true));
-          Value none = arith::CmpFOp::create(lb, l, arith::CmpFPredicate::OEQ, max, minus);
-          Value shift = y.select(none, f32(lb, l, 0.0), max);
-          alphas.push_back(exp2(lb, l, arith::SubFOp::create(lb, l, state[r], shift)));
-          shifts.push_back(shift);
-          newState.push_back(max);
-        }
-        SmallVector<Value> sums{arith::MulFOp::create(lb, l, state[2], alphas[0]),
-                                arith::MulFOp::create(lb, l, state[3], alphas[1])};
-        SmallVector<Value> probs; // unrounded: the sums take them so
-        for (auto [i, score] : llvm::enumerate(scores)) {
-          int64_t r = (i % 4) / 2;
-          probs.push_back(exp2(lb, l, arith::SubFOp::create(lb, l, score, shifts[r])));
-          sums[r] = arith::AddFOp::create(lb, l, sums[r], probs.back());
-        }
-        newState.append(sums);
-
-        // O = O * alpha + P V; P's A fragment for keys 16kk..16kk+15 is
-        // S tiles 2kk (columns 0-7) and 2kk+1 (8-15), rows A then B.
+        // O = O * alpha + P V.
         Value alphaPairs = vector::FromElementsOp::create(
-            lb, l, accType, ValueRange{alphas[0], alphas[0], alphas[1], alphas[1]});
+            lb, l, accType, ValueRange{softmax.alphaA, softmax.alphaA, softmax.alphaB, softmax.alphaB});
         SmallVector<Value> o;
         for (Value acc : state.drop_front(4))
           o.push_back(arith::MulFOp::create(lb, l, acc, alphaPairs));
         for (int64_t kk = 0; kk < kKeys / 16; ++kk) {
-          SmallVector<Value> pFrag;
-          for (int64_t j : {2 * kk, 2 * kk + 1})
-            for (int64_t e : {0, 2})
-              pFrag.push_back(packPair(lb, l, probs[j * 4 + e], probs[j * 4 + e + 1], element));
+          SmallVector<Value> pFrag = kiln::probabilityFragment(lb, l, softmax.probs, kk, element, false);
           for (int64_t dp = 0; dp < width / 16; ++dp) {
             Value key = y.add(row16, kk * 16);
             Value chunk = y.xorI(y.add(half, 2 * dp), y.rem(key, 8));
@@ -321,23 +194,15 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   // The copies issued past the last tile still write shared memory.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup, b.getI32IntegerAttr(0));
 
-  // out = O / sum (0 / 0 = NaN for a row without keys, as torch gives).
-  Value sumA = quadReduce(b, loc, loop.getResult(2), false);
-  Value sumB = quadReduce(b, loc, loop.getResult(3), false);
-  auto pairType = VectorType::get({2}, b.getF32Type());
+  // out = O / sum.
+  auto [sumA, sumB] = kiln::rowSums(b, loc, kiln::SoftmaxState::of(loop.getResults().take_front(4)));
   for (int64_t j = 0; j < width / 8; ++j) {
     Value acc = loop.getResult(4 + j);
     Value col = x.add(x.mul(inQuad, 2), j * 8);
     for (int64_t h = 0; h < 2; ++h) {
-      Value row = h ? rowB : rowA, sum = h ? sumB : sumA;
       Value pair = vector::ExtractStridedSliceOp::create(b, loc, acc, ArrayRef<int64_t>{2 * h},
                                                          ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-      Value o = arith::DivFOp::create(b, loc, pair, vector::BroadcastOp::create(b, loc, pairType, sum));
-      o = arith::TruncFOp::create(b, loc, VectorType::get({2}, element), o);
-      scf::IfOp::create(b, loc, x.lt(row, rows), [&](OpBuilder &tb, Location l) {
-        vector::StoreOp::create(tb, l, o, out, ValueRange{n, row, col});
-        scf::YieldOp::create(tb, l);
-      });
+      kiln::storeOutputPair(b, loc, frags, h ? rowB : rowA, col, pair, h ? sumB : sumA);
     }
   }
   gpu::TerminatorOp::create(b, loc);
@@ -354,7 +219,7 @@ struct KilnCudaMmaAttentionPass : kiln::impl::KilnCudaMmaAttentionBase<KilnCudaM
   void runOnOperation() override {
     SmallVector<kiln::kernel::AttentionOp> ops;
     getOperation().walk([&](kiln::kernel::AttentionOp op) {
-      if (isa<MemRefType>(op.getOut().getType()) && fitsMmaAttention(op))
+      if (isa<MemRefType>(op.getOut().getType()) && kiln::fitsTensorCoreKernel(op))
         ops.push_back(op);
     });
     for (auto op : ops)

@@ -68,6 +68,11 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   matmul.wgmma = options.wgmma && options.chip == "sm_90a";
   buildGpuBufferizationPipeline(pm);
   pm.addPass(createKilnCudaTileMatmul(matmul));
+  if (matmul.wgmma) {
+    KilnCudaWgmmaAttentionOptions attention;
+    attention.maxSharedBytes = matmul.maxSharedBytes;
+    pm.addPass(createKilnCudaWgmmaAttention(attention));
+  }
   if (matmul.tensorCores) {
     KilnCudaMmaAttentionOptions attention;
     attention.maxSharedBytes = matmul.maxSharedBytes;

@@ -41,6 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaMatmul.h"
+#include "CudaWgmma.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -66,60 +67,6 @@ constexpr int64_t kBlockN = 64; // columns of an N-major B in one swizzled block
 constexpr int64_t kMmaKBytes = 32; // K of one wgmma: 16 16-bit elements, 8 tf32, 32 f8
 // Registers per thread after setmaxnreg: 128 x 40 + 256 x 232 <= 64 Ki.
 constexpr uint32_t kProducerRegisters = 40, kConsumerRegisters = 232;
-// How long a thread waiting on an mbarrier may sleep before it looks
-// again (ns; CUTLASS's value): waiting warps leave the issue slots free.
-constexpr int64_t kWaitHintNs = 10'000'000;
-
-/// A wgmma shared-memory matrix descriptor without its start address: the
-/// 128-byte swizzle, and the byte strides between 8-row groups (`stride`)
-/// and between 64-column blocks of an N-major operand (`leading`).
-int64_t descriptorBits(int64_t leading, int64_t stride) {
-  return (leading / 16) << 16 | (stride / 16) << 32 | int64_t(1) << 62;
-}
-
-/// `index` as an i64.
-Value toI64(OpBuilder &b, Location loc, Value index) {
-  return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
-}
-
-Value toI32(OpBuilder &b, Location loc, Value index) {
-  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
-}
-
-Value i32(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, v, 32);
-}
-
-/// The shared-memory pointer at byte address `address` (an index).
-Value sharedPointer(OpBuilder &b, Location loc, Value address) {
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
-                                  toI64(b, loc, address));
-}
-
-/// A tensor map of `matrix` ([batch,] rows, cols) whose box is `boxRows` x
-/// `boxCols` (one batch), 128-byte swizzled and zero outside: on the host,
-/// as the pointer a kernel takes.
-Value tensorMap(OpBuilder &b, Location loc, Value matrix, int64_t boxRows, int64_t boxCols) {
-  auto type = cast<MemRefType>(matrix.getType());
-  SmallVector<int64_t> box = {boxRows, boxCols};
-  if (type.getRank() == 3)
-    box.insert(box.begin(), 1);
-  auto workgroup = IntegerAttr::get(b.getI64Type(), 3);
-  auto descriptorType = nvgpu::TensorMapDescriptorType::get(
-      b.getContext(), MemRefType::get(box, type.getElementType(), AffineMap(), workgroup),
-      nvgpu::TensorMapSwizzleKind::SWIZZLE_128B, nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
-      nvgpu::TensorMapOOBKind::OOB_ZERO, nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()), matrix);
-  SmallVector<Value> boxSizes;
-  for (int64_t size : box)
-    boxSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
-  Value descriptor =
-      nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType, unranked, boxSizes);
-  return UnrealizedConversionCastOp::create(
-             b, loc, LLVM::LLVMPointerType::get(b.getContext()), descriptor)
-      .getResult(0);
-}
 
 struct Problem {
   Value aMap, bMap, c;
@@ -166,20 +113,6 @@ struct Consumer {
   NVVM::WGMMATypes typeA, typeB;
 };
 
-/// wgmma's name of an element type of A or B (f8: the type its decode
-/// reads).
-NVVM::WGMMATypes wgmmaTypeOf(Type element) {
-  if (element.isBF16())
-    return NVVM::WGMMATypes::bf16;
-  if (element.isF16())
-    return NVVM::WGMMATypes::f16;
-  if (isa<Float8E4M3FNType>(element))
-    return NVVM::WGMMATypes::e4m3;
-  if (isa<Float8E5M2Type>(element))
-    return NVVM::WGMMATypes::e5m2;
-  return NVVM::WGMMATypes::tf32;
-}
-
 /// The producer thread's loop over a tile's K steps, the block's steps
 /// `done` before them: per step, wait until the consumers freed the stage,
 /// arm its `full` barrier with the stage's bytes and issue the TMA copies
@@ -197,24 +130,17 @@ void produce(OpBuilder &b, Location loc, const Problem &p, const Pipeline &pipe,
   Value stage = x.rem(blockStep, stages), round = x.div(blockStep, stages);
   // A fresh barrier's "previous phase" (parity 1) counts as complete, so
   // the first round does not wait.
-  Value parity = toI32(lb, loc, x.xorI(x.rem(round, 2), x.c(1)));
-  Value empty = sharedPointer(lb, loc, pipe.empty(x, stage));
-  NVVM::MBarrierTryWaitParityOp::create(lb, loc, empty, parity, i32(lb, loc, kWaitHintNs));
+  Value parity = x.xorI(x.rem(round, 2), x.c(1));
+  waitBarrier(lb, loc, pipe.empty(x, stage), parity);
   Value full = sharedPointer(lb, loc, pipe.full(x, stage));
   NVVM::MBarrierArriveExpectTxOp::create(lb, loc, Type(), full,
                                          i32(lb, loc, aStageBytes + bStageBytes),
                                          NVVM::MemScopeKind::CTA, false, Value());
-  auto clusterPointer = LLVM::LLVMPointerType::get(lb.getContext(), 7);
   auto load = [&](Value map, bool batched, Value at, Value col, Value row) {
-    SmallVector<Value> coordinates = {toI32(lb, loc, col), toI32(lb, loc, row)};
+    SmallVector<Value> coordinates = {col, row};
     if (batched)
-      coordinates.push_back(toI32(lb, loc, tile.batch));
-    // A block's own shared memory is shared::cluster memory too.
-    Value dst = LLVM::AddrSpaceCastOp::create(lb, loc, clusterPointer,
-                                              sharedPointer(lb, loc, at));
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        lb, loc, dst, map, coordinates, full, ValueRange{}, Value(), Value(),
-        NVVM::TMALoadMode::TILE, false, nullptr, Value());
+      coordinates.push_back(tile.batch);
+    tmaLoad(lb, loc, map, coordinates, at, full);
   };
   Value k0 = x.mul(x.add(tile.firstStep, step), p.stepK());
   load(p.aMap, p.aBatched, x.add(pipe.aStart, x.mul(stage, aStageBytes)), k0, tile.row0);
@@ -257,9 +183,7 @@ Value multiplyTile(OpBuilder &b, Location loc, const Problem &p, const Pipeline 
         IndexBuilder x{lb, l};
         Value blockStep = x.add(done, step);
         Value stage = x.rem(blockStep, stages);
-        Value parity = toI32(lb, l, x.rem(x.div(blockStep, stages), 2));
-        NVVM::MBarrierTryWaitParityOp::create(lb, l, sharedPointer(lb, l, pipe.full(x, stage)),
-                                              parity, i32(lb, l, kWaitHintNs));
+        waitBarrier(lb, l, pipe.full(x, stage), x.rem(x.div(blockStep, stages), 2));
         Value stage64 = toI64(lb, l, stage);
         auto offset = [&](Value d, int64_t stageBytes, int64_t bytes) {
           Value stride = arith::ConstantIntOp::create(lb, l, stageBytes / 16, 64);
@@ -590,17 +514,13 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   consumer.typeB = typeB;
   // Descriptors of stage 0 at K 0 (this warpgroup's 64 rows of A); a stage
   // and a K offset add their address / 16 to the start-address field.
-  auto descriptor = [&](Value start, int64_t bits) {
-    Value field = toI64(b, loc, kb.div(start, 16));
-    return arith::OrIOp::create(b, loc, field, arith::ConstantIntOp::create(b, loc, bits, 64))
-        .getResult();
-  };
-  consumer.aDescriptor =
-      descriptor(kb.add(pipe.aStart, kb.mul(consumer.warpgroup, kWarpgroupM * kRowBytes)),
-                 descriptorBits(16, 8 * kRowBytes));
-  consumer.bDescriptor =
-      descriptor(pipe.bStart, p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
-                                        : descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
+  consumer.aDescriptor = matrixDescriptor(
+      b, loc, kb.add(pipe.aStart, kb.mul(consumer.warpgroup, kWarpgroupM * kRowBytes)),
+      descriptorBits(16, 8 * kRowBytes));
+  consumer.bDescriptor = matrixDescriptor(
+      b, loc, pipe.bStart,
+      p.kMajorB ? descriptorBits(16, 8 * kRowBytes)
+                : descriptorBits(stepK * kRowBytes, 8 * kRowBytes));
   // (Split-K runs the epilogue in the kernel that adds the parts.)
   EpilogueInvariants invariants = epilogue && !partials
                                       ? loadEpilogueInvariants(b, loc, epilogue)

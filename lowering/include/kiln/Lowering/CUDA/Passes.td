@@ -89,6 +89,28 @@ def KilnCudaMmaAttention : Pass<"kiln-cuda-mma-attention", "mlir::ModuleOp"> {
                            "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCudaWgmmaAttention : Pass<"kiln-cuda-wgmma-attention", "mlir::ModuleOp"> {
+  let summary = "Fused attention of f16/bf16, head dims 64 and 128, on wgmma (sm_90a)";
+  let description = [{
+    kiln_kernel.attention on dense f16/bf16 buffers whose q and v head dims
+    are 64 or 128 becomes a FlashAttention gpu.launch for sm_90a: 128 query
+    rows per block of three warpgroups, a producer copying Q once and K and V
+    in tiles of 128 keys by TMA into two swizzled stages, two consumers of 64
+    rows each computing S = Q K^T on wgmma from shared memory, the online
+    softmax on its accumulator, and O += P V on wgmma with P in registers. No
+    score is stored. Other attention is left to kiln-cuda-mma-attention and
+    kiln-attention-to-loops.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", "232448",
+           "shared memory a block may use (the device's opt-in limit; "
+           "default: sm_90's)">];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect", "mlir::nvgpu::NVGPUDialect",
+                           "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPUModuleOp"> {
   let summary = "Lower gpu.all_reduce in kernels to shuffles and shared memory";
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
