@@ -193,6 +193,22 @@ struct WgmmaOperands {
 WgmmaOperands paddedWgmmaOperands(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::linalg::LinalgOp op);
 
+/// Elements of a run of B's K that gatherKMajor moves as one 16-byte copy.
+constexpr int64_t kGatherRun = 8;
+
+/// Whether the warpgroup kernel takes this matmul through a K-major copy
+/// of its gathered B (gatherKMajor): conv's channels-last im2col patches,
+/// static f16/bf16, A one dense matrix every batch shares, of 256 rows or
+/// more (output channels), f32 C.
+bool fitsWgmmaMatmulWithGatheredB(mlir::linalg::LinalgOp op, const GatheredOperand &gathered);
+
+/// Before the matmul, a new buffer [batch, N, K] holding B ([batch, K, N],
+/// `matrix`) transposed, read through `gathered`'s map by 16-byte runs:
+/// what the wgmma kernel reads K-major instead of the patches the
+/// mma.sync kernel gathers in place.
+mlir::Value gatherKMajor(mlir::OpBuilder &b, mlir::Location loc, const GatheredOperand &gathered,
+                         mlir::Value matrix);
+
 /// Whether the warpgroup kernel takes this f32 matmul of f8 matrices
 /// (findFloat8Operands): static sizes, K a multiple of 16, N even.
 bool fitsFloat8WgmmaMatmul(mlir::linalg::LinalgOp op);

@@ -338,6 +338,10 @@ struct KilnCudaTileMatmulPass
       return replaceByWgmma(op, sized);
     if (tensorCores && wgmma && kiln::fitsWgmmaMatmulWithPaddedK(op, tf32))
       return replaceByWgmma(op, sized, std::nullopt, /*padK=*/true);
+    if (tensorCores && wgmma)
+      if (auto gathered = kiln::findGatheredOperand(op, op.getDpsInputs()[1]);
+          gathered && kiln::fitsWgmmaMatmulWithGatheredB(op, *gathered))
+        return replaceByWgmma(op, sized, std::nullopt, /*padK=*/false, gathered);
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
       if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
@@ -358,10 +362,12 @@ struct KilnCudaTileMatmulPass
   /// (specialisation on divisibility at run time). With `f8`, the f8
   /// matrices its operands decode (static sizes; untuned, as tune keys
   /// name the matmul's own f32 operands); with `padK`, copies of A and B
-  /// whose K is padded (paddedWgmmaOperands; static sizes).
+  /// whose K is padded (paddedWgmmaOperands; static sizes); with
+  /// `gathered`, a K-major copy of the B it gathers (gatherKMajor).
   LogicalResult replaceByWgmma(linalg::LinalgOp op, bool sized,
                                std::optional<kiln::Float8Operands> f8 = std::nullopt,
-                               bool padK = false) {
+                               bool padK = false,
+                               std::optional<kiln::GatheredOperand> gathered = std::nullopt) {
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
@@ -379,10 +385,12 @@ struct KilnCudaTileMatmulPass
         f8 ? 1 : cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementTypeBitWidth() / 8;
     tiling = kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/!tuned, maxSharedBytes,
                                     elementBytes);
-    // The wgmma kernel fuses no epilogue of a batched matmul.
+    // The wgmma kernel fuses no epilogue of a batched matmul but conv's
+    // (bias, activation).
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
-                             isa<linalg::BatchMatmulOp>(op) ? linalg::GenericOp()
-                                                            : kiln::findMatmulEpilogue(op, c)};
+                             isa<linalg::BatchMatmulOp>(op) && !gathered
+                                 ? linalg::GenericOp()
+                                 : kiln::findMatmulEpilogue(op, c)};
     // Static sizes are known to fit (fitsWgmmaMatmul).
     OpBuilder b(op);
     Value misfit = sized ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
@@ -393,11 +401,13 @@ struct KilnCudaTileMatmulPass
     // A B written transposed from an N x K buffer is read from that buffer
     // (static sizes: a SIMT kernel beside the wgmma one would read B).
     std::optional<kiln::TransposedOperand> transposed =
-        sized && !padK ? kiln::findTransposedOperand(op, f8 ? f8->b() : op.getDpsInputs()[1])
+        sized && !padK && !gathered ? kiln::findTransposedOperand(op, f8 ? f8->b() : op.getDpsInputs()[1])
                        : std::nullopt;
     kiln::WgmmaOperands operands{f8, transposed ? transposed->source() : Value(), Value()};
     if (padK)
       operands = kiln::paddedWgmmaOperands(b, loc, op);
+    if (gathered)
+      operands.kMajorB = kiln::gatherKMajor(b, loc, *gathered, op.getDpsInputs()[1]);
     if ((!known || *known == 0) &&
         failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fillBlocks, fused, fits,
                                       operands)))
@@ -411,6 +421,8 @@ struct KilnCudaTileMatmulPass
       f8->erase();
     if (transposed)
       transposed->erase();
+    if (gathered)
+      gathered->erase();
     return success();
   }
 
