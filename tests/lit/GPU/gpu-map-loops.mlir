@@ -44,3 +44,33 @@ func.func @serial(%m: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// Dims past the third merge into it (a grid has three, and the rest would
+// run one after the other in each thread): 2 x 3 x 5 x 7 x 64 runs as
+// innermost first, then 7, then 5 x 3 x 2 = 30, split back (5 fastest) in
+// the body.
+// CHECK-LABEL: func @five_dims
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c64{{.*}}, %c7{{.*}}, %c30{{.*}})
+// CHECK: scf.parallel
+// CHECK: %[[R5:.*]] = arith.remui %[[M:.*]], %c5
+// CHECK: %[[Q5:.*]] = arith.divui %[[M]], %c5
+// CHECK: %[[R3:.*]] = arith.remui %[[Q5]], %c3
+// CHECK: %[[Q3:.*]] = arith.divui %[[Q5]], %c3
+// CHECK: memref.store
+func.func @five_dims(%m: memref<2x3x5x7x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c7 = arith.constant 7 : index
+  %c64 = arith.constant 64 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%a, %b, %c, %d, %e) = (%c0, %c0, %c0, %c0, %c0) to (%c2, %c3, %c5, %c7, %c64) step (%c1, %c1, %c1, %c1, %c1) {
+    memref.store %f, %m[%a, %b, %c, %d, %e] : memref<2x3x5x7x64xf32>
+    scf.reduce
+  }
+  return
+}

@@ -34,7 +34,9 @@ def KilnGpuMapLoops : Pass<"kiln-gpu-map-loops", "mlir::ModuleOp"> {
   let description = [{
     For convert-parallel-loops-to-gpu: every top-level scf.parallel is tiled
     with `block-size` on its innermost dim (threads) and 1 elsewhere (blocks),
-    with bounds checks instead of min/max bounds; where a dim has more
+    with bounds checks instead of min/max bounds; dims past the third merge
+    into it (static sizes) while the grid has fewer than 1024 blocks, the
+    rest running in each thread; where a dim has more
     blocks than the grid allows, each block runs several rounds; serial
     top-level work
     (scf.for nests, rank-0 arithmetic) is wrapped in a one-iteration
