@@ -225,6 +225,43 @@ def test_resnet_block():
     check(results[0].astype(np.float64), want, "f32")
 
 
+def test_transformer_attention_layer():
+    """A causal self-attention layer in f16, as one program: Q, K and V
+    projections, split into 2 heads of 64, attention (CUDA's fused tensor-core
+    kernel), heads merged, output projection. The reference rounds where
+    kiln does (each op's f16 result)."""
+    batch, seq, width, heads = 2, 80, 128, 2
+    depth = width // heads
+    x = rand((batch, seq, width), "f16")
+    ws = [(rand((width, width), "f16") / 8).astype(np.float16) for _ in range(4)]
+    f16 = lambda t: t.astype(np.float16).astype(np.float64)  # noqa: E731
+
+    def split(t):  # [B, L, D] -> [B, H, L, E]
+        return t.reshape(batch, seq, heads, depth).transpose(0, 2, 1, 3)
+
+    q, k, v = (split(f16(x.astype(np.float64) @ w.astype(np.float64))) for w in ws[:3])
+    att = f16(attention_ref(q, k, v, causal=True))
+    merged = att.transpose(0, 2, 1, 3).reshape(batch, seq, width)
+    want = f16(merged @ ws[3].astype(np.float64))
+
+    tx, tw = tensor_type(x.shape, "f16"), tensor_type((width, width), "f16")
+    tf = tensor_type((batch, seq, heads, depth), "f16")
+    th = tensor_type((batch, heads, seq, depth), "f16")
+    lines = [f"func.func @main(%x: {tx}, %wq: {tw}, %wk: {tw}, %wv: {tw}, %wo: {tw}) -> {tx} {{"]
+    for name in "qkv":
+        lines += [f"  %{name}p = kiln.matmul %x, %w{name} : ({tx}, {tw}) -> {tx}",
+                  f"  %{name}s = kiln.reshape %{name}p : {tx} -> {tf}",
+                  f"  %{name} = kiln.transpose %{name}s {{perm = array<i64: 0, 2, 1, 3>}} : {tf} -> {th}"]
+    lines += [f"  %a = kiln.attention %q, %k, %v {{causal = true}} : ({th}, {th}, {th}) -> {th}",
+              f"  %at = kiln.transpose %a {{perm = array<i64: 0, 2, 1, 3>}} : {th} -> {tf}",
+              f"  %am = kiln.reshape %at : {tf} -> {tx}",
+              f"  %o = kiln.matmul %am, %wo : ({tx}, {tw}) -> {tx}",
+              f"  return %o : {tx}", "}"]
+    results, _ = run_kiln("\n".join(lines) + "\n", [x, *ws])
+    # Four roundings to f16 on the way (the reference's may land a unit apart).
+    np.testing.assert_allclose(results[0].astype(np.float64), want, rtol=1e-2, atol=1e-2)
+
+
 @pytest.mark.skipif(os.environ.get("KILN_DEVICE") == "vulkan"
                     and not os.environ.get("KILN_LONG_TESTS"),
                     reason="4096 x 4096 scores take minutes on lavapipe; "
