@@ -225,6 +225,25 @@ def test_resnet_block():
     check(results[0].astype(np.float64), want, "f32")
 
 
+@pytest.mark.parametrize("x_shape,w_shape", [((0, 3, 8, 8), (4, 3, 3, 3)),
+                                             ((2, 3, 8, 8), (0, 3, 3, 3))])
+def test_empty_convs_and_pools(x_shape, w_shape):
+    """A batch of 0 or no output channels: empty results of the right shape
+    (the padded copies once failed kernel formation on an empty dim)."""
+    x, w = rand(x_shape, "f32"), rand(w_shape, "f32")
+    n, o = x_shape[0], w_shape[0]
+    tx, tw = tensor_type(x.shape, "f32"), tensor_type(w.shape, "f32")
+    tc, tp = tensor_type((n, o, 8, 8), "f32"), tensor_type((n, o, 4, 4), "f32")
+    program = f"""func.func @main(%x: {tx}, %w: {tw}) -> ({tc}, {tp}) {{
+  %c = kiln.conv2d %x, %w {{padding = array<i64: 1, 1>}} : ({tx}, {tw}) -> {tc}
+  %p = kiln.max_pool2d %c {{kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}} : {tc} -> {tp}
+  return %c, %p : {tc}, {tp}
+}}
+"""
+    results, _ = run_kiln(program, [x, w])
+    assert [r.shape for r in results] == [(n, o, 8, 8), (n, o, 4, 4)]
+
+
 def test_transformer_attention_layer():
     """A causal self-attention layer in f16, as one program: Q, K and V
     projections, split into 2 heads of 64, attention (CUDA's fused tensor-core

@@ -54,6 +54,19 @@ AffineExpr windowIndex(AffineExpr out, AffineExpr tap, int64_t stride, int64_t d
   return out * stride + tap * dilation;
 }
 
+/// Replaces `op` by its result when it has no elements (a batch of 0, no
+/// output channels): nothing to compute, and the padded copies' slices of
+/// an empty dim would be out of bounds.
+template <typename OpT>
+bool replacedWhenEmpty(OpT op, ConversionPatternRewriter &rewriter) {
+  RankedTensorType type = op.getType();
+  if (type.getNumElements() != 0)
+    return false;
+  rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type.getShape(),
+                                     type.getElementType()));
+  return true;
+}
+
 /// A filled accumulator of `shape` in the compute type of `element`.
 Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
                   double init) {
@@ -100,6 +113,8 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
   LogicalResult
   matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (replacedWhenEmpty(op, rewriter))
+      return success();
     Location loc = op.getLoc();
     Type element = op.getType().getElementType();
     ArrayRef<int64_t> outShape = op.getType().getShape();
@@ -274,6 +289,8 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
   LogicalResult
   matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (replacedWhenEmpty(op, rewriter))
+      return success();
     Location loc = op.getLoc();
     MLIRContext *ctx = this->getContext();
     Type element = op.getType().getElementType();
