@@ -151,7 +151,8 @@ bool fitsWgmmaMatmulWithGatheredB(linalg::LinalgOp op, const GatheredOperand &ga
          c.getElementType().isF32() && a.getRank() == 2 && b.getRank() == 3 &&
          a.hasStaticShape() && b.hasStaticShape() && c.hasStaticShape() &&
          a.getLayout().isIdentity() && succeeded(a.getStridesAndOffset(strides, offset)) &&
-         offset == 0 && a.getShape().back() > 0 && gathered.rowsAreRuns(kGatherRun);
+         offset == 0 && a.getNumElements() > 0 && b.getNumElements() > 0 &&
+         gathered.rowsAreRuns(kGatherRun); // TMA takes no empty dim
 }
 
 Value gatherKMajor(OpBuilder &b, Location loc, const GatheredOperand &gathered, Value matrix) {

@@ -346,8 +346,11 @@ struct KilnCudaWgmmaAttentionPass
   using KilnCudaWgmmaAttentionBase::KilnCudaWgmmaAttentionBase;
   void runOnOperation() override {
     SmallVector<kernel::AttentionOp> ops;
+    // TMA takes no empty dim: empty attention is the mma.sync kernel's.
+    auto empty = [](Value v) { return cast<ShapedType>(v.getType()).getNumElements() == 0; };
     getOperation().walk([&](kernel::AttentionOp op) {
-      if (isa<MemRefType>(op.getOut().getType()) && fitsTensorCoreKernel(op))
+      if (isa<MemRefType>(op.getOut().getType()) && fitsTensorCoreKernel(op) &&
+          !empty(op.getQ()) && !empty(op.getK()))
         ops.push_back(op);
     });
     for (auto op : ops)

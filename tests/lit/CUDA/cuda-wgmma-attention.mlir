@@ -75,16 +75,20 @@ func.func @masked_f16(%q: memref<3x130x64xf16>, %k: memref<3x96x64xf16>, %m: mem
 
 // -----
 
-// f32 and head dim 32 are left to the other kernels.
+// f32, head dim 32 and no keys (TMA takes no empty dim) are left to the
+// other kernels.
 // CHECK-LABEL: func.func @not_taken
-// CHECK-COUNT-2: kiln_kernel.attention
+// CHECK-COUNT-3: kiln_kernel.attention
 // CHECK-NOT: gpu.launch
 func.func @not_taken(%q: memref<1x8x64xf32>, %k: memref<1x8x64xf32>, %v: memref<1x8x64xf32>,
                      %out: memref<1x8x64xf32>, %acc: memref<1x8x64xf32>,
-                     %qh: memref<1x8x32xf16>, %outh: memref<1x8x32xf16>, %acch: memref<1x8x32xf32>) {
+                     %qh: memref<1x8x32xf16>, %outh: memref<1x8x32xf16>, %acch: memref<1x8x32xf32>,
+                     %q64: memref<1x8x64xf16>, %k0: memref<1x0x64xf16>, %out64: memref<1x8x64xf16>) {
   kiln_kernel.attention ins(%q, %k, %v : memref<1x8x64xf32>, memref<1x8x64xf32>, memref<1x8x64xf32>)
       outs(%out, %acc : memref<1x8x64xf32>, memref<1x8x64xf32>) {scale = 0.125 : f64}
   kiln_kernel.attention ins(%qh, %qh, %qh : memref<1x8x32xf16>, memref<1x8x32xf16>, memref<1x8x32xf16>)
       outs(%outh, %acch : memref<1x8x32xf16>, memref<1x8x32xf32>) {scale = 0.125 : f64}
+  kiln_kernel.attention ins(%q64, %k0, %k0 : memref<1x8x64xf16>, memref<1x0x64xf16>, memref<1x0x64xf16>)
+      outs(%out64, %acc : memref<1x8x64xf16>, memref<1x8x64xf32>) {scale = 0.125 : f64}
   return
 }
