@@ -334,10 +334,11 @@ struct KilnGpuMapLoopsPass
         serialGroups.back().push_back(&op);
       }
       for (scf::ParallelOp loop : loops) {
-        int64_t threads = blockSizeOf(getOperation(), loop, blockSize);
-        loop = normalizedInnermostFirst(loop, threads);
+        // (The tune key counts the normalized loop's iterations, which
+        // merging keeps.)
+        loop = normalizedInnermostFirst(loop, blockSizeOf(getOperation(), loop, blockSize));
         SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
-        tiles.front() = threads;
+        tiles.front() = blockSizeOf(getOperation(), loop, blockSize);
         auto [outer, inner] =
             scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
         int64_t limits[3] = {2147483647, 65535, 65535};
