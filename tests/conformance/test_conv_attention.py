@@ -226,22 +226,27 @@ def test_resnet_block():
 
 
 @pytest.mark.parametrize("x_shape,w_shape", [((0, 3, 8, 8), (4, 3, 3, 3)),
-                                             ((2, 3, 8, 8), (0, 3, 3, 3))])
+                                             ((2, 3, 8, 8), (0, 3, 3, 3)),
+                                             ((2, 0, 8, 8), (4, 0, 3, 3))])
 def test_empty_convs_and_pools(x_shape, w_shape):
-    """A batch of 0 or no output channels: empty results of the right shape
-    (the padded copies once failed kernel formation on an empty dim)."""
+    """A batch of 0, no output or no input channels (the padded copies once
+    failed kernel formation on an empty dim): results of the right shape,
+    the bias alone where no channel comes in."""
     x, w = rand(x_shape, "f32"), rand(w_shape, "f32")
     n, o = x_shape[0], w_shape[0]
-    tx, tw = tensor_type(x.shape, "f32"), tensor_type(w.shape, "f32")
+    b = rand((o,), "f32")
+    tx, tw, tb = (tensor_type(t.shape, "f32") for t in (x, w, b))
     tc, tp = tensor_type((n, o, 8, 8), "f32"), tensor_type((n, o, 4, 4), "f32")
-    program = f"""func.func @main(%x: {tx}, %w: {tw}) -> ({tc}, {tp}) {{
-  %c = kiln.conv2d %x, %w {{padding = array<i64: 1, 1>}} : ({tx}, {tw}) -> {tc}
+    program = f"""func.func @main(%x: {tx}, %w: {tw}, %b: {tb}) -> ({tc}, {tp}) {{
+  %c = kiln.conv2d %x, %w, %b {{padding = array<i64: 1, 1>}} : ({tx}, {tw}, {tb}) -> {tc}
   %p = kiln.max_pool2d %c {{kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}} : {tc} -> {tp}
   return %c, %p : {tc}, {tp}
 }}
 """
-    results, _ = run_kiln(program, [x, w])
-    assert [r.shape for r in results] == [(n, o, 8, 8), (n, o, 4, 4)]
+    results, _ = run_kiln(program, [x, w, b])
+    want = conv2d_ref(x, w, b, (1, 1), (1, 1), (1, 1), 1)
+    check(results[0].astype(np.float64), want, "f32")
+    check(results[1].astype(np.float64), pool_ref(want, (3, 3), (2, 2), (1, 1), True), "f32")
 
 
 def test_transformer_attention_layer():

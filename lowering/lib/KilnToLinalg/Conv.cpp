@@ -132,7 +132,12 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     bool im2col = wShape[2] != 1 || wShape[3] != 1 || op.getStride()[0] != 1 ||
                   op.getStride()[1] != 1;
     Value sum;
-    if (gemmForm && im2col) {
+    if (op.getX().getType().getNumElements() == 0) {
+      // No input channels: every window sums nothing (the padded copies'
+      // slices of the empty dim would be out of bounds); the bias remains.
+      sum = accumulator(rewriter, loc, {n, outShape[1], outShape[2] * outShape[3]}, element,
+                        0.0);
+    } else if (gemmForm && im2col) {
       // The patches right before the matmul, which can then gather them.
       Value permuted = permuteWeights(rewriter, loc, w);
       Value xt = channelsLast(rewriter, loc, op, adaptor.getX());
