@@ -195,12 +195,18 @@ def main():
     parser.add_argument("--seqs", default="1024,4096")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skip", default="", help="conv,attention,unfused to leave out")
+    parser.add_argument("--torch-tf32", choices=["on", "off"], default="on",
+                        help="whether torch's f32 convs and matmuls may use TF32 (torch's "
+                             "default for cuDNN convs: on); kiln's f32 convs do not")
     args = parser.parse_args()
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = \
+        args.torch_tf32 == "on"
     args.torch_device = args.torch_device or ("cuda" if args.device == "cuda" else "cpu")
     args.seqs = [int(s) for s in args.seqs.split(",")]
     skip = set(args.skip.split(","))
     np.random.seed(0)
-    print(f"kiln on {args.device}, torch {torch.__version__} on {args.torch_device}")
+    print(f"kiln on {args.device}, torch {torch.__version__} on {args.torch_device}, "
+          f"torch TF32 {args.torch_tf32}")
     if "conv" not in skip:
         for dtype in args.dtypes.split(","):
             table(f"conv2d, ResNet-50 shapes, batch {args.batch}, {dtype}",
