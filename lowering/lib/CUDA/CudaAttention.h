@@ -75,6 +75,11 @@ void storeOutputPair(mlir::OpBuilder &b, mlir::Location loc, const AttentionFrag
 /// (fitsTensorCoreAttention), on dense buffers.
 bool fitsTensorCoreKernel(kernel::AttentionOp op);
 
+/// Erases `op`, which a kernel built before it replaces, and its f32
+/// scratch buffer where nothing else uses it (the kernels keep their sums
+/// in registers).
+void eraseReplacedAttention(kernel::AttentionOp op);
+
 /// Size `d` of a static buffer.
 inline int64_t dimOf(mlir::Value buffer, unsigned d) {
   return mlir::cast<mlir::MemRefType>(buffer.getType()).getDimSize(d);

@@ -198,4 +198,11 @@ void storeOutputPair(OpBuilder &b, Location loc, const AttentionFragments &f, Va
   });
 }
 
+void eraseReplacedAttention(kernel::AttentionOp op) {
+  Value acc = op.getAcc();
+  op->erase();
+  if (auto alloc = acc.getDefiningOp<memref::AllocOp>(); alloc && alloc->use_empty())
+    alloc->erase();
+}
+
 } // namespace kiln

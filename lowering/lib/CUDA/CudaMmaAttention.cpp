@@ -206,11 +206,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
     }
   }
   gpu::TerminatorOp::create(b, loc);
-  // The kernel keeps its sums in registers: the f32 scratch is not needed.
-  Value acc = op.getAcc();
-  op->erase();
-  if (auto alloc = acc.getDefiningOp<memref::AllocOp>(); alloc && alloc->use_empty())
-    alloc->erase();
+  kiln::eraseReplacedAttention(op);
   return success();
 }
 

@@ -333,11 +333,7 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
     }
   b.setInsertionPointAfter(roles);
   gpu::TerminatorOp::create(b, loc);
-  // The kernel keeps its sums in registers: the f32 scratch is not needed.
-  Value acc = op.getAcc();
-  op->erase();
-  if (auto alloc = acc.getDefiningOp<memref::AllocOp>(); alloc && alloc->use_empty())
-    alloc->erase();
+  eraseReplacedAttention(op);
   return success();
 }
 
