@@ -52,14 +52,14 @@ RESNET50 = [
 TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def kiln_ms(program, inputs, device, runs, dtype):
+def kiln_ms(program, inputs, device, runs, dtype, tf32=False):
     if kiln is not None:
-        return kiln_resident_ms(program, inputs, device, runs, dtype)
+        return kiln_resident_ms(program, inputs, device, runs, dtype, tf32)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.mlir")
         with open(path, "w") as f:
             f.write(program)
-        args = [KILN_RUN, path, "--device", device, "--bench", str(runs)]
+        args = [KILN_RUN, path, "--device", device, "--bench", str(runs)] + ["--tf32"] * tf32
         for i, x in enumerate(inputs):
             np.save(os.path.join(tmp, f"{i}.npy"), x)
             args += ["--input", os.path.join(tmp, f"{i}.npy")]
@@ -69,10 +69,10 @@ def kiln_ms(program, inputs, device, runs, dtype):
         return float(re.search(r"median ([\d.]+) ms", out.stdout).group(1))
 
 
-def kiln_resident_ms(program, inputs, device, runs, dtype):
+def kiln_resident_ms(program, inputs, device, runs, dtype, tf32=False):
     """Median ms of one call of the compiled program on device tensors."""
     backend = kiln.backend(device)
-    compiled = kiln.compile(program, device)
+    compiled = kiln.compile(program, device, tf32=tf32)
     tensors = [kiln.tensor(x, device=device) for x in inputs]
     if dtype == "bf16":  # NumPy has no bf16: cast on the device
         tensors = [t.astype("bfloat16") for t in tensors]
@@ -132,7 +132,7 @@ def conv_rows(args, dtype):
         tx_, tw_ = (torch.from_numpy(a).to(dev, TORCH_DTYPES[dtype]) for a in (x, w))
         yield (f"{c}->{o} {k}x{k}/{s} on {hw}x{hw}",
                torch_ms(lambda: F.conv2d(tx_, tw_, stride=s, padding=p), dev, args.runs),
-               kiln_ms(program, [x, w], args.device, args.runs, dtype))
+               kiln_ms(program, [x, w], args.device, args.runs, dtype, args.tf32 == "on"))
 
 
 def attention_program(shape, dtype, causal, fused):
@@ -195,18 +195,19 @@ def main():
     parser.add_argument("--seqs", default="1024,4096")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--skip", default="", help="conv,attention,unfused to leave out")
-    parser.add_argument("--torch-tf32", choices=["on", "off"], default="on",
-                        help="whether torch's f32 convs and matmuls may use TF32 (torch's "
-                             "default for cuDNN convs: on); kiln's f32 convs do not")
+    parser.add_argument("--tf32", choices=["on", "off"], default="on",
+                        help="whether f32 convs may run on tensor cores with TF32 inputs, in "
+                             "torch (cudnn.allow_tf32: its default for convs is on) and in "
+                             "kiln (compile(tf32=True), kiln-run --tf32)")
     args = parser.parse_args()
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = \
-        args.torch_tf32 == "on"
+        args.tf32 == "on"
     args.torch_device = args.torch_device or ("cuda" if args.device == "cuda" else "cpu")
     args.seqs = [int(s) for s in args.seqs.split(",")]
     skip = set(args.skip.split(","))
     np.random.seed(0)
     print(f"kiln on {args.device}, torch {torch.__version__} on {args.torch_device}, "
-          f"torch TF32 {args.torch_tf32}")
+          f"TF32 {args.tf32}")
     if "conv" not in skip:
         for dtype in args.dtypes.split(","):
             table(f"conv2d, ResNet-50 shapes, batch {args.batch}, {dtype}",
