@@ -92,6 +92,46 @@ def test_rows_norms_and_reductions(rows, cols):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5, err_msg=name)
 
 
+SCANS_FLIPS_ARGS = """
+func.func @main(%x: tensor<?x?xf32>, %y: tensor<?x300xf32>, %i: tensor<?x?xi32>)
+    -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi64>, tensor<?x1xi64>,
+        tensor<?x?xi32>) {
+  %rows = kiln.cumsum %x {dim = 1} : tensor<?x?xf32>
+  %cols = kiln.cumsum %x {dim = 0} : tensor<?x?xf32>
+  %f = kiln.flip %x {dims = array<i64: 0, 1>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  %amax = kiln.argmax %y {dim = 1} : tensor<?x300xf32> -> tensor<?xi64>
+  %amin = kiln.argmin %y {dim = 1, keep_dims = true} : tensor<?x300xf32> -> tensor<?x1xi64>
+  %ci = kiln.cumsum %i {dim = 1} : tensor<?x?xi32>
+  return %rows, %cols, %f, %amax, %amin, %ci : tensor<?x?xf32>, tensor<?x?xf32>,
+      tensor<?x?xf32>, tensor<?xi64>, tensor<?x1xi64>, tensor<?x?xi32>
+}
+"""
+
+
+# Scans of run-time length on the GPUs: rows of at most 32 take a thread
+# each, longer ones the blocked scan (2048 a chunk: 2049 is two, 70000
+# many, and longer than a lavapipe thread may loop); argmax/argmin over a
+# static dim of `?` rows take a block per row.
+@pytest.mark.parametrize("rows,cols", [(0, 5), (3, 0), (1, 1), (7, 32), (5, 33), (16, 2048),
+                                       (3, 2049), (2, 70000), (1000, 13)])
+def test_scans_flips_and_arg_reductions(rows, cols):
+    rng = np.random.default_rng(rows * 100003 + cols)
+    x = rng.uniform(-1, 1, (rows, cols)).astype(np.float32)
+    y = rng.uniform(-1, 1, (rows, 300)).astype(np.float32)
+    i = rng.integers(-1000, 1000, (rows, cols)).astype(np.int32)
+    results, _ = run_kiln(SCANS_FLIPS_ARGS, [x, y, i])
+    xd = x.astype(np.float64)
+    want = [np.cumsum(xd, 1), np.cumsum(xd, 0), x[::-1, ::-1], np.argmax(y, 1),
+            np.argmin(y, 1)[:, None], np.cumsum(i, 1, dtype=np.int32)]
+    names = ["cumsum dim 1", "cumsum dim 0", "flip", "argmax", "argmin", "cumsum i32"]
+    for name, got, ref in zip(names, results, want):
+        assert got.shape == ref.shape, name
+        if name.startswith("cumsum") and ref.dtype == np.float64:
+            np.testing.assert_allclose(got, ref, rtol=1e-4, atol=2e-3, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, ref, err_msg=name)
+
+
 MATMUL = """
 func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x?xf32>,
                 %d: tensor<?x?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?x?xf32>) {
@@ -238,15 +278,28 @@ def test_static_tie_runs_at_its_size():
 
 def test_ops_outside_the_slice_are_unsupported():
     program = """
-func.func @main(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %r = kiln.cumsum %x {dim = 1} : tensor<?x8xf32>
-  return %r : tensor<?x8xf32>
+func.func @main(%x: tensor<?x8xf32>) -> tensor<?x10xf32> {
+  %r = kiln.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 1>} : tensor<?x8xf32> -> tensor<?x10xf32>
+  return %r : tensor<?x10xf32>
 }
 """
     _, proc = run_kiln(program, [np.ones((3, 8), np.float32)], check=False)
     assert proc.returncode == 1, proc.stderr
     assert "unsupported" in proc.stderr, proc.stderr
-    assert "'kiln.cumsum' with dynamic dims (tensor<?x8xf32>) is not supported yet" in proc.stderr
+    assert "'kiln.pad' with dynamic dims (tensor<?x8xf32>) is not supported yet" in proc.stderr
+
+
+def test_arg_reductions_over_a_run_time_dim_are_unsupported():
+    program = """
+func.func @main(%x: tensor<4x?xf32>) -> tensor<4xi64> {
+  %r = kiln.argmax %x {dim = 1} : tensor<4x?xf32> -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
+"""
+    _, proc = run_kiln(program, [np.ones((4, 3), np.float32)], check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "'kiln.argmax' over a `?` dim (tensor<4x?xf32>) is not supported: at run time it " \
+        "could be empty" in proc.stderr, proc.stderr
 
 
 def test_sizes_that_can_never_agree_are_rejected_at_compile_time():

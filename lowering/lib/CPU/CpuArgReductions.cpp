@@ -155,7 +155,8 @@ struct KilnCpuArgReductionsPass
   void runOnOperation() override {
     SmallVector<kiln::ArgReduction> found;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isa<func::FuncOp>(op->getParentOp()))
+      // Static shapes only: a `?` arg reduction keeps linalg's loops.
+      if (isa<func::FuncOp>(op->getParentOp()) && !op.hasDynamicShape())
         if (std::optional<kiln::ArgReduction> arg = kiln::matchArgReduction(op))
           found.push_back(*arg);
     });

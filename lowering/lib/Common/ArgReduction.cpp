@@ -62,11 +62,9 @@ Value beats(OpBuilder &b, const ArgReduction &arg, Value v, Value over) {
 std::optional<ArgReduction> matchArgReduction(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 2)
     return std::nullopt;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.hasStaticShape())
+  for (Value operand : op->getOperands())
+    if (!isa<MemRefType>(operand.getType()))
       return std::nullopt;
-  }
   auto iterators = op.getIteratorTypesArray();
   if (llvm::count(iterators, utils::IteratorType::reduction) != 1)
     return std::nullopt;

@@ -4,26 +4,81 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
 namespace kiln {
 
-void buildBlockLoop(OpBuilder &b, Location loc, int64_t items, int64_t threads, int64_t maxGridX,
-                    TypeRange workgroupBuffers,
+Value indexValue(OpBuilder &b, Location loc, OpFoldResult v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return arith::ConstantIndexOp::create(b, loc, *c);
+  return cast<Value>(v);
+}
+
+Value HostSizes::value(OpFoldResult v) { return indexValue(b, loc, v); }
+
+template <typename OpT>
+OpFoldResult HostSizes::fold(OpFoldResult x, OpFoldResult y, int64_t (*op)(int64_t, int64_t)) {
+  std::optional<int64_t> cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy)
+    return b.getIndexAttr(op(*cx, *cy));
+  return OpT::create(b, loc, value(x), value(y)).getResult();
+}
+
+OpFoldResult HostSizes::mul(OpFoldResult x, OpFoldResult y) {
+  if (getConstantIntValue(x) == 1)
+    return y;
+  if (getConstantIntValue(y) == 1)
+    return x;
+  return fold<arith::MulIOp>(x, y, [](int64_t p, int64_t q) { return p * q; });
+}
+OpFoldResult HostSizes::ceilDiv(OpFoldResult x, OpFoldResult y) {
+  return fold<arith::CeilDivSIOp>(x, y, [](int64_t p, int64_t q) { return (p + q - 1) / q; });
+}
+OpFoldResult HostSizes::div(OpFoldResult x, OpFoldResult y) {
+  return fold<arith::DivSIOp>(x, y, [](int64_t p, int64_t q) { return p / q; });
+}
+OpFoldResult HostSizes::min(OpFoldResult x, OpFoldResult y) {
+  return fold<arith::MinSIOp>(x, y, [](int64_t p, int64_t q) { return std::min(p, q); });
+}
+OpFoldResult HostSizes::max(OpFoldResult x, OpFoldResult y) {
+  return fold<arith::MaxSIOp>(x, y, [](int64_t p, int64_t q) { return std::max(p, q); });
+}
+
+OpFoldResult HostSizes::where(bool greater, OpFoldResult x, OpFoldResult a, OpFoldResult y) {
+  std::optional<int64_t> ca = getConstantIntValue(a), cy = getConstantIntValue(y);
+  if (ca && cy)
+    return (*ca > *cy) == greater ? x : OpFoldResult(b.getIndexAttr(0));
+  Value holds = arith::CmpIOp::create(
+      b, loc, greater ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sle, value(a), value(y));
+  return arith::SelectOp::create(b, loc, holds, value(x), value(b.getIndexAttr(0))).getResult();
+}
+OpFoldResult HostSizes::whereGreater(OpFoldResult x, OpFoldResult a, OpFoldResult y) {
+  return where(true, x, a, y);
+}
+OpFoldResult HostSizes::whereNotGreater(OpFoldResult x, OpFoldResult a, OpFoldResult y) {
+  return where(false, x, a, y);
+}
+
+void buildBlockLoop(OpBuilder &b, Location loc, OpFoldResult items, int64_t threads,
+                    int64_t maxGridX, TypeRange workgroupBuffers,
                     function_ref<void(OpBuilder &, Value, Value, ValueRange)> body) {
   auto c = [&](OpBuilder &ob, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(ob, loc, v);
   };
-  int64_t grid = std::min(items, maxGridX);
-  auto launch = gpu::LaunchOp::create(b, loc, c(b, grid), c(b, 1), c(b, 1), c(b, threads),
-                                      c(b, 1), c(b, 1), /*dynamicSharedMemorySize=*/nullptr,
+  HostSizes sizes(b, loc);
+  OpFoldResult grid = sizes.min(items, b.getIndexAttr(maxGridX));
+  auto launch = gpu::LaunchOp::create(b, loc, indexValue(b, loc, grid), c(b, 1), c(b, 1),
+                                      c(b, threads), c(b, 1), c(b, 1),
+                                      /*dynamicSharedMemorySize=*/nullptr,
                                       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
                                       workgroupBuffers);
   OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
   Value tid = launch.getThreadIds().x;
   SmallVector<Value> buffers(launch.getWorkgroupAttributions());
-  scf::ForOp::create(lb, loc, launch.getBlockIds().x, c(lb, items), c(lb, grid), ValueRange{},
+  scf::ForOp::create(lb, loc, launch.getBlockIds().x, indexValue(lb, loc, items),
+                     indexValue(lb, loc, grid), ValueRange{},
                      [&](OpBuilder &fb, Location, Value item, ValueRange) {
                        body(fb, item, tid, buffers);
                        scf::YieldOp::create(fb, loc);

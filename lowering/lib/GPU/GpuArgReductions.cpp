@@ -10,6 +10,10 @@
 // by the op's own comparison, the lower index winning a tie, so the result
 // is the serial loop's: the first occurrence of the extreme, NaN included.
 //
+// Rows may be of run-time count (`?` dims other than the reduced one, which
+// the op keeps static): their sizes are then host values, and such rows
+// take a block each where they are innermost, and are never sliced.
+//
 // Each thread starts from the outputs' initial values (the reduction's
 // identity and index 0, which linalg.fill writes first): a partial that saw
 // no better element keeps index 0, which is the answer exactly when no
@@ -64,9 +68,9 @@ public:
     for (auto [d, range] : llvm::enumerate(ranges))
       if (d != arg.dim) {
         outer.push_back(d);
-        rows *= range;
+        rows = ShapedType::isDynamic(range) || ShapedType::isDynamic(rows) ? ShapedType::kDynamic
+                                                                           : rows * range;
       }
-    loopRanges = ranges;
     valueType = arg.best.getType();
     indexType = arg.bestIndex.getType();
     // Workgroup memory of 8- and 16-bit values needs capabilities Vulkan
@@ -76,7 +80,8 @@ public:
       sharedValueType = isa<FloatType>(valueType) ? Type(b.getF32Type()) : b.getI32Type();
     slices = 1;
     sliceLength = length;
-    if (rows < kMinRowsUnsplit && length >= 2 * kMinSliceLength) {
+    if (!ShapedType::isDynamic(rows) && rows < kMinRowsUnsplit &&
+        length >= 2 * kMinSliceLength) {
       int64_t wanted =
           std::min<int64_t>(llvm::divideCeil(kTargetBlocks, rows), length / kMinSliceLength);
       sliceLength = llvm::alignTo(llvm::divideCeil(length, wanted), kThreads * kUnroll);
@@ -86,7 +91,7 @@ public:
 
   /// Whether a block per row (or slice) beats a thread per row.
   bool worthBlocks() {
-    if (length < kMinBlockRow || rows == 0)
+    if (ShapedType::isDynamic(length) || length < kMinBlockRow || rows == 0)
       return false;
     // Threads of a block read consecutive elements only where the reduced
     // loop is the input's innermost dim; elsewhere a thread per row reads
@@ -96,17 +101,26 @@ public:
                      first.getResults().back() == getAffineDimExpr(arg.dim, b.getContext());
     if (innermost && length >= kFullBlockRow)
       return true;
+    if (ShapedType::isDynamic(rows))
+      return innermost;
     return rows < kManyRows && (innermost || length >= kFullBlockRow);
   }
 
   void build() {
     takeInitialValues();
+    kiln::HostSizes host(b, loc);
+    OpFoldResult rowCount = b.getIndexAttr(1);
+    for (auto [d, range] : llvm::enumerate(op.getStaticLoopRanges()))
+      loopRanges.push_back(ShapedType::isDynamic(range) ? OpFoldResult(loopSize(d))
+                                                        : b.getIndexAttr(range));
+    for (unsigned d : outer)
+      rowCount = host.mul(rowCount, loopRanges[d]);
     Value partialValues, partialIndices;
     if (slices > 1) {
       partialValues = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, valueType));
       partialIndices = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, indexType));
     }
-    launch(rows * slices, [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
+    launch(host.mul(rowCount, b.getIndexAttr(slices)), [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
       Value row = arith::DivUIOp::create(ob, loc, item, c(ob, slices));
       Value slice = arith::RemUIOp::create(ob, loc, item, c(ob, slices));
       SmallVector<Value> ivs = rowIvs(ob, row);
@@ -124,7 +138,7 @@ public:
       });
     });
     if (slices > 1)
-      launch(rows, [&](OpBuilder &ob, Value row, Value tid, ValueRange shared) {
+      launch(rowCount, [&](OpBuilder &ob, Value row, Value tid, ValueRange shared) {
         SmallVector<Value> ivs = rowIvs(ob, row);
         Value value, index;
         std::tie(value, index) = initial(ob, ivs);
@@ -146,12 +160,22 @@ public:
 private:
   Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
 
-  void launch(int64_t items, function_ref<void(OpBuilder &, Value, Value, ValueRange)> body) {
+  void launch(OpFoldResult items, function_ref<void(OpBuilder &, Value, Value, ValueRange)> body) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     SmallVector<Type> shared = {
         MemRefType::get({kThreads}, sharedValueType, AffineMap(), workgroup),
         MemRefType::get({kThreads}, indexType, AffineMap(), workgroup)};
     kiln::buildBlockLoop(b, loc, items, kThreads, maxGridX, shared, body);
+  }
+
+  /// The run-time size of loop `d`: the dim of the first operand indexed by it.
+  Value loopSize(unsigned d) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (std::optional<unsigned> at = map.getResultPosition(getAffineDimExpr(d, b.getContext())))
+        return memref::DimOp::create(b, loc, operand.get(), *at);
+    }
+    llvm_unreachable("a projected permutation reads every loop of an arg reduction's input");
   }
 
   /// The outputs' initial values, from the linalg.fill ops just before the
@@ -172,7 +196,7 @@ private:
   SmallVector<Value> rowIvs(OpBuilder &ob, Value row) {
     SmallVector<Value> ivs(loopRanges.size());
     for (unsigned d : llvm::reverse(outer)) {
-      Value size = c(ob, loopRanges[d]);
+      Value size = kiln::indexValue(ob, loc, loopRanges[d]);
       ivs[d] = arith::RemUIOp::create(ob, loc, row, size);
       row = arith::DivUIOp::create(ob, loc, row, size);
     }
@@ -285,7 +309,7 @@ private:
   int64_t maxGridX;
   OpBuilder b;
   Location loc;
-  SmallVector<int64_t> loopRanges;
+  SmallVector<OpFoldResult> loopRanges; // constants or host values
   SmallVector<unsigned> outer;
   int64_t length, rows, slices, sliceLength;
   Type valueType, indexType, sharedValueType;

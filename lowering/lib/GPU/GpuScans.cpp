@@ -16,7 +16,12 @@
 //        into workgroup memory, each thread scans its run of consecutive
 //        elements there, the runs' sums are scanned across threads, and the
 //        block stores offset + prefix.
-//   With one chunk per row only step 3 runs. Blocks read and write their
+//   With one chunk per row only step 3 runs.
+//
+// Sizes may be known only at run time (programs with `?` dims): the counts
+// above are then host arithmetic, and where the choice between the two
+// forms (or whether steps 1 and 2 run) depends on the length, both are
+// built and the one that does not apply gets an empty grid. Blocks read and write their
 //   chunks with consecutive threads at consecutive elements (coalesced
 //   along the innermost dim); the padded workgroup layout keeps a thread's
 //   consecutive elements in distinct banks. The order of the additions is
@@ -68,14 +73,13 @@ struct Scan {
   Operation *add;                  // the running sum's addition
   Value element;                   // the add's operand computed from the load
   int64_t dim;
-  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes; // the buffers' dims: constants or run-time values
 };
 
 std::optional<int64_t> constantBound(Value v) { return getConstantIntValue(v); }
 
 bool isUnitStepFromZero(scf::ForOp loop) {
-  return constantBound(loop.getLowerBound()) == 0 && constantBound(loop.getStep()) == 1 &&
-         constantBound(loop.getUpperBound());
+  return constantBound(loop.getLowerBound()) == 0 && constantBound(loop.getStep()) == 1;
 }
 
 bool isZero(Value v) {
@@ -130,7 +134,7 @@ std::optional<Scan> matchScan(scf::ForOp top) {
     return std::nullopt;
   auto xType = cast<MemRefType>(scan.load.getMemRef().getType());
   auto outType = cast<MemRefType>(scan.store.getMemRef().getType());
-  if (!xType.hasStaticShape() || xType.getShape() != outType.getShape() ||
+  if (xType.getShape() != outType.getShape() ||
       xType.getRank() != static_cast<int64_t>(scan.outer.size()) + 1)
     return std::nullopt;
   unsigned next = 0;
@@ -139,9 +143,14 @@ std::optional<Scan> matchScan(scf::ForOp top) {
     scf::ForOp owner = index == loop.getInductionVar()
                            ? loop
                            : next < scan.outer.size() ? scan.outer[next] : scf::ForOp();
+    // A run-time size is the bound kiln-convert-to-linalg read off the
+    // input (kernel formation may pass it in as an argument).
+    Value bound = owner ? owner.getUpperBound() : Value();
     if (!owner || index != owner.getInductionVar() ||
-        constantBound(owner.getUpperBound()) != xType.getDimSize(d))
+        (xType.isDynamicDim(d) ? constantBound(bound).has_value()
+                               : constantBound(bound) != xType.getDimSize(d)))
       return std::nullopt;
+    scan.sizes.push_back(getAsOpFoldResult(bound));
     if (owner == loop)
       scan.dim = d;
     else
@@ -149,7 +158,6 @@ std::optional<Scan> matchScan(scf::ForOp top) {
   }
   if (scan.dim < 0)
     return std::nullopt;
-  scan.shape.assign(xType.getShape().begin(), xType.getShape().end());
   return scan;
 }
 
@@ -157,28 +165,36 @@ std::optional<Scan> matchScan(scf::ForOp top) {
 class ScanBuilder {
 public:
   ScanBuilder(Scan scan, int64_t maxGridX)
-      : scan(scan), maxGridX(maxGridX), b(scan.nest), loc(scan.nest.getLoc()) {
-    length = scan.shape[scan.dim];
-    rows = 1;
-    for (auto [d, size] : llvm::enumerate(scan.shape))
+      : scan(scan), maxGridX(maxGridX), b(scan.nest), loc(scan.nest.getLoc()), host(b, loc) {
+    length = scan.sizes[scan.dim];
+    rows = b.getIndexAttr(1);
+    for (auto [d, size] : llvm::enumerate(scan.sizes))
       if (static_cast<int64_t>(d) != scan.dim)
-        rows *= size;
+        rows = host.mul(rows, size);
     accType = scan.loop.getRegionIterArgs()[0].getType();
     perThread = kChunkBytes / kThreads / (accType.getIntOrFloatBitWidth() / 8);
     chunk = kThreads * perThread;
-    chunks = llvm::divideCeil(length, chunk);
-    perSegment = std::max<int64_t>(1, chunks / kMaxTotals);
-    segments = llvm::divideCeil(chunks, perSegment);
+    chunks = host.ceilDiv(length, b.getIndexAttr(chunk));
+    perSegment = host.max(b.getIndexAttr(1), host.div(chunks, b.getIndexAttr(kMaxTotals)));
+    segments = host.ceilDiv(chunks, perSegment);
   }
 
+  /// Whether the blocked scan may run: rows longer than kSerialLength (or
+  /// of run-time length) of 32- or 64-bit sums. Workgroup memory of 8- and
+  /// 16-bit values needs capabilities Vulkan devices may lack; those scans
+  /// stay one thread per row.
   static bool blockedFits(Scan scan) {
     unsigned bits = scan.loop.getRegionIterArgs()[0].getType().getIntOrFloatBitWidth();
-    // Workgroup memory of 8- and 16-bit values needs capabilities Vulkan
-    // devices may lack; those scans stay one thread per row.
-    return scan.shape[scan.dim] > kSerialLength && (bits == 32 || bits == 64);
+    std::optional<int64_t> length = getConstantIntValue(scan.sizes[scan.dim]);
+    return (!length || *length > kSerialLength) && (bits == 32 || bits == 64);
   }
 
-  /// One thread per row: the loops over the other dims become parallel.
+  /// Whether the length is known only at run time: then both forms are
+  /// built, each launched where it applies.
+  bool lengthAtRunTime() const { return !getConstantIntValue(length); }
+
+  /// One thread per row: the loops over the other dims become parallel
+  /// (none of them where a run-time length is longer than kSerialLength).
   void buildRowPerThread() {
     SmallVector<Value> zeros, sizes, ones;
     for (scf::ForOp loop : scan.outer) {
@@ -186,6 +202,9 @@ public:
       sizes.push_back(loop.getUpperBound());
       ones.push_back(loop.getStep());
     }
+    if (lengthAtRunTime())
+      sizes[0] = kiln::indexValue(b, loc, host.whereNotGreater(sizes[0], length,
+                                                         b.getIndexAttr(kSerialLength)));
     auto parallel = scf::ParallelOp::create(b, loc, zeros, sizes, ones);
     OpBuilder pb = OpBuilder::atBlockBegin(parallel.getBody());
     IRMapping mapping;
@@ -194,23 +213,40 @@ public:
     pb.clone(*scan.loop, mapping);
   }
 
-  void buildBlocked() {
+  /// Steps 1 and 2 where a row has several chunks (at run time: their
+  /// grids are empty where it does not), then step 3 (at run time with
+  /// scan.outer: empty where the rows take a thread each).
+  void buildBlocked(bool withRowPerThread) {
     Value totals;
-    if (chunks > 1) {
-      totals = memref::AllocOp::create(b, loc, MemRefType::get({rows, segments}, accType));
-      buildChunkTotals(totals);
-      buildTotalsScan(totals);
+    std::optional<int64_t> chunkCount = getConstantIntValue(chunks);
+    if (!chunkCount || *chunkCount > 1) {
+      SmallVector<int64_t> shape;
+      SmallVector<Value> dynamic;
+      for (OpFoldResult size : {rows, segments}) {
+        std::optional<int64_t> c = getConstantIntValue(size);
+        shape.push_back(c ? *c : ShapedType::kDynamic);
+        if (!c)
+          dynamic.push_back(cast<Value>(size));
+      }
+      totals = memref::AllocOp::create(b, loc, MemRefType::get(shape, accType), dynamic);
+      OpFoldResult one = b.getIndexAttr(1);
+      buildChunkTotals(totals, host.whereGreater(host.mul(rows, segments), chunks, one));
+      buildTotalsScan(totals, host.whereGreater(rows, chunks, one));
     }
-    buildChunkScans(totals);
+    OpFoldResult items = host.mul(rows, segments);
+    if (withRowPerThread)
+      items = host.whereGreater(items, length, b.getIndexAttr(kSerialLength));
+    buildChunkScans(totals, items);
   }
 
 private:
   Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
+  Value in(OpBuilder &ob, OpFoldResult v) { return kiln::indexValue(ob, loc, v); }
 
   /// A launch of kThreads-thread blocks over `items` work items; `body`
   /// builds one item from its thread id, the workgroup buffer of the scan
   /// across threads and the one of a chunk (padded).
-  void launchOver(int64_t items,
+  void launchOver(OpFoldResult items,
                   function_ref<void(OpBuilder &, Value, Value, Value, Value)> body) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
     SmallVector<Type> shared = {
@@ -224,13 +260,13 @@ private:
 
   /// The indices of element `i` of row `row` of the scanned buffers.
   SmallVector<Value> indices(OpBuilder &ob, Value row, Value i) {
-    SmallVector<Value> at(scan.shape.size());
-    for (int64_t d = static_cast<int64_t>(scan.shape.size()) - 1; d >= 0; --d) {
+    SmallVector<Value> at(scan.sizes.size());
+    for (int64_t d = static_cast<int64_t>(scan.sizes.size()) - 1; d >= 0; --d) {
       if (d == scan.dim) {
         at[d] = i;
         continue;
       }
-      Value size = c(ob, scan.shape[d]);
+      Value size = in(ob, scan.sizes[d]);
       at[d] = arith::RemUIOp::create(ob, loc, row, size);
       row = arith::DivUIOp::create(ob, loc, row, size);
     }
@@ -266,8 +302,10 @@ private:
   /// The load is clamped into the row rather than branched around, so that
   /// a thread's loads issue back to back.
   Value elementAt(OpBuilder &ob, Value row, Value i) {
-    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, c(ob, length));
-    Value clamped = arith::MinUIOp::create(ob, loc, i, c(ob, length - 1));
+    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, in(ob, length));
+    std::optional<int64_t> n = getConstantIntValue(length);
+    Value last = n ? c(ob, *n - 1) : Value(arith::SubIOp::create(ob, loc, in(ob, length), c(ob, 1)));
+    Value clamped = arith::MinUIOp::create(ob, loc, i, last);
     Value x = memref::LoadOp::create(ob, loc, scan.load.getMemRef(), indices(ob, row, clamped));
     IRMapping mapping;
     Value v = cloneChain(ob, scan.element, scan.load, x, mapping);
@@ -282,7 +320,7 @@ private:
 
   /// Stores running sum `sum` as element `i` of `row` of the output.
   void storeAt(OpBuilder &ob, Value row, Value i, Value sum) {
-    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, c(ob, length));
+    Value inRange = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, i, in(ob, length));
     scf::IfOp::create(ob, loc, inRange, [&](OpBuilder &tb, Location l) {
       IRMapping mapping;
       Value stored = cloneChain(tb, scan.store.getValueToStore(), scan.add->getResult(0), sum,
@@ -339,9 +377,26 @@ private:
     return sums;
   }
 
+  /// The running sum before `segment` of `row`: steps 1 and 2 wrote it
+  /// where the row has several chunks (a run-time count is tested).
+  Value offsetOf(OpBuilder &ob, Value offsets, Value row, Value segment) {
+    auto load = [&](OpBuilder &lb) -> Value {
+      return memref::LoadOp::create(lb, loc, offsets, ValueRange{row, segment});
+    };
+    if (getConstantIntValue(chunks))
+      return load(ob);
+    Value several = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ugt, in(ob, chunks),
+                                          c(ob, 1));
+    return scf::IfOp::create(
+               ob, loc, several,
+               [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, load(tb)); },
+               [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero(eb)); })
+        .getResult(0);
+  }
+
   /// Item (row, segment) of a rows x segments launch.
   std::pair<Value, Value> rowAndSegment(OpBuilder &ob, Value item) {
-    Value n = c(ob, segments);
+    Value n = in(ob, segments);
     return {arith::DivUIOp::create(ob, loc, item, n), arith::RemUIOp::create(ob, loc, item, n)};
   }
 
@@ -359,9 +414,9 @@ private:
   /// yields the next carried value.
   Value overChunks(OpBuilder &ob, Value segment, Value init,
                    function_ref<Value(OpBuilder &, Value, Value)> body) {
-    Value first = arith::MulIOp::create(ob, loc, segment, c(ob, perSegment));
+    Value first = arith::MulIOp::create(ob, loc, segment, in(ob, perSegment));
     auto loop = scf::ForOp::create(
-        ob, loc, c(ob, 0), c(ob, perSegment), c(ob, 1), ValueRange{init},
+        ob, loc, c(ob, 0), in(ob, perSegment), c(ob, 1), ValueRange{init},
         [&](OpBuilder &fb, Location, Value k, ValueRange carried) {
           Value index = arith::AddIOp::create(fb, loc, first, k);
           Value start = arith::MulIOp::create(fb, loc, index, c(fb, chunk));
@@ -370,8 +425,8 @@ private:
     return loop.getResult(0);
   }
 
-  void buildChunkTotals(Value totals) {
-    launchOver(rows * segments, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value) {
+  void buildChunkTotals(Value totals, OpFoldResult items) {
+    launchOver(items, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value) {
       auto [row, segment] = rowAndSegment(ob, item);
       Value sum = overChunks(ob, segment, zero(ob), [&](OpBuilder &fb, Value start, Value sum) {
         Value first = arith::AddIOp::create(fb, loc, start, tid);
@@ -389,13 +444,13 @@ private:
   }
 
   /// totals[row, :] becomes its exclusive running sum, `chunk` at a time.
-  void buildTotalsScan(Value totals) {
-    launchOver(rows, [&](OpBuilder &ob, Value row, Value tid, Value shared, Value) {
+  void buildTotalsScan(Value totals, OpFoldResult items) {
+    launchOver(items, [&](OpBuilder &ob, Value row, Value tid, Value shared, Value) {
       auto loop = scf::ForOp::create(
-          ob, loc, c(ob, 0), c(ob, segments), c(ob, chunk), ValueRange{zero(ob)},
+          ob, loc, c(ob, 0), in(ob, segments), c(ob, chunk), ValueRange{zero(ob)},
           [&](OpBuilder &fb, Location, Value start, ValueRange carry) {
             Value first = firstOfThread(fb, start, tid);
-            Value limit = c(fb, segments);
+            Value limit = in(fb, segments);
             SmallVector<Value> values;
             for (int64_t j = 0; j < perThread; ++j) {
               Value i = at(fb, first, j);
@@ -427,13 +482,10 @@ private:
     });
   }
 
-  void buildChunkScans(Value offsets) {
-    launchOver(rows * segments, [&](OpBuilder &ob, Value item, Value tid, Value shared,
-                                    Value staged) {
+  void buildChunkScans(Value offsets, OpFoldResult items) {
+    launchOver(items, [&](OpBuilder &ob, Value item, Value tid, Value shared, Value staged) {
       auto [row, segment] = rowAndSegment(ob, item);
-      Value offset = offsets ? Value(memref::LoadOp::create(ob, loc, offsets,
-                                                            ValueRange{row, segment}))
-                             : zero(ob);
+      Value offset = offsets ? offsetOf(ob, offsets, row, segment) : zero(ob);
       overChunks(ob, segment, offset, [&](OpBuilder &fb, Value start, Value carried) {
         // Element tid + j * kThreads of the chunk: consecutive threads,
         // consecutive elements.
@@ -468,7 +520,9 @@ private:
   int64_t maxGridX;
   OpBuilder b;
   Location loc;
-  int64_t length, rows, perThread, chunk, chunks, perSegment, segments;
+  kiln::HostSizes host;
+  int64_t perThread, chunk;
+  OpFoldResult length, rows, chunks, perSegment, segments;
   Type accType;
 };
 
@@ -484,12 +538,14 @@ struct KilnGpuScansPass : kiln::impl::KilnGpuScansBase<KilnGpuScansPass> {
             scans.push_back(*scan);
     for (Scan &scan : scans) {
       ScanBuilder builder(scan, maxGridX);
-      if (ScanBuilder::blockedFits(scan))
-        builder.buildBlocked();
-      else if (!scan.outer.empty())
-        builder.buildRowPerThread();
-      else
+      bool blocked = ScanBuilder::blockedFits(scan);
+      bool rowPerThread = !scan.outer.empty() && (!blocked || builder.lengthAtRunTime());
+      if (!blocked && !rowPerThread)
         continue; // a single short row stays one thread's loop
+      if (blocked)
+        builder.buildBlocked(rowPerThread);
+      if (rowPerThread)
+        builder.buildRowPerThread();
       scan.nest.erase();
     }
   }

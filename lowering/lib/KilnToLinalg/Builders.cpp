@@ -42,6 +42,22 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, ArrayRef<int64_t> sh
   return sizes;
 }
 
+Value dimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  int64_t size = cast<ShapedType>(tensor.getType()).getDimSize(dim);
+  if (!ShapedType::isDynamic(size))
+    return arith::ConstantIndexOp::create(b, loc, size);
+  return tensor::DimOp::create(b, loc, tensor, dim);
+}
+
+SmallVector<Value> dynamicDimSizes(OpBuilder &b, Location loc, Value tensor,
+                                   ArrayRef<int64_t> dims) {
+  SmallVector<Value> sizes;
+  for (int64_t d : dims)
+    if (cast<ShapedType>(tensor.getType()).isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, tensor, d));
+  return sizes;
+}
+
 Value dimSizeAsFloat(OpBuilder &b, Location loc, Value tensor, int64_t dim, Type floatType) {
   int64_t size = cast<ShapedType>(tensor.getType()).getDimSize(dim);
   if (!ShapedType::isDynamic(size))

@@ -85,12 +85,49 @@ struct TransposeToGeneric : OpConversionPattern<TransposeOp> {
   }
 };
 
+/// flip over a dim of run-time size: an affine map cannot hold the size,
+/// so each element reads x at (size - 1 - i) by index.
+Value flippedAtRunTime(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> dims,
+                       RankedTensorType type) {
+  int64_t rank = type.getRank();
+  // size - 1 - i is computed per element: a kernel's size parameters are
+  // never negative (size - 1 of an empty dim would be).
+  SmallVector<Value> sizes(rank);
+  for (int64_t d : dims)
+    sizes[d] = dimSize(b, loc, x, d);
+  auto all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  Value init = emptyTensor(b, loc, type.getShape(), type.getElementType(),
+                           dynamicDimSizes(b, loc, x, all));
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{}, init, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange) {
+               SmallVector<Value> at;
+               for (int64_t d = 0; d < rank; ++d) {
+                 Value i = linalg::IndexOp::create(nb, nloc, d);
+                 if (sizes[d])
+                   i = arith::SubIOp::create(
+                       nb, nloc, arith::SubIOp::create(nb, nloc, sizes[d], i),
+                       arith::ConstantIndexOp::create(nb, nloc, 1));
+                 at.push_back(i);
+               }
+               linalg::YieldOp::create(nb, nloc, Value(tensor::ExtractOp::create(nb, nloc, x, at)));
+             })
+      .getResult(0);
+}
+
 struct FlipToGeneric : OpConversionPattern<FlipOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(FlipOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = signlessTensorType(op.getType());
+    if (llvm::any_of(op.getDims(), [&](int64_t d) { return type.isDynamicDim(d); })) {
+      rewriter.replaceOp(op, flippedAtRunTime(rewriter, op.getLoc(), adaptor.getX(),
+                                              op.getDims(), type));
+      return success();
+    }
     SmallVector<AffineExpr> exprs;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       AffineExpr e = getAffineDimExpr(d, getContext());

@@ -195,6 +195,12 @@ private:
           os << t;
           break;
         }
+      if (isa<ArgmaxOp, ArgminOp>(op))
+        return makeError(ErrorKind::Unsupported,
+                         where(op) + "'" + op->getName().getStringRef().str() +
+                             "' over a `?` dim (" + type +
+                             ") is not supported: at run time it could be empty, "
+                             "which has no arg; its other dims may be `?`");
       return makeError(ErrorKind::Unsupported,
                        where(op) + "'" + op->getName().getStringRef().str() +
                            "' with dynamic dims (" + type +
@@ -241,7 +247,7 @@ private:
           d = kept;
       return r;
     }
-    if (isa<SoftmaxOp, LogSoftmaxOp>(op))
+    if (isa<SoftmaxOp, LogSoftmaxOp, CumsumOp, FlipOp>(op))
       return of(op->getOperand(0));
     if (isa<LayerNormOp, RmsNormOp>(op)) {
       SmallVector<int64_t> x = of(op->getOperand(0));
@@ -263,7 +269,11 @@ private:
       return r;
     }
     // The reductions: the kept dims, 1 for reduced ones with keep_dims.
-    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+    SmallVector<int64_t> dims;
+    if (isa<ArgmaxOp, ArgminOp>(op))
+      dims.push_back(op->getAttrOfType<IntegerAttr>("dim").getInt());
+    else
+      llvm::append_range(dims, op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef());
     bool keep = op->getAttrOfType<BoolAttr>("keep_dims").getValue();
     SmallVector<int64_t> r;
     for (auto [d, term] : llvm::enumerate(of(op->getOperand(0)))) {
@@ -291,8 +301,13 @@ bool lowersWithDynamicDims(Operation *op) {
     return a.getRank() == b.getRank() && a.getRank() <= 3 &&
            (a.getRank() == 2 || a.getDimSize(0) == b.getDimSize(0));
   }
-  return isa<TransposeOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, ReduceSumOp,
-             ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
+  // argmax/argmin over a `?` dim could meet an empty one at run time,
+  // which has no answer (the verifier rejects a static 0).
+  if (isa<ArgmaxOp, ArgminOp>(op))
+    return !cast<RankedTensorType>(op->getOperand(0).getType())
+                .isDynamicDim(op->getAttrOfType<IntegerAttr>("dim").getInt());
+  return isa<TransposeOp, FlipOp, SoftmaxOp, LogSoftmaxOp, CumsumOp, LayerNormOp, RmsNormOp,
+             ReduceSumOp, ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
              ReduceAllOp, func::ReturnOp>(op);
 }
 

@@ -30,6 +30,12 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 llvm::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
                                             llvm::ArrayRef<int64_t> shape,
                                             mlir::ValueRange sources);
+/// Dim `dim` of `tensor` as an index (a constant when static).
+mlir::Value dimSize(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor, int64_t dim);
+/// The sizes of `tensor`'s `?` dims among `dims`, in order: the `dynamicSizes`
+/// of a tensor shaped as those dims of it.
+llvm::SmallVector<mlir::Value> dynamicDimSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                               mlir::Value tensor, llvm::ArrayRef<int64_t> dims);
 /// Dim `dim` of `tensor` as a `floatType` scalar (a constant when static).
 mlir::Value dimSizeAsFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
                            int64_t dim, mlir::Type floatType);

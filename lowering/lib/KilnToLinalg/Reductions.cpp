@@ -170,7 +170,7 @@ struct ArgToGeneric : OpConversionPattern<OpT> {
     Value x = widened(rewriter, loc, adaptor.getX(), kilnElem);
     Type acc = cast<RankedTensorType>(x.getType()).getElementType();
     int64_t rank = inType.getRank(), dim = op.getDim();
-    SmallVector<int64_t> outShape;
+    SmallVector<int64_t> outShape, kept;
     SmallVector<AffineExpr> outExprs;
     SmallVector<utils::IteratorType> iterators;
     for (int64_t d = 0; d < rank; ++d) {
@@ -179,18 +179,20 @@ struct ArgToGeneric : OpConversionPattern<OpT> {
       if (d != dim) {
         outShape.push_back(inType.getDimSize(d));
         outExprs.push_back(getAffineDimExpr(d, ctx));
+        kept.push_back(d);
       }
     }
+    SmallVector<Value> sizes = dynamicDimSizes(rewriter, loc, x, kept);
     Type i64 = rewriter.getI64Type();
     Value bestInit = identity(rewriter, loc, isMax ? Combiner::Max : Combiner::Min,
                               acc, isUnsigned);
     Value best = linalg::FillOp::create(rewriter, loc, bestInit,
-                                        emptyTensor(rewriter, loc, outShape, acc))
+                                        emptyTensor(rewriter, loc, outShape, acc, sizes))
                      .getResult(0);
     Value index = linalg::FillOp::create(
                       rewriter, loc,
                       Value(arith::ConstantIntOp::create(rewriter, loc, i64, 0)),
-                      emptyTensor(rewriter, loc, outShape, i64))
+                      emptyTensor(rewriter, loc, outShape, i64, sizes))
                       .getResult(0);
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
     SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
@@ -252,7 +254,13 @@ struct CumsumToLoops : OpConversionPattern<CumsumOp> {
     Type acc = isa<FloatType>(kilnElem) ? computeFloatType(kilnElem) : elem;
     int64_t dim = op.getDim();
     Value x = adaptor.getX();
-    Value out = emptyTensor(rewriter, loc, type.getShape(), elem);
+    SmallVector<Value> sizes, dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      sizes.push_back(dimSize(rewriter, loc, x, d));
+      if (type.isDynamicDim(d))
+        dynamic.push_back(sizes.back());
+    }
+    Value out = emptyTensor(rewriter, loc, type.getShape(), elem, dynamic);
     auto c = [&](int64_t v) {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
@@ -261,11 +269,11 @@ struct CumsumToLoops : OpConversionPattern<CumsumOp> {
       if (d == dim)
         continue;
       lbs.push_back(c(0));
-      ubs.push_back(c(type.getDimSize(d)));
+      ubs.push_back(sizes[d]);
       steps.push_back(c(1));
     }
     Value zero = scalarConstant(rewriter, loc, acc, 0.0);
-    Value lb = c(0), ub = c(type.getDimSize(dim)), step = c(1);
+    Value lb = c(0), ub = sizes[dim], step = c(1);
     scf::LoopNest nest = scf::buildLoopNest(
         rewriter, loc, lbs, ubs, steps, ValueRange{out},
         [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) {

@@ -119,3 +119,40 @@ func.func @short_rows(%arg0: memref<8192x40xf32>, %arg1: memref<8192xi64>) {
   }
   return
 }
+
+// -----
+
+// Rows of run-time count (the reduced dim stays static): a block per row,
+// the grid and the row decomposition read the row count at run time.
+// CHECK-LABEL: func @run_time_rows
+// CHECK: memref.alloc
+// CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[BLOCKS:.*]] = arith.minsi %[[ROWS]], %c2147483647
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step %[[BLOCKS]]
+// CHECK: arith.remui %{{.*}}, %[[ROWS]]
+// CHECK-NOT: linalg.generic
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @run_time_rows(%arg0: memref<?x50000xf32>, %arg1: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %c0_i64 = arith.constant 0 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %rows = memref.dim %arg0, %c0 : memref<?x50000xf32>
+  %best = memref.alloc(%rows) : memref<?xf32>
+  linalg.fill ins(%ninf : f32) outs(%best : memref<?xf32>)
+  linalg.fill ins(%c0_i64 : i64) outs(%arg1 : memref<?xi64>)
+  linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%arg0 : memref<?x50000xf32>) outs(%best, %arg1 : memref<?xf32>, memref<?xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_i: i64):
+    %better = arith.cmpf ogt, %in, %out : f32
+    %pos = linalg.index 1 : index
+    %first = arith.cmpi eq, %pos, %c0 : index
+    %take = arith.ori %better, %first : i1
+    %pos_i64 = arith.index_castui %pos : index to i64
+    %v = arith.select %take, %in, %out : f32
+    %i = arith.select %take, %pos_i64, %out_i : i64
+    linalg.yield %v, %i : f32, i64
+  }
+  return
+}

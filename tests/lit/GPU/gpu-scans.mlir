@@ -144,3 +144,53 @@ func.func @not_from_zero(%arg0: memref<4096xf32>, %arg1: memref<4096xf32>) {
   }
   return
 }
+
+// -----
+
+// Rows of run-time count and length (`?` dims): the chunk and segment counts
+// are host arithmetic; steps 1 and 2 launch only where a row has several
+// chunks, step 3 only where the rows are longer than 32, and a thread per
+// row takes them where they are not (each form's grid is 0 where the other
+// runs). Step 3 reads its offset only where steps 1 and 2 wrote one.
+// CHECK-LABEL: func @run_time_length
+// CHECK-DAG: %[[ROWS:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[N:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %[[N]], %c2048
+// CHECK: %[[PER:.*]] = arith.maxsi
+// CHECK: %[[SEGMENTS:.*]] = arith.ceildivsi %[[CHUNKS]], %[[PER]]
+// CHECK: %[[T:.*]] = memref.alloc(%[[ROWS]], %[[SEGMENTS]]) : memref<?x?xf32>
+// CHECK: %[[ITEMS:.*]] = arith.muli %[[ROWS]], %[[SEGMENTS]]
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[CHUNKS]], %c1
+// CHECK: %[[TOTALS:.*]] = arith.select %[[SEVERAL]], %[[ITEMS]], %c0
+// CHECK: %[[BLOCKS:.*]] = arith.minsi %[[TOTALS]], %c2147483647
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]],
+// CHECK: memref.store %{{.*}}, %[[T]]
+// CHECK: arith.select %{{.*}}, %[[ROWS]], %c0
+// CHECK: gpu.launch
+// CHECK: %[[LONG:.*]] = arith.cmpi sgt, %[[N]], %c32
+// CHECK: %[[SCANS:.*]] = arith.select %[[LONG]], %{{.*}}, %c0
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SCANS]]
+// CHECK: arith.cmpi ugt, %[[CHUNKS]], %c1
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.load %[[T]]
+// CHECK: %[[SHORT:.*]] = arith.cmpi sle, %[[N]], %c32
+// CHECK: %[[ROWS_SHORT:.*]] = arith.select %[[SHORT]], %[[ROWS]], %c0
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%[[ROWS_SHORT]])
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %[[N]]
+func.func @run_time_length(%arg0: memref<?x?xf32>, %arg1: memref<?x?xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %arg0, %c0 : memref<?x?xf32>
+  %n = memref.dim %arg0, %c1 : memref<?x?xf32>
+  scf.for %r = %c0 to %rows step %c1 {
+    %0 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %cst) -> (f32) {
+      %1 = memref.load %arg0[%r, %i] : memref<?x?xf32>
+      %2 = arith.addf %acc, %1 : f32
+      memref.store %2, %arg1[%r, %i] : memref<?x?xf32>
+      scf.yield %2 : f32
+    }
+  }
+  return
+}

@@ -41,8 +41,58 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
-func.func @cumsum(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'kiln.cumsum' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
-  %0 = kiln.cumsum %x {dim = 1} : tensor<?x8xf32>
-  return %0 : tensor<?x8xf32>
+// cumsum's loops run to the input's run-time sizes.
+// CHECK-LABEL: func @cumsum
+// CHECK: %[[ROWS:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c1
+// CHECK: tensor.empty(%[[ROWS]], %[[N]])
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N]]
+func.func @cumsum(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = kiln.cumsum %x {dim = 1} : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// flip over a `?` dim reads x at (size - 1 - i) by index; a static flipped
+// dim keeps its affine map.
+// CHECK-LABEL: func @flip
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c1
+// CHECK: linalg.generic {{.*}} outs(
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[R:.*]] = arith.subi %[[N]], %[[I]]
+// CHECK: %[[AT:.*]] = arith.subi %[[R]], %c1
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[AT]]]
+func.func @flip(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = kiln.flip %x {dims = array<i64: 1>} : tensor<?x?xf32> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// argmax over a static dim of `?` rows: the outputs take the rows' size.
+// CHECK-LABEL: func @argmax
+// CHECK: %[[ROWS:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<?xf32>
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<?xi64>
+func.func @argmax(%x: tensor<?x64xf32>) -> tensor<?xi64> {
+  %0 = kiln.argmax %x {dim = 1} : tensor<?x64xf32> -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @argmax_over_run_time_dim(%x: tensor<4x?xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{'kiln.argmax' with dynamic dims ('tensor<4x?xf32>') is not supported yet}}
+  %0 = kiln.argmax %x {dim = 1} : tensor<4x?xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @pad(%x: tensor<?x8xf32>) -> tensor<?x10xf32> {
+  // expected-error @+1 {{'kiln.pad' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
+  %0 = kiln.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 1>} : tensor<?x8xf32> -> tensor<?x10xf32>
+  return %0 : tensor<?x10xf32>
 }
