@@ -132,6 +132,48 @@ def test_scans_flips_and_arg_reductions(rows, cols):
             np.testing.assert_array_equal(got, ref, err_msg=name)
 
 
+LOOKUPS_AND_QUANTIZE = """
+func.func @main(%x: tensor<?x40xf32>, %i: tensor<?xi64>, %g: tensor<?x3xi32>, %q: tensor<?x?xf32>,
+                %s: tensor<f32>, %qb: tensor<?x64xf32>, %sb: tensor<?x2xf32>)
+    -> (tensor<?x?xf32>, tensor<?x3xf32>, tensor<?x?xi8>, tensor<?x?xf32>, tensor<?x64xi8>,
+        tensor<?x64xf32>) {
+  %a = kiln.index_select %x, %i {dim = 1} : (tensor<?x40xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  %b = kiln.gather %x, %g {dim = 1} : (tensor<?x40xf32>, tensor<?x3xi32>) -> tensor<?x3xf32>
+  %c = kiln.quantize %q, %s : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi8>
+  %d = kiln.dequantize %c, %s : (tensor<?x?xi8>, tensor<f32>) -> tensor<?x?xf32>
+  %e = kiln.quantize %qb, %sb {block_size = 32} : (tensor<?x64xf32>, tensor<?x2xf32>) -> tensor<?x64xi8>
+  %f = kiln.dequantize %e, %sb {block_size = 32} : (tensor<?x64xi8>, tensor<?x2xf32>) -> tensor<?x64xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<?x?xf32>, tensor<?x3xf32>, tensor<?x?xi8>,
+      tensor<?x?xf32>, tensor<?x64xi8>, tensor<?x64xf32>
+}
+"""
+
+
+# index_select and gather look up a static dim of `?` rows (a `?` index
+# dim of gather other than `dim` is x's size); quantize per tensor and per
+# block of a static last dim.
+@pytest.mark.parametrize("rows,picks", [(0, 3), (1, 0), (7, 5), (300, 1)])
+def test_lookups_and_quantize(rows, picks):
+    rng = np.random.default_rng(rows * 10 + picks)
+    x = rng.uniform(-1, 1, (rows, 40)).astype(np.float32)
+    i = rng.integers(0, 40, (picks,)).astype(np.int64)
+    g = rng.integers(0, 40, (rows, 3)).astype(np.int32)
+    q = rng.uniform(-3, 3, (rows, 13)).astype(np.float32)
+    s = np.array(0.05, np.float32)
+    qb = rng.uniform(-3, 3, (rows, 64)).astype(np.float32)
+    sb = rng.uniform(0.01, 0.1, (rows, 2)).astype(np.float32)
+    results, _ = run_kiln(LOOKUPS_AND_QUANTIZE, [x, i, g, q, s, qb, sb])
+    qi = np.clip(np.round(q.astype(np.float64) / s), -127, 127).astype(np.int8)
+    blocks = np.repeat(sb.astype(np.float64), 32, 1)
+    qbi = np.clip(np.round(qb / blocks), -127, 127).astype(np.int8)
+    want = [x[:, i], np.take_along_axis(x, g, 1), qi, qi * np.float64(s), qbi, qbi * blocks]
+    names = ["index_select", "gather", "quantize", "dequantize", "quantize per block",
+             "dequantize per block"]
+    for name, got, ref in zip(names, results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
 MATMUL = """
 func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x?xf32>,
                 %d: tensor<?x?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?x?xf32>) {
@@ -268,6 +310,19 @@ def test_mismatches_are_named_errors(program, shapes, message):
     _, proc = run_kiln(program, inputs, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "invalid_argument" in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def test_gather_rows_must_match_at_run_time():
+    program = """
+func.func @main(%x: tensor<?x40xf32>, %g: tensor<?x3xi32>) -> tensor<?x3xf32> {
+  %b = kiln.gather %x, %g {dim = 1} : (tensor<?x40xf32>, tensor<?x3xi32>) -> tensor<?x3xf32>
+  return %b : tensor<?x3xf32>
+}
+"""
+    _, proc = run_kiln(program, [np.ones((4, 40), np.float32), np.zeros((5, 3), np.int32)],
+                       check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "input #1 dim 0 is 5 but input #0 dim 0 is 4" in proc.stderr, proc.stderr
 
 
 def test_static_tie_runs_at_its_size():

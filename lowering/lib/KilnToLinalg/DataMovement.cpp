@@ -235,9 +235,18 @@ Value lookup(OpBuilder &b, Location loc, Value x, Value idx, AffineMap idxMap,
              int64_t dim, RankedTensorType resultType) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
+  // The looked-up dim is static (DynamicShapes.cpp); a `?` result dim is
+  // the index's where it reads one, else x's.
   int64_t size = cast<RankedTensorType>(x.getType()).getDimSize(dim);
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < rank; ++j) {
+    if (!resultType.isDynamicDim(j))
+      continue;
+    std::optional<unsigned> at = idxMap.getResultPosition(getAffineDimExpr(j, ctx));
+    sizes.push_back(at ? tensor::DimOp::create(b, loc, idx, *at) : tensor::DimOp::create(b, loc, x, j));
+  }
   Value init = emptyTensor(b, loc, resultType.getShape(),
-                           resultType.getElementType());
+                           resultType.getElementType(), sizes);
   SmallVector<AffineMap> maps = {idxMap,
                                  AffineMap::getMultiDimIdentityMap(rank, ctx)};
   SmallVector<utils::IteratorType> iterators(rank,

@@ -195,12 +195,13 @@ private:
           os << t;
           break;
         }
-      if (isa<ArgmaxOp, ArgminOp>(op))
+      if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
         return makeError(ErrorKind::Unsupported,
                          where(op) + "'" + op->getName().getStringRef().str() +
                              "' over a `?` dim (" + type +
                              ") is not supported: at run time it could be empty, "
-                             "which has no arg; its other dims may be `?`");
+                             "which has no arg or element to read; its other dims "
+                             "may be `?`");
       return makeError(ErrorKind::Unsupported,
                        where(op) + "'" + op->getName().getStringRef().str() +
                            "' with dynamic dims (" + type +
@@ -249,6 +250,30 @@ private:
     }
     if (isa<SoftmaxOp, LogSoftmaxOp, CumsumOp, FlipOp>(op))
       return of(op->getOperand(0));
+    if (isa<QuantizeOp, DequantizeOp>(op)) {
+      // A per-block scale has the values' dims but the last.
+      SmallVector<int64_t> x = of(op->getOperand(0)), scale = of(op->getOperand(1));
+      for (size_t d = 0; d + 1 < scale.size(); ++d)
+        if (auto ok = tie(op, scale[d], x[d]); !ok)
+          return std::unexpected(ok.error());
+      return x;
+    }
+    if (auto select = dyn_cast<IndexSelectOp>(op)) {
+      SmallVector<int64_t> r = of(select.getX());
+      r[select.getDim()] = of(select.getIdx()).front();
+      return r;
+    }
+    if (auto gather = dyn_cast<GatherOp>(op)) {
+      // The index may be shorter than x in a static dim (the verifier
+      // checks); a `?` one is x's size, checked at run time.
+      SmallVector<int64_t> x = of(gather.getX()), idx = of(gather.getIdx());
+      for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d)
+        if (d != gather.getDim() && (gather.getX().getType().isDynamicDim(d) ||
+                                     gather.getIdx().getType().isDynamicDim(d)))
+          if (auto ok = tie(op, idx[d], x[d]); !ok)
+            return std::unexpected(ok.error());
+      return idx;
+    }
     if (isa<LayerNormOp, RmsNormOp>(op)) {
       SmallVector<int64_t> x = of(op->getOperand(0));
       for (Value param : op->getOperands().drop_front())
@@ -302,10 +327,16 @@ bool lowersWithDynamicDims(Operation *op) {
            (a.getRank() == 2 || a.getDimSize(0) == b.getDimSize(0));
   }
   // argmax/argmin over a `?` dim could meet an empty one at run time,
-  // which has no answer (the verifier rejects a static 0).
-  if (isa<ArgmaxOp, ArgminOp>(op))
+  // which has no answer, and so could a lookup into one (the verifiers
+  // reject a static 0).
+  if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
     return !cast<RankedTensorType>(op->getOperand(0).getType())
                 .isDynamicDim(op->getAttrOfType<IntegerAttr>("dim").getInt());
+  // Per-block scales split the last dim by the block size.
+  if (isa<QuantizeOp, DequantizeOp>(op))
+    return !op->getAttr("block_size") ||
+           !cast<RankedTensorType>(op->getOperand(0).getType()).isDynamicDim(
+               cast<RankedTensorType>(op->getOperand(0).getType()).getRank() - 1);
   return isa<TransposeOp, FlipOp, SoftmaxOp, LogSoftmaxOp, CumsumOp, LayerNormOp, RmsNormOp,
              ReduceSumOp, ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
              ReduceAllOp, func::ReturnOp>(op);

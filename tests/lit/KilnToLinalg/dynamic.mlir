@@ -83,6 +83,18 @@ func.func @argmax(%x: tensor<?x64xf32>) -> tensor<?xi64> {
 
 // -----
 
+// gather's result takes the index's run-time sizes.
+// CHECK-LABEL: func @gather
+// CHECK: %[[ROWS:.*]] = tensor.dim %arg1, %c0
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<?x3xf32>
+// CHECK: tensor.extract %arg0
+func.func @gather(%x: tensor<?x40xf32>, %i: tensor<?x3xi32>) -> tensor<?x3xf32> {
+  %0 = kiln.gather %x, %i {dim = 1} : (tensor<?x40xf32>, tensor<?x3xi32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
 func.func @argmax_over_run_time_dim(%x: tensor<4x?xf32>) -> tensor<4xi64> {
   // expected-error @+1 {{'kiln.argmax' with dynamic dims ('tensor<4x?xf32>') is not supported yet}}
   %0 = kiln.argmax %x {dim = 1} : tensor<4x?xf32> -> tensor<4xi64>
