@@ -8,6 +8,7 @@ out the same way for both). Prints a markdown table; torch/kiln > 1 means
 kiln is faster.
 
   python3 bench/scan_reduce.py --device cuda                         # H200
+  python3 bench/scan_reduce.py --device cuda --dynamic               # the same programs with `?` dims
   python3 bench/scan_reduce.py --device vulkan --torch-device cuda   # H200
   /usr/bin/python3 bench/scan_reduce.py --device vulkan --torch-device cpu --log2 20  # lavapipe
 
@@ -42,11 +43,15 @@ def timed_ms(call, sync, calls, repeats):
     return float(np.median(times))
 
 
-def programs(n):
-    """(name, program, torch function, input shape) of each case."""
-    t, s, i = tensor_type((n,), "f32"), tensor_type((), "f32"), tensor_type((), "i64")
-    v, vi = tensor_type((8, 131072), "f32"), tensor_type((8,), "i64")
-    return [
+def programs(n, dynamic):
+    """(name, program, torch function, input shape) of each case; `dynamic`:
+    the programs' sizes are `?` but for the argmax's reduced dim (a full
+    argmax over a `?` dim is not supported, so it is left out)."""
+    rows = "?" if dynamic else 8
+    t = tensor_type(("?",) if dynamic else (n,), "f32")
+    s, i = tensor_type((), "f32"), tensor_type((), "i64")
+    v, vi = tensor_type((rows, 131072), "f32"), tensor_type((rows,), "i64")
+    cases = [
         ("reduce_sum", f"func.func @main(%x: {t}) -> {s} {{\n"
          f"  %r = kiln.reduce_sum %x {{dims = array<i64: 0>}} : {t} -> {s}\n"
          f"  return %r : {s}\n}}\n", lambda x: x.sum(), (n,)),
@@ -60,6 +65,7 @@ def programs(n):
          f"  %r = kiln.cumsum %x {{dim = 0}} : {t}\n  return %r : {t}\n}}\n",
          lambda x: x.cumsum(0), (n,)),
     ]
+    return [c for c in cases if not (dynamic and c[0] == "argmax")]
 
 
 def scatter_adds():
@@ -83,6 +89,8 @@ def main():
     parser.add_argument("--log2", type=int, default=26, help="elements: 2^log2")
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dynamic", action="store_true",
+                        help="programs with `?` dims (no scatter_add: it has no `?` kernel)")
     args = parser.parse_args()
     if kiln is None:
         sys.exit("the kiln Python package is not built (KILN_PYTHONPATH)")
@@ -92,7 +100,7 @@ def main():
     x = np.random.default_rng(0).uniform(0.5, 1.5, n).astype(np.float32)
     backend = kiln.backend(args.device)
     rows = []
-    for name, program, torch_fn, shape in programs(n):
+    for name, program, torch_fn, shape in programs(n, args.dynamic):
         xs = x[:int(np.prod(shape))].reshape(shape)
         tx = torch.from_numpy(xs).to(torch_device)
         kx = kiln.tensor(xs, device=args.device)
@@ -100,11 +108,12 @@ def main():
         want = torch_fn(torch.from_numpy(xs).double()).numpy()
         got = np.asarray(compiled(kx).numpy(), np.float64)
         np.testing.assert_allclose(got, want, rtol=1e-3)
-        label = name if " x " in name else f"{name} 2^{args.log2} f32"
+        label = (name if " x " in name else f"{name} 2^{args.log2} f32") + \
+            (", `?` dims" if args.dynamic else "")
         rows.append((f"{label} ({args.device})",
                      timed_ms(lambda: torch_fn(tx), torch_sync, args.calls, args.repeats),
                      timed_ms(lambda: compiled(kx), backend.sync, args.calls, args.repeats)))
-    for name, x_shape, idx_shape, seed in scatter_adds():
+    for name, x_shape, idx_shape, seed in [] if args.dynamic else scatter_adds():
         rng = np.random.default_rng(seed)
         xs = rng.uniform(-1, 1, x_shape).astype(np.float32)
         src = rng.uniform(-1, 1, idx_shape).astype(np.float32)
