@@ -132,6 +132,37 @@ def test_scans_flips_and_arg_reductions(rows, cols):
             np.testing.assert_array_equal(got, ref, err_msg=name)
 
 
+FULL_REDUCTIONS = """
+func.func @main(%x: tensor<?xf32>, %y: tensor<3x?xf32>, %i: tensor<?xi32>)
+    -> (tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<i32>, tensor<3xf32>) {
+  %a = kiln.reduce_sum %x {dims = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+  %b = kiln.reduce_max %y {dims = array<i64: 1>} : tensor<3x?xf32> -> tensor<3xf32>
+  %c = kiln.reduce_mean %x {dims = array<i64: 0>} : tensor<?xf32> -> tensor<f32>
+  %d = kiln.reduce_sum %i {dims = array<i64: 0>} : tensor<?xi32> -> tensor<i32>
+  %e = kiln.reduce_sum %y {dims = array<i64: 1>} : tensor<3x?xf32> -> tensor<3xf32>
+  return %a, %b, %c, %d, %e : tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<i32>, tensor<3xf32>
+}
+"""
+
+
+# Few rows of run-time length split across blocks on the GPUs (slices of
+# whole 1024s, at least 16384 long; the last ones short or empty).
+@pytest.mark.parametrize("n", [0, 1, 1000, 32773, 100003, 2**21 + 7])
+def test_full_reductions_of_run_time_length(n):
+    rng = np.random.default_rng(n)
+    x = rng.uniform(-1, 1, (n,)).astype(np.float32)
+    y = rng.uniform(-1, 1, (3, n)).astype(np.float32)
+    i = rng.integers(-100, 100, (n,)).astype(np.int32)
+    results, _ = run_kiln(FULL_REDUCTIONS, [x, y, i])
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    want = [xd.sum(), yd.max(1) if n else np.full(3, -np.inf), xd.mean() if n else np.nan,
+            i.sum(), yd.sum(1)]
+    for name, got, ref in zip(["sum", "max", "mean", "i32 sum", "row sums"], results, want):
+        assert got.shape == np.shape(ref), name
+        # f32 sums of n elements: the CPU adds in few long runs
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-3 + 1e-8 * n, err_msg=name)
+
+
 LOOKUPS_AND_QUANTIZE = """
 func.func @main(%x: tensor<?x40xf32>, %i: tensor<?xi64>, %g: tensor<?x3xi32>, %q: tensor<?x?xf32>,
                 %s: tensor<f32>, %qb: tensor<?x64xf32>, %sb: tensor<?x2xf32>)

@@ -61,6 +61,34 @@ OpFoldResult HostSizes::whereNotGreater(OpFoldResult x, OpFoldResult a, OpFoldRe
   return where(false, x, a, y);
 }
 
+void buildBlockPerItem(OpBuilder &b, Location loc, OpFoldResult items, int64_t threads,
+                       function_ref<void(OpBuilder &, Value, Value)> body) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, indexValue(b, loc, items), one, one,
+                                      arith::ConstantIndexOp::create(b, loc, threads), one, one);
+  OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  body(lb, launch.getBlockIds().x, launch.getThreadIds().x);
+  gpu::TerminatorOp::create(lb, loc);
+}
+
+std::optional<gpu::AllReduceOperation> allReduceOf(vector::CombiningKind kind) {
+  using G = gpu::AllReduceOperation;
+  using Kind = vector::CombiningKind;
+  switch (kind) {
+  case Kind::ADD: return G::ADD;
+  case Kind::MUL: return G::MUL;
+  case Kind::MAXIMUMF: return G::MAXIMUMF;
+  case Kind::MINIMUMF: return G::MINIMUMF;
+  case Kind::MAXSI: return G::MAXSI;
+  case Kind::MINSI: return G::MINSI;
+  case Kind::MAXUI: return G::MAXUI;
+  case Kind::MINUI: return G::MINUI;
+  case Kind::AND: return G::AND;
+  case Kind::OR: return G::OR;
+  default: return std::nullopt;
+  }
+}
+
 void buildBlockLoop(OpBuilder &b, Location loc, OpFoldResult items, int64_t threads,
                     int64_t maxGridX, TypeRange workgroupBuffers,
                     function_ref<void(OpBuilder &, Value, Value, ValueRange)> body) {

@@ -26,6 +26,7 @@
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/Common/Tuned.h"
+#include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -59,23 +60,6 @@ using Kind = vector::CombiningKind;
 /// A thread keeps at most this many elements of each row operand in
 /// registers (8192 f32 over 256 threads); longer rows loop and read again.
 constexpr int64_t kMaxRowElementsPerThread = 32;
-
-std::optional<gpu::AllReduceOperation> allReduceOf(Kind kind) {
-  using G = gpu::AllReduceOperation;
-  switch (kind) {
-  case Kind::ADD: return G::ADD;
-  case Kind::MUL: return G::MUL;
-  case Kind::MAXIMUMF: return G::MAXIMUMF;
-  case Kind::MINIMUMF: return G::MINIMUMF;
-  case Kind::MAXSI: return G::MAXSI;
-  case Kind::MINSI: return G::MINSI;
-  case Kind::MAXUI: return G::MAXUI;
-  case Kind::MINUI: return G::MINUI;
-  case Kind::AND: return G::AND;
-  case Kind::OR: return G::OR;
-  default: return std::nullopt;
-  }
-}
 
 /// What a loop range is, so that ranges of one run-time size compare equal:
 /// (null, size) when static, else the argument dim or value it comes from.
@@ -704,7 +688,7 @@ reductionStage(linalg::GenericOp op) {
   // Shuffles move 32-bit words.
   if (!accType.isF32() && !accType.isInteger(32))
     return std::nullopt;
-  std::optional<gpu::AllReduceOperation> allReduce = allReduceOf(reduction->kind);
+  std::optional<gpu::AllReduceOperation> allReduce = kiln::allReduceOf(reduction->kind);
   if (!allReduce)
     return std::nullopt;
   // The ranges live in a named vector: a range-for over a view of the returned

@@ -11,9 +11,23 @@
 // Slices are whole multiples of 1024 elements, so each one starts 16-byte
 // aligned and its 256 threads load 4 floats at a time.
 //
+// A row of run-time length (a `?` dim) cannot be viewed as slices of a
+// static shape: there the split is two hand-built kernels over blocks
+// (BlockLoop.h), the slice count and length host arithmetic on the length.
+// Each block's threads stride over its slice, 4 loads in flight a thread,
+// and gpu.all_reduce combines them into partials[r, s]; a second launch
+// combines each row's partials into the output. Only few rows of a static
+// count qualify (a `?` row count could be many short rows).
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -157,18 +171,207 @@ void split(linalg::GenericOp op, const Split &plan) {
   op.erase();
 }
 
+/// Threads of a run-time split's block, and the loads each keeps in flight.
+constexpr int64_t kThreads = 256;
+constexpr int64_t kUnroll = 4;
+
+/// A row reduction of few rows (a static count) of run-time length whose
+/// partials a block can all-reduce: 32-bit, inputs read in iteration order.
+std::optional<std::pair<kiln::RowReduction, gpu::AllReduceOperation>>
+planRunTimeSplit(linalg::GenericOp op) {
+  std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op);
+  if (!reduction)
+    return std::nullopt;
+  Type accType = reduction->combiner->getResult(0).getType();
+  std::optional<gpu::AllReduceOperation> allReduce = kiln::allReduceOf(reduction->kind);
+  if (!allReduce || !(accType.isF32() || accType.isInteger(32)))
+    return std::nullopt;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (!isa<MemRefType>(in->get().getType()) || !op.getMatchingIndexingMap(in).isIdentity())
+      return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = 1;
+  for (int64_t r : ArrayRef(ranges).drop_back())
+    rows = ShapedType::isDynamic(r) ? ShapedType::kDynamic : rows * r;
+  if (op.getNumDpsInputs() == 0 || !ShapedType::isDynamic(ranges.back()) ||
+      ShapedType::isDynamic(rows) || rows == 0 || rows >= kMinRowsUnsplit)
+    return std::nullopt;
+  return std::make_pair(*reduction, *allReduce);
+}
+
+class RunTimeSplit {
+public:
+  RunTimeSplit(linalg::GenericOp op, kiln::RowReduction reduction,
+               gpu::AllReduceOperation allReduce)
+      : op(op), reduction(reduction), allReduce(allReduce), b(op),
+        loc(op.getLoc()), host(b, loc) {
+    rank = op.getNumLoops();
+    accType = reduction.combiner->getResult(0).getType();
+    for (int64_t r : ArrayRef(op.getStaticLoopRanges()).drop_back())
+      outer.push_back(r);
+    rows = 1;
+    for (int64_t r : outer)
+      rows *= r;
+    length = memref::DimOp::create(b, loc, op.getDpsInputs()[0], rank - 1);
+  }
+
+  void build() {
+    // As many slices as fill about a wave of blocks, each at least
+    // kMinSliceLength long and a multiple of kSliceGranule; the last ones
+    // may be short or empty.
+    OpFoldResult wanted = host.min(
+        b.getIndexAttr(llvm::divideCeil(kTargetBlocks, rows)),
+        host.max(b.getIndexAttr(1), host.div(length, b.getIndexAttr(kMinSliceLength))));
+    OpFoldResult granules = host.ceilDiv(host.ceilDiv(length, wanted),
+                                         b.getIndexAttr(kSliceGranule));
+    sliceLength = host.mul(granules, b.getIndexAttr(kSliceGranule));
+    slices = wanted;
+    Value partials = memref::AllocOp::create(
+        b, loc, MemRefType::get({rows, ShapedType::kDynamic}, accType),
+        ValueRange{kiln::indexValue(b, loc, slices)});
+    // At most kTargetBlocks + rows blocks: within every device's grid.
+    kiln::buildBlockPerItem(
+        b, loc, host.mul(b.getIndexAttr(rows), slices), kThreads,
+        [&](OpBuilder &ob, Value item, Value tid) {
+          Value n = kiln::indexValue(ob, loc, slices);
+          Value row = arith::DivUIOp::create(ob, loc, item, n);
+          Value slice = arith::RemUIOp::create(ob, loc, item, n);
+          Value len = kiln::indexValue(ob, loc, sliceLength);
+          Value begin = arith::MinUIOp::create(
+              ob, loc, arith::MulIOp::create(ob, loc, slice, len), length);
+          Value end = arith::MinUIOp::create(ob, loc, arith::AddIOp::create(ob, loc, begin, len),
+                                             length);
+          Value total = blockTotal(ob, threadPartial(ob, rowIvs(ob, row), begin, end, tid));
+          onFirstThread(ob, tid, [&](OpBuilder &tb) {
+            memref::StoreOp::create(tb, loc, total, partials, ValueRange{row, slice});
+          });
+        });
+    kiln::buildBlockPerItem(
+        b, loc, b.getIndexAttr(rows), kThreads, [&](OpBuilder &ob, Value row, Value tid) {
+          Value init = kiln::reductionIdentity(ob, loc, reduction.kind, accType);
+          auto loop = scf::ForOp::create(
+              ob, loc, tid, kiln::indexValue(ob, loc, slices), c(ob, kThreads), ValueRange{init},
+              [&](OpBuilder &fb, Location, Value s, ValueRange acc) {
+                Value p = memref::LoadOp::create(fb, loc, partials, ValueRange{row, s});
+                scf::YieldOp::create(
+                    fb, loc, vector::makeArithReduction(fb, loc, reduction.kind, acc[0], p));
+              });
+          Value total = blockTotal(ob, loop.getResult(0));
+          onFirstThread(ob, tid, [&](OpBuilder &tb) {
+            OpOperand *out = op.getDpsInitOperand(0);
+            SmallVector<Value> ivs = rowIvs(tb, row);
+            ivs.push_back(c(tb, 0)); // the out map does not read the reduced loop
+            SmallVector<Value> at =
+                kiln::indicesFor(tb, loc, op.getMatchingIndexingMap(out), ivs);
+            Value old = memref::LoadOp::create(tb, loc, out->get(), at);
+            memref::StoreOp::create(
+                tb, loc, vector::makeArithReduction(tb, loc, reduction.kind, old, total),
+                out->get(), at);
+          });
+        });
+    op.erase();
+  }
+
+private:
+  Value c(OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); }
+
+  /// The outer loops' ivs of row `row`.
+  SmallVector<Value> rowIvs(OpBuilder &ob, Value row) {
+    SmallVector<Value> ivs(outer.size());
+    for (int64_t d = static_cast<int64_t>(outer.size()) - 1; d >= 0; --d) {
+      ivs[d] = arith::RemUIOp::create(ob, loc, row, c(ob, outer[d]));
+      row = arith::DivUIOp::create(ob, loc, row, c(ob, outer[d]));
+    }
+    return ivs;
+  }
+
+  /// The body's element at position `j` of the row at `ivs`, combined into `acc`.
+  Value step(OpBuilder &ob, ArrayRef<Value> ivs, Value j, Value acc) {
+    SmallVector<Value> at(ivs);
+    at.push_back(j);
+    IRMapping mapping;
+    for (OpOperand *in : op.getDpsInputOperands())
+      mapping.map(op.getMatchingBlockArgument(in),
+                  memref::LoadOp::create(ob, loc, in->get(), at));
+    kiln::cloneBody(ob, loc, *op.getBody(), mapping, 0, reduction.combiner);
+    return vector::makeArithReduction(ob, loc, reduction.kind, acc,
+                                      mapping.lookup(reduction.element));
+  }
+
+  /// This thread's partial over begin + tid, begin + tid + kThreads, ...
+  /// below `end`: kUnroll at a time, then one at a time.
+  Value threadPartial(OpBuilder &ob, ArrayRef<Value> ivs, Value begin, Value end, Value tid) {
+    Value acc = kiln::reductionIdentity(ob, loc, reduction.kind, accType);
+    int64_t stride = kThreads * kUnroll;
+    Value span = arith::SubIOp::create(ob, loc, end, begin);
+    Value mainEnd = arith::AddIOp::create(
+        ob, loc, begin,
+        arith::MulIOp::create(ob, loc, arith::DivUIOp::create(ob, loc, span, c(ob, stride)),
+                              c(ob, stride)));
+    auto steps = [&](Value from, Value to, int64_t count) {
+      acc = scf::ForOp::create(
+                ob, loc, arith::AddIOp::create(ob, loc, from, tid), to,
+                c(ob, kThreads * count), ValueRange{acc},
+                [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
+                  Value a = cur[0];
+                  for (int64_t k = 0; k < count; ++k)
+                    a = step(fb, ivs, arith::AddIOp::create(fb, loc, p, c(fb, k * kThreads)), a);
+                  scf::YieldOp::create(fb, loc, a);
+                })
+                .getResult(0);
+    };
+    steps(begin, mainEnd, kUnroll);
+    steps(mainEnd, end, 1);
+    return acc;
+  }
+
+  Value blockTotal(OpBuilder &ob, Value partial) {
+    return gpu::AllReduceOp::create(ob, loc, partial,
+                                    gpu::AllReduceOperationAttr::get(ob.getContext(), allReduce),
+                                    /*uniform=*/true);
+  }
+
+  void onFirstThread(OpBuilder &ob, Value tid, function_ref<void(OpBuilder &)> then) {
+    Value first = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::eq, tid, c(ob, 0));
+    scf::IfOp::create(ob, loc, first, [&](OpBuilder &tb, Location) {
+      then(tb);
+      scf::YieldOp::create(tb, loc);
+    });
+  }
+
+  linalg::GenericOp op;
+  kiln::RowReduction reduction;
+  gpu::AllReduceOperation allReduce;
+  OpBuilder b;
+  Location loc;
+  kiln::HostSizes host;
+  unsigned rank;
+  Type accType;
+  SmallVector<int64_t> outer;
+  int64_t rows;
+  Value length;
+  OpFoldResult slices, sliceLength;
+};
+
 struct KilnGpuSplitReductionsPass
     : kiln::impl::KilnGpuSplitReductionsBase<KilnGpuSplitReductionsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, Split>> splits;
+    SmallVector<linalg::GenericOp> runTimeSplits;
     getOperation().walk([&](linalg::GenericOp op) {
       if (!isa<func::FuncOp>(op->getParentOp()))
         return;
       if (std::optional<Split> plan = planSplit(op))
         splits.emplace_back(op, *plan);
+      else if (planRunTimeSplit(op))
+        runTimeSplits.push_back(op);
     });
     for (auto &[op, plan] : splits)
       split(op, plan);
+    for (linalg::GenericOp op : runTimeSplits) {
+      auto [reduction, allReduce] = *planRunTimeSplit(op);
+      RunTimeSplit(op, reduction, allReduce).build();
+    }
   }
 };
 

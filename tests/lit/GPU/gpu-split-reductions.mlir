@@ -66,3 +66,43 @@ func.func @many_rows(%arg0: memref<128x32768xf32>, %arg1: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// 3 rows of run-time length: the slice count (at most 342 a row, at least
+// 16384 elements each) and length (whole 1024s) are host arithmetic; one
+// block per slice reduces it into the partials, gpu.all_reduce combining
+// its threads, then one block per row combines the row's partials into the
+// output's value.
+// CHECK-LABEL: func @run_time_length
+// CHECK: linalg.fill
+// CHECK: %[[N:.*]] = memref.dim %arg0, %c1
+// CHECK: arith.divsi %[[N]], %c16384
+// CHECK: %[[SLICES:.*]] = arith.minsi %c342
+// CHECK: arith.ceildivsi %[[N]], %[[SLICES]]
+// CHECK: %[[GRANULES:.*]] = arith.ceildivsi
+// CHECK: %[[LEN:.*]] = arith.muli %[[GRANULES]], %c1024
+// CHECK: %[[P:.*]] = memref.alloc(%[[SLICES]]) : memref<3x?xf32>
+// CHECK: %[[BLOCKS:.*]] = arith.muli %c3, %[[SLICES]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK: arith.muli %{{.*}}, %[[LEN]]
+// CHECK: scf.for %{{.*}} step %c1024
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK: gpu.all_reduce add
+// CHECK: memref.store %{{.*}}, %[[P]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3
+// CHECK: scf.for %{{.*}} to %[[SLICES]] step %c256
+// CHECK: gpu.all_reduce add
+// CHECK: memref.load %arg1
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK-NOT: linalg.generic
+func.func @run_time_length(%arg0: memref<3x?xf32>, %arg1: memref<3xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%arg1 : memref<3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%arg0 : memref<3x?xf32>) outs(%arg1 : memref<3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

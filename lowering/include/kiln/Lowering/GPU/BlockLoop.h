@@ -14,6 +14,8 @@
 #ifndef KILN_LOWERING_GPU_BLOCKLOOP_H
 #define KILN_LOWERING_GPU_BLOCKLOOP_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
@@ -61,6 +63,18 @@ void buildBlockLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::OpFoldResult i
                     llvm::function_ref<void(mlir::OpBuilder &, mlir::Value, mlir::Value,
                                             mlir::ValueRange)>
                         body);
+
+/// Builds a gpu.launch of one `threads`-thread block per item, for counts
+/// the caller knows to be at most 65535 (every device's grid): `body(builder,
+/// item, threadId)` is the kernel's top level, where gpu.all_reduce may go
+/// (its lowering needs a region of its own, not an scf.for's).
+void buildBlockPerItem(mlir::OpBuilder &b, mlir::Location loc, mlir::OpFoldResult items,
+                       int64_t threads,
+                       llvm::function_ref<void(mlir::OpBuilder &, mlir::Value, mlir::Value)> body);
+
+/// The gpu.all_reduce operation that combines a block's partials of a
+/// `kind` reduction, if it has one.
+std::optional<mlir::gpu::AllReduceOperation> allReduceOf(mlir::vector::CombiningKind kind);
 
 } // namespace kiln
 

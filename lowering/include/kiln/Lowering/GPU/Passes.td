@@ -143,10 +143,15 @@ def KilnGpuSplitReductions : Pass<"kiln-gpu-split-reductions", "mlir::ModuleOp">
     `slices x length` elements reduce into per-slice partials, one block
     per slice; the partials reduce into the output; the row's tail (fewer
     than `length` elements) is added to it. kiln-gpu-row-reductions runs
-    the first as one kernel and the other two as one more. The order of
+    the first as one kernel and the other two as one more. A reduction of
+    few rows of run-time length becomes two gpu.launch ops of 256-thread
+    blocks instead: slices into partials, partials into the output, the
+    slices' count and length computed on the host. The order of
     operations is fixed, so a result is the same on every run.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
 }
 
 def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
