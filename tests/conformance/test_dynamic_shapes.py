@@ -163,6 +163,33 @@ def test_full_reductions_of_run_time_length(n):
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-3 + 1e-8 * n, err_msg=name)
 
 
+ARGS_OF_LONG_ROWS = """
+func.func @main(%x: tensor<?x40000xf32>) -> (tensor<?xi64>, tensor<?xi64>) {
+  %a = kiln.argmax %x {dim = 1} : tensor<?x40000xf32> -> tensor<?xi64>
+  %b = kiln.argmin %x {dim = 1} : tensor<?x40000xf32> -> tensor<?xi64>
+  return %a, %b : tensor<?xi64>, tensor<?xi64>
+}
+"""
+
+
+# Long rows of run-time count are sliced across blocks as the run's count
+# asks (2 slices a row for these), then combined; a NaN wins, the first of
+# equals too.
+@pytest.mark.parametrize("rows", [0, 1, 8, 130])
+def test_arg_reductions_of_run_time_row_counts(rows):
+    rng = np.random.default_rng(rows)
+    x = rng.uniform(-1, 1, (rows, 40000)).astype(np.float32)
+    if rows > 2:
+        x[1, 30000] = x[1, 35000] = 5  # two maxima in the second slice
+        x[2, 39999] = np.nan
+    results, _ = run_kiln(ARGS_OF_LONG_ROWS, [x])
+    nan = np.isnan(x).any(1)
+    want = [np.where(nan, np.isnan(x).argmax(1), np.nanargmax(x, 1) if rows else []),
+            np.where(nan, np.isnan(x).argmax(1), np.nanargmin(x, 1) if rows else [])]
+    for name, got, ref in zip(["argmax", "argmin"], results, want):
+        np.testing.assert_array_equal(got, np.asarray(ref, np.int64), err_msg=name)
+
+
 LOOKUPS_AND_QUANTIZE = """
 func.func @main(%x: tensor<?x40xf32>, %i: tensor<?xi64>, %g: tensor<?x3xi32>, %q: tensor<?x?xf32>,
                 %s: tensor<f32>, %qb: tensor<?x64xf32>, %sb: tensor<?x2xf32>)

@@ -12,7 +12,9 @@
 //
 // Rows may be of run-time count (`?` dims other than the reduced one, which
 // the op keeps static): their sizes are then host values, and such rows
-// take a block each where they are innermost, and are never sliced.
+// take a block each where they are innermost; long ones are sliced as
+// the run's row count asks, the combining launch's grid empty where one
+// slice a row is all it needs.
 //
 // Each thread starts from the outputs' initial values (the reduction's
 // identity and index 0, which linalg.fill writes first): a partial that saw
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace kiln {
@@ -80,6 +83,7 @@ public:
       sharedValueType = isa<FloatType>(valueType) ? Type(b.getF32Type()) : b.getI32Type();
     slices = 1;
     sliceLength = length;
+    slicedAtRunTime = ShapedType::isDynamic(rows) && length >= 2 * kMinSliceLength;
     if (!ShapedType::isDynamic(rows) && rows < kMinRowsUnsplit &&
         length >= 2 * kMinSliceLength) {
       int64_t wanted =
@@ -115,35 +119,73 @@ public:
                                                         : b.getIndexAttr(range));
     for (unsigned d : outer)
       rowCount = host.mul(rowCount, loopRanges[d]);
-    Value partialValues, partialIndices;
-    if (slices > 1) {
-      partialValues = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, valueType));
-      partialIndices = memref::AllocOp::create(b, loc, MemRefType::get({rows, slices}, indexType));
+    OpFoldResult sliceCount = b.getIndexAttr(slices), sliceLen = b.getIndexAttr(sliceLength);
+    if (slicedAtRunTime) { // as the constructor's static plan, on the host
+      OpFoldResult granule = b.getIndexAttr(kThreads * kUnroll);
+      OpFoldResult wanted =
+          host.min(host.ceilDiv(b.getIndexAttr(kTargetBlocks), host.max(rowCount, b.getIndexAttr(1))),
+                   b.getIndexAttr(length / kMinSliceLength));
+      sliceLen = host.mul(host.ceilDiv(host.ceilDiv(b.getIndexAttr(length), wanted), granule),
+                          granule);
+      sliceCount = host.ceilDiv(b.getIndexAttr(length), sliceLen);
     }
-    launch(host.mul(rowCount, b.getIndexAttr(slices)), [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
-      Value row = arith::DivUIOp::create(ob, loc, item, c(ob, slices));
-      Value slice = arith::RemUIOp::create(ob, loc, item, c(ob, slices));
+    bool sliced = slicedAtRunTime || slices > 1;
+    Value partialValues, partialIndices;
+    if (sliced) {
+      SmallVector<int64_t> shape;
+      SmallVector<Value> dynamic;
+      for (OpFoldResult size : {rowCount, sliceCount}) {
+        std::optional<int64_t> n = getConstantIntValue(size);
+        shape.push_back(n ? *n : ShapedType::kDynamic);
+        if (!n)
+          dynamic.push_back(cast<Value>(size));
+      }
+      partialValues = memref::AllocOp::create(b, loc, MemRefType::get(shape, valueType), dynamic);
+      partialIndices = memref::AllocOp::create(b, loc, MemRefType::get(shape, indexType), dynamic);
+    }
+    launch(host.mul(rowCount, sliceCount), [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
+      Value n = kiln::indexValue(ob, loc, sliceCount), len = kiln::indexValue(ob, loc, sliceLen);
+      Value row = arith::DivUIOp::create(ob, loc, item, n);
+      Value slice = arith::RemUIOp::create(ob, loc, item, n);
       SmallVector<Value> ivs = rowIvs(ob, row);
-      Value begin = arith::MulIOp::create(ob, loc, slice, c(ob, sliceLength));
+      Value begin = arith::MulIOp::create(ob, loc, slice, len);
       Value end = arith::MinUIOp::create(
-          ob, loc, arith::AddIOp::create(ob, loc, begin, c(ob, sliceLength)), c(ob, length));
+          ob, loc, arith::AddIOp::create(ob, loc, begin, len), c(ob, length));
       Value value, index;
       std::tie(value, index) = threadPartial(ob, ivs, begin, end, tid);
       std::tie(value, index) = combineBlock(ob, tid, shared, value, index);
       onFirstThread(ob, tid, [&](OpBuilder &tb) {
-        if (slices == 1)
+        auto storePartial = [&](OpBuilder &pb) {
+          memref::StoreOp::create(pb, loc, value, partialValues, ValueRange{row, slice});
+          memref::StoreOp::create(pb, loc, index, partialIndices, ValueRange{row, slice});
+        };
+        if (!sliced)
           return storeResult(tb, ivs, value, index);
-        memref::StoreOp::create(tb, loc, value, partialValues, ValueRange{row, slice});
-        memref::StoreOp::create(tb, loc, index, partialIndices, ValueRange{row, slice});
+        if (!slicedAtRunTime)
+          return storePartial(tb);
+        Value one = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::eq, n, c(tb, 1));
+        scf::IfOp::create(
+            tb, loc, one,
+            [&](OpBuilder &ib, Location) {
+              storeResult(ib, ivs, value, index);
+              scf::YieldOp::create(ib, loc);
+            },
+            [&](OpBuilder &eb, Location) {
+              storePartial(eb);
+              scf::YieldOp::create(eb, loc);
+            });
       });
     });
-    if (slices > 1)
-      launch(rowCount, [&](OpBuilder &ob, Value row, Value tid, ValueRange shared) {
+    if (sliced)
+      launch(slicedAtRunTime ? host.whereGreater(rowCount, sliceCount, b.getIndexAttr(1))
+                             : rowCount,
+             [&](OpBuilder &ob, Value row, Value tid, ValueRange shared) {
         SmallVector<Value> ivs = rowIvs(ob, row);
         Value value, index;
         std::tie(value, index) = initial(ob, ivs);
         auto loop = scf::ForOp::create(
-            ob, loc, tid, c(ob, slices), c(ob, kThreads), ValueRange{value, index},
+            ob, loc, tid, kiln::indexValue(ob, loc, sliceCount), c(ob, kThreads),
+            ValueRange{value, index},
             [&](OpBuilder &fb, Location, Value slice, ValueRange cur) {
               Value v = memref::LoadOp::create(fb, loc, partialValues, ValueRange{row, slice});
               Value i = memref::LoadOp::create(fb, loc, partialIndices, ValueRange{row, slice});
@@ -312,6 +354,7 @@ private:
   SmallVector<OpFoldResult> loopRanges; // constants or host values
   SmallVector<unsigned> outer;
   int64_t length, rows, slices, sliceLength;
+  bool slicedAtRunTime; // rows of run-time count, long enough to slice
   Type valueType, indexType, sharedValueType;
   Value init[2];
 };

@@ -122,15 +122,34 @@ func.func @short_rows(%arg0: memref<8192x40xf32>, %arg1: memref<8192xi64>) {
 
 // -----
 
-// Rows of run-time count (the reduced dim stays static): a block per row,
-// the grid and the row decomposition read the row count at run time.
+// Rows of run-time count (the reduced dim stays static, 50000 long): the
+// slices are planned on the host as for few static rows (1024 blocks'
+// worth, at most 3 of whole 1024s here), a block per slice; where a row is
+// one slice its block stores the result, else the partials, which a
+// second launch combines (its grid 0 where rows are one slice).
 // CHECK-LABEL: func @run_time_rows
 // CHECK: memref.alloc
 // CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c0
-// CHECK: %[[BLOCKS:.*]] = arith.minsi %[[ROWS]], %c2147483647
+// CHECK: %[[AT_LEAST_1:.*]] = arith.maxsi %[[ROWS]], %c1
+// CHECK: %[[FILL:.*]] = arith.ceildivsi %c1024, %[[AT_LEAST_1]]
+// CHECK: %[[WANTED:.*]] = arith.minsi %[[FILL]], %c3
+// CHECK: %[[LEN:.*]] = arith.muli %{{.*}}, %c1024
+// CHECK: %[[SLICES:.*]] = arith.ceildivsi %c50000{{.*}}, %[[LEN]]
+// CHECK: %[[PV:.*]] = memref.alloc(%[[ROWS]], %[[SLICES]]) : memref<?x?xf32>
+// CHECK: %[[ITEMS:.*]] = arith.muli %[[ROWS]], %[[SLICES]]
+// CHECK: %[[BLOCKS:.*]] = arith.minsi %[[ITEMS]], %c2147483647
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step %[[BLOCKS]]
-// CHECK: arith.remui %{{.*}}, %[[ROWS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ITEMS]] step %[[BLOCKS]]
+// CHECK: arith.muli %{{.*}}, %[[LEN]]
+// CHECK: arith.cmpi eq, %[[SLICES]], %c1
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: } else {
+// CHECK: memref.store %{{.*}}, %[[PV]]
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi sgt, %[[SLICES]], %c1
+// CHECK: %[[COMBINES:.*]] = arith.select %[[SEVERAL]], %[[ROWS]], %c0
+// CHECK: %[[COMBINE_BLOCKS:.*]] = arith.minsi %[[COMBINES]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[COMBINE_BLOCKS]],
+// CHECK: memref.load %[[PV]]
 // CHECK-NOT: linalg.generic
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
