@@ -60,19 +60,22 @@ AffineExpr windowIndex(AffineExpr out, AffineExpr tap, int64_t stride, int64_t d
 template <typename OpT>
 bool replacedWhenEmpty(OpT op, ConversionPatternRewriter &rewriter) {
   RankedTensorType type = op.getType();
-  if (type.getNumElements() != 0)
+  // A pool's `?` batch dims may be empty at run time: its generic runs no
+  // iteration then, and its padded copy pads only the static spatial dims.
+  if (!type.hasStaticShape() || type.getNumElements() != 0)
     return false;
   rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type.getShape(),
                                      type.getElementType()));
   return true;
 }
 
-/// A filled accumulator of `shape` in the compute type of `element`.
+/// A filled accumulator of `shape` in the compute type of `element`
+/// (`sizes`: those of its `?` dims).
 Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
-                  double init) {
+                  double init, ValueRange sizes = {}) {
   Type acc = computeFloatType(element);
   return linalg::FillOp::create(b, loc, scalarConstant(b, loc, acc, init),
-                                emptyTensor(b, loc, shape, acc))
+                                emptyTensor(b, loc, shape, acc, sizes))
       .getResult(0);
 }
 
@@ -305,7 +308,12 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
     ArrayRef<int64_t> stride = op.getStride().value_or(kernel);
     double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
     Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, identity);
-    Value init = accumulator(rewriter, loc, outShape, element, identity);
+    // `?` batch dims are x's (the spatial ones are static: DynamicShapes.cpp).
+    SmallVector<Value> sizes;
+    for (auto [d, size] : llvm::enumerate(outShape))
+      if (ShapedType::isDynamic(size))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, adaptor.getX(), d));
+    Value init = accumulator(rewriter, loc, outShape, element, identity, sizes);
     Value window = emptyTensor(rewriter, loc, kernel, acc);
 
     int64_t rank = outShape.size(), dims = rank + 2;

@@ -158,25 +158,33 @@ struct SliceToExtract : OpConversionPattern<SliceOp> {
   }
 };
 
+/// `source` written into `dest` at static `offsets` (a `?` dim of
+/// `source` is inserted whole, at offset 0).
 Value insertAt(OpBuilder &b, Location loc, Value source, Value dest,
                ArrayRef<int64_t> offsets) {
-  auto shape = cast<RankedTensorType>(source.getType()).getShape();
-  SmallVector<int64_t> strides(shape.size(), 1);
-  return tensor::InsertSliceOp::create(b, loc, source, dest, ValueRange{},
-                                       ValueRange{}, ValueRange{}, offsets,
-                                       shape, strides);
+  int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+  return tensor::InsertSliceOp::create(
+      b, loc, source, dest, getAsIndexOpFoldResult(b.getContext(), offsets),
+      tensor::getMixedSizes(b, loc, source),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 } // namespace
 
 Value buildPad(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                ArrayRef<int64_t> high, Value value) {
+  // A `?` dim is not padded (DynamicShapes.cpp): it keeps x's size.
   SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
-  for (auto [size, l, h] : llvm::zip(shape, low, high))
-    size += l + h;
+  SmallVector<Value> sizes;
+  for (auto [d, size, l, h] : llvm::enumerate(shape, low, high)) {
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(tensor::DimOp::create(b, loc, x, d));
+    else
+      size += l + h;
+  }
   Value filled =
       linalg::FillOp::create(b, loc, value,
-                             emptyTensor(b, loc, shape, value.getType()))
+                             emptyTensor(b, loc, shape, value.getType(), sizes))
           .getResult(0);
   return insertAt(b, loc, x, filled, low);
 }
@@ -203,8 +211,14 @@ struct ConcatToInserts : OpConversionPattern<ConcatOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = signlessTensorType(op.getType());
+    // The concatenated dim is static (DynamicShapes.cpp); `?` ones are the
+    // inputs' common size.
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, adaptor.getXs()[0], d));
     Value result =
-        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+        emptyTensor(rewriter, loc, type.getShape(), type.getElementType(), sizes);
     SmallVector<int64_t> offsets(type.getRank(), 0);
     for (Value x : adaptor.getXs()) {
       result = insertAt(rewriter, loc, x, result, offsets);

@@ -250,6 +250,35 @@ private:
     }
     if (isa<SoftmaxOp, LogSoftmaxOp, CumsumOp, FlipOp>(op))
       return of(op->getOperand(0));
+    if (isa<PadOp, MaxPool2dOp, AvgPool2dOp>(op)) {
+      // `?` dims pass through (unpadded, not spatial); the result type has
+      // the static ones.
+      SmallVector<int64_t> r = of(op->getOperand(0));
+      ArrayRef<int64_t> declared = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+      for (auto [term, size] : llvm::zip(r, declared))
+        if (!ShapedType::isDynamic(size))
+          term = size;
+      return r;
+    }
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      SmallVector<int64_t> r = of(concat.getXs()[0]);
+      for (Value x : concat.getXs().drop_front())
+        for (auto [d, term] : llvm::enumerate(of(x)))
+          if (static_cast<int64_t>(d) != concat.getDim())
+            if (auto ok = tie(op, r[d], term); !ok)
+              return std::unexpected(ok.error());
+      r[concat.getDim()] = concat.getType().getDimSize(concat.getDim());
+      return r;
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      SmallVector<int64_t> x = of(broadcast.getX());
+      SmallVector<int64_t> r(broadcast.getType().getShape());
+      int64_t lead = r.size() - x.size();
+      for (int64_t d = lead; d < static_cast<int64_t>(r.size()); ++d)
+        if (ShapedType::isDynamic(r[d]) || broadcast.getX().getType().isDynamicDim(d - lead))
+          r[d] = x[d - lead];
+      return r;
+    }
     if (isa<QuantizeOp, DequantizeOp>(op)) {
       // A per-block scale has the values' dims but the last.
       SmallVector<int64_t> x = of(op->getOperand(0)), scale = of(op->getOperand(1));
@@ -332,6 +361,29 @@ bool lowersWithDynamicDims(Operation *op) {
   if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
     return !cast<RankedTensorType>(op->getOperand(0).getType())
                 .isDynamicDim(op->getAttrOfType<IntegerAttr>("dim").getInt());
+  if (auto pad = dyn_cast<PadOp>(op))
+    return llvm::all_of(llvm::seq<int64_t>(0, pad.getType().getRank()), [&](int64_t d) {
+      return !pad.getX().getType().isDynamicDim(d) ||
+             (pad.getLow()[d] == 0 && pad.getHigh()[d] == 0);
+    });
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return llvm::all_of(concat.getXs(), [&](Value x) {
+      return !cast<RankedTensorType>(x.getType()).isDynamicDim(concat.getDim());
+    });
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    // A `?` result dim takes its size from a `?` input dim.
+    RankedTensorType in = broadcast.getX().getType(), out = broadcast.getType();
+    int64_t lead = out.getRank() - in.getRank();
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.isDynamicDim(d) && (d < lead || !in.isDynamicDim(d - lead)))
+        return false;
+    return true;
+  }
+  // The pools' windows slide over static spatial dims.
+  if (isa<MaxPool2dOp, AvgPool2dOp>(op)) {
+    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+    return !x.isDynamicDim(x.getRank() - 1) && !x.isDynamicDim(x.getRank() - 2);
+  }
   // Per-block scales split the last dim by the block size.
   if (isa<QuantizeOp, DequantizeOp>(op))
     return !op->getAttr("block_size") ||

@@ -103,8 +103,42 @@ func.func @argmax_over_run_time_dim(%x: tensor<4x?xf32>) -> tensor<4xi64> {
 
 // -----
 
+func.func @slice(%x: tensor<?x8xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'kiln.slice' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
+  %0 = kiln.slice %x {start = array<i64: 0, 0>, stop = array<i64: 2, 4>} : tensor<?x8xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// pad leaves a `?` dim unpadded: the filled tensor takes x's size there,
+// and x goes in whole.
+// CHECK-LABEL: func @pad
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x10xf32>
+// CHECK: %[[M:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[0, 1] [%[[M]], 8] [1, 1]
 func.func @pad(%x: tensor<?x8xf32>) -> tensor<?x10xf32> {
-  // expected-error @+1 {{'kiln.pad' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
   %0 = kiln.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 1>} : tensor<?x8xf32> -> tensor<?x10xf32>
   return %0 : tensor<?x10xf32>
+}
+
+// -----
+
+// max_pool2d over `?` images: the accumulator takes the batch from x.
+// CHECK-LABEL: func @max_pool
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x3x4x4xf32>
+// CHECK: linalg.generic
+func.func @max_pool(%x: tensor<?x3x9x9xf32>) -> tensor<?x3x4x4xf32> {
+  %0 = kiln.max_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>} : tensor<?x3x9x9xf32> -> tensor<?x3x4x4xf32>
+  return %0 : tensor<?x3x4x4xf32>
+}
+
+// -----
+
+func.func @pad_a_run_time_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'kiln.pad' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
+  %0 = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 1, 0>} : tensor<?x8xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }
