@@ -12,7 +12,8 @@ dynamic / static ratio.
 --scale N divides every size by N (matmul's by N too, per dim), so that
 the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
-and bf16 (--dtypes).
+and bf16 (--dtypes); and a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
+N) whose batch alone is `?` (the other dims of a conv are static).
 """
 import argparse
 import os
@@ -28,9 +29,11 @@ import kiln  # noqa: E402
 
 
 def cases(scale):
-    """(name, program body with {T} types, input shapes, result shape)."""
+    """(name, program body with {T} types, input shapes, result shape, and
+    whether only the batch (dim 0 of the first input and the result) is `?`)."""
     side = 8192 // scale
     k = 4096 // scale
+    batch = max(1, 32 // scale)
     return [
         ("add %d" % ((1 << 28) // scale ** 2), "%r = kiln.add %a0, %a1 : ({0}, {0}) -> {0}",
          [[(1 << 28) // scale ** 2], [(1 << 28) // scale ** 2]], [(1 << 28) // scale ** 2]),
@@ -44,17 +47,22 @@ def cases(scale):
          [[side, side]], [side]),
         ("matmul %d^3" % k, "%r = kiln.matmul %a0, %a1 : ({0}, {0}) -> {0}",
          [[k, k], [k, k]], [k, k]),
+        ("conv 64->64 3x3 on 56x56, batch %d" % batch,
+         "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
+         [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56], True),
     ]
 
 
-def tensor_type(shape, dtype, dynamic):
-    dims = "".join(("?" if dynamic else str(d)) + "x" for d in shape)
+def tensor_type(shape, dtype, dynamic, batch_only=False):
+    dims = "".join(("?" if dynamic and (i == 0 or not batch_only) else str(d)) + "x"
+                   for i, d in enumerate(shape))
     return "tensor<%s%s>" % (dims, dtype)
 
 
-def program(body, shapes, result, dtype, dynamic):
-    types = [tensor_type(s, dtype, dynamic) for s in shapes]
-    result_type = tensor_type(result, dtype, dynamic)
+def program(body, shapes, result, dtype, dynamic, batch_only=False):
+    types = [tensor_type(s, dtype, dynamic and (i == 0 or not batch_only), batch_only)
+             for i, s in enumerate(shapes)]
+    result_type = tensor_type(result, dtype, dynamic, batch_only)
     # The body names its types {0}, {1}: the first input's, then a distinct
     # second one (layer_norm's weight, reduce_sum's result).
     distinct = sorted(set(types + [result_type]), key=(types + [result_type]).index)
@@ -94,14 +102,14 @@ def main():
         if dtype == "bf16" and not backend.supports_dtype("bfloat16"):
             print("| (bf16: not on %s) | | | | |" % args.device)
             continue
-        for name, body, shapes, result in cases(args.scale):
+        for name, body, shapes, result, *batch_only in cases(args.scale):
             if args.only and not name.startswith(args.only):
                 continue
             inputs = [kiln.tensor(rng.uniform(0.5, 1.5, s).astype(np.float32), args.device,
                                   dtype="bfloat16" if dtype == "bf16" else None)
                       for s in shapes]
             static, dynamic = median_ms(
-                [kiln.compile(program(body, shapes, result, dtype, d), args.device)
+                [kiln.compile(program(body, shapes, result, dtype, d, *batch_only), args.device)
                  for d in (False, True)], inputs, backend, args.runs)
             print("| %s | %s | %.3f | %.3f | %.2fx |" % (name, dtype, static, dynamic,
                                                       dynamic / static))

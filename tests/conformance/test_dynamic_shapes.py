@@ -238,6 +238,62 @@ def test_pools_pads_concats_and_broadcasts(n):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+def convs_program(dtype):
+    t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
+    x, w, b, w1, wd, wg = (t(["?", 32, 9, 9]), t([64, 32, 3, 3]), t([64]), t([48, 32, 1, 1]),
+                           t([32, 1, 3, 3]), t([16, 16, 3, 3]))
+    r = [t(["?", 64, 5, 5]), t(["?", 48, 9, 9]), t(["?", 32, 9, 9]), t(["?", 16, 7, 7])]
+    return f"""
+func.func @main(%x: {x}, %w: {w}, %b: {b}, %w1: {w1}, %wd: {wd}, %wg: {wg})
+    -> ({", ".join(r)}) {{
+  %s = kiln.conv2d %x, %w, %b {{stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}}
+      : ({x}, {w}, {b}) -> {r[0]}
+  %p = kiln.conv2d %x, %w1 : ({x}, {w1}) -> {r[1]}
+  %d = kiln.conv2d %x, %wd {{padding = array<i64: 1, 1>, groups = 32}} : ({x}, {wd}) -> {r[2]}
+  %g = kiln.conv2d %x, %wg {{groups = 2}} : ({x}, {wg}) -> {r[3]}
+  return %s, %p, %d, %g : {", ".join(r)}
+}}
+"""
+
+
+def conv2d(x, w, b=None, stride=1, padding=0, groups=1):
+    """float64 conv2d of NCHW `x` by OIHW `w`, as torch.nn.functional.conv2d."""
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                         w[g * og:(g + 1) * og, :, i, j])
+    return out if b is None else out + b[None, :, None, None]
+
+
+# A batch of run-time size through every conv form: im2col GEMM (strided,
+# bias), 1x1 (the input as the GEMM's operand), depthwise (direct), grouped;
+# the GEMMs share one weight matrix across the `?` batch.
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_convs_over_a_run_time_batch(dtype, n):
+    rng = np.random.default_rng(n)
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    shapes = [(n, 32, 9, 9), (64, 32, 3, 3), (64,), (48, 32, 1, 1), (32, 1, 3, 3), (16, 16, 3, 3)]
+    x, w, b, w1, wd, wg = (rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes)
+    results, _ = run_kiln(convs_program(dtype), [x, w, b, w1, wd, wg])
+    f = lambda a: a.astype(np.float64)
+    want = [conv2d(f(x), f(w), f(b), 2, 1), conv2d(f(x), f(w1)), conv2d(f(x), f(wd), None, 1, 1, 32),
+            conv2d(f(x), f(wg), groups=2)]
+    tol = 2e-2 if dtype == "f16" else 1e-4
+    for name, got, ref in zip(["strided + bias", "1x1", "depthwise", "grouped"], results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
+
+
 LOOKUPS_AND_QUANTIZE = """
 func.func @main(%x: tensor<?x40xf32>, %i: tensor<?xi64>, %g: tensor<?x3xi32>, %q: tensor<?x?xf32>,
                 %s: tensor<f32>, %qb: tensor<?x64xf32>, %sb: tensor<?x2xf32>)

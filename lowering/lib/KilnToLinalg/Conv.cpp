@@ -69,6 +69,22 @@ bool replacedWhenEmpty(OpT op, ConversionPatternRewriter &rewriter) {
   return true;
 }
 
+/// The sizes of `shape`'s `?` dims: only a conv's batch (dim 0) may be
+/// one (DynamicShapes.cpp), which is x's.
+SmallVector<Value> batchSizes(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
+  if (shape.empty() || !ShapedType::isDynamic(shape.front()))
+    return {};
+  return {tensor::DimOp::create(b, loc, x, 0)};
+}
+
+/// `shape` with a `?` batch dim as `batch` (static dims as attributes).
+SmallVector<OpFoldResult> mixedShape(OpBuilder &b, ArrayRef<int64_t> shape, ValueRange batch) {
+  SmallVector<OpFoldResult> mixed = getAsIndexOpFoldResult(b.getContext(), shape);
+  if (!batch.empty())
+    mixed.front() = batch.front();
+  return mixed;
+}
+
 /// A filled accumulator of `shape` in the compute type of `element`
 /// (`sizes`: those of its `?` dims).
 Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
@@ -83,7 +99,7 @@ Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elem
 /// shape of the output ([N, O, OH, OW]): on the matmul kernels, the GEMM's
 /// fused epilogue.
 Value convEpilogue(OpBuilder &b, Location loc, Value sum, Value bias,
-                   ArrayRef<int64_t> outShape, Type element) {
+                   ArrayRef<int64_t> outShape, Type element, ValueRange batch) {
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> flat = {outShape[0], outShape[1], outShape[2] * outShape[3]};
   SmallVector<Value> inputs = {sum};
@@ -94,7 +110,7 @@ Value convEpilogue(OpBuilder &b, Location loc, Value sum, Value bias,
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(3, ctx));
   Type acc = computeFloatType(element);
-  Value init = emptyTensor(b, loc, flat, element);
+  Value init = emptyTensor(b, loc, flat, element, batch);
   Value out = linalg::GenericOp::create(
                   b, loc, init.getType(), inputs, init, maps,
                   SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
@@ -124,42 +140,46 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
             cg = wShape[1];
+    SmallVector<Value> batch = batchSizes(rewriter, loc, adaptor.getX(), outShape);
     Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
-    // The patches hold Cg*KH*KW / Og elements per output element.
+    // The patches hold Cg*KH*KW / Og elements per output element (a batch
+    // of run-time size is checked when its buffers are sized).
     int64_t patchElements = 1;
     bool patchesFit = llvm::all_of(
-        std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
-                   int64_t(8)}, // bytes per element at most
+        std::array{cg, wShape[2], wShape[3], ShapedType::isDynamic(n) ? 1 : n, outShape[2],
+                   outShape[3], groups, int64_t(8)}, // bytes per element at most
         [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
     bool gemmForm = og != 1 && patchesFit;
     bool im2col = wShape[2] != 1 || wShape[3] != 1 || op.getStride()[0] != 1 ||
                   op.getStride()[1] != 1;
     Value sum;
-    if (op.getX().getType().getNumElements() == 0) {
+    if (llvm::is_contained(op.getX().getType().getShape().drop_front(), 0) ||
+        op.getX().getType().getDimSize(0) == 0) {
       // No input channels: every window sums nothing (the padded copies'
       // slices of the empty dim would be out of bounds); the bias remains.
       sum = accumulator(rewriter, loc, {n, outShape[1], outShape[2] * outShape[3]}, element,
-                        0.0);
+                        0.0, batch);
     } else if (gemmForm && im2col) {
       // The patches right before the matmul, which can then gather them.
       Value permuted = permuteWeights(rewriter, loc, w);
-      Value xt = channelsLast(rewriter, loc, op, adaptor.getX());
-      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt));
+      Value xt = channelsLast(rewriter, loc, op, adaptor.getX(), batch);
+      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt, batch));
     } else {
       Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
       ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
       x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
       // A 1x1 stride-1 conv's patches are the padded input itself.
-      sum = gemmForm ? gemm(rewriter, loc, op, w, x) : direct(rewriter, loc, op, x, w);
+      sum = gemmForm ? gemm(rewriter, loc, op, w, x) : direct(rewriter, loc, op, x, w, batch);
     }
     rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, adaptor.getBias(), outShape,
-                                        element));
+                                        element, batch));
     return success();
   }
 
   /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions;
   /// the sum is [N, O, OH*OW].
-  Value direct(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w) const {
+  Value direct(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w,
+               ValueRange batch) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
     Type acc = computeFloatType(element);
@@ -168,7 +188,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     int64_t groups = op.getGroups();
     SmallVector<int64_t> grouped = {outShape[0], groups, outShape[1] / groups, outShape[2],
                                     outShape[3]};
-    Value init = accumulator(b, loc, grouped, element, 0.0);
+    Value init = accumulator(b, loc, grouped, element, 0.0, batch);
     AffineExpr dn, dg, dog, doh, dow, dc, dkh, dkw;
     bindDims(ctx, dn, dg, dog, doh, dow, dc, dkh, dkw);
     SmallVector<AffineMap> maps = {
@@ -195,7 +215,8 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
 
   /// x [N, G*Cg, H, W] as [N, H + 2 ph, W + 2 pw, G, Cg]: channels last,
   /// zero around the image. The transpose writes into the padded buffer.
-  Value channelsLast(OpBuilder &b, Location loc, Conv2dOp op, Value x) const {
+  Value channelsLast(OpBuilder &b, Location loc, Conv2dOp op, Value x,
+                     ValueRange batch) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
     ArrayRef<int64_t> xShape = op.getX().getType().getShape(), pad = op.getPadding();
@@ -205,11 +226,11 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                          padded = {n, h + 2 * pad[0], w + 2 * pad[1], groups, cg},
                          offsets = {0, pad[0], pad[1], 0, 0}, strides(5, 1);
     Value filled = linalg::FillOp::create(b, loc, scalarConstant(b, loc, element, 0.0),
-                                          emptyTensor(b, loc, padded, element))
+                                          emptyTensor(b, loc, padded, element, batch))
                        .getResult(0);
     Value inside = tensor::ExtractSliceOp::create(
-        b, loc, filled, getAsIndexOpFoldResult(ctx, offsets),
-        getAsIndexOpFoldResult(ctx, shape), getAsIndexOpFoldResult(ctx, strides));
+        b, loc, filled, getAsIndexOpFoldResult(ctx, offsets), mixedShape(b, shape, batch),
+        getAsIndexOpFoldResult(ctx, strides));
     AffineExpr dn, dh, dw, dg, dc;
     bindDims(ctx, dn, dh, dw, dg, dc);
     Value transposed =
@@ -217,7 +238,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                     AffineMap::get(5, 0, {dn, dg, dc, dh, dw}, ctx));
     return tensor::InsertSliceOp::create(
         b, loc, transposed, filled, getAsIndexOpFoldResult(ctx, offsets),
-        getAsIndexOpFoldResult(ctx, shape), getAsIndexOpFoldResult(ctx, strides));
+        mixedShape(b, shape, batch), getAsIndexOpFoldResult(ctx, strides));
   }
 
   /// w [G, Og, Cg, KH, KW] as [G, Og, KH, KW, Cg], the patches' K order.
@@ -234,7 +255,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
   /// im2col of channels-last `x` [N, H, W, G, Cg] (padded):
   /// patches[n, g, i, j, c, y, z] = x[n, y * sh + i * dh, z * sw + j * dw, g, c],
   /// [N, G, KH, KW, Cg, OH, OW].
-  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x) const {
+  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x, ValueRange batch) const {
     MLIRContext *ctx = getContext();
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
@@ -244,7 +265,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     Value init = emptyTensor(b, loc,
                              {outShape[0], int64_t(op.getGroups()), wShape[2], wShape[3], wShape[1],
                               outShape[2], outShape[3]},
-                             op.getType().getElementType());
+                             op.getType().getElementType(), batch);
     return copyGeneric(b, loc, x, init,
                        AffineMap::get(7, 0,
                                       {dn, windowIndex(dy, di, stride[0], dilation[0]),

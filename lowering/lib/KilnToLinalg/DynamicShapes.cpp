@@ -250,7 +250,7 @@ private:
     }
     if (isa<SoftmaxOp, LogSoftmaxOp, CumsumOp, FlipOp>(op))
       return of(op->getOperand(0));
-    if (isa<PadOp, MaxPool2dOp, AvgPool2dOp>(op)) {
+    if (isa<PadOp, MaxPool2dOp, AvgPool2dOp, Conv2dOp>(op)) {
       // `?` dims pass through (unpadded, not spatial); the result type has
       // the static ones.
       SmallVector<int64_t> r = of(op->getOperand(0));
@@ -379,6 +379,15 @@ bool lowersWithDynamicDims(Operation *op) {
         return false;
     return true;
   }
+  // A conv's batch may be `?`; channels, spatial dims and weights not.
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    return llvm::all_of(conv->getOperandTypes(),
+                        [](Type t) {
+                          auto shape = cast<RankedTensorType>(t).getShape();
+                          return llvm::none_of(shape.drop_front(), ShapedType::isDynamic);
+                        }) &&
+           conv.getW().getType().hasStaticShape() &&
+           (!conv.getBias() || conv.getBias().getType().hasStaticShape());
   // The pools' windows slide over static spatial dims.
   if (isa<MaxPool2dOp, AvgPool2dOp>(op)) {
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());

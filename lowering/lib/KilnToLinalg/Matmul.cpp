@@ -58,12 +58,14 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     ArrayRef<int64_t> batchShape = outShape.drop_back(2);
     int64_t batch = 1;
     for (int64_t d : batchShape)
-      batch *= d;
+      batch = ShapedType::isDynamic(d) || ShapedType::isDynamic(batch) ? ShapedType::kDynamic
+                                                                       : batch * d;
 
     // Brings an operand to [batch..., r, c], then to [batch, r, c] or [r, c].
     // A matrix without batch dims stays one: the batch_matmul broadcasts it
     // (a weight shared by every batch is read in place, not copied).
-    auto prepare = [&](Value v, int64_t r, int64_t c) {
+    // A `?` batch dim that `v` broadcasts over is the other operand's.
+    auto prepare = [&](Value v, Value other, int64_t r, int64_t c) {
       if (cast<RankedTensorType>(v.getType()).getRank() == 2)
         return v;
       SmallVector<int64_t> full(batchShape);
@@ -73,7 +75,7 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       if (type.getShape() != ArrayRef<int64_t>(full)) {
         AffineMap map = broadcastMap(type.getShape(), full, getContext());
         Value init = emptyTensor(rewriter, loc, full, type.getElementType(),
-                                 dynamicSizes(rewriter, loc, full, v));
+                                 dynamicSizes(rewriter, loc, full, {v, other}));
         SmallVector<AffineMap> maps = {
             map, AffineMap::getMultiDimIdentityMap(full.size(), getContext())};
         SmallVector<utils::IteratorType> its(full.size(),
@@ -102,20 +104,28 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       f32.getDefiningOp()->setAttr(kFloat8DecodeAttr, TypeAttr::get(format));
       return f32;
     };
-    Value a = prepare(decoded(adaptor.getA(), op.getA()), m, k);
-    Value b = prepare(decoded(adaptor.getB(), op.getB()), k, n);
+    Value a = prepare(decoded(adaptor.getA(), op.getA()), adaptor.getB(), m, k);
+    Value b = prepare(decoded(adaptor.getB(), op.getB()), adaptor.getA(), k, n);
     SmallVector<int64_t> accShape = {m, n};
     if (!batchShape.empty())
       accShape.insert(accShape.begin(), batch);
     Value zero = scalarConstant(rewriter, loc, acc, 0.0);
-    // Batch and M sizes are a's, N is b's (docs/dynamic-shapes.md: a
-    // dynamic matmul has no broadcast batch dims).
+    // M is a's, N is b's, the batch that of whichever has one (a conv's
+    // GEMM shares one weight matrix a across a `?` batch of patches b).
     SmallVector<Value> accSizes;
-    for (auto [d, size] : llvm::enumerate(accShape))
-      if (ShapedType::isDynamic(size))
-        accSizes.push_back(d + 1 < accShape.size()
-                               ? tensor::DimOp::create(rewriter, loc, a, d)
-                               : tensor::DimOp::create(rewriter, loc, b, d));
+    int64_t accRank = accShape.size();
+    auto rankOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
+    for (auto [d, size] : llvm::enumerate(accShape)) {
+      if (!ShapedType::isDynamic(size))
+        continue;
+      int64_t at = static_cast<int64_t>(d);
+      if (at == accRank - 1)
+        accSizes.push_back(tensor::DimOp::create(rewriter, loc, b, rankOf(b) - 1));
+      else if (at == accRank - 2)
+        accSizes.push_back(tensor::DimOp::create(rewriter, loc, a, rankOf(a) - 2));
+      else
+        accSizes.push_back(tensor::DimOp::create(rewriter, loc, rankOf(a) == accRank ? a : b, at));
+    }
     Value init = linalg::FillOp::create(rewriter, loc, zero,
                                         emptyTensor(rewriter, loc, accShape, acc, accSizes))
                      .getResult(0);

@@ -142,3 +142,20 @@ func.func @pad_a_run_time_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %0 = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 1, 0>} : tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// A conv over a `?` batch: one weight matrix times each image's patches
+// (a batch_matmul whose A has no batch dim); the product's batch is the
+// patches', not a dim of the weights (it read the weights' rows once: 64
+// images whatever the batch, a heap overrun).
+// CHECK-LABEL: func @conv_batch
+// CHECK: %[[PATCHES:.*]] = tensor.expand_shape %{{.*}} output_shape [%{{.*}}, 64, 64] : tensor<?xf32> into tensor<?x64x64xf32>
+// CHECK: %[[WEIGHTS:.*]] = tensor.expand_shape %{{.*}} output_shape [64, 64] : tensor<4096xf32> into tensor<64x64xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[PATCHES]], %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x64x64xf32>
+// CHECK: linalg.batch_matmul {{.*}} ins(%[[WEIGHTS]], %[[PATCHES]] : tensor<64x64xf32>, tensor<?x64x64xf32>)
+func.func @conv_batch(%x: tensor<?x64x8x8xf32>, %w: tensor<64x64x1x1xf32>) -> tensor<?x64x8x8xf32> {
+  %0 = kiln.conv2d %x, %w : (tensor<?x64x8x8xf32>, tensor<64x64x1x1xf32>) -> tensor<?x64x8x8xf32>
+  return %0 : tensor<?x64x8x8xf32>
+}
