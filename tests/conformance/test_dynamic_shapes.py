@@ -93,17 +93,19 @@ def test_rows_norms_and_reductions(rows, cols):
 
 
 SCANS_FLIPS_ARGS = """
-func.func @main(%x: tensor<?x?xf32>, %y: tensor<?x300xf32>, %i: tensor<?x?xi32>)
+func.func @main(%x: tensor<?x?xf32>, %y: tensor<?x300xf32>, %i: tensor<?x?xi32>,
+                %h: tensor<?x?xi16>)
     -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xi64>, tensor<?x1xi64>,
-        tensor<?x?xi32>) {
+        tensor<?x?xi32>, tensor<?x?xi16>) {
   %rows = kiln.cumsum %x {dim = 1} : tensor<?x?xf32>
   %cols = kiln.cumsum %x {dim = 0} : tensor<?x?xf32>
   %f = kiln.flip %x {dims = array<i64: 0, 1>} : tensor<?x?xf32> -> tensor<?x?xf32>
   %amax = kiln.argmax %y {dim = 1} : tensor<?x300xf32> -> tensor<?xi64>
   %amin = kiln.argmin %y {dim = 1, keep_dims = true} : tensor<?x300xf32> -> tensor<?x1xi64>
   %ci = kiln.cumsum %i {dim = 1} : tensor<?x?xi32>
-  return %rows, %cols, %f, %amax, %amin, %ci : tensor<?x?xf32>, tensor<?x?xf32>,
-      tensor<?x?xf32>, tensor<?xi64>, tensor<?x1xi64>, tensor<?x?xi32>
+  %ch = kiln.cumsum %h {dim = 1} : tensor<?x?xi16>
+  return %rows, %cols, %f, %amax, %amin, %ci, %ch : tensor<?x?xf32>, tensor<?x?xf32>,
+      tensor<?x?xf32>, tensor<?xi64>, tensor<?x1xi64>, tensor<?x?xi32>, tensor<?x?xi16>
 }
 """
 
@@ -111,7 +113,9 @@ func.func @main(%x: tensor<?x?xf32>, %y: tensor<?x300xf32>, %i: tensor<?x?xi32>)
 # Scans of run-time length on the GPUs: rows of at most 32 take a thread
 # each, longer ones the blocked scan (2048 a chunk: 2049 is two, 70000
 # many, and longer than a lavapipe thread may loop); argmax/argmin over a
-# static dim of `?` rows take a block per row.
+# static dim of `?` rows take a block per row. 16-bit sums stay one
+# thread per row at every length (no blocked form for them), so their rows
+# stay under lavapipe's 65535 loop iterations a thread (docs/vulkan.md).
 @pytest.mark.parametrize("rows,cols", [(0, 5), (3, 0), (1, 1), (7, 32), (5, 33), (16, 2048),
                                        (3, 2049), (2, 70000), (1000, 13)])
 def test_scans_flips_and_arg_reductions(rows, cols):
@@ -119,11 +123,14 @@ def test_scans_flips_and_arg_reductions(rows, cols):
     x = rng.uniform(-1, 1, (rows, cols)).astype(np.float32)
     y = rng.uniform(-1, 1, (rows, 300)).astype(np.float32)
     i = rng.integers(-1000, 1000, (rows, cols)).astype(np.int32)
-    results, _ = run_kiln(SCANS_FLIPS_ARGS, [x, y, i])
+    h = rng.integers(-3, 4, (rows, min(cols, 4096))).astype(np.int16)
+    results, _ = run_kiln(SCANS_FLIPS_ARGS, [x, y, i, h])
     xd = x.astype(np.float64)
     want = [np.cumsum(xd, 1), np.cumsum(xd, 0), x[::-1, ::-1], np.argmax(y, 1),
-            np.argmin(y, 1)[:, None], np.cumsum(i, 1, dtype=np.int32)]
-    names = ["cumsum dim 1", "cumsum dim 0", "flip", "argmax", "argmin", "cumsum i32"]
+            np.argmin(y, 1)[:, None], np.cumsum(i, 1, dtype=np.int32),
+            np.cumsum(h, 1, dtype=np.int16)]
+    names = ["cumsum dim 1", "cumsum dim 0", "flip", "argmax", "argmin", "cumsum i32",
+             "cumsum i16"]
     for name, got, ref in zip(names, results, want):
         assert got.shape == ref.shape, name
         if name.startswith("cumsum") and ref.dtype == np.float64:
@@ -485,6 +492,20 @@ func.func @main(%x: tensor<?x40xf32>, %g: tensor<?x3xi32>) -> tensor<?x3xf32> {
                        check=False)
     assert proc.returncode == 2, proc.stderr
     assert "input #1 dim 0 is 5 but input #0 dim 0 is 4" in proc.stderr, proc.stderr
+
+
+def test_block_scales_must_match_at_run_time():
+    program = """
+func.func @main(%x: tensor<?x64xf32>, %s: tensor<?x?xf32>) -> tensor<?x64xi8> {
+  %q = kiln.quantize %x, %s {block_size = 32} : (tensor<?x64xf32>, tensor<?x?xf32>) -> tensor<?x64xi8>
+  return %q : tensor<?x64xi8>
+}
+"""
+    _, proc = run_kiln(program, [np.ones((4, 64), np.float32), np.ones((4, 1), np.float32)],
+                       check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "input #1 is tensor<4x1xf32>, the program expects tensor<?x2xf32>" in proc.stderr, \
+        proc.stderr
 
 
 def test_static_tie_runs_at_its_size():

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -87,6 +88,18 @@ std::optional<gpu::AllReduceOperation> allReduceOf(vector::CombiningKind kind) {
   case Kind::OR: return G::OR;
   default: return std::nullopt;
   }
+}
+
+Value HostSizes::alloc(ArrayRef<OpFoldResult> shape, Type element) {
+  SmallVector<int64_t> sizes;
+  SmallVector<Value> dynamic;
+  for (OpFoldResult size : shape) {
+    std::optional<int64_t> n = getConstantIntValue(size);
+    sizes.push_back(n ? *n : ShapedType::kDynamic);
+    if (!n)
+      dynamic.push_back(cast<Value>(size));
+  }
+  return memref::AllocOp::create(b, loc, MemRefType::get(sizes, element), dynamic);
 }
 
 void buildBlockLoop(OpBuilder &b, Location loc, OpFoldResult items, int64_t threads,

@@ -132,16 +132,8 @@ public:
     bool sliced = slicedAtRunTime || slices > 1;
     Value partialValues, partialIndices;
     if (sliced) {
-      SmallVector<int64_t> shape;
-      SmallVector<Value> dynamic;
-      for (OpFoldResult size : {rowCount, sliceCount}) {
-        std::optional<int64_t> n = getConstantIntValue(size);
-        shape.push_back(n ? *n : ShapedType::kDynamic);
-        if (!n)
-          dynamic.push_back(cast<Value>(size));
-      }
-      partialValues = memref::AllocOp::create(b, loc, MemRefType::get(shape, valueType), dynamic);
-      partialIndices = memref::AllocOp::create(b, loc, MemRefType::get(shape, indexType), dynamic);
+      partialValues = host.alloc({rowCount, sliceCount}, valueType);
+      partialIndices = host.alloc({rowCount, sliceCount}, indexType);
     }
     launch(host.mul(rowCount, sliceCount), [&](OpBuilder &ob, Value item, Value tid, ValueRange shared) {
       Value n = kiln::indexValue(ob, loc, sliceCount), len = kiln::indexValue(ob, loc, sliceLen);

@@ -167,16 +167,7 @@ public:
   ScanBuilder(Scan scan, int64_t maxGridX)
       : scan(scan), maxGridX(maxGridX), b(scan.nest), loc(scan.nest.getLoc()), host(b, loc) {
     length = scan.sizes[scan.dim];
-    rows = b.getIndexAttr(1);
-    for (auto [d, size] : llvm::enumerate(scan.sizes))
-      if (static_cast<int64_t>(d) != scan.dim)
-        rows = host.mul(rows, size);
     accType = scan.loop.getRegionIterArgs()[0].getType();
-    perThread = kChunkBytes / kThreads / (accType.getIntOrFloatBitWidth() / 8);
-    chunk = kThreads * perThread;
-    chunks = host.ceilDiv(length, b.getIndexAttr(chunk));
-    perSegment = host.max(b.getIndexAttr(1), host.div(chunks, b.getIndexAttr(kMaxTotals)));
-    segments = host.ceilDiv(chunks, perSegment);
   }
 
   /// Whether the blocked scan may run: rows longer than kSerialLength (or
@@ -190,19 +181,22 @@ public:
   }
 
   /// Whether the length is known only at run time: then both forms are
-  /// built, each launched where it applies.
-  bool lengthAtRunTime() const { return !getConstantIntValue(length); }
+  /// built where the blocked one fits, each launched where it applies.
+  static bool lengthAtRunTime(const Scan &scan) {
+    return !getConstantIntValue(scan.sizes[scan.dim]);
+  }
 
   /// One thread per row: the loops over the other dims become parallel
-  /// (none of them where a run-time length is longer than kSerialLength).
-  void buildRowPerThread() {
+  /// (none of them where `besideBlocked` and a run-time length is longer
+  /// than kSerialLength: the blocked scan takes those).
+  void buildRowPerThread(bool besideBlocked) {
     SmallVector<Value> zeros, sizes, ones;
     for (scf::ForOp loop : scan.outer) {
       zeros.push_back(loop.getLowerBound());
       sizes.push_back(loop.getUpperBound());
       ones.push_back(loop.getStep());
     }
-    if (lengthAtRunTime())
+    if (besideBlocked && lengthAtRunTime(scan))
       sizes[0] = kiln::indexValue(b, loc, host.whereNotGreater(sizes[0], length,
                                                          b.getIndexAttr(kSerialLength)));
     auto parallel = scf::ParallelOp::create(b, loc, zeros, sizes, ones);
@@ -217,18 +211,19 @@ public:
   /// grids are empty where it does not), then step 3 (at run time with
   /// scan.outer: empty where the rows take a thread each).
   void buildBlocked(bool withRowPerThread) {
+    rows = b.getIndexAttr(1);
+    for (auto [d, size] : llvm::enumerate(scan.sizes))
+      if (static_cast<int64_t>(d) != scan.dim)
+        rows = host.mul(rows, size);
+    perThread = kChunkBytes / kThreads / (accType.getIntOrFloatBitWidth() / 8);
+    chunk = kThreads * perThread;
+    chunks = host.ceilDiv(length, b.getIndexAttr(chunk));
+    perSegment = host.max(b.getIndexAttr(1), host.div(chunks, b.getIndexAttr(kMaxTotals)));
+    segments = host.ceilDiv(chunks, perSegment);
     Value totals;
     std::optional<int64_t> chunkCount = getConstantIntValue(chunks);
     if (!chunkCount || *chunkCount > 1) {
-      SmallVector<int64_t> shape;
-      SmallVector<Value> dynamic;
-      for (OpFoldResult size : {rows, segments}) {
-        std::optional<int64_t> c = getConstantIntValue(size);
-        shape.push_back(c ? *c : ShapedType::kDynamic);
-        if (!c)
-          dynamic.push_back(cast<Value>(size));
-      }
-      totals = memref::AllocOp::create(b, loc, MemRefType::get(shape, accType), dynamic);
+      totals = host.alloc({rows, segments}, accType);
       OpFoldResult one = b.getIndexAttr(1);
       buildChunkTotals(totals, host.whereGreater(host.mul(rows, segments), chunks, one));
       buildTotalsScan(totals, host.whereGreater(rows, chunks, one));
@@ -446,7 +441,7 @@ private:
   /// totals[row, :] becomes its exclusive running sum, `chunk` at a time.
   void buildTotalsScan(Value totals, OpFoldResult items) {
     launchOver(items, [&](OpBuilder &ob, Value row, Value tid, Value shared, Value) {
-      auto loop = scf::ForOp::create(
+      scf::ForOp::create(
           ob, loc, c(ob, 0), in(ob, segments), c(ob, chunk), ValueRange{zero(ob)},
           [&](OpBuilder &fb, Location, Value start, ValueRange carry) {
             Value first = firstOfThread(fb, start, tid);
@@ -478,7 +473,6 @@ private:
             }
             scf::YieldOp::create(fb, loc, add(fb, carry[0], total));
           });
-      (void)loop;
     });
   }
 
@@ -537,15 +531,16 @@ struct KilnGpuScansPass : kiln::impl::KilnGpuScansBase<KilnGpuScansPass> {
           if (std::optional<Scan> scan = matchScan(loop))
             scans.push_back(*scan);
     for (Scan &scan : scans) {
-      ScanBuilder builder(scan, maxGridX);
       bool blocked = ScanBuilder::blockedFits(scan);
-      bool rowPerThread = !scan.outer.empty() && (!blocked || builder.lengthAtRunTime());
+      bool rowPerThread =
+          !scan.outer.empty() && (!blocked || ScanBuilder::lengthAtRunTime(scan));
       if (!blocked && !rowPerThread)
         continue; // a single short row stays one thread's loop
+      ScanBuilder builder(scan, maxGridX);
       if (blocked)
         builder.buildBlocked(rowPerThread);
       if (rowPerThread)
-        builder.buildRowPerThread();
+        builder.buildRowPerThread(blocked);
       scan.nest.erase();
     }
   }

@@ -226,9 +226,7 @@ public:
                                          b.getIndexAttr(kSliceGranule));
     sliceLength = host.mul(granules, b.getIndexAttr(kSliceGranule));
     slices = wanted;
-    Value partials = memref::AllocOp::create(
-        b, loc, MemRefType::get({rows, ShapedType::kDynamic}, accType),
-        ValueRange{kiln::indexValue(b, loc, slices)});
+    Value partials = host.alloc({b.getIndexAttr(rows), slices}, accType);
     // At most kTargetBlocks + rows blocks: within every device's grid.
     kiln::buildBlockPerItem(
         b, loc, host.mul(b.getIndexAttr(rows), slices), kThreads,

@@ -280,11 +280,16 @@ private:
       return r;
     }
     if (isa<QuantizeOp, DequantizeOp>(op)) {
-      // A per-block scale has the values' dims but the last.
+      // A per-block scale has the values' dims but the last, which is the
+      // (static) last dim's block count.
       SmallVector<int64_t> x = of(op->getOperand(0)), scale = of(op->getOperand(1));
-      for (size_t d = 0; d + 1 < scale.size(); ++d)
-        if (auto ok = tie(op, scale[d], x[d]); !ok)
+      for (size_t d = 0; d < scale.size(); ++d) {
+        int64_t want = d + 1 < scale.size()
+                           ? x[d]
+                           : x.back() / op->getAttrOfType<IntegerAttr>("block_size").getInt();
+        if (auto ok = tie(op, scale[d], want); !ok)
           return std::unexpected(ok.error());
+      }
       return x;
     }
     if (auto select = dyn_cast<IndexSelectOp>(op)) {
@@ -379,6 +384,13 @@ bool lowersWithDynamicDims(Operation *op) {
         return false;
     return true;
   }
+  // Convs and pools with a `?` dim have no static empty one: their
+  // lowering reshapes around the `?` dim, which an empty static one would
+  // leave undefined (and replaces a result it knows to be empty).
+  auto staticEmpty = [](Operation *o) {
+    return llvm::any_of(llvm::concat<const Type>(o->getOperandTypes(), o->getResultTypes()),
+                        [](Type t) { return llvm::is_contained(cast<RankedTensorType>(t).getShape(), 0); });
+  };
   // A conv's batch may be `?`; channels, spatial dims and weights not.
   if (auto conv = dyn_cast<Conv2dOp>(op))
     return llvm::all_of(conv->getOperandTypes(),
@@ -387,17 +399,20 @@ bool lowersWithDynamicDims(Operation *op) {
                           return llvm::none_of(shape.drop_front(), ShapedType::isDynamic);
                         }) &&
            conv.getW().getType().hasStaticShape() &&
-           (!conv.getBias() || conv.getBias().getType().hasStaticShape());
+           (!conv.getBias() || conv.getBias().getType().hasStaticShape()) && !staticEmpty(op);
   // The pools' windows slide over static spatial dims.
   if (isa<MaxPool2dOp, AvgPool2dOp>(op)) {
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());
-    return !x.isDynamicDim(x.getRank() - 1) && !x.isDynamicDim(x.getRank() - 2);
+    return !x.isDynamicDim(x.getRank() - 1) && !x.isDynamicDim(x.getRank() - 2) &&
+           !staticEmpty(op);
   }
-  // Per-block scales split the last dim by the block size.
-  if (isa<QuantizeOp, DequantizeOp>(op))
+  // Per-block scales split a static last dim by the block size (a reshape
+  // of at most one `?` dim).
+  if (isa<QuantizeOp, DequantizeOp>(op)) {
+    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
     return !op->getAttr("block_size") ||
-           !cast<RankedTensorType>(op->getOperand(0).getType()).isDynamicDim(
-               cast<RankedTensorType>(op->getOperand(0).getType()).getRank() - 1);
+           (!x.isDynamicDim(x.getRank() - 1) && x.getNumDynamicDims() <= 1);
+  }
   return isa<TransposeOp, FlipOp, SoftmaxOp, LogSoftmaxOp, CumsumOp, LayerNormOp, RmsNormOp,
              ReduceSumOp, ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
              ReduceAllOp, func::ReturnOp>(op);

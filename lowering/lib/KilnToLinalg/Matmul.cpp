@@ -64,7 +64,8 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     // Brings an operand to [batch..., r, c], then to [batch, r, c] or [r, c].
     // A matrix without batch dims stays one: the batch_matmul broadcasts it
     // (a weight shared by every batch is read in place, not copied).
-    // A `?` batch dim that `v` broadcasts over is the other operand's.
+    // A `?` batch dim that `v` broadcasts over is the other operand's; its
+    // matrix dims are its own.
     auto prepare = [&](Value v, Value other, int64_t r, int64_t c) {
       if (cast<RankedTensorType>(v.getType()).getRank() == 2)
         return v;
@@ -74,8 +75,12 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       auto type = cast<RankedTensorType>(v.getType());
       if (type.getShape() != ArrayRef<int64_t>(full)) {
         AffineMap map = broadcastMap(type.getShape(), full, getContext());
-        Value init = emptyTensor(rewriter, loc, full, type.getElementType(),
-                                 dynamicSizes(rewriter, loc, full, {v, other}));
+        SmallVector<Value> either = dynamicSizes(rewriter, loc, full, {v, other});
+        SmallVector<Value> own = dynamicSizes(rewriter, loc, full, v), sizes;
+        for (auto [d, size] : llvm::enumerate(full))
+          if (ShapedType::isDynamic(size))
+            sizes.push_back(d < batchShape.size() ? either[sizes.size()] : own[sizes.size()]);
+        Value init = emptyTensor(rewriter, loc, full, type.getElementType(), sizes);
         SmallVector<AffineMap> maps = {
             map, AffineMap::getMultiDimIdentityMap(full.size(), getContext())};
         SmallVector<utils::IteratorType> its(full.size(),

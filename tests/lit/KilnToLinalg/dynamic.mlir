@@ -159,3 +159,13 @@ func.func @conv_batch(%x: tensor<?x64x8x8xf32>, %w: tensor<64x64x1x1xf32>) -> te
   %0 = kiln.conv2d %x, %w : (tensor<?x64x8x8xf32>, tensor<64x64x1x1xf32>) -> tensor<?x64x8x8xf32>
   return %0 : tensor<?x64x8x8xf32>
 }
+
+// -----
+
+// Per-block scales of two `?` dims would reshape two run-time sizes into
+// one group.
+func.func @quantize_blocks_of_two_run_time_dims(%x: tensor<?x?x64xf32>, %s: tensor<?x?x2xf32>) -> tensor<?x?x64xi8> {
+  // expected-error @+1 {{'kiln.quantize' with dynamic dims ('tensor<?x?x64xf32>') is not supported yet}}
+  %0 = kiln.quantize %x, %s {block_size = 32} : (tensor<?x?x64xf32>, tensor<?x?x2xf32>) -> tensor<?x?x64xi8>
+  return %0 : tensor<?x?x64xi8>
+}

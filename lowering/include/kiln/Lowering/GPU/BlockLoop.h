@@ -37,6 +37,8 @@ public:
                                   mlir::OpFoldResult y);
   mlir::OpFoldResult whereNotGreater(mlir::OpFoldResult x, mlir::OpFoldResult a,
                                      mlir::OpFoldResult y);
+  /// A buffer of `shape` (static where the sizes are constants).
+  mlir::Value alloc(llvm::ArrayRef<mlir::OpFoldResult> shape, mlir::Type element);
 
 private:
   mlir::Value value(mlir::OpFoldResult v);
