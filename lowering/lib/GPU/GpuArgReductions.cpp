@@ -114,7 +114,8 @@ public:
     takeInitialValues();
     kiln::HostSizes host(b, loc);
     OpFoldResult rowCount = b.getIndexAttr(1);
-    for (auto [d, range] : llvm::enumerate(op.getStaticLoopRanges()))
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    for (auto [d, range] : llvm::enumerate(ranges))
       loopRanges.push_back(ShapedType::isDynamic(range) ? OpFoldResult(loopSize(d))
                                                         : b.getIndexAttr(range));
     for (unsigned d : outer)

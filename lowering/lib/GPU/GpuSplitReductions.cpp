@@ -207,8 +207,8 @@ public:
         loc(op.getLoc()), host(b, loc) {
     rank = op.getNumLoops();
     accType = reduction.combiner->getResult(0).getType();
-    for (int64_t r : ArrayRef(op.getStaticLoopRanges()).drop_back())
-      outer.push_back(r);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges(); // outlives the view
+    outer.assign(ranges.begin(), ranges.end() - 1);
     rows = 1;
     for (int64_t r : outer)
       rows *= r;
