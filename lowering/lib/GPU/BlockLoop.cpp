@@ -72,6 +72,36 @@ void buildBlockPerItem(OpBuilder &b, Location loc, OpFoldResult items, int64_t t
   gpu::TerminatorOp::create(lb, loc);
 }
 
+SmallVector<Value> buildThreadStrideLoop(
+    OpBuilder &b, Location loc, Value begin, Value end, Value tid, int64_t threads,
+    int64_t unroll, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> step) {
+  auto c = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  int64_t stride = threads * unroll;
+  Value span = arith::SubIOp::create(b, loc, end, begin);
+  Value mainEnd = arith::AddIOp::create(
+      b, loc, begin,
+      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, span, c(b, stride)),
+                            c(b, stride)));
+  SmallVector<Value> carried(init);
+  auto steps = [&](Value from, Value to, int64_t count) {
+    auto loop = scf::ForOp::create(
+        b, loc, arith::AddIOp::create(b, loc, from, tid), to, c(b, threads * count), carried,
+        [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
+          SmallVector<Value> next(cur);
+          for (int64_t j = 0; j < count; ++j)
+            next = step(fb, arith::AddIOp::create(fb, loc, p, c(fb, j * threads)), next);
+          scf::YieldOp::create(fb, loc, next);
+        });
+    carried.assign(loop.getResults().begin(), loop.getResults().end());
+  };
+  steps(begin, mainEnd, unroll);
+  steps(mainEnd, end, 1);
+  return carried;
+}
+
 std::optional<gpu::AllReduceOperation> allReduceOf(vector::CombiningKind kind) {
   using G = gpu::AllReduceOperation;
   using Kind = vector::CombiningKind;

@@ -261,29 +261,14 @@ private:
   std::pair<Value, Value> threadPartial(OpBuilder &ob, SmallVector<Value> ivs, Value begin,
                                         Value end, Value tid) {
     auto [value, index] = initial(ob, ivs);
-    int64_t stride = kThreads * kUnroll;
-    Value span = arith::SubIOp::create(ob, loc, end, begin);
-    Value mainEnd = arith::AddIOp::create(
-        ob, loc, begin,
-        arith::MulIOp::create(ob, loc, arith::DivUIOp::create(ob, loc, span, c(ob, stride)),
-                              c(ob, stride)));
-    auto steps = [&](Value from, Value to, int64_t count) {
-      auto loop = scf::ForOp::create(
-          ob, loc, arith::AddIOp::create(ob, loc, from, tid), to, c(ob, kThreads * count),
-          ValueRange{value, index}, [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
-            Value v = cur[0], i = cur[1];
-            for (int64_t j = 0; j < count; ++j) {
-              ivs[arg.dim] = arith::AddIOp::create(fb, loc, p, c(fb, j * kThreads));
-              std::tie(v, i) = kiln::argReductionStep(fb, arg, ivs, v, i);
-            }
-            scf::YieldOp::create(fb, loc, ValueRange{v, i});
-          });
-      value = loop.getResult(0);
-      index = loop.getResult(1);
-    };
-    steps(begin, mainEnd, kUnroll);
-    steps(mainEnd, end, 1);
-    return {value, index};
+    SmallVector<Value> best = kiln::buildThreadStrideLoop(
+        ob, loc, begin, end, tid, kThreads, kUnroll, {value, index},
+        [&](OpBuilder &fb, Value p, ValueRange cur) -> SmallVector<Value> {
+          ivs[arg.dim] = p;
+          auto [v, i] = kiln::argReductionStep(fb, arg, ivs, cur[0], cur[1]);
+          return {v, i};
+        });
+    return {best[0], best[1]};
   }
 
   Value toShared(OpBuilder &ob, Value v) {

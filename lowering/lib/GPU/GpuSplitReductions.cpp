@@ -299,28 +299,12 @@ private:
   /// This thread's partial over begin + tid, begin + tid + kThreads, ...
   /// below `end`: kUnroll at a time, then one at a time.
   Value threadPartial(OpBuilder &ob, ArrayRef<Value> ivs, Value begin, Value end, Value tid) {
-    Value acc = kiln::reductionIdentity(ob, loc, reduction.kind, accType);
-    int64_t stride = kThreads * kUnroll;
-    Value span = arith::SubIOp::create(ob, loc, end, begin);
-    Value mainEnd = arith::AddIOp::create(
-        ob, loc, begin,
-        arith::MulIOp::create(ob, loc, arith::DivUIOp::create(ob, loc, span, c(ob, stride)),
-                              c(ob, stride)));
-    auto steps = [&](Value from, Value to, int64_t count) {
-      acc = scf::ForOp::create(
-                ob, loc, arith::AddIOp::create(ob, loc, from, tid), to,
-                c(ob, kThreads * count), ValueRange{acc},
-                [&](OpBuilder &fb, Location, Value p, ValueRange cur) {
-                  Value a = cur[0];
-                  for (int64_t k = 0; k < count; ++k)
-                    a = step(fb, ivs, arith::AddIOp::create(fb, loc, p, c(fb, k * kThreads)), a);
-                  scf::YieldOp::create(fb, loc, a);
-                })
-                .getResult(0);
-    };
-    steps(begin, mainEnd, kUnroll);
-    steps(mainEnd, end, 1);
-    return acc;
+    Value identity = kiln::reductionIdentity(ob, loc, reduction.kind, accType);
+    return kiln::buildThreadStrideLoop(
+        ob, loc, begin, end, tid, kThreads, kUnroll, identity,
+        [&](OpBuilder &fb, Value p, ValueRange cur) -> SmallVector<Value> {
+          return {step(fb, ivs, p, cur[0])};
+        })[0];
   }
 
   Value blockTotal(OpBuilder &ob, Value partial) {

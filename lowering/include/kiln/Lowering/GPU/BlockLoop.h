@@ -74,6 +74,17 @@ void buildBlockPerItem(mlir::OpBuilder &b, mlir::Location loc, mlir::OpFoldResul
                        int64_t threads,
                        llvm::function_ref<void(mlir::OpBuilder &, mlir::Value, mlir::Value)> body);
 
+/// A thread's fold over positions begin + tid, begin + tid + threads, ...
+/// below `end`, `unroll` positions an iteration (loads in flight), then one
+/// at a time: `step(builder, position, carried)` gives the next carried
+/// values; returns the last.
+llvm::SmallVector<mlir::Value> buildThreadStrideLoop(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value begin, mlir::Value end, mlir::Value tid,
+    int64_t threads, int64_t unroll, mlir::ValueRange init,
+    llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Value,
+                                                      mlir::ValueRange)>
+        step);
+
 /// The gpu.all_reduce operation that combines a block's partials of a
 /// `kind` reduction, if it has one.
 std::optional<mlir::gpu::AllReduceOperation> allReduceOf(mlir::vector::CombiningKind kind);
