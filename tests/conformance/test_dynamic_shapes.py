@@ -374,6 +374,34 @@ def test_matmul(m, k, n):
     np.testing.assert_allclose(bm, c.astype(np.float64) @ d, rtol=1e-5, atol=1e-5)
 
 
+MATMUL_STATIC_MEETS_RUN_TIME = """
+func.func @main(%a: tensor<?x1x?xf32>, %b: tensor<?x1x?xf32>, %c: tensor<?x2x?xf32>,
+                %d: tensor<?x8x3xf32>) -> (tensor<?x1x?xf32>, tensor<?x2x3xf32>) {
+  %m = kiln.matmul %a, %b : (tensor<?x1x?xf32>, tensor<?x1x?xf32>) -> tensor<?x1x?xf32>
+  %n = kiln.matmul %c, %d : (tensor<?x2x?xf32>, tensor<?x8x3xf32>) -> tensor<?x2x3xf32>
+  return %m, %n : tensor<?x1x?xf32>, tensor<?x2x3xf32>
+}
+"""
+
+
+# A `?` K of one operand meets the other's static K (1, 8): each operand
+# keeps its static matrix dims (once a `?`-sized copy of b, whose casts kernel formation rewrote until
+# memory ran out: fuzz-capi).
+@pytest.mark.parametrize("batch", [0, 1, 5])
+def test_matmuls_whose_static_dims_meet_run_time_ones(batch):
+    rng = np.random.default_rng(batch)
+    a = rng.uniform(-1, 1, (batch, 1, 1)).astype(np.float32)
+    b = rng.uniform(-1, 1, (batch, 1, 7)).astype(np.float32)
+    c = rng.uniform(-1, 1, (batch, 2, 8)).astype(np.float32)
+    d = rng.uniform(-1, 1, (batch, 8, 3)).astype(np.float32)
+    (m, n), _ = run_kiln(MATMUL_STATIC_MEETS_RUN_TIME, [a, b, c, d])
+    np.testing.assert_allclose(m, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(n, c.astype(np.float64) @ d, rtol=1e-5, atol=1e-6)
+    _, proc = run_kiln(MATMUL_STATIC_MEETS_RUN_TIME,
+                       [np.ones((batch, 1, 2), np.float32), b, c, d], check=False)
+    assert proc.returncode == 2 and "invalid_argument" in proc.stderr, proc.stderr
+
+
 MATMUL_EPILOGUE = """
 func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
   %m = kiln.matmul %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>

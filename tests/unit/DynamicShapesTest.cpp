@@ -219,6 +219,27 @@ TEST_P(DynamicDevice, ProgramsRunOnDeviceTensorsAtEverySize) {
   EXPECT_EQ(backend->kernels().compileCount(), 1u);
 }
 
+TEST_P(DynamicDevice, RowKernelsOfOneElementRowsTakeRunTimeRowCounts) {
+  // Rows of one element, their count a product with a `?` (the row kernel
+  // pass once multiplied the `?` marker into it: UBSan, fuzz-capi).
+  constexpr const char *kSoftmaxOfOne = R"(
+func.func @main(%x: tensor<2x?x1xf32>) -> tensor<2x?x1xf32> {
+  %0 = kiln.softmax %x {dim = 2} : tensor<2x?x1xf32>
+  return %0 : tensor<2x?x1xf32>
+})";
+  for (int64_t count : {0, 3, 70}) {
+    HostTensor x = rows(2 * count, 1);
+    x.shape = {2, count, 1};
+    auto out = backend->run(kSoftmaxOfOne, {upload(x)});
+    ASSERT_TRUE(out) << out.error().message;
+    HostTensor got = download((*out)[0]);
+    ASSERT_EQ(got.shape, x.shape);
+    for (int64_t i = 0; i < got.numElements(); ++i)
+      ASSERT_EQ(got.as<float>()[i], 1.0f) << "element " << i << " of " << count;
+  }
+  EXPECT_EQ(backend->kernels().compileCount(), 1u);
+}
+
 TEST_P(DynamicDevice, SizesThatDoNotFitAreInvalidArgumentNamingTheDims) {
   constexpr const char *kAdd = R"(
 func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {

@@ -142,6 +142,20 @@ void outlineKernel(Operation *root, func::FuncOp parent, unsigned index,
     op->erase();
 }
 
+/// Applies `patterns` greedily, with a bound on rewrites: patterns that
+/// undo each other (upstream's rewrites of casts and empty tensors did on a
+/// `?`-sized copy of a static dim) would otherwise run until memory is gone.
+LogicalResult applyBounded(ModuleOp module, FrozenRewritePatternSet patterns) {
+  int64_t ops = 0;
+  module.walk([&](Operation *) { ++ops; });
+  int64_t bound = 64 * ops + 4096;
+  if (succeeded(applyPatternsGreedily(module, patterns,
+                                      GreedyRewriteConfig().setMaxNumRewrites(bound))))
+    return success();
+  return emitError(module.getLoc(), "kernel formation did not settle within ")
+         << bound << " rewrites (a compiler bug: please report the program)";
+}
+
 struct KilnFormKernelsPass
     : kiln::impl::KilnFormKernelsBase<KilnFormKernelsPass> {
   using KilnFormKernelsBase::KilnFormKernelsBase;
@@ -156,7 +170,7 @@ struct KilnFormKernelsPass
     // argument's dim.
     RewritePatternSet dims(ctx);
     tensor::DimOp::getCanonicalizationPatterns(dims, ctx);
-    if (failed(applyPatternsGreedily(module, std::move(dims))))
+    if (failed(applyBounded(module, std::move(dims))))
       return signalPassFailure();
 
     RewritePatternSet patterns(ctx);
@@ -183,7 +197,7 @@ struct KilnFormKernelsPass
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    if (failed(applyBounded(module, std::move(patterns))))
       return signalPassFailure();
 
     SymbolTable symbols(module);

@@ -852,16 +852,17 @@ struct KilnGpuRowReductionsPass
             OpBuilder b(generic);
             SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
             kiln::GpuRowReductionTunables tiling{blockSize, vectorWidth};
-            int64_t rows = 1;
-            for (int64_t r : ArrayRef(ranges).drop_back())
-              rows *= r;
             Type element = getElementTypeOrSelf(generic->getOperand(0).getType());
             // Tune keys name static sizes; run-time ones take the defaults.
-            if (llvm::none_of(ranges, ShapedType::isDynamic))
+            if (llvm::none_of(ranges, ShapedType::isDynamic)) {
+              int64_t rows = 1;
+              for (int64_t r : ArrayRef(ranges).drop_back())
+                rows *= r;
               if (auto tuned = kiln::tunedConfig(
                     getOperation(), generic, kiln::GpuRowReductionTunables::tuneSpace(),
                     "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
                 tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
+            }
             kernel.emplace(b, generic, tiling, hoistRowValues, runTimeSizes, parts);
             // The fill of this reduction's output right before it, and a
             // row-wise op before that: the first stages (a fill left in

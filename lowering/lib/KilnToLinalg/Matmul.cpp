@@ -54,7 +54,6 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     ArrayRef<int64_t> outShape = resultType.getShape();
     int64_t rank = outShape.size();
     int64_t m = outShape[rank - 2], n = outShape[rank - 1];
-    int64_t k = op.getA().getType().getShape().back();
     ArrayRef<int64_t> batchShape = outShape.drop_back(2);
     int64_t batch = 1;
     for (int64_t d : batchShape)
@@ -66,13 +65,17 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     // (a weight shared by every batch is read in place, not copied).
     // A `?` batch dim that `v` broadcasts over is the other operand's; its
     // matrix dims are its own.
-    auto prepare = [&](Value v, Value other, int64_t r, int64_t c) {
-      if (cast<RankedTensorType>(v.getType()).getRank() == 2)
+    // (Its static matrix dims stay static where the other operand's are
+    // `?`: a `?` in their place made a `?`-sized copy of a static 1, whose
+    // casts kernel formation rewrote without end.)
+    auto prepare = [&](Value v, Value other) {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getRank() == 2)
         return v;
+      int64_t r = type.getShape().drop_back().back(), c = type.getShape().back();
       SmallVector<int64_t> full(batchShape);
       full.push_back(r);
       full.push_back(c);
-      auto type = cast<RankedTensorType>(v.getType());
       if (type.getShape() != ArrayRef<int64_t>(full)) {
         AffineMap map = broadcastMap(type.getShape(), full, getContext());
         SmallVector<Value> either = dynamicSizes(rewriter, loc, full, {v, other});
@@ -109,8 +112,8 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
       f32.getDefiningOp()->setAttr(kFloat8DecodeAttr, TypeAttr::get(format));
       return f32;
     };
-    Value a = prepare(decoded(adaptor.getA(), op.getA()), adaptor.getB(), m, k);
-    Value b = prepare(decoded(adaptor.getB(), op.getB()), adaptor.getA(), k, n);
+    Value a = prepare(decoded(adaptor.getA(), op.getA()), adaptor.getB());
+    Value b = prepare(decoded(adaptor.getB(), op.getB()), adaptor.getA());
     SmallVector<int64_t> accShape = {m, n};
     if (!batchShape.empty())
       accShape.insert(accShape.begin(), batch);

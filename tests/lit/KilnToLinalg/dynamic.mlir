@@ -162,6 +162,18 @@ func.func @conv_batch(%x: tensor<?x64x8x8xf32>, %w: tensor<64x64x1x1xf32>) -> te
 
 // -----
 
+// A `?` K meeting the other operand's static 1: each operand keeps its own
+// static matrix dims, and nothing is copied to a `?` size.
+// CHECK-LABEL: func @matmul_static_k_meets_run_time_k
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.batch_matmul {{.*}} ins(%arg0, %arg1 : tensor<?x1x?xf32>, tensor<?x1x?xf32>)
+func.func @matmul_static_k_meets_run_time_k(%a: tensor<?x1x?xf32>, %b: tensor<?x1x?xf32>) -> tensor<?x1x?xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<?x1x?xf32>, tensor<?x1x?xf32>) -> tensor<?x1x?xf32>
+  return %0 : tensor<?x1x?xf32>
+}
+
+// -----
+
 // Per-block scales of two `?` dims would reshape two run-time sizes into
 // one group.
 func.func @quantize_blocks_of_two_run_time_dims(%x: tensor<?x?x64xf32>, %s: tensor<?x?x2xf32>) -> tensor<?x?x64xi8> {
