@@ -385,7 +385,7 @@ Expected<std::vector<Tensor>> Backend::launch(const std::shared_ptr<Program> &pr
     std::vector<std::vector<int64_t>> shapes;
     for (const Tensor &in : inputs)
       shapes.push_back(in.shape());
-    auto bound = bindRunTimeSizes(want, program->outputs(), shapes);
+    auto bound = bindRunTimeSizes(want, program->outputs(), program->sizeRules(), shapes);
     if (!bound)
       return std::unexpected(bound.error());
     auto sized = queue->sizesOf(*program, std::move(bound->dims));

@@ -36,6 +36,26 @@ json signatureJson(const std::vector<TensorSignature> &tensors) {
   return list;
 }
 
+json rulesJson(const std::vector<SizeRule> &rules) {
+  json list = json::array();
+  for (const SizeRule &r : rules)
+    list.push_back({{"kind", static_cast<int>(r.kind)}, {"dim", r.dim}, {"terms", r.terms},
+                    {"origin", r.origin}});
+  return list;
+}
+
+std::vector<SizeRule> rulesOf(const json &list) {
+  std::vector<SizeRule> rules;
+  for (const json &r : list.get<std::vector<json>>()) {
+    int kind = integer<int>(r.at("kind"));
+    if (kind < 0 || kind > static_cast<int>(SizeRule::Kind::AtLeast))
+      throw std::invalid_argument("a size rule of unknown kind");
+    rules.push_back({static_cast<SizeRule::Kind>(kind), integer<int64_t>(r.at("dim")),
+                     integers<int64_t>(r.at("terms")), r.at("origin").get<std::string>()});
+  }
+  return rules;
+}
+
 json planJson(const GpuPlan &plan) {
   json launches = json::array();
   for (const KernelLaunch &l : plan.launches) {
@@ -157,6 +177,7 @@ CacheEntry encodeCachedProgram(std::string_view kind, const CachedProgram &cache
   json metadata = {{"kind", kind},
                    {"inputs", signatureJson(p.inputs)},
                    {"outputs", signatureJson(p.outputs)},
+                   {"size_rules", rulesJson(p.sizeRules)},
                    {"kernel_count", p.kernelCount},
                    {"stage_times", stages},
                    {"tune_keys", p.tuneKeys}};
@@ -193,11 +214,17 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
     if (metadata.contains("tune_keys"))
       p.tuneKeys = metadata.at("tune_keys").get<std::vector<std::string>>();
+    if (metadata.contains("size_rules"))
+      p.sizeRules = rulesOf(metadata.at("size_rules"));
     // Run-time sizes (negative dims): each one an output has is an input's
-    // (RunTimeSizes.cpp binds them from inputs).
+    // or a sum's (RunTimeSizes.cpp binds them from inputs and computes the
+    // sums; a rule that reads a size that neither gives is refused there).
     std::set<int64_t> inputSizes;
     for (const TensorSignature &t : p.inputs)
       inputSizes.insert(t.shape.begin(), t.shape.end());
+    for (const SizeRule &r : p.sizeRules)
+      if (r.kind == SizeRule::Kind::Sum)
+        inputSizes.insert(r.dim);
     for (const auto *tensors : {&p.inputs, &p.outputs})
       for (const TensorSignature &t : *tensors)
         for (int64_t d : t.shape)

@@ -65,7 +65,7 @@ Program::run(const std::vector<HostTensor> &inputs) const {
     buffers.push_back(const_cast<std::byte *>(inputs[i].data.data()));
     shapes.push_back(inputs[i].shape);
   }
-  auto sizes = bindRunTimeSizes(want, compiled.outputs, shapes);
+  auto sizes = bindRunTimeSizes(want, compiled.outputs, compiled.sizeRules, shapes);
   if (!sizes)
     return std::unexpected(sizes.error());
   std::vector<HostTensor> outputs;

@@ -45,7 +45,10 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult PadOp::fold(FoldAdaptor) {
-  return getX().getType() == getType() ? getX() : OpFoldResult();
+  // Not by type: a `?` dim padded is `?` again.
+  bool none = llvm::all_of(getLow(), [](int64_t l) { return l == 0; }) &&
+              llvm::all_of(getHigh(), [](int64_t h) { return h == 0; });
+  return none ? getX() : OpFoldResult();
 }
 
 OpFoldResult FlipOp::fold(FoldAdaptor) {

@@ -563,8 +563,10 @@ LogicalResult GatherOp::verify() {
   if (getIdx().getType().getRank() != rank)
     return emitOpError() << "index rank " << getIdx().getType().getRank()
                          << " differs from operand rank " << rank;
+  // A `?` size is checked at run time.
   for (int64_t d = 0; d < rank; ++d)
-    if (d != getDim() &&
+    if (d != getDim() && !getIdx().getType().isDynamicDim(d) &&
+        !getX().getType().isDynamicDim(d) &&
         getIdx().getType().getDimSize(d) > getX().getType().getDimSize(d))
       return emitOpError() << "index size " << getIdx().getType().getDimSize(d)
                            << " exceeds operand size "

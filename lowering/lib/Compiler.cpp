@@ -243,7 +243,7 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, Attent
     return std::unexpected(outputs.error());
   declaredInputs = *inputs;
   declaredOutputs = *outputs;
-  if (auto named = nameRunTimeSizes(entry, *inputs, *outputs); !named)
+  if (auto named = nameRunTimeSizes(entry, *inputs, *outputs, result.sizeRules); !named)
     return std::unexpected(named.error());
   result.inputs = std::move(*inputs);
   result.outputs = std::move(*outputs);

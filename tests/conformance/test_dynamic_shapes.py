@@ -245,6 +245,61 @@ def test_pools_pads_concats_and_broadcasts(n):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+SIZES_OF_SUMS = """
+func.func @main(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %z: tensor<?x?xf32>,
+                %w: tensor<?x3xf32>)
+    -> (tensor<?x5xf32>, tensor<?x3xf32>, tensor<2x2xf32>, tensor<?x?xf32>, tensor<?x3xf32>) {
+  %p = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 2, 2>, value = 0.5 : f64}
+      : tensor<?x3xf32> -> tensor<?x5xf32>
+  %c = kiln.concat %x, %y, %x {dim = 0} : (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x3xf32>)
+      -> tensor<?x3xf32>
+  %s = kiln.slice %y {start = array<i64: 1, 0>, stop = array<i64: 3, 2>, step = array<i64: 1, 1>}
+      : tensor<?x3xf32> -> tensor<2x2xf32>
+  %pz = kiln.pad %z {low = array<i64: 0, 1>, high = array<i64: 1, 0>, value = 0.0 : f64}
+      : tensor<?x?xf32> -> tensor<?x?xf32>
+  %e = kiln.exp %pz : tensor<?x?xf32>
+  %q = kiln.pad %x {low = array<i64: 0, 0>, high = array<i64: 3, 0>, value = 1.0 : f64}
+      : tensor<?x3xf32> -> tensor<?x3xf32>
+  %sum = kiln.add %q, %w : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %p, %c, %s, %e, %sum : tensor<?x5xf32>, tensor<?x3xf32>, tensor<2x2xf32>,
+      tensor<?x?xf32>, tensor<?x3xf32>
+}
+"""
+
+
+# Pads and concats along `?` dims (result sizes that are sums, computed at
+# run time), a slice of `?` rows (at least as many as it reads) and an
+# input whose rows must be a sum (w: x's rows + 3), both checked at run
+# time.
+@pytest.mark.parametrize("n,m,k", [(0, 3, 0), (1, 5, 4), (2, 1, 1), (7, 0, 7), (33, 40, 2)])
+def test_sizes_that_are_sums(n, m, k):
+    rng = np.random.default_rng(n * 100 + m * 10 + k)
+    x = rng.uniform(-1, 1, (n, 3)).astype(np.float32)
+    y = rng.uniform(-1, 1, (m, 3)).astype(np.float32)
+    z = rng.uniform(-1, 1, (k, k + 1)).astype(np.float32)
+    w = rng.uniform(-1, 1, (n + 3, 3)).astype(np.float32)
+    if m < 3:
+        # The slice reads rows 1 and 2 of y: fewer is a named error.
+        _, proc = run_kiln(SIZES_OF_SUMS, [x, y, z, w], check=False)
+        assert proc.returncode == 2 and "invalid_argument" in proc.stderr, proc.stderr
+        assert "input #1 dim 0 is %d but" % m in proc.stderr, proc.stderr
+        assert "'kiln.slice' needs at least 3" in proc.stderr, proc.stderr
+        return
+    _, proc = run_kiln(SIZES_OF_SUMS, [x, y, z, w[1:]], check=False)
+    assert proc.returncode == 2 and "invalid_argument" in proc.stderr, proc.stderr
+    assert "input #3 dim 0 is %d but the program makes that size %d" % (n + 2, n + 3) \
+        in proc.stderr, proc.stderr
+    results, _ = run_kiln(SIZES_OF_SUMS, [x, y, z, w])
+    xd = x.astype(np.float64)
+    want = [np.pad(xd, ((1, 2), (0, 2)), constant_values=0.5), np.concatenate([xd, y, xd], 0),
+            y[1:3, 0:2], np.exp(np.pad(z.astype(np.float64), ((0, 1), (1, 0)))),
+            np.pad(xd, ((0, 3), (0, 0)), constant_values=1.0) + w]
+    for name, got, ref in zip(["pad", "concat", "slice", "pad of ?x?", "pad + w"],
+                              results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
+
+
 def convs_program(dtype):
     t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
     x, w, b, w1, wd, wg = (t(["?", 32, 9, 9]), t([64, 32, 3, 3]), t([64]), t([48, 32, 1, 1]),
@@ -509,17 +564,21 @@ def test_mismatches_are_named_errors(program, shapes, message):
     assert "invalid_argument" in proc.stderr and message in proc.stderr, proc.stderr
 
 
-def test_gather_rows_must_match_at_run_time():
+def test_gather_index_no_longer_than_x_at_run_time():
     program = """
 func.func @main(%x: tensor<?x40xf32>, %g: tensor<?x3xi32>) -> tensor<?x3xf32> {
   %b = kiln.gather %x, %g {dim = 1} : (tensor<?x40xf32>, tensor<?x3xi32>) -> tensor<?x3xf32>
   return %b : tensor<?x3xf32>
 }
 """
-    _, proc = run_kiln(program, [np.ones((4, 40), np.float32), np.zeros((5, 3), np.int32)],
-                       check=False)
+    x = np.arange(160, dtype=np.float32).reshape(4, 40)
+    g = np.array([[0, 39, 5], [1, 2, 3], [7, 7, 7]], np.int32)
+    (b,), _ = run_kiln(program, [x, g])
+    np.testing.assert_array_equal(b, x[np.arange(3)[:, None], g])
+    _, proc = run_kiln(program, [x, np.zeros((5, 3), np.int32)], check=False)
     assert proc.returncode == 2, proc.stderr
-    assert "input #1 dim 0 is 5 but input #0 dim 0 is 4" in proc.stderr, proc.stderr
+    assert "input #0 dim 0 is 4 but" in proc.stderr, proc.stderr
+    assert "'kiln.gather' needs at least 5" in proc.stderr, proc.stderr
 
 
 def test_block_scales_must_match_at_run_time():
@@ -544,15 +603,17 @@ def test_static_tie_runs_at_its_size():
 
 def test_ops_outside_the_slice_are_unsupported():
     program = """
-func.func @main(%x: tensor<?x8xf32>) -> tensor<2x4xf32> {
-  %r = kiln.slice %x {start = array<i64: 0, 0>, stop = array<i64: 2, 4>} : tensor<?x8xf32> -> tensor<2x4xf32>
-  return %r : tensor<2x4xf32>
+func.func @main(%x: tensor<1x1x?x8xf32>) -> tensor<1x1x?x4xf32> {
+  %r = kiln.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>}
+      : tensor<1x1x?x8xf32> -> tensor<1x1x?x4xf32>
+  return %r : tensor<1x1x?x4xf32>
 }
 """
-    _, proc = run_kiln(program, [np.ones((3, 8), np.float32)], check=False)
+    _, proc = run_kiln(program, [np.ones((1, 1, 4, 8), np.float32)], check=False)
     assert proc.returncode == 1, proc.stderr
     assert "unsupported" in proc.stderr, proc.stderr
-    assert "'kiln.slice' with dynamic dims (tensor<?x8xf32>) is not supported yet" in proc.stderr
+    assert ("'kiln.max_pool2d' with dynamic dims (tensor<1x1x?x8xf32>) is not supported yet"
+            in proc.stderr), proc.stderr
 
 
 def test_arg_reductions_over_a_run_time_dim_are_unsupported():

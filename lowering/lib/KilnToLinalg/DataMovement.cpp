@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -158,35 +159,40 @@ struct SliceToExtract : OpConversionPattern<SliceOp> {
   }
 };
 
-/// `source` written into `dest` at static `offsets` (a `?` dim of
-/// `source` is inserted whole, at offset 0).
+/// `source` written whole into `dest` at `offsets`.
 Value insertAt(OpBuilder &b, Location loc, Value source, Value dest,
-               ArrayRef<int64_t> offsets) {
+               ArrayRef<OpFoldResult> offsets) {
   int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
   return tensor::InsertSliceOp::create(
-      b, loc, source, dest, getAsIndexOpFoldResult(b.getContext(), offsets),
-      tensor::getMixedSizes(b, loc, source),
+      b, loc, source, dest, offsets, tensor::getMixedSizes(b, loc, source),
       SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+/// `a + b`, folded where both are constants.
+OpFoldResult addSizes(OpBuilder &b, Location loc, OpFoldResult x, OpFoldResult y) {
+  std::optional<int64_t> cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy)
+    return b.getIndexAttr(*cx + *cy);
+  if (cx == 0)
+    return y;
+  if (cy == 0)
+    return x;
+  return arith::AddIOp::create(b, loc, getValueOrCreateConstantIndexOp(b, loc, x),
+                               getValueOrCreateConstantIndexOp(b, loc, y))
+      .getResult();
 }
 
 } // namespace
 
 Value buildPad(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                ArrayRef<int64_t> high, Value value) {
-  // A `?` dim is not padded (DynamicShapes.cpp): it keeps x's size.
-  SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
-  SmallVector<Value> sizes;
-  for (auto [d, size, l, h] : llvm::enumerate(shape, low, high)) {
-    if (ShapedType::isDynamic(size))
-      sizes.push_back(tensor::DimOp::create(b, loc, x, d));
-    else
-      size += l + h;
-  }
-  Value filled =
-      linalg::FillOp::create(b, loc, value,
-                             emptyTensor(b, loc, shape, value.getType(), sizes))
-          .getResult(0);
-  return insertAt(b, loc, x, filled, low);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  for (auto [size, l, h] : llvm::zip(sizes, low, high))
+    size = addSizes(b, loc, size, b.getIndexAttr(l + h));
+  Value filled = linalg::FillOp::create(b, loc, value,
+                                        tensor::EmptyOp::create(b, loc, sizes, value.getType()).getResult())
+                     .getResult(0);
+  return insertAt(b, loc, x, filled, getAsIndexOpFoldResult(b.getContext(), low));
 }
 
 namespace {
@@ -198,8 +204,12 @@ struct PadToFillAndInsert : OpConversionPattern<PadOp> {
     Location loc = op.getLoc();
     Value value = scalarConstant(rewriter, loc, op.getType().getElementType(),
                                  op.getValue().convertToDouble());
-    rewriter.replaceOp(op, buildPad(rewriter, loc, adaptor.getX(), op.getLow(),
-                                    op.getHigh(), value));
+    Value padded = buildPad(rewriter, loc, adaptor.getX(), op.getLow(), op.getHigh(), value);
+    // A `?` dim padded to a size the result type states (the run checks).
+    auto type = signlessTensorType(op.getType());
+    if (padded.getType() != type)
+      padded = tensor::CastOp::create(rewriter, loc, type, padded);
+    rewriter.replaceOp(op, padded);
     return success();
   }
 };
@@ -211,19 +221,22 @@ struct ConcatToInserts : OpConversionPattern<ConcatOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = signlessTensorType(op.getType());
-    // The concatenated dim is static (DynamicShapes.cpp); `?` ones are the
-    // inputs' common size.
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d))
-        sizes.push_back(tensor::DimOp::create(rewriter, loc, adaptor.getXs()[0], d));
-    Value result =
-        emptyTensor(rewriter, loc, type.getShape(), type.getElementType(), sizes);
-    SmallVector<int64_t> offsets(type.getRank(), 0);
-    for (Value x : adaptor.getXs()) {
+    int64_t dim = op.getDim();
+    // The other dims are the inputs' common size; the concatenated one
+    // their sum, and each input's offset the sum before it.
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, adaptor.getXs()[0]);
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    for (Value x : adaptor.getXs().drop_front())
+      sizes[dim] =
+          addSizes(rewriter, loc, sizes[dim], tensor::getMixedSize(rewriter, loc, x, dim));
+    Value result = tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    if (result.getType() != type)
+      result = tensor::CastOp::create(rewriter, loc, type, result);
+    for (auto [i, x] : llvm::enumerate(adaptor.getXs())) {
       result = insertAt(rewriter, loc, x, result, offsets);
-      offsets[op.getDim()] +=
-          cast<RankedTensorType>(x.getType()).getDimSize(op.getDim());
+      if (i + 1 < adaptor.getXs().size())
+        offsets[dim] =
+            addSizes(rewriter, loc, offsets[dim], tensor::getMixedSize(rewriter, loc, x, dim));
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -42,9 +42,18 @@ bool isSimpleDynamicReshape(ReshapeOp op) {
 
 /// Equal-size classes of run-time sizes. A term is a size (>= 0) or a
 /// symbol (dynamicDim(s)); find() gives a class's size where it is tied to
-/// one, else its representative symbol.
+/// one, else its representative symbol. A class may be a sum of terms (a
+/// padded or concatenated dim): tying it to a size or to another sum leaves
+/// an Equal rule for the run to check.
 class SizeClasses {
 public:
+  struct Rule {
+    SizeRule::Kind kind;
+    int64_t dim;
+    SmallVector<int64_t> terms;
+    std::string origin;
+  };
+
   int64_t fresh() {
     parent.push_back(parent.size());
     size.push_back(ShapedType::kDynamic);
@@ -56,8 +65,30 @@ public:
     int64_t root = rootOf(sizeSymbolOf(term));
     return ShapedType::isDynamic(size[root]) ? dynamicDim(root) : size[root];
   }
+  /// The sum of `terms`: a size where all are sizes, the one symbol where
+  /// the rest add 0, else a new class defined as the sum; nullopt where the
+  /// sizes overflow int64.
+  std::optional<int64_t> sum(ArrayRef<int64_t> terms, const std::string &origin) {
+    int64_t constant = 0;
+    SmallVector<int64_t> symbols;
+    for (int64_t t : terms) {
+      if ((t = find(t)) < 0)
+        symbols.push_back(t);
+      else if (llvm::AddOverflow(constant, t, constant))
+        return std::nullopt;
+    }
+    if (symbols.empty())
+      return constant;
+    if (symbols.size() == 1 && constant == 0)
+      return symbols.front();
+    if (constant != 0)
+      symbols.push_back(constant);
+    int64_t s = fresh();
+    sums[sizeSymbolOf(s)] = Rule{SizeRule::Kind::Sum, s, symbols, origin};
+    return s;
+  }
   /// Ties `a` and `b` together; false where they are two different sizes.
-  bool unify(int64_t a, int64_t b) {
+  bool unify(int64_t a, int64_t b, const std::string &origin) {
     a = find(a);
     b = find(b);
     if (a == b)
@@ -67,12 +98,32 @@ public:
     if (a >= 0)
       std::swap(a, b);
     int64_t root = sizeSymbolOf(a);
-    if (b >= 0)
+    std::optional<Rule> sumOfA;
+    if (auto it = sums.find(root); it != sums.end()) {
+      sumOfA = std::move(it->second);
+      sums.erase(it);
+    }
+    if (b >= 0) {
       size[root] = b;
-    else
+    } else {
       parent[root] = sizeSymbolOf(b);
+      if (sumOfA && !sums.count(sizeSymbolOf(b))) {
+        sums[sizeSymbolOf(b)] = std::move(*sumOfA);
+        sumOfA.reset();
+      }
+    }
+    if (sumOfA)
+      checks.push_back({SizeRule::Kind::Equal, b, std::move(sumOfA->terms), origin});
     return true;
   }
+  /// `dim` must be at least `term` at run time.
+  void atLeast(int64_t dim, int64_t term, const std::string &origin) {
+    checks.push_back({SizeRule::Kind::AtLeast, dim, {term}, origin});
+  }
+
+  /// Classes a run computes (their root -> the sum) and what it checks.
+  llvm::DenseMap<int64_t, Rule> sums;
+  std::vector<Rule> checks;
 
 private:
   int64_t rootOf(int64_t s) {
@@ -92,10 +143,15 @@ std::string where(Operation *op) {
   return s;
 }
 
+/// "program:3:8: 'kiln.pad'": the op, for errors.
+std::string origin(Operation *op) {
+  return where(op) + "'" + op->getName().getStringRef().str() + "'";
+}
+
 class ShapeClassBuilder {
 public:
   Expected<void> run(func::FuncOp entry, std::vector<TensorSignature> &inputs,
-                     std::vector<TensorSignature> &outputs) {
+                     std::vector<TensorSignature> &outputs, std::vector<SizeRule> &rules) {
     for (BlockArgument arg : entry.getArguments()) {
       SmallVector<int64_t> dims;
       for (int64_t d : cast<RankedTensorType>(arg.getType()).getShape())
@@ -113,25 +169,93 @@ public:
       if (auto failed = visit(&op); !failed)
         return failed;
     }
-    // Symbols are numbered as the inputs first use them.
-    DenseMap<int64_t, int64_t> numbers;
+    if (auto ok = settleSums(); !ok)
+      return ok;
+    // Symbols are numbered as the inputs first use them, then the sums.
     for (auto [signature, arg] : llvm::zip(inputs, entry.getArguments())) {
       signature.shape.assign(terms[arg].begin(), terms[arg].end());
       for (int64_t &d : signature.shape)
         if ((d = classes.find(d)) < 0)
           d = dynamicDim(numbers.try_emplace(d, numbers.size()).first->second);
     }
+    // Sums in the order a run computes them: each after the sums it reads.
+    SmallVector<int64_t> order;
+    DenseMap<int64_t, int> state; // 1: being ordered, 2: ordered
+    std::function<bool(int64_t)> visitSum = [&](int64_t root) {
+      if (int st = state.lookup(root))
+        return st == 2;
+      state[root] = 1;
+      for (int64_t t : classes.sums.find(root)->second.terms)
+        if ((t = classes.find(t)) < 0 && classes.sums.count(sizeSymbolOf(t)) &&
+            !visitSum(sizeSymbolOf(t)))
+          return false;
+      state[root] = 2;
+      order.push_back(root);
+      return true;
+    };
+    for (auto &sum : classes.sums)
+      if (!visitSum(sum.first))
+        return makeError(ErrorKind::Unsupported,
+                         sum.second.origin +
+                             " makes a run-time size a sum that includes itself");
+    auto number = [&](int64_t term) -> std::optional<int64_t> {
+      if ((term = classes.find(term)) >= 0)
+        return term;
+      if (auto it = numbers.find(term); it != numbers.end())
+        return dynamicDim(it->second);
+      if (!classes.sums.count(sizeSymbolOf(term)))
+        return std::nullopt; // no input gives it
+      return dynamicDim(numbers.try_emplace(term, numbers.size()).first->second);
+    };
+    auto rule = [&](const SizeClasses::Rule &r) -> std::optional<SizeRule> {
+      SizeRule out{r.kind, *number(r.dim), {}, r.origin};
+      for (int64_t t : r.terms) {
+        auto n = number(t);
+        if (!n)
+          return std::nullopt;
+        out.terms.push_back(*n);
+      }
+      return out;
+    };
+    for (int64_t root : order) {
+      const SizeClasses::Rule &sum = classes.sums.find(root)->second;
+      auto r = rule(sum);
+      if (!r)
+        return makeError(ErrorKind::Unsupported,
+                         sum.origin + " needs a size that no input gives");
+      rules.push_back(std::move(*r));
+    }
+    for (const SizeClasses::Rule &check : classes.checks) {
+      std::optional<int64_t> dim = number(check.dim);
+      std::optional<SizeRule> r = dim ? rule(check) : std::nullopt;
+      if (!r)
+        return makeError(ErrorKind::Unsupported,
+                         check.origin + " needs a size that no input gives");
+      int64_t total = 0;
+      bool known = *dim >= 0 && llvm::all_of(r->terms, [&](int64_t t) {
+        return t >= 0 && !llvm::AddOverflow(total, t, total);
+      });
+      if (!known) {
+        rules.push_back(std::move(*r));
+        continue;
+      }
+      bool holds = check.kind == SizeRule::Kind::AtLeast ? *dim >= total : *dim == total;
+      if (!holds)
+        return makeError(ErrorKind::InvalidArgument,
+                         check.origin + " needs a dim of size " + std::to_string(*dim) +
+                             (check.kind == SizeRule::Kind::AtLeast ? " to be at least "
+                                                                    : " to be ") +
+                             std::to_string(total) + ": its operands can never fit");
+    }
     for (TensorSignature &signature : outputs)
       for (int64_t &d : signature.shape) {
-        if ((d = classes.find(d)) >= 0)
-          continue;
-        auto it = numbers.find(d);
-        if (it == numbers.end())
+        std::optional<int64_t> n = number(d);
+        if (!n)
           return makeError(ErrorKind::Unsupported,
                            "a result of @" + entry.getSymName().str() + " is " +
                                signature.describe() +
                                ", and no input gives the size of its `?` dim");
-        d = dynamicDim(it->second);
+        d = *n;
       }
     return {};
   }
@@ -148,13 +272,16 @@ private:
   }
 
   Expected<void> tie(Operation *op, int64_t a, int64_t b) {
-    if (classes.unify(a, b))
+    if (classes.unify(a, b, origin(op)))
       return {};
     return makeError(ErrorKind::InvalidArgument,
-                     where(op) + "'" + op->getName().getStringRef().str() +
-                         "' needs a dim of size " + std::to_string(classes.find(a)) +
+                     origin(op) + " needs a dim of size " + std::to_string(classes.find(a)) +
                          " to be " + std::to_string(classes.find(b)) +
                          ": the sizes of its operands can never agree");
+  }
+
+  std::unexpected<Error> overflows(Operation *op) {
+    return makeError(ErrorKind::InvalidArgument, origin(op) + " makes a size that overflows int64");
   }
 
   /// NumPy broadcasting over `shapes` (the types) and their `terms`: a
@@ -250,7 +377,25 @@ private:
     }
     if (isa<SoftmaxOp, LogSoftmaxOp, CumsumOp, FlipOp>(op))
       return of(op->getOperand(0));
-    if (isa<PadOp, MaxPool2dOp, AvgPool2dOp, Conv2dOp>(op)) {
+    if (auto pad = dyn_cast<PadOp>(op)) {
+      SmallVector<int64_t> r = of(pad.getX());
+      for (auto [d, term] : llvm::enumerate(r)) {
+        std::optional<int64_t> padded =
+            classes.sum({term, pad.getLow()[d], pad.getHigh()[d]}, origin(op));
+        if (!padded)
+          return overflows(op);
+        term = *padded;
+      }
+      return r;
+    }
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      // x's `?` dims hold the slice (the run checks); the result is static.
+      for (auto [d, term] : llvm::enumerate(of(slice.getX())))
+        if (slice.getX().getType().isDynamicDim(d))
+          classes.atLeast(term, slice.getStop()[d], origin(op));
+      return SmallVector<int64_t>(slice.getType().getShape());
+    }
+    if (isa<MaxPool2dOp, AvgPool2dOp, Conv2dOp>(op)) {
       // `?` dims pass through (unpadded, not spatial); the result type has
       // the static ones.
       SmallVector<int64_t> r = of(op->getOperand(0));
@@ -261,13 +406,18 @@ private:
       return r;
     }
     if (auto concat = dyn_cast<ConcatOp>(op)) {
-      SmallVector<int64_t> r = of(concat.getXs()[0]);
-      for (Value x : concat.getXs().drop_front())
+      SmallVector<int64_t> r = of(concat.getXs()[0]), lengths;
+      for (Value x : concat.getXs()) {
         for (auto [d, term] : llvm::enumerate(of(x)))
           if (static_cast<int64_t>(d) != concat.getDim())
             if (auto ok = tie(op, r[d], term); !ok)
               return std::unexpected(ok.error());
-      r[concat.getDim()] = concat.getType().getDimSize(concat.getDim());
+        lengths.push_back(of(x)[concat.getDim()]);
+      }
+      std::optional<int64_t> length = classes.sum(lengths, origin(op));
+      if (!length)
+        return overflows(op);
+      r[concat.getDim()] = *length;
       return r;
     }
     if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
@@ -298,14 +448,13 @@ private:
       return r;
     }
     if (auto gather = dyn_cast<GatherOp>(op)) {
-      // The index may be shorter than x in a static dim (the verifier
-      // checks); a `?` one is x's size, checked at run time.
+      // The index may be shorter than x but in `dim` (the verifier checks
+      // static sizes, the run `?` ones).
       SmallVector<int64_t> x = of(gather.getX()), idx = of(gather.getIdx());
       for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d)
         if (d != gather.getDim() && (gather.getX().getType().isDynamicDim(d) ||
                                      gather.getIdx().getType().isDynamicDim(d)))
-          if (auto ok = tie(op, idx[d], x[d]); !ok)
-            return std::unexpected(ok.error());
+          classes.atLeast(x[d], idx[d], origin(op));
       return idx;
     }
     if (isa<LayerNormOp, RmsNormOp>(op)) {
@@ -344,8 +493,35 @@ private:
     return r;
   }
 
+  /// A sum whose terms all became sizes (a `?` tied to a size after the
+  /// sum was made) is that size; repeated until none is left.
+  Expected<void> settleSums() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = classes.sums.begin(); it != classes.sums.end(); ++it) {
+        int64_t total = 0;
+        bool known = llvm::all_of(it->second.terms, [&](int64_t t) {
+          return (t = classes.find(t)) >= 0 && !llvm::AddOverflow(total, t, total);
+        });
+        if (!known)
+          continue;
+        SizeClasses::Rule sum = std::move(it->second);
+        classes.sums.erase(it);
+        if (!classes.unify(sum.dim, total, sum.origin))
+          return makeError(ErrorKind::InvalidArgument,
+                           sum.origin + " makes a dim of size " + std::to_string(total) +
+                               " that must be " + std::to_string(classes.find(sum.dim)) +
+                               ": the sizes of its operands can never agree");
+        changed = true;
+        break;
+      }
+    }
+    return {};
+  }
+
   SizeClasses classes;
   DenseMap<Value, SmallVector<int64_t>> terms;
+  DenseMap<int64_t, int64_t> numbers; // a class's symbol -> its number
 };
 } // namespace
 
@@ -366,15 +542,6 @@ bool lowersWithDynamicDims(Operation *op) {
   if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
     return !cast<RankedTensorType>(op->getOperand(0).getType())
                 .isDynamicDim(op->getAttrOfType<IntegerAttr>("dim").getInt());
-  if (auto pad = dyn_cast<PadOp>(op))
-    return llvm::all_of(llvm::seq<int64_t>(0, pad.getType().getRank()), [&](int64_t d) {
-      return !pad.getX().getType().isDynamicDim(d) ||
-             (pad.getLow()[d] == 0 && pad.getHigh()[d] == 0);
-    });
-  if (auto concat = dyn_cast<ConcatOp>(op))
-    return llvm::all_of(concat.getXs(), [&](Value x) {
-      return !cast<RankedTensorType>(x.getType()).isDynamicDim(concat.getDim());
-    });
   if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
     // A `?` result dim takes its size from a `?` input dim.
     RankedTensorType in = broadcast.getX().getType(), out = broadcast.getType();
@@ -413,14 +580,15 @@ bool lowersWithDynamicDims(Operation *op) {
     return !op->getAttr("block_size") ||
            (!x.isDynamicDim(x.getRank() - 1) && x.getNumDynamicDims() <= 1);
   }
-  return isa<TransposeOp, FlipOp, SoftmaxOp, LogSoftmaxOp, CumsumOp, LayerNormOp, RmsNormOp,
-             ReduceSumOp, ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
+  return isa<PadOp, ConcatOp, SliceOp, TransposeOp, FlipOp, SoftmaxOp, LogSoftmaxOp, CumsumOp,
+             LayerNormOp, RmsNormOp, ReduceSumOp, ReduceProdOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceAnyOp,
              ReduceAllOp, func::ReturnOp>(op);
 }
 
 Expected<void> nameRunTimeSizes(func::FuncOp entry, std::vector<TensorSignature> &inputs,
-                                std::vector<TensorSignature> &outputs) {
-  return ShapeClassBuilder().run(entry, inputs, outputs);
+                                std::vector<TensorSignature> &outputs,
+                                std::vector<SizeRule> &rules) {
+  return ShapeClassBuilder().run(entry, inputs, outputs, rules);
 }
 
 } // namespace kiln

@@ -30,3 +30,13 @@ func.func @rows(%x: tensor<?x?xf32>, %w: tensor<?x8xf32>, %g: tensor<8xf32>)
   %n = kiln.layer_norm %m, %g, %g : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %r, %n : tensor<?xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// gather's index may be shorter than x but in `dim`; a `?` size on either
+// side is checked at run time.
+// CHECK-LABEL: func @gather_of_run_time_rows
+func.func @gather_of_run_time_rows(%x: tensor<?x40xf32>, %i: tensor<3x2xi32>) -> tensor<3x2xf32> {
+  %0 = kiln.gather %x, %i {dim = 1} : (tensor<?x40xf32>, tensor<3x2xi32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

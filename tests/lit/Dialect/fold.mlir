@@ -30,3 +30,14 @@ func.func @chains(%x: tensor<2x6xf32>) -> (tensor<2x6xf32>, tensor<3x4xf32>) {
   %3 = kiln.flip %2 {dims = array<i64: 0>} : tensor<3x4xf32> -> tensor<3x4xf32>
   return %1, %3 : tensor<2x6xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// A `?` dim padded is `?` again: one type on both sides, but no identity.
+// CHECK-LABEL: func @padded_run_time_dim
+// CHECK: %[[P:.*]] = kiln.pad
+// CHECK-NEXT: return %[[P]]
+func.func @padded_run_time_dim(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 0>} : tensor<?x3xf32> -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}

@@ -103,10 +103,30 @@ func.func @argmax_over_run_time_dim(%x: tensor<4x?xf32>) -> tensor<4xi64> {
 
 // -----
 
+// A slice of `?` rows reads a static part of them (the run checks there are
+// enough).
+// CHECK-LABEL: func @slice
+// CHECK: tensor.extract_slice %arg0[0, 0] [2, 4] [1, 1] : tensor<?x8xf32> to tensor<2x4xf32>
 func.func @slice(%x: tensor<?x8xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{'kiln.slice' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
   %0 = kiln.slice %x {start = array<i64: 0, 0>, stop = array<i64: 2, 4>} : tensor<?x8xf32> -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// A concat along `?` dims: the result's size is the sum, each input's
+// offset the sum before it.
+// CHECK-LABEL: func @concat_run_time_dim
+// CHECK: %[[A:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[B:.*]] = tensor.dim %arg1, %c0
+// CHECK: %[[SUM:.*]] = arith.addi %[[A]], %[[B]]
+// CHECK: tensor.empty(%[[SUM]]) : tensor<?x3xf32>
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[0, 0]
+// CHECK: %[[AT:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.insert_slice %arg1 into %{{.*}}[%[[AT]], 0]
+func.func @concat_run_time_dim(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = kiln.concat %x, %y {dim = 0} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
 }
 
 // -----
@@ -137,8 +157,13 @@ func.func @max_pool(%x: tensor<?x3x9x9xf32>) -> tensor<?x3x4x4xf32> {
 
 // -----
 
+// A `?` dim padded: the filled tensor is 2 longer, x goes in at row 1.
+// CHECK-LABEL: func @pad_a_run_time_dim
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[LONGER:.*]] = arith.addi %[[N]], %c2
+// CHECK: tensor.empty(%[[LONGER]]) : tensor<?x8xf32>
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[1, 0]
 func.func @pad_a_run_time_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'kiln.pad' with dynamic dims ('tensor<?x8xf32>') is not supported yet}}
   %0 = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 1, 0>} : tensor<?x8xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }

@@ -33,6 +33,7 @@ public:
   virtual ~Program() = default;
   const std::vector<TensorSignature> &inputs() const { return compiled.inputs; }
   const std::vector<TensorSignature> &outputs() const { return compiled.outputs; }
+  const std::vector<SizeRule> &sizeRules() const { return compiled.sizeRules; }
   size_t kernelCount() const { return compiled.kernelCount; }
   const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
   /// The tune keys of its tunable kernels (docs/autotune.md).

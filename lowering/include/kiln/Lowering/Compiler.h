@@ -40,6 +40,20 @@ struct TensorSignature {
   }
 };
 
+/// What a shape class says beyond "dims of one run-time size are equal"
+/// (docs/dynamic-shapes.md): `dim` (a size, or dynamicDim(s)) is the sum of
+/// `terms` (sizes and dynamicDim symbols: a padded or concatenated dim), is
+/// equal to it, or is at least it (what a slice or a shorter index reads).
+/// A Sum defines its run-time size, which no input then binds; rules come
+/// in the order a run evaluates them (a Sum after those it reads).
+struct SizeRule {
+  enum class Kind { Sum, Equal, AtLeast };
+  Kind kind;
+  int64_t dim;
+  std::vector<int64_t> terms;
+  std::string origin; // "program:3:8: 'kiln.pad'", for errors
+};
+
 struct StageTime {
   std::string stage;
   double milliseconds;
@@ -48,6 +62,7 @@ struct StageTime {
 /// What every compiled program says about itself.
 struct CompiledProgram {
   std::vector<TensorSignature> inputs, outputs;
+  std::vector<SizeRule> sizeRules;
   size_t kernelCount = 0;
   std::vector<StageTime> stageTimes;
   /// Hand-edited stages (CompileOptions::overrideDir) went into it: it is

@@ -20,12 +20,14 @@ bool lowersWithDynamicDims(mlir::Operation *op);
 /// Names the run-time sizes of `entry` in its signatures (whose shapes hold
 /// the types' sizes): `?` dims that the ops require to be equal share a
 /// symbol, a `?` that must equal a static size becomes that size, and every
-/// output dim is a size or an input's symbol. InvalidArgument where sizes
-/// can never agree; Unsupported, naming the op, for an op with `?` dims
-/// outside the slice that lowers them.
+/// output dim is a size, an input's symbol or a sum's; `rules` gets the
+/// sums a run computes and the checks it makes beyond equal symbols.
+/// InvalidArgument where sizes can never agree; Unsupported, naming the op,
+/// for an op with `?` dims outside the slice that lowers them.
 Expected<void> nameRunTimeSizes(mlir::func::FuncOp entry,
                                 std::vector<TensorSignature> &inputs,
-                                std::vector<TensorSignature> &outputs);
+                                std::vector<TensorSignature> &outputs,
+                                std::vector<SizeRule> &rules);
 
 } // namespace kiln
 
