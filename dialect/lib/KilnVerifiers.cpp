@@ -605,10 +605,14 @@ LogicalResult ScatterAddOp::verify() {
   if (getIdx().getType().getRank() != rank || getSrc().getType().getRank() != rank)
     return emitOpError() << "index and source must have the operand's rank "
                          << rank;
+  // A `?` size is checked at run time.
+  auto exceeds = [](int64_t n, int64_t size) {
+    return !ShapedType::isDynamic(n) && !ShapedType::isDynamic(size) && n > size;
+  };
   for (int64_t d = 0; d < rank; ++d) {
     int64_t n = getIdx().getType().getDimSize(d);
-    if (n > getSrc().getType().getDimSize(d) ||
-        (d != getDim() && n > getX().getType().getDimSize(d)))
+    if (exceeds(n, getSrc().getType().getDimSize(d)) ||
+        (d != getDim() && exceeds(n, getX().getType().getDimSize(d))))
       return emitOpError() << "index size " << n << " in dim " << d
                            << " exceeds the source or operand size";
   }

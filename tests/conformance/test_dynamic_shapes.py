@@ -564,6 +564,40 @@ def test_mismatches_are_named_errors(program, shapes, message):
     assert "invalid_argument" in proc.stderr and message in proc.stderr, proc.stderr
 
 
+SCATTER_ADD = """
+func.func @main(%x: tensor<?x6xf32>, %i: tensor<?x?xi32>, %s: tensor<?x?xf32>) -> tensor<?x6xf32> {
+  %r = kiln.scatter_add %x, %i, %s {dim = 1}
+      : (tensor<?x6xf32>, tensor<?x?xi32>, tensor<?x?xf32>) -> tensor<?x6xf32>
+  return %r : tensor<?x6xf32>
+}
+"""
+
+
+# scatter_add into `?` rows of a static scattered dim: the index no longer
+# than the source, nor than x but in `dim` (a longer one there is fine),
+# checked at run time; repeated indices add up.
+@pytest.mark.parametrize("rows,idx_rows,cols", [(0, 0, 3), (3, 2, 4), (5, 5, 9), (40, 33, 1)])
+def test_scatter_add_of_run_time_sizes(rows, idx_rows, cols):
+    rng = np.random.default_rng(rows + idx_rows + cols)
+    x = rng.uniform(-1, 1, (rows, 6)).astype(np.float32)
+    i = rng.integers(0, 6, (idx_rows, cols)).astype(np.int32)
+    s = rng.uniform(-1, 1, (idx_rows + 1, cols + 2)).astype(np.float32)
+    (r,), _ = run_kiln(SCATTER_ADD, [x, i, s])
+    want = x.astype(np.float64)
+    for a in range(idx_rows):
+        for b in range(cols):
+            want[a, i[a, b]] += s[a, b]
+    np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-6)
+    _, proc = run_kiln(SCATTER_ADD, [x, i, s[:, :cols - 1]], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "'kiln.scatter_add' needs at least %d" % cols in proc.stderr, proc.stderr
+    if idx_rows < rows or rows == 0:
+        return
+    _, proc = run_kiln(SCATTER_ADD, [x[:idx_rows - 1], i, s], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "input #0 dim 0 is %d but" % (idx_rows - 1) in proc.stderr, proc.stderr
+
+
 def test_gather_index_no_longer_than_x_at_run_time():
     program = """
 func.func @main(%x: tensor<?x40xf32>, %g: tensor<?x3xi32>) -> tensor<?x3xf32> {

@@ -73,6 +73,9 @@ LogicalResult linearizeAccesses(OpBuilder &b, Value buffer, MemRefType type, Val
                store && store.getVectorType().getRank() == 1) {
       Value i = linear(at, store.getIndices());
       store->setOperands(ValueRange{store.getValueToStore(), flat, i});
+    } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(user)) {
+      Value i = linear(at, rmw.getIndices());
+      rmw->setOperands(ValueRange{rmw.getValue(), flat, i});
     } else if (auto dim = dyn_cast<memref::DimOp>(user);
                dim && dim.getConstantIndex()) {
       dim.replaceAllUsesWith(dims[*dim.getConstantIndex()]);

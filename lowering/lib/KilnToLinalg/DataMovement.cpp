@@ -320,8 +320,8 @@ struct ScatterAddToLoops : OpConversionPattern<ScatterAddOp> {
   matchAndRewrite(ScatterAddOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto idxShape = op.getIdx().getType().getShape();
     int64_t dim = op.getDim();
+    // Static: a `?` scattered dim could be empty (DynamicShapes.cpp).
     int64_t size = op.getX().getType().getDimSize(dim);
     Type elem = cast<RankedTensorType>(adaptor.getX().getType()).getElementType();
     bool isFloat = isa<FloatType>(elem);
@@ -329,15 +329,18 @@ struct ScatterAddToLoops : OpConversionPattern<ScatterAddOp> {
     auto type = cast<RankedTensorType>(adaptor.getX().getType());
     Value acc = linalg::CopyOp::create(
                     rewriter, loc, adaptor.getX(),
-                    emptyTensor(rewriter, loc, type.getShape(), elem))
+                    emptyTensor(rewriter, loc, type.getShape(), elem,
+                                dynamicDimSizes(rewriter, loc, adaptor.getX(),
+                                                llvm::to_vector(llvm::seq<int64_t>(
+                                                    0, type.getRank())))))
                     .getResult(0);
+    Value idx = adaptor.getIdx(), src = adaptor.getSrc();
     SmallVector<Value> lbs, ubs, steps;
-    for (int64_t n : idxShape) {
+    for (int64_t d = 0; d < type.getRank(); ++d) {
       lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, n));
+      ubs.push_back(dimSize(rewriter, loc, idx, d));
       steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
     }
-    Value idx = adaptor.getIdx(), src = adaptor.getSrc();
     scf::LoopNest nest = scf::buildLoopNest(
         rewriter, loc, lbs, ubs, steps, ValueRange{acc},
         [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange iters) {

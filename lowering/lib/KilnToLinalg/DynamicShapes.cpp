@@ -322,16 +322,14 @@ private:
           os << t;
           break;
         }
-      if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
+      if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp, ScatterAddOp>(op))
         return makeError(ErrorKind::Unsupported,
-                         where(op) + "'" + op->getName().getStringRef().str() +
-                             "' over a `?` dim (" + type +
+                         origin(op) + " over a `?` dim (" + type +
                              ") is not supported: at run time it could be empty, "
-                             "which has no arg or element to read; its other dims "
-                             "may be `?`");
+                             "which has no arg or element to read or write; its "
+                             "other dims may be `?`");
       return makeError(ErrorKind::Unsupported,
-                       where(op) + "'" + op->getName().getStringRef().str() +
-                           "' with dynamic dims (" + type +
+                       origin(op) + " with dynamic dims (" + type +
                            ") is not supported yet; docs/dynamic-shapes.md lists the "
                            "ops that take `?` dims");
     }
@@ -457,6 +455,17 @@ private:
           classes.atLeast(x[d], idx[d], origin(op));
       return idx;
     }
+    if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
+      // The index no longer than the source, nor than x but in `dim`.
+      SmallVector<int64_t> x = of(scatter.getX()), idx = of(scatter.getIdx()),
+                           src = of(scatter.getSrc());
+      for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) {
+        classes.atLeast(src[d], idx[d], origin(op));
+        if (d != scatter.getDim())
+          classes.atLeast(x[d], idx[d], origin(op));
+      }
+      return x;
+    }
     if (isa<LayerNormOp, RmsNormOp>(op)) {
       SmallVector<int64_t> x = of(op->getOperand(0));
       for (Value param : op->getOperands().drop_front())
@@ -539,7 +548,7 @@ bool lowersWithDynamicDims(Operation *op) {
   // argmax/argmin over a `?` dim could meet an empty one at run time,
   // which has no answer, and so could a lookup into one (the verifiers
   // reject a static 0).
-  if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp>(op))
+  if (isa<ArgmaxOp, ArgminOp, GatherOp, IndexSelectOp, ScatterAddOp>(op))
     return !cast<RankedTensorType>(op->getOperand(0).getType())
                 .isDynamicDim(op->getAttrOfType<IntegerAttr>("dim").getInt());
   if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
