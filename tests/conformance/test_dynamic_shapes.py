@@ -300,6 +300,70 @@ def test_sizes_that_are_sums(n, m, k):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+ATTENTION = """
+func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2x2x?x32x{0}>,
+                %m: tensor<2x1x?x?x{0}>, %b: tensor<?x?xi1>, %qb: tensor<?x?x64x{0}>,
+                %kb: tensor<?x?x64x{0}>, %qc: tensor<?x8x64x{0}>, %kc: tensor<?x8x64x{0}>)
+    -> (tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>,
+        tensor<?x8x64x{0}>) {{
+  %a = kiln.attention %q, %k, %v
+      : (tensor<2x2x?x64x{0}>, tensor<2x2x?x64x{0}>, tensor<2x2x?x32x{0}>) -> tensor<2x2x?x32x{0}>
+  %am = kiln.attention %q, %k, %v, %m {{scale = 0.2 : f64}}
+      : (tensor<2x2x?x64x{0}>, tensor<2x2x?x64x{0}>, tensor<2x2x?x32x{0}>, tensor<2x1x?x?x{0}>)
+      -> tensor<2x2x?x32x{0}>
+  %ab = kiln.attention %q, %k, %v, %b
+      : (tensor<2x2x?x64x{0}>, tensor<2x2x?x64x{0}>, tensor<2x2x?x32x{0}>, tensor<?x?xi1>)
+      -> tensor<2x2x?x32x{0}>
+  %r3 = kiln.attention %qb, %kb, %kb
+      : (tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>) -> tensor<?x?x64x{0}>
+  %c = kiln.attention %qc, %kc, %kc {{causal = true}}
+      : (tensor<?x8x64x{0}>, tensor<?x8x64x{0}>, tensor<?x8x64x{0}>) -> tensor<?x8x64x{0}>
+  return %a, %am, %ab, %r3, %c : tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>,
+      tensor<?x?x64x{0}>, tensor<?x8x64x{0}>
+}}
+"""
+
+
+# Attention of run-time sequence lengths (a decode step's one query against
+# a growing key cache, Lq != Lk) runs unfused: plain, with an additive mask
+# broadcast over heads and a boolean one over everything; a `?` batch too
+# (rank 3), and causal with static sequence lengths over a `?` batch.
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("batch,lq,lk", [(1, 1, 1), (2, 1, 37), (3, 17, 17), (1, 40, 9)])
+def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
+    rng = np.random.default_rng(batch * 1000 + lq * 10 + lk)
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    u = lambda *shape: rng.uniform(-1, 1, shape).astype(np_dtype)
+    q, k, v = u(2, 2, lq, 64), u(2, 2, lk, 64), u(2, 2, lk, 32)
+    m = u(2, 1, lq, lk)
+    b = rng.random((lq, lk)) < 0.7
+    b[:, 0] = True  # every query sees a key
+    qb, kb = u(batch, lq, 64), u(batch, lk, 64)
+    qc, kc = u(batch, 8, 64), u(batch, 8, 64)
+    results, _ = run_kiln(ATTENTION.format(dtype), [q, k, v, m, b, qb, kb, qc, kc])
+    want = [attention_ref(q, k, v), attention_ref(q, k, v, m, scale=0.2),
+            attention_ref(q, k, v, b), attention_ref(qb, kb, kb),
+            attention_ref(qc, kc, kc, causal=True)]
+    tol = 2e-2 if dtype == "f16" else 1e-5
+    for name, got, ref in zip(["plain", "additive mask", "bool mask", "? batch", "causal"],
+                              results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
+
+
+def attention_ref(q, k, v, mask=None, causal=False, scale=None):
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
+    if causal:
+        lq, lk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+
 def convs_program(dtype):
     t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
     x, w, b, w1, wd, wg = (t(["?", 32, 9, 9]), t([64, 32, 3, 3]), t([64]), t([48, 32, 1, 1]),

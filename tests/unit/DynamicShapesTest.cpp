@@ -280,6 +280,27 @@ func.func @main(%x: tensor<2x?x1xf32>) -> tensor<2x?x1xf32> {
   EXPECT_EQ(backend->kernels().compileCount(), 1u);
 }
 
+TEST_P(DynamicDevice, ReductionsOfRunTimeRowCountsAndLengths) {
+  // A `?` row count before a static one: the GPU split-reduction planner
+  // once multiplied the `?` marker by 2 (UBSan, fuzz-capi).
+  constexpr const char *kSum = R"(
+func.func @main(%x: tensor<?x2x?xf32>) -> tensor<?x2xf32> {
+  %0 = kiln.reduce_sum %x {dims = array<i64: 2>} : tensor<?x2x?xf32> -> tensor<?x2xf32>
+  return %0 : tensor<?x2xf32>
+})";
+  for (auto [rows, length] : std::vector<std::pair<int64_t, int64_t>>{{3, 5}, {1, 40000}, {0, 2}}) {
+    HostTensor x(DType::F32, {rows, 2, length});
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      x.as<float>()[i] = float(i / length % 7);
+    auto out = backend->run(kSum, {upload(x)});
+    ASSERT_TRUE(out) << out.error().message;
+    HostTensor got = download((*out)[0]);
+    ASSERT_EQ(got.shape, (std::vector<int64_t>{rows, 2}));
+    for (int64_t r = 0; r < rows * 2; ++r)
+      ASSERT_EQ(got.as<float>()[r], float(r % 7 * length)) << "row " << r;
+  }
+}
+
 TEST_P(DynamicDevice, SizesThatDoNotFitAreInvalidArgumentNamingTheDims) {
   constexpr const char *kAdd = R"(
 func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {

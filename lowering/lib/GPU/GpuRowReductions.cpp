@@ -792,14 +792,19 @@ struct KilnGpuRowReductionsPass
         continue;
       Block &entry = func.getBody().front();
       // Allocations go first (with their run-time sizes: dims of the
-      // arguments), so that a kernel can take in stages whose buffers were
+      // arguments or of views of other allocations, and index arithmetic
+      // on them), so that a kernel can take in stages whose buffers were
       // allocated after its first one.
       Block::iterator front = entry.begin();
       llvm::SmallPtrSet<Operation *, 16> hoisted;
       std::function<bool(Operation *)> hoist = [&](Operation *op) {
         if (hoisted.contains(op))
           return true;
-        if (!isa<memref::AllocOp, memref::DimOp>(op) && !op->hasTrait<OpTrait::ConstantLike>())
+        bool sizeArithmetic = isa<arith::ArithDialect>(op->getDialect()) &&
+                              op->getNumRegions() == 0 && isMemoryEffectFree(op);
+        if (!isa<memref::AllocOp, memref::DimOp, memref::ExpandShapeOp,
+                 memref::CollapseShapeOp>(op) &&
+            !op->hasTrait<OpTrait::ConstantLike>() && !sizeArithmetic)
           return false;
         for (Value v : op->getOperands())
           if (Operation *def = v.getDefiningOp(); def && !hoist(def))

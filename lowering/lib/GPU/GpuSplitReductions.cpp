@@ -190,11 +190,13 @@ planRunTimeSplit(linalg::GenericOp op) {
     if (!isa<MemRefType>(in->get().getType()) || !op.getMatchingIndexingMap(in).isIdentity())
       return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Few static rows (a `?` count stops the product: UBSan, fuzz-capi).
   int64_t rows = 1;
   for (int64_t r : ArrayRef(ranges).drop_back())
-    rows = ShapedType::isDynamic(r) ? ShapedType::kDynamic : rows * r;
-  if (op.getNumDpsInputs() == 0 || !ShapedType::isDynamic(ranges.back()) ||
-      ShapedType::isDynamic(rows) || rows == 0 || rows >= kMinRowsUnsplit)
+    if (ShapedType::isDynamic(r) || llvm::MulOverflow(rows, r, rows))
+      return std::nullopt;
+  if (op.getNumDpsInputs() == 0 || !ShapedType::isDynamic(ranges.back()) || rows == 0 ||
+      rows >= kMinRowsUnsplit)
     return std::nullopt;
   return std::make_pair(*reduction, *allReduce);
 }

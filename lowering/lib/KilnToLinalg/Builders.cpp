@@ -173,6 +173,21 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   if (type.getShape() == shape)
     return value;
   Type elem = type.getElementType();
+  auto outType = RankedTensorType::get(shape, elem);
+  // Run-time sizes: one collapse or expansion of groups of dims where
+  // there is one (a flat `?` vector cannot expand into two `?` dims).
+  if (!type.hasStaticShape() && type.getRank() != static_cast<int64_t>(shape.size())) {
+    bool collapse = type.getRank() > static_cast<int64_t>(shape.size());
+    auto groups = collapse ? getReassociationIndicesForReshape(type, outType)
+                           : getReassociationIndicesForReshape(outType, type);
+    bool expandable = groups && llvm::all_of(*groups, [&](const ReassociationIndices &g) {
+      return llvm::count_if(g, [&](int64_t d) { return ShapedType::isDynamic(shape[d]); }) <= 1;
+    });
+    if (groups && collapse)
+      return tensor::CollapseShapeOp::create(b, loc, outType, value, *groups);
+    if (groups && expandable)
+      return tensor::ExpandShapeOp::create(b, loc, outType, value, *groups);
+  }
   int64_t count = type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
   auto flatType = RankedTensorType::get({count}, elem);
   // Rank 0 has no dims to group; rank 1 already is flat.
@@ -191,7 +206,6 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   else if (type.getRank() > 1)
     flat = tensor::CollapseShapeOp::create(b, loc, value,
                                            groupsOf(type.getRank()));
-  auto outType = RankedTensorType::get(shape, elem);
   if (shape.size() == 1)
     return flat;
   if (shape.empty())

@@ -455,6 +455,33 @@ private:
           classes.atLeast(x[d], idx[d], origin(op));
       return idx;
     }
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      // q [batch..., Lq, E], k [batch..., Lk, E], v [batch..., Lk, Ev]; a
+      // mask broadcasts to the scores [batch..., Lq, Lk].
+      SmallVector<int64_t> q = of(attention.getQ()), k = of(attention.getK()),
+                           v = of(attention.getV());
+      size_t rank = q.size();
+      for (size_t d = 0; d + 2 < rank; ++d)
+        for (int64_t other : {k[d], v[d]})
+          if (auto ok = tie(op, q[d], other); !ok)
+            return std::unexpected(ok.error());
+      for (auto [a, b] : {std::pair{q[rank - 1], k[rank - 1]}, std::pair{k[rank - 2], v[rank - 2]}})
+        if (auto ok = tie(op, a, b); !ok)
+          return std::unexpected(ok.error());
+      SmallVector<int64_t> r(q.begin(), q.end());
+      r.back() = v.back();
+      if (Value mask = attention.getMask()) {
+        SmallVector<int64_t> scores(q.begin(), q.end() - 1);
+        scores.push_back(k[rank - 2]);
+        ArrayRef<int64_t> shape = cast<RankedTensorType>(mask.getType()).getShape();
+        SmallVector<int64_t> m = of(mask);
+        for (size_t i = 0; i < m.size(); ++i)
+          if (shape[i] != 1)
+            if (auto ok = tie(op, m[i], scores[rank - m.size() + i]); !ok)
+              return std::unexpected(ok.error());
+      }
+      return r;
+    }
     if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
       // The index no longer than the source, nor than x but in `dim`.
       SmallVector<int64_t> x = of(scatter.getX()), idx = of(scatter.getIdx()),
@@ -559,6 +586,19 @@ bool lowersWithDynamicDims(Operation *op) {
       if (out.isDynamicDim(d) && (d < lead || !in.isDynamicDim(d - lead)))
         return false;
     return true;
+  }
+  // Attention of run-time sizes runs unfused (matmul, softmax, matmul:
+  // Attention.cpp), its head dims static, and batch dims static but one
+  // (its matmuls collapse them into one); a causal one needs static
+  // sequence lengths (its mask is an iota of their shape).
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    auto q = attention.getQ().getType(), k = attention.getK().getType(),
+         v = attention.getV().getType();
+    int64_t rank = q.getRank();
+    bool staticHeads = !q.isDynamicDim(rank - 1) && !v.isDynamicDim(rank - 1);
+    bool staticSeqs = !q.isDynamicDim(rank - 2) && !k.isDynamicDim(rank - 2);
+    bool batches = rank <= 3 || llvm::none_of(q.getShape().drop_back(2), ShapedType::isDynamic);
+    return staticHeads && batches && (!attention.getCausal() || staticSeqs);
   }
   // Convs and pools with a `?` dim have no static empty one: their
   // lowering reshapes around the `?` dim, which an empty static one would
