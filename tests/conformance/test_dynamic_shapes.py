@@ -305,7 +305,7 @@ func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2
                 %m: tensor<2x1x?x?x{0}>, %b: tensor<?x?xi1>, %qb: tensor<?x?x64x{0}>,
                 %kb: tensor<?x?x64x{0}>, %qc: tensor<?x8x64x{0}>, %kc: tensor<?x8x64x{0}>)
     -> (tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>,
-        tensor<?x8x64x{0}>) {{
+        tensor<?x8x64x{0}>, tensor<?x?x64x{0}>) {{
   %a = kiln.attention %q, %k, %v
       : (tensor<2x2x?x64x{0}>, tensor<2x2x?x64x{0}>, tensor<2x2x?x32x{0}>) -> tensor<2x2x?x32x{0}>
   %am = kiln.attention %q, %k, %v, %m {{scale = 0.2 : f64}}
@@ -318,8 +318,10 @@ func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2
       : (tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>) -> tensor<?x?x64x{0}>
   %c = kiln.attention %qc, %kc, %kc {{causal = true}}
       : (tensor<?x8x64x{0}>, tensor<?x8x64x{0}>, tensor<?x8x64x{0}>) -> tensor<?x8x64x{0}>
-  return %a, %am, %ab, %r3, %c : tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>,
-      tensor<?x?x64x{0}>, tensor<?x8x64x{0}>
+  %cq = kiln.attention %qb, %kb, %kb {{causal = true}}
+      : (tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>) -> tensor<?x?x64x{0}>
+  return %a, %am, %ab, %r3, %c, %cq : tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>,
+      tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>, tensor<?x8x64x{0}>, tensor<?x?x64x{0}>
 }}
 """
 
@@ -327,7 +329,8 @@ func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2
 # Attention of run-time sequence lengths (a decode step's one query against
 # a growing key cache, Lq != Lk) runs unfused: plain, with an additive mask
 # broadcast over heads and a boolean one over everything; a `?` batch too
-# (rank 3), and causal with static sequence lengths over a `?` batch.
+# (rank 3); causal (top-left aligned: Lq > Lk too) over a `?` batch, of
+# static and `?` sequence lengths.
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 @pytest.mark.parametrize("batch,lq,lk", [(1, 1, 1), (2, 1, 37), (3, 17, 17), (1, 40, 9)])
 def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
@@ -343,10 +346,10 @@ def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
     results, _ = run_kiln(ATTENTION.format(dtype), [q, k, v, m, b, qb, kb, qc, kc])
     want = [attention_ref(q, k, v), attention_ref(q, k, v, m, scale=0.2),
             attention_ref(q, k, v, b), attention_ref(qb, kb, kb),
-            attention_ref(qc, kc, kc, causal=True)]
+            attention_ref(qc, kc, kc, causal=True), attention_ref(qb, kb, kb, causal=True)]
     tol = 2e-2 if dtype == "f16" else 1e-5
-    for name, got, ref in zip(["plain", "additive mask", "bool mask", "? batch", "causal"],
-                              results, want):
+    names = ["plain", "additive mask", "bool mask", "? batch", "causal", "causal of ? lengths"]
+    for name, got, ref in zip(names, results, want):
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
 

@@ -14,6 +14,10 @@
 #include "kiln/Lowering/Kernels/KernelOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include <cmath>
 #include <limits>
 
@@ -71,6 +75,27 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
   return reshapeTo(rewriter, loc, fused.getResult(0), op.getType().getShape());
 }
 
+/// [Lq, Lk] booleans, true where query i sees key j <= i (torch's top-left
+/// aligned lower triangle), of q's and k's sequence lengths (known at run
+/// time only, too).
+Value causalMask(OpBuilder &b, Location loc, Value q, Value k) {
+  int64_t rank = cast<RankedTensorType>(q.getType()).getRank();
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, q, rank - 2),
+                                     tensor::getMixedSize(b, loc, k, rank - 2)};
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getI1Type());
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(2, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, empty.getType(), ValueRange{}, empty, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange) {
+               Value query = linalg::IndexOp::create(nb, l, 0);
+               Value key = linalg::IndexOp::create(nb, l, 1);
+               linalg::YieldOp::create(
+                   nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule, key, query).getResult());
+             })
+      .getResult(0);
+}
+
 struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
   AttentionToKilnOps(TypeConverter &converter, MLIRContext *ctx, AttentionFusion fusion)
       : OpConversionPattern(converter, ctx), fusion(fusion) {}
@@ -126,14 +151,9 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
       else
         scores = AddOp::create(rewriter, loc, scores, castTo(mask, acc));
     }
-    if (op.getCausal()) {
-      // Query i sees keys j <= i (torch's top-left aligned lower triangle).
-      auto positions = RankedTensorType::get(ArrayRef(scoreShape).take_back(2), rewriter.getI64Type());
-      Value query = IotaOp::create(rewriter, loc, positions, 0);
-      Value key = IotaOp::create(rewriter, loc, positions, 1);
-      Value visible = LeOp::create(rewriter, loc, key, query);
-      scores = SelectOp::create(rewriter, loc, visible, scores, minusInf);
-    }
+    if (op.getCausal())
+      scores = SelectOp::create(rewriter, loc, causalMask(rewriter, loc, adaptor.getQ(), adaptor.getK()),
+                                scores, minusInf);
     Value probs = SoftmaxOp::create(rewriter, loc, scoreType, scores, rank - 1);
     SmallVector<int64_t> outShape(op.getType().getShape());
     Value out = MatmulOp::create(rewriter, loc, RankedTensorType::get(outShape, acc),

@@ -589,16 +589,13 @@ bool lowersWithDynamicDims(Operation *op) {
   }
   // Attention of run-time sizes runs unfused (matmul, softmax, matmul:
   // Attention.cpp), its head dims static, and batch dims static but one
-  // (its matmuls collapse them into one); a causal one needs static
-  // sequence lengths (its mask is an iota of their shape).
+  // (its matmuls collapse them into one).
   if (auto attention = dyn_cast<AttentionOp>(op)) {
-    auto q = attention.getQ().getType(), k = attention.getK().getType(),
-         v = attention.getV().getType();
+    auto q = attention.getQ().getType(), v = attention.getV().getType();
     int64_t rank = q.getRank();
     bool staticHeads = !q.isDynamicDim(rank - 1) && !v.isDynamicDim(rank - 1);
-    bool staticSeqs = !q.isDynamicDim(rank - 2) && !k.isDynamicDim(rank - 2);
-    bool batches = rank <= 3 || llvm::none_of(q.getShape().drop_back(2), ShapedType::isDynamic);
-    return staticHeads && batches && (!attention.getCausal() || staticSeqs);
+    return staticHeads &&
+           (rank <= 3 || llvm::none_of(q.getShape().drop_back(2), ShapedType::isDynamic));
   }
   // Convs and pools with a `?` dim have no static empty one: their
   // lowering reshapes around the `?` dim, which an empty static one would

@@ -111,7 +111,7 @@ func.func @avg_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
 // UNFUSED: arith.constant 0.353553385 : f32
 // UNFUSED: linalg.index 0
 // UNFUSED: linalg.index 1
-// UNFUSED: arith.cmpi sle
+// UNFUSED: arith.cmpi ule
 // UNFUSED: arith.select
 // UNFUSED: math.exp
 // UNFUSED: arith.truncf {{.*}} : f32 to f16

@@ -175,7 +175,7 @@ func.func @pad_a_run_time_dim(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // patches', not a dim of the weights (it read the weights' rows once: 64
 // images whatever the batch, a heap overrun).
 // CHECK-LABEL: func @conv_batch
-// CHECK: %[[PATCHES:.*]] = tensor.expand_shape %{{.*}} output_shape [%{{.*}}, 64, 64] : tensor<?xf32> into tensor<?x64x64xf32>
+// CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3, 4]] : tensor<?x1x64x8x8xf32> into tensor<?x64x64xf32>
 // CHECK: %[[WEIGHTS:.*]] = tensor.expand_shape %{{.*}} output_shape [64, 64] : tensor<4096xf32> into tensor<64x64xf32>
 // CHECK: %[[N:.*]] = tensor.dim %[[PATCHES]], %c0
 // CHECK: tensor.empty(%[[N]]) : tensor<?x64x64xf32>
