@@ -90,8 +90,8 @@ Value causalMask(OpBuilder &b, Location loc, Value q, Value k) {
              [](OpBuilder &nb, Location l, ValueRange) {
                Value query = linalg::IndexOp::create(nb, l, 0);
                Value key = linalg::IndexOp::create(nb, l, 1);
-               linalg::YieldOp::create(
-                   nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule, key, query).getResult());
+               Value visible = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule, key, query);
+               linalg::YieldOp::create(nb, l, visible);
              })
       .getResult(0);
 }
@@ -151,9 +151,10 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
       else
         scores = AddOp::create(rewriter, loc, scores, castTo(mask, acc));
     }
-    if (op.getCausal())
-      scores = SelectOp::create(rewriter, loc, causalMask(rewriter, loc, adaptor.getQ(), adaptor.getK()),
-                                scores, minusInf);
+    if (op.getCausal()) {
+      Value visible = causalMask(rewriter, loc, adaptor.getQ(), adaptor.getK());
+      scores = SelectOp::create(rewriter, loc, visible, scores, minusInf);
+    }
     Value probs = SoftmaxOp::create(rewriter, loc, scoreType, scores, rank - 1);
     SmallVector<int64_t> outShape(op.getType().getShape());
     Value out = MatmulOp::create(rewriter, loc, RankedTensorType::get(outShape, acc),

@@ -189,9 +189,8 @@ Value buildPad(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
   for (auto [size, l, h] : llvm::zip(sizes, low, high))
     size = addSizes(b, loc, size, b.getIndexAttr(l + h));
-  Value filled = linalg::FillOp::create(b, loc, value,
-                                        tensor::EmptyOp::create(b, loc, sizes, value.getType()).getResult())
-                     .getResult(0);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, value.getType());
+  Value filled = linalg::FillOp::create(b, loc, value, empty).getResult(0);
   return insertAt(b, loc, x, filled, getAsIndexOpFoldResult(b.getContext(), low));
 }
 
