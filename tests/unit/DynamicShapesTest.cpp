@@ -182,6 +182,52 @@ func.func @main(%a: tensor<4096x64xbf16>, %b: tensor<64x8192xbf16>) -> tensor<40
   }
 }
 
+TEST(DynamicShapes, CudaPlansOfRunTimeAttentionHoldTogether) {
+  // f16 attention of run-time sizes on sm_90a: many wgmma products whose
+  // tensor-map descriptors share casts (CSE). The plan once copied a tensor
+  // map through a reference into a DenseMap that the copy's insertion
+  // moved: a freed view, "a tensor map's run-time sizes do not match its
+  // view" at every run on the H200 (and a use-after-free).
+  auto compiler = createCompiler();
+  CompileOptions options;
+  options.chip = "sm_90a";
+  auto compiled = compiler->compileForCuda(R"(
+func.func @main(%q: tensor<2x2x?x64xf16>, %k: tensor<2x2x?x64xf16>, %v: tensor<2x2x?x32xf16>,
+                %m: tensor<2x1x?x?xf16>, %b: tensor<?x?xi1>, %qb: tensor<?x?x64xf16>,
+                %kb: tensor<?x?x64xf16>, %qc: tensor<?x8x64xf16>, %kc: tensor<?x8x64xf16>)
+    -> (tensor<2x2x?x32xf16>, tensor<2x2x?x32xf16>, tensor<2x2x?x32xf16>, tensor<?x?x64xf16>,
+        tensor<?x8x64xf16>, tensor<?x?x64xf16>) {
+  %a = kiln.attention %q, %k, %v
+      : (tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x32xf16>) -> tensor<2x2x?x32xf16>
+  %am = kiln.attention %q, %k, %v, %m {scale = 0.2 : f64}
+      : (tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x32xf16>, tensor<2x1x?x?xf16>)
+      -> tensor<2x2x?x32xf16>
+  %ab = kiln.attention %q, %k, %v, %b
+      : (tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x32xf16>, tensor<?x?xi1>)
+      -> tensor<2x2x?x32xf16>
+  %r3 = kiln.attention %qb, %kb, %kb
+      : (tensor<?x?x64xf16>, tensor<?x?x64xf16>, tensor<?x?x64xf16>) -> tensor<?x?x64xf16>
+  %c = kiln.attention %qc, %kc, %kc {causal = true}
+      : (tensor<?x8x64xf16>, tensor<?x8x64xf16>, tensor<?x8x64xf16>) -> tensor<?x8x64xf16>
+  %cq = kiln.attention %qb, %kb, %kb {causal = true}
+      : (tensor<?x?x64xf16>, tensor<?x?x64xf16>, tensor<?x?x64xf16>) -> tensor<?x?x64xf16>
+  return %a, %am, %ab, %r3, %c, %cq : tensor<2x2x?x32xf16>, tensor<2x2x?x32xf16>,
+      tensor<2x2x?x32xf16>, tensor<?x?x64xf16>, tensor<?x8x64xf16>, tensor<?x?x64xf16>
+}
+)", options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  auto ok = compiled->plan.checkSizeSteps(Program::dimCountOf(*compiled));
+  ASSERT_TRUE(ok) << ok.error().message;
+  for (auto [b, m, n] : {std::tuple{1, 1, 1}, {3, 17, 17}, {2, 40, 9}}) {
+    std::vector<int64_t> dims = {2, 2, m, 64, 2, 2, n, 64, 2, 2, n, 32, 2, 1, m, n, m, n,
+                                 b, m, 64, b, n, 64, b, 8, 64, b, 8, 64,
+                                 2, 2, m, 32, 2, 2, m, 32, 2, 2, m, 32, b, m, 64, b, 8, 64, b, m, 64};
+    ASSERT_EQ(dims.size(), Program::dimCountOf(*compiled));
+    auto plan = compiled->plan.at(dims);
+    EXPECT_TRUE(plan) << b << " x " << m << " x " << n << ": " << plan.error().message;
+  }
+}
+
 TEST(DynamicShapes, DiskCacheKeepsTheShapeClass) {
   fs::path root = fs::temp_directory_path() / ("kiln-dynamic-" + std::to_string(::getpid()));
   fs::remove_all(root);

@@ -246,7 +246,9 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
       if (!views.count(source))
         return op.emitError() << "view of an unknown buffer";
       if (isa<UnrankedMemRefType>(op.getResult(0).getType())) {
-        views[op.getResult(0)] = views[source]; // a tensor map's operand
+        // (A copy first: inserting may move the map's entries.)
+        BufferView view = views[source];
+        views[op.getResult(0)] = std::move(view); // a tensor map's operand
         continue;
       }
       auto view = viewOf(&op, views[source].buffer,
@@ -297,7 +299,10 @@ extractGpuPlan(func::FuncOp entry, size_t inputCount,
     }
     if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
         cast && cast->getNumOperands() == 1 && tensorMaps.count(cast.getOperand(0))) {
-      tensorMaps[cast.getResult(0)] = tensorMaps[cast.getOperand(0)];
+      // A copy first: inserting may move the map's entries (a dangling
+      // reference copied a freed view when CSE shared a descriptor's cast).
+      TensorMapArgument map = tensorMaps[cast.getOperand(0)];
+      tensorMaps[cast.getResult(0)] = std::move(map);
       continue;
     }
     if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
