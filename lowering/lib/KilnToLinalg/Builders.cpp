@@ -180,12 +180,14 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     bool collapse = type.getRank() > static_cast<int64_t>(shape.size());
     auto groups = collapse ? getReassociationIndicesForReshape(type, outType)
                            : getReassociationIndicesForReshape(outType, type);
-    bool expandable = groups && llvm::all_of(*groups, [&](const ReassociationIndices &g) {
-      return llvm::count_if(g, [&](int64_t d) { return ShapedType::isDynamic(shape[d]); }) <= 1;
-    });
     if (groups && collapse)
       return tensor::CollapseShapeOp::create(b, loc, outType, value, *groups);
-    if (groups && expandable)
+    // An expansion's groups index the result's dims; each holds one `?` at
+    // most (the builder infers its size).
+    if (groups && llvm::all_of(*groups, [&](const ReassociationIndices &g) {
+          return llvm::count_if(g, [&](int64_t d) { return ShapedType::isDynamic(shape[d]); }) <=
+                 1;
+        }))
       return tensor::ExpandShapeOp::create(b, loc, outType, value, *groups);
   }
   int64_t count = type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
