@@ -214,21 +214,35 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
     if (metadata.contains("tune_keys"))
       p.tuneKeys = metadata.at("tune_keys").get<std::vector<std::string>>();
-    if (metadata.contains("size_rules"))
+    // Required of a program of run-time sizes: without its bounds it would
+    // run slices and lookups unchecked.
+    bool dynamic = std::ranges::any_of(p.inputs, [](const TensorSignature &t) {
+      return t.isDynamic();
+    });
+    if (metadata.contains("size_rules") || dynamic)
       p.sizeRules = rulesOf(metadata.at("size_rules"));
-    // Run-time sizes (negative dims): each one an output has is an input's
-    // or a sum's (RunTimeSizes.cpp binds them from inputs and computes the
-    // sums; a rule that reads a size that neither gives is refused there).
-    std::set<int64_t> inputSizes;
+    // Run-time sizes (negative dims): each one an output or a rule has is
+    // an input's or an earlier sum's, and each sum defines one of its own.
+    std::set<int64_t> known;
     for (const TensorSignature &t : p.inputs)
-      inputSizes.insert(t.shape.begin(), t.shape.end());
+      known.insert(t.shape.begin(), t.shape.end());
+    std::set<int64_t> sums;
     for (const SizeRule &r : p.sizeRules)
+      if (r.kind == SizeRule::Kind::Sum && (r.dim >= 0 || !sums.insert(r.dim).second))
+        return bad("its size rules define a size twice or a static one");
+    for (const SizeRule &r : p.sizeRules) {
+      for (int64_t t : r.terms)
+        if (t < 0 && (!known.contains(t) || (sums.contains(t) && t == r.dim)))
+          return bad("its size rules read a size before it is known");
       if (r.kind == SizeRule::Kind::Sum)
-        inputSizes.insert(r.dim);
+        known.insert(r.dim);
+      else if (r.dim < 0 && !known.contains(r.dim))
+        return bad("its size rules read a size before it is known");
+    }
     for (const auto *tensors : {&p.inputs, &p.outputs})
       for (const TensorSignature &t : *tensors)
         for (int64_t d : t.shape)
-          if (d < 0 && !inputSizes.contains(d))
+          if (d < 0 && !known.contains(d))
             return bad("its signature has a run-time size that no input gives");
     // Runs allocate every input and output by its signature (a run-time
     // size counts as 1 here).

@@ -85,15 +85,30 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
     bool holds = rule.kind == SizeRule::Kind::AtLeast ? *dim >= total : *dim == total;
     if (holds)
       continue;
-    auto it = bound.find(rule.dim);
-    std::string which = it != bound.end() && it->second.input < inputs.size()
-                            ? dimName(it->second.input, it->second.dim)
-                            : std::string("a run-time size");
+    // Named by the inputs the sizes come from: "input #1 dim 0 (5)".
+    auto describe = [&](int64_t term) {
+      if (term >= 0)
+        return std::to_string(term);
+      const Binding &b = bound.at(term);
+      return (b.input < inputs.size() ? dimName(b.input, b.dim) : std::string("a sum")) + " (" +
+             std::to_string(b.size) + ")";
+    };
+    std::string terms;
+    for (int64_t t : rule.terms)
+      terms += (terms.empty() ? "" : " + ") + describe(t);
+    const char *relation =
+        rule.kind == SizeRule::Kind::AtLeast ? " to be at least " : " to equal ";
+    if (auto it = bound.find(rule.dim); it != bound.end() && it->second.input < inputs.size())
+      return makeError(ErrorKind::InvalidArgument,
+                       dimName(it->second.input, it->second.dim) + " is " +
+                           std::to_string(*dim) + " but " + rule.origin +
+                           (rule.kind == SizeRule::Kind::AtLeast ? " needs at least "
+                                                                 : " needs it to be ") +
+                           std::to_string(total) + " (" + terms + ")");
+    if (rule.terms.size() > 1)
+      terms += " = " + std::to_string(total);
     return makeError(ErrorKind::InvalidArgument,
-                     which + " is " + std::to_string(*dim) + " but " + rule.origin +
-                         (rule.kind == SizeRule::Kind::AtLeast ? " needs at least "
-                                                               : " needs it to be ") +
-                         std::to_string(total));
+                     rule.origin + " needs " + describe(rule.dim) + relation + terms);
   }
   // Input dims of a sum's size: what the sum made them.
   for (size_t i = 0; i < inputs.size(); ++i)

@@ -34,10 +34,11 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  // (A `?` operand may have a static result type: no fold then.)
   for (auto [i, p] : llvm::enumerate(getPerm()))
     if (p != static_cast<int64_t>(i))
       return {};
-  return getX();
+  return getX().getType() == getType() ? getX() : OpFoldResult();
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
@@ -48,7 +49,7 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
   // Not by type: a `?` dim padded is `?` again.
   bool none = llvm::all_of(getLow(), [](int64_t l) { return l == 0; }) &&
               llvm::all_of(getHigh(), [](int64_t h) { return h == 0; });
-  return none ? getX() : OpFoldResult();
+  return none && getX().getType() == getType() ? getX() : OpFoldResult();
 }
 
 OpFoldResult FlipOp::fold(FoldAdaptor) {
@@ -56,5 +57,5 @@ OpFoldResult FlipOp::fold(FoldAdaptor) {
   for (int64_t d : getDims())
     if (type.getDimSize(d) != 1)
       return {};
-  return getX();
+  return getX().getType() == getType() ? getX() : OpFoldResult();
 }

@@ -466,10 +466,10 @@ LogicalResult PadOp::verify() {
   for (size_t d = 0; d < rank; ++d) {
     if (getLow()[d] < 0 || getHigh()[d] < 0)
       return emitOpError() << "padding of dim " << d << " is negative";
-    int64_t size = in.getDimSize(d), padded = size;
-    if (!ShapedType::isDynamic(size) &&
-        (llvm::AddOverflow(size, getLow()[d], padded) ||
-         llvm::AddOverflow(padded, getHigh()[d], padded)))
+    int64_t size = in.getDimSize(d), padded = size, both;
+    // (A `?` dim's padding is added at run time, where its sum is checked.)
+    if (llvm::AddOverflow(getLow()[d], getHigh()[d], both) ||
+        (!ShapedType::isDynamic(size) && llvm::AddOverflow(size, both, padded)))
       return emitOpError() << "padded size of dim " << d << " overflows int64";
     want.push_back(padded);
   }

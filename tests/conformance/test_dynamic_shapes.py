@@ -289,6 +289,7 @@ def test_sizes_that_are_sums(n, m, k):
     assert proc.returncode == 2 and "invalid_argument" in proc.stderr, proc.stderr
     assert "input #3 dim 0 is %d but the program makes that size %d" % (n + 2, n + 3) \
         in proc.stderr, proc.stderr
+
     results, _ = run_kiln(SIZES_OF_SUMS, [x, y, z, w])
     xd = x.astype(np.float64)
     want = [np.pad(xd, ((1, 2), (0, 2)), constant_values=0.5), np.concatenate([xd, y, xd], 0),
@@ -365,6 +366,24 @@ def attention_ref(q, k, v, mask=None, causal=False, scale=None):
         s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+
+def test_sum_tied_to_a_static_size():
+    program = """
+func.func @main(%x: tensor<?x3xf32>, %w: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %q = kiln.pad %x {low = array<i64: 0, 0>, high = array<i64: 3, 0>, value = 1.0 : f64}
+      : tensor<?x3xf32> -> tensor<?x3xf32>
+  %s = kiln.add %q, %w : (tensor<?x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %s : tensor<8x3xf32>
+}
+"""
+    x, w = np.full((5, 3), 2, np.float32), np.ones((8, 3), np.float32)
+    (s,), _ = run_kiln(program, [x, w])
+    np.testing.assert_array_equal(s, np.pad(x, ((0, 3), (0, 0)), constant_values=1.0) + w)
+    # The error names the input the sum reads.
+    _, proc = run_kiln(program, [x[:4], w], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "'kiln.add' needs 8 to equal input #0 dim 0 (4) + 3 = 7" in proc.stderr, proc.stderr
 
 
 def convs_program(dtype):
@@ -680,6 +699,11 @@ func.func @main(%x: tensor<?x40xf32>, %g: tensor<?x3xi32>) -> tensor<?x3xf32> {
     assert proc.returncode == 2, proc.stderr
     assert "input #0 dim 0 is 4 but" in proc.stderr, proc.stderr
     assert "'kiln.gather' needs at least 5" in proc.stderr, proc.stderr
+    # x static, the index `?`: the error names the index's dim.
+    static_x = program.replace("tensor<?x40xf32>", "tensor<4x40xf32>")
+    _, proc = run_kiln(static_x, [x, np.zeros((5, 3), np.int32)], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "'kiln.gather' needs 4 to be at least input #1 dim 0 (5)" in proc.stderr, proc.stderr
 
 
 def test_block_scales_must_match_at_run_time():

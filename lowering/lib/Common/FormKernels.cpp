@@ -152,8 +152,8 @@ LogicalResult applyBounded(ModuleOp module, FrozenRewritePatternSet patterns) {
   if (succeeded(applyPatternsGreedily(module, patterns,
                                       GreedyRewriteConfig().setMaxNumRewrites(bound))))
     return success();
-  return emitError(module.getLoc(), "kernel formation did not settle within ")
-         << bound << " rewrites (a compiler bug: please report the program)";
+  return emitError(module.getLoc(), "kernel formation did not settle (at most ")
+         << bound << " rewrites in 10 rounds; a compiler bug: please report the program)";
 }
 
 struct KilnFormKernelsPass

@@ -32,3 +32,11 @@ func.func @result_less_known_than_operands(%a: tensor<1000xf32>, %b: tensor<1000
   %r = kiln.add %a, %b : (tensor<1000xf32>, tensor<1000xf32>) -> tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @padding_that_overflows(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{padded size of dim 0 overflows int64}}
+  %0 = kiln.pad %x {low = array<i64: 9223372036854775807>, high = array<i64: 1>} : tensor<?xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

@@ -41,3 +41,18 @@ func.func @padded_run_time_dim(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %0 = kiln.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 0>} : tensor<?x3xf32> -> tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// A `?` operand with a static result type keeps its op (the folded value
+// would have another type).
+// CHECK-LABEL: func @static_results_of_run_time_operands
+// CHECK: kiln.pad
+// CHECK: kiln.transpose
+// CHECK: kiln.flip
+func.func @static_results_of_run_time_operands(%x: tensor<?x4xf32>, %y: tensor<?x1xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x1xf32>) {
+  %0 = kiln.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 0>} : tensor<?x4xf32> -> tensor<5x4xf32>
+  %1 = kiln.transpose %x {perm = array<i64: 0, 1>} : tensor<?x4xf32> -> tensor<5x4xf32>
+  %2 = kiln.flip %y {dims = array<i64: 1>} : tensor<?x1xf32> -> tensor<5x1xf32>
+  return %0, %1, %2 : tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x1xf32>
+}
