@@ -104,7 +104,10 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
                            std::to_string(*dim) + " but " + rule.origin +
                            (rule.kind == SizeRule::Kind::AtLeast ? " needs at least "
                                                                  : " needs it to be ") +
-                           std::to_string(total) + " (" + terms + ")");
+                           std::to_string(total) +
+                           (std::ranges::all_of(rule.terms, [](int64_t t) { return t >= 0; })
+                                ? std::string()
+                                : " (" + terms + ")"));
     if (rule.terms.size() > 1)
       terms += " = " + std::to_string(total);
     return makeError(ErrorKind::InvalidArgument,
