@@ -12,8 +12,11 @@ dynamic / static ratio.
 --scale N divides every size by N (matmul's by N too, per dim), so that
 the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
-and bf16 (--dtypes); and a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
-N) whose batch alone is `?` (the other dims of a conv are static).
+and bf16 (--dtypes); a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
+N) whose batch alone is `?` (the other dims of a conv are static); and
+attention over 16 heads of 64 whose sequence lengths are `?` (a decode
+step: one query against 2048 / N keys; a causal prefill of 1024 / N): the
+static program runs the fused kernel, the `?` one matmul, softmax, matmul.
 """
 import argparse
 import os
@@ -30,10 +33,13 @@ import kiln  # noqa: E402
 
 def cases(scale):
     """(name, program body with {T} types, input shapes, result shape, and
-    whether only the batch (dim 0 of the first input and the result) is `?`)."""
+    which dims are `?` in the dynamic program: each tensor's (the inputs',
+    then the result's) list of dims, or every dim where not given)."""
     side = 8192 // scale
     k = 4096 // scale
     batch = max(1, 32 // scale)
+    keys = max(1, 2048 // scale)
+    prompt = max(1, 1024 // scale)
     return [
         ("add %d" % ((1 << 28) // scale ** 2), "%r = kiln.add %a0, %a1 : ({0}, {0}) -> {0}",
          [[(1 << 28) // scale ** 2], [(1 << 28) // scale ** 2]], [(1 << 28) // scale ** 2]),
@@ -49,23 +55,30 @@ def cases(scale):
          [[k, k], [k, k]], [k, k]),
         ("conv 64->64 3x3 on 56x56, batch %d" % batch,
          "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
-         [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56], True),
+         [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56], [[0], [], [0]]),
+        ("attention decode, 1 query x %d keys" % keys,
+         "%r = kiln.attention %a0, %a1, %a2 : ({0}, {1}, {1}) -> {0}",
+         [[1, 16, 1, 64], [1, 16, keys, 64], [1, 16, keys, 64]], [1, 16, 1, 64],
+         [[], [2], [2], []]),
+        ("attention causal prefill %d" % prompt,
+         "%r = kiln.attention %a0, %a1, %a2 {{causal = true}} : ({0}, {0}, {0}) -> {0}",
+         [[1, 16, prompt, 64]] * 3, [1, 16, prompt, 64], [[2]] * 4),
     ]
 
 
-def tensor_type(shape, dtype, dynamic, batch_only=False):
-    dims = "".join(("?" if dynamic and (i == 0 or not batch_only) else str(d)) + "x"
-                   for i, d in enumerate(shape))
+def tensor_type(shape, dtype, dynamic_dims):
+    dims = "".join(("?" if i in dynamic_dims else str(d)) + "x" for i, d in enumerate(shape))
     return "tensor<%s%s>" % (dims, dtype)
 
 
-def program(body, shapes, result, dtype, dynamic, batch_only=False):
-    types = [tensor_type(s, dtype, dynamic and (i == 0 or not batch_only), batch_only)
-             for i, s in enumerate(shapes)]
-    result_type = tensor_type(result, dtype, dynamic, batch_only)
-    # The body names its types {0}, {1}: the first input's, then a distinct
-    # second one (layer_norm's weight, reduce_sum's result).
-    distinct = sorted(set(types + [result_type]), key=(types + [result_type]).index)
+def program(body, shapes, result, dtype, dynamic, which=None):
+    tensors = shapes + [result]
+    which = which or [range(len(s)) for s in tensors]
+    types = [tensor_type(s, dtype, which[i] if dynamic else ()) for i, s in enumerate(tensors)]
+    # The body names its types {0}, {1}: the first input's, then distinct
+    # others (layer_norm's weight, reduce_sum's result).
+    distinct = sorted(set(types), key=types.index)
+    types, result_type = types[:-1], types[-1]
     args = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(types))
     return "func.func @main(%s) -> %s {\n  %s\n  return %%r : %s\n}\n" % (
         args, result_type, body.format(*distinct), result_type)
@@ -102,14 +115,14 @@ def main():
         if dtype == "bf16" and not backend.supports_dtype("bfloat16"):
             print("| (bf16: not on %s) | | | | |" % args.device)
             continue
-        for name, body, shapes, result, *batch_only in cases(args.scale):
+        for name, body, shapes, result, *which in cases(args.scale):
             if args.only and not name.startswith(args.only):
                 continue
             inputs = [kiln.tensor(rng.uniform(0.5, 1.5, s).astype(np.float32), args.device,
                                   dtype="bfloat16" if dtype == "bf16" else None)
                       for s in shapes]
             static, dynamic = median_ms(
-                [kiln.compile(program(body, shapes, result, dtype, d, *batch_only), args.device)
+                [kiln.compile(program(body, shapes, result, dtype, d, *which), args.device)
                  for d in (False, True)], inputs, backend, args.runs)
             print("| %s | %s | %.3f | %.3f | %.2fx |" % (name, dtype, static, dynamic,
                                                       dynamic / static))
