@@ -26,6 +26,21 @@ def round_to_bf16(x):
     return bits.astype(np.uint32).view(np.float32).reshape(x.shape)
 
 
+def attention_ref(q, k, v, mask=None, causal=False, scale=None):
+    """float64 scaled_dot_product_attention (torch's semantics: a bool mask
+    keeps where true, causal is top-left aligned)."""
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
+    if causal:
+        lq, lk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+
 def tensor_type(shape, dtype):
     elem = dtype if isinstance(dtype, str) else MLIR_TYPES[np.dtype(dtype)]
     return "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"

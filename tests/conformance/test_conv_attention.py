@@ -1,12 +1,11 @@
 """conv2d, max_pool2d, avg_pool2d and attention end to end against float64
 references written with NumPy (torch.nn.functional semantics)."""
-import math
 import os
 
 import numpy as np
 import pytest
 
-from kiln_harness import round_to_bf16, run_kiln, tensor_type
+from kiln_harness import attention_ref, round_to_bf16, run_kiln, tensor_type
 
 RNG = np.random.default_rng(77)
 # Inputs are exact in their type, so the error is the f32 accumulation and
@@ -150,19 +149,6 @@ def test_pool(case, op, dtype):
     got = run(f"kiln.{op} {{operands}} {{{{{', '.join(attrs)}}}}} : {{sig}}", [x], [dtype],
               want.shape, dtype)
     check(got, want, dtype)
-
-
-def attention_ref(q, k, v, mask=None, causal=False, scale=None):
-    q, k, v = (t.astype(np.float64) for t in (q, k, v))
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    s = q @ np.swapaxes(k, -1, -2) * scale
-    if mask is not None:
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
-    if causal:
-        lq, lk = s.shape[-2:]
-        s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
-    s = np.exp(s - s.max(axis=-1, keepdims=True))
-    return (s / s.sum(axis=-1, keepdims=True)) @ v
 
 
 ATTENTION_CASES = [

@@ -6,7 +6,7 @@ target (KILN_DEVICE=cpu, vulkan, cuda) runs the same tests."""
 import numpy as np
 import pytest
 
-from kiln_harness import KILN_RUN, round_to_bf16, run_kiln
+from kiln_harness import KILN_RUN, attention_ref, round_to_bf16, run_kiln
 
 ROWS = [0, 1, 7, 16, 31, 64]
 COLS = [1, 13, 16, 257]
@@ -353,19 +353,6 @@ def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
     for name, got, ref in zip(names, results, want):
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
-
-
-def attention_ref(q, k, v, mask=None, causal=False, scale=None):
-    q, k, v = (t.astype(np.float64) for t in (q, k, v))
-    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
-    s = q @ np.swapaxes(k, -1, -2) * scale
-    if mask is not None:
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
-    if causal:
-        lq, lk = s.shape[-2:]
-        s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
-    s = np.exp(s - s.max(axis=-1, keepdims=True))
-    return (s / s.sum(axis=-1, keepdims=True)) @ v
 
 
 def test_sum_tied_to_a_static_size():
