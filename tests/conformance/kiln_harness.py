@@ -37,6 +37,8 @@ def attention_ref(q, k, v, mask=None, causal=False, scale=None):
     if causal:
         lq, lk = s.shape[-2:]
         s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
+    if s.shape[-1] == 0:
+        return np.zeros(s.shape[:-1] + v.shape[-1:])  # no keys: an empty sum
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     return (s / s.sum(axis=-1, keepdims=True)) @ v
 

@@ -304,9 +304,10 @@ def test_sizes_that_are_sums(n, m, k):
 ATTENTION = """
 func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2x2x?x32x{0}>,
                 %m: tensor<2x1x?x?x{0}>, %b: tensor<?x?xi1>, %qb: tensor<?x?x64x{0}>,
-                %kb: tensor<?x?x64x{0}>, %qc: tensor<?x8x64x{0}>, %kc: tensor<?x8x64x{0}>)
+                %kb: tensor<?x?x64x{0}>, %qc: tensor<?x8x64x{0}>, %kc: tensor<?x8x64x{0}>,
+                %mb: tensor<?x1x?x{0}>)
     -> (tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>,
-        tensor<?x8x64x{0}>, tensor<?x?x64x{0}>) {{
+        tensor<?x8x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>) {{
   %a = kiln.attention %q, %k, %v
       : (tensor<2x2x?x64x{0}>, tensor<2x2x?x64x{0}>, tensor<2x2x?x32x{0}>) -> tensor<2x2x?x32x{0}>
   %am = kiln.attention %q, %k, %v, %m {{scale = 0.2 : f64}}
@@ -321,19 +322,27 @@ func.func @main(%q: tensor<2x2x?x64x{0}>, %k: tensor<2x2x?x64x{0}>, %v: tensor<2
       : (tensor<?x8x64x{0}>, tensor<?x8x64x{0}>, tensor<?x8x64x{0}>) -> tensor<?x8x64x{0}>
   %cq = kiln.attention %qb, %kb, %kb {{causal = true}}
       : (tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>) -> tensor<?x?x64x{0}>
-  return %a, %am, %ab, %r3, %c, %cq : tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>,
-      tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>, tensor<?x8x64x{0}>, tensor<?x?x64x{0}>
+  %rm = kiln.attention %qb, %kb, %kb, %mb
+      : (tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x?x64x{0}>, tensor<?x1x?x{0}>)
+      -> tensor<?x?x64x{0}>
+  return %a, %am, %ab, %r3, %c, %cq, %rm : tensor<2x2x?x32x{0}>, tensor<2x2x?x32x{0}>,
+      tensor<2x2x?x32x{0}>, tensor<?x?x64x{0}>, tensor<?x8x64x{0}>, tensor<?x?x64x{0}>,
+      tensor<?x?x64x{0}>
 }}
 """
 
 
 # Attention of run-time sequence lengths (a decode step's one query against
-# a growing key cache, Lq != Lk) runs unfused: plain, with an additive mask
-# broadcast over heads and a boolean one over everything; a `?` batch too
-# (rank 3); causal (top-left aligned: Lq > Lk too) over a `?` batch, of
-# static and `?` sequence lengths.
+# a growing key cache, Lq != Lk), fused where the target fuses (CPU and
+# Vulkan always, CUDA's tensor-core kernel for f16 head dims of 64): plain,
+# with an additive mask broadcast over heads (and one over rows, `?`
+# elsewhere) and a boolean one over everything; a `?` batch too (rank 3);
+# causal (top-left aligned: Lq > Lk too) over a `?` batch, of static and
+# `?` sequence lengths; several row and key tiles with tails; no rows; no
+# keys (0, as torch's math gives).
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
-@pytest.mark.parametrize("batch,lq,lk", [(1, 1, 1), (2, 1, 37), (3, 17, 17), (1, 40, 9)])
+@pytest.mark.parametrize("batch,lq,lk", [(1, 1, 1), (2, 1, 37), (3, 17, 17), (1, 40, 9),
+                                         (2, 130, 200), (2, 0, 5), (1, 3, 0)])
 def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
     rng = np.random.default_rng(batch * 1000 + lq * 10 + lk)
     np_dtype = np.float16 if dtype == "f16" else np.float32
@@ -341,15 +350,18 @@ def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
     q, k, v = u(2, 2, lq, 64), u(2, 2, lk, 64), u(2, 2, lk, 32)
     m = u(2, 1, lq, lk)
     b = rng.random((lq, lk)) < 0.7
-    b[:, 0] = True  # every query sees a key
+    b[:, :1] = True  # every query sees a key
     qb, kb = u(batch, lq, 64), u(batch, lk, 64)
     qc, kc = u(batch, 8, 64), u(batch, 8, 64)
-    results, _ = run_kiln(ATTENTION.format(dtype), [q, k, v, m, b, qb, kb, qc, kc])
+    mb = u(batch, 1, lk)
+    results, _ = run_kiln(ATTENTION.format(dtype), [q, k, v, m, b, qb, kb, qc, kc, mb])
     want = [attention_ref(q, k, v), attention_ref(q, k, v, m, scale=0.2),
             attention_ref(q, k, v, b), attention_ref(qb, kb, kb),
-            attention_ref(qc, kc, kc, causal=True), attention_ref(qb, kb, kb, causal=True)]
+            attention_ref(qc, kc, kc, causal=True), attention_ref(qb, kb, kb, causal=True),
+            attention_ref(qb, kb, kb, mb)]
     tol = 2e-2 if dtype == "f16" else 1e-5
-    names = ["plain", "additive mask", "bool mask", "? batch", "causal", "causal of ? lengths"]
+    names = ["plain", "additive mask", "bool mask", "? batch", "causal", "causal of ? lengths",
+             "mask over rows"]
     for name, got, ref in zip(names, results, want):
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)

@@ -13,15 +13,18 @@
 
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 namespace kiln {
 
 /// Where a thread's fragments lie: batch entry, rows A and B, its lane in
-/// its quad, and the first query row of its warp.
+/// its quad, and the first query row of its warp; and the query rows and
+/// keys there are (constants, or run-time sizes).
 struct AttentionFragments {
   kernel::AttentionOp op;
   mlir::Value batch, rowA, rowB, inQuad, warpRow0;
+  mlir::Value rows, keys;
 };
 
 /// A thread's online-softmax state of rows A and B: the running max of the
@@ -66,8 +69,9 @@ std::pair<mlir::Value, mlir::Value> rowSums(mlir::OpBuilder &b, mlir::Location l
                                             const SoftmaxState &state);
 
 /// Stores `pair` (vector<2xf32>: O at `row`, columns col and col + 1) / `sum`
-/// (0 / 0 = NaN for a row without keys, as torch gives), rounded to the
-/// output's type, where row is inside it.
+/// (0 / 0 = NaN for a row whose keys are all masked, as torch gives; 0
+/// where there are no keys at all), rounded to the output's type, where
+/// row is inside it.
 void storeOutputPair(mlir::OpBuilder &b, mlir::Location loc, const AttentionFragments &f,
                      mlir::Value row, mlir::Value col, mlir::Value pair, mlir::Value sum);
 
@@ -80,9 +84,15 @@ bool fitsTensorCoreKernel(kernel::AttentionOp op);
 /// in registers).
 void eraseReplacedAttention(kernel::AttentionOp op);
 
-/// Size `d` of a static buffer.
+/// Size `d` of a buffer (`?`: ShapedType::kDynamic).
 inline int64_t dimOf(mlir::Value buffer, unsigned d) {
   return mlir::cast<mlir::MemRefType>(buffer.getType()).getDimSize(d);
+}
+
+/// Size `d` of a buffer at `b`: a constant, or memref.dim of a `?` dim.
+inline mlir::Value sizeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                             unsigned d) {
+  return b.createOrFold<mlir::memref::DimOp>(loc, buffer, d);
 }
 
 } // namespace kiln

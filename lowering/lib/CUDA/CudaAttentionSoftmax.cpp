@@ -51,7 +51,6 @@ SmallVector<Value> scoreTile(OpBuilder &b, Location loc, const AttentionFragment
   IndexBuilder x{b, loc};
   kernel::AttentionOp op = f.op;
   Value mask = op.getMask();
-  const int64_t keys = dimOf(op.getK(), 1);
   Value scale = f32(b, loc, op.getScale().convertToDouble() * kLog2e);
   Value minus = f32(b, loc, kMinusInf);
   SmallVector<Value> out;
@@ -62,14 +61,17 @@ SmallVector<Value> scoreTile(OpBuilder &b, Location loc, const AttentionFragment
     Value score = arith::MulFOp::create(b, loc, raw, scale);
     if (masked) {
       Value key = x.add(x.add(key0, x.mul(f.inQuad, 2)), j * 8 + e % 2);
-      Value keep = x.lt(key, keys);
+      Value keep = x.lt(key, f.keys);
       if (op.getCausal())
         keep = x.both(keep, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, key, row));
       if (mask) {
         SmallVector<Value> at, ivs{f.batch, row, key};
         for (auto [d, iv] : llvm::enumerate(ivs)) {
-          int64_t size = dimOf(mask, d);
-          at.push_back(size == 1 ? x.c(0) : x.select(x.lt(iv, size), iv, x.c(0)));
+          if (dimOf(mask, d) == 1) {
+            at.push_back(x.c(0));
+            continue;
+          }
+          at.push_back(x.select(x.lt(iv, sizeValue(b, loc, mask, d)), iv, x.c(0)));
         }
         Value m = memref::LoadOp::create(b, loc, mask, at);
         if (m.getType().isInteger(1))
@@ -119,7 +121,7 @@ SoftmaxStep onlineSoftmaxStep(OpBuilder &b, Location loc, const AttentionFragmen
     };
     const int64_t tileKeys = 2 * static_cast<int64_t>(raw.size());
     Value lastKey = x.add(key0, tileKeys - 1);
-    Value needsMask = above(lastKey, x.c(dimOf(op.getK(), 1) - 1));
+    Value needsMask = above(x.add(key0, tileKeys), f.keys);
     if (op.getCausal())
       needsMask = arith::OrIOp::create(b, loc, needsMask, above(lastKey, f.warpRow0));
     auto branch = scf::IfOp::create(
@@ -191,8 +193,11 @@ void storeOutputPair(OpBuilder &b, Location loc, const AttentionFragments &f, Va
   Type element = cast<MemRefType>(out.getType()).getElementType();
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value o = arith::DivFOp::create(b, loc, pair, vector::BroadcastOp::create(b, loc, pairType, sum));
+  Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.keys, x.c(0));
+  Value zero = arith::ConstantOp::create(b, loc, pairType, DenseElementsAttr::get(pairType, 0.0f));
+  o = x.select(noKeys, zero, o);
   o = arith::TruncFOp::create(b, loc, VectorType::get({2}, element), o);
-  scf::IfOp::create(b, loc, x.lt(row, dimOf(out, 1)), [&](OpBuilder &tb, Location l) {
+  scf::IfOp::create(b, loc, x.lt(row, f.rows), [&](OpBuilder &tb, Location l) {
     vector::StoreOp::create(tb, l, o, out, ValueRange{f.batch, row, col});
     scf::YieldOp::create(tb, l);
   });

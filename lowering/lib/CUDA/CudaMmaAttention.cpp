@@ -13,7 +13,8 @@
 // is an m16n8k16 A half), V by ldmatrix.trans; O and the row sum rescaled
 // by 2^(max_old - max_new). Causal blocks stop at the tile of their last
 // row. At the end O / sum, rounded, stored. Rows and keys past the ends are
-// zero-filled in shared memory and masked.
+// zero-filled in shared memory and masked. Batch and sequence lengths may
+// be run-time sizes (the grid and the tile counts then host arithmetic).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaAttention.h"
@@ -48,7 +49,7 @@ using kiln::dimOf;
 /// `limit` zero-filled) into `dst[stage]` (or `dst` without a stage), 16-byte
 /// chunks XOR-swizzled by the row's low 3 bits.
 SmallVector<Value> copyRows(OpBuilder &b, Location loc, Value src, Value batch, Value row0,
-                            int64_t limit, Value dst, Value stage, int64_t rows, Value tid) {
+                            Value limit, Value dst, Value stage, int64_t rows, Value tid) {
   IndexBuilder x{b, loc};
   int64_t chunksPerRow = dimOf(src, 2) / kChunk;
   SmallVector<Value> tokens;
@@ -76,9 +77,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   Value q = op.getQ(), k = op.getK(), v = op.getV(), out = op.getOut(), mask = op.getMask();
   Type element = cast<MemRefType>(q.getType()).getElementType();
   auto mmaType = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  const int64_t batch = dimOf(q, 0), rows = dimOf(q, 1), depth = dimOf(q, 2);
-  const int64_t keys = dimOf(k, 1), width = dimOf(v, 2);
-  const int64_t rowTiles = (rows + kRows - 1) / kRows, keyTiles = (keys + kKeys - 1) / kKeys;
+  const int64_t depth = dimOf(q, 2), width = dimOf(v, 2);
   const int64_t qBytes = kRows * depth * 2, kBytes = 2 * kKeys * depth * 2, vBytes = 2 * kKeys * width * 2;
   if (qBytes + kBytes + vBytes > maxSharedBytes)
     return op->emitError("fused attention needs ") << qBytes + kBytes + vBytes
@@ -87,8 +86,16 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
+  // Host sizes (constants where static).
+  auto ceilDiv = [&](Value size, int64_t tile) {
+    return b.createOrFold<arith::CeilDivSIOp>(loc, size, ib.c(tile));
+  };
+  Value batch = kiln::sizeValue(b, loc, q, 0), rows = kiln::sizeValue(b, loc, q, 1);
+  Value keys = kiln::sizeValue(b, loc, k, 1);
+  Value rowTiles = ceilDiv(rows, kRows), keyTiles = ceilDiv(keys, kKeys);
+  Value grid = b.createOrFold<arith::MulIOp>(loc, rowTiles, batch);
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto launch = gpu::LaunchOp::create(b, loc, ib.c(rowTiles * batch), ib.c(1), ib.c(1), ib.c(kThreads),
+  auto launch = gpu::LaunchOp::create(b, loc, grid, ib.c(1), ib.c(1), ib.c(kThreads),
                                       ib.c(1), ib.c(1),
                                       arith::ConstantIntOp::create(b, loc, qBytes + kBytes + vBytes, 32));
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -104,14 +111,15 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   Value vStages = view({2, kKeys, width}, qBytes + kBytes);
 
   Value blockId = launch.getBlockIds().x, tid = launch.getThreadIds().x;
-  Value n = x.div(blockId, rowTiles), row0 = x.mul(x.rem(blockId, rowTiles), kRows);
+  Value n = x.div(blockId, rowTiles);
+  Value row0 = x.mul(arith::RemUIOp::create(b, loc, blockId, rowTiles), kRows);
   Value lane = x.rem(tid, 32), warpRow = x.mul(x.div(tid, 32), 16);
   // A lane's C-fragment rows: quad (+8); its columns: 2 * inQuad (+1).
   Value quad = x.div(lane, 4), inQuad = x.rem(lane, 4);
   Value rowA = x.add(x.add(row0, warpRow), quad), rowB = x.add(rowA, 8);
 
   // Key tiles: all, or (causal) up to the one holding the block's last row.
-  Value tiles = x.c(keyTiles);
+  Value tiles = keyTiles;
   if (op.getCausal())
     tiles = arith::MinUIOp::create(b, loc, tiles, x.div(x.add(row0, kRows + kKeys - 1), kKeys));
   auto loadKeys = [&](OpBuilder &lb, Location l, Value tile, Value stage) {
@@ -138,7 +146,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
 
   auto accType = VectorType::get({4}, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-  kiln::AttentionFragments frags{op, n, rowA, rowB, inQuad, x.add(row0, warpRow)};
+  kiln::AttentionFragments frags{op, n, rowA, rowB, inQuad, x.add(row0, warpRow), rows, keys};
   // State: the online softmax's, then O.
   SmallVector<Value> init = kiln::SoftmaxState::initial(b, loc).values();
   init.append(width / 8, zero);

@@ -221,7 +221,7 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   // A lane's accumulator rows: lane / 4 (+8); its columns 2 * (lane % 4) (+1).
   Value inQuad = x.rem(lane, 4);
   Value rowA = x.add(warpRow0, x.div(lane, 4)), rowB = x.add(rowA, 8);
-  AttentionFragments frags{op, n, rowA, rowB, inQuad, warpRow0};
+  AttentionFragments frags{op, n, rowA, rowB, inQuad, warpRow0, x.c(rows), x.c(keys)};
   // Descriptors: Q's 64 rows of this warpgroup and K's rows, K-major (8-row
   // groups 1024 bytes apart); V N-major (64-column blocks kKeys rows apart).
   Value qDescriptor = matrixDescriptor(
@@ -342,11 +342,15 @@ struct KilnCudaWgmmaAttentionPass
   using KilnCudaWgmmaAttentionBase::KilnCudaWgmmaAttentionBase;
   void runOnOperation() override {
     SmallVector<kernel::AttentionOp> ops;
-    // TMA takes no empty dim: empty attention is the mma.sync kernel's.
-    auto empty = [](Value v) { return cast<ShapedType>(v.getType()).getNumElements() == 0; };
+    // TMA takes no empty dim: empty attention is the mma.sync kernel's,
+    // and so is attention of run-time sizes (which could be empty).
+    auto sized = [](Value v) {
+      auto type = cast<ShapedType>(v.getType());
+      return type.hasStaticShape() && type.getNumElements() > 0;
+    };
     getOperation().walk([&](kernel::AttentionOp op) {
       if (isa<MemRefType>(op.getOut().getType()) && fitsTensorCoreKernel(op) &&
-          !empty(op.getQ()) && !empty(op.getK()))
+          llvm::all_of(op->getOperands(), sized))
         ops.push_back(op);
     });
     for (auto op : ops)

@@ -6,7 +6,9 @@
 // keys: the expected number of new maxima of n random scores is ln n);
 // p = exp(s - m) joins l unrounded and, rounded to q's type as flash
 // kernels round it, multiplies v into the sums. Masked keys (s = -inf) are
-// skipped; a row left without keys ends 0 / 0 = NaN, as in torch.
+// skipped; a row whose keys are all masked ends 0 / 0 = NaN, as in torch;
+// no keys at all give 0 (an empty sum, as torch's math). Batch and
+// sequence lengths may be run-time sizes (memref.dim).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
@@ -28,8 +30,14 @@ using namespace mlir;
 
 namespace {
 
-int64_t sizeOf(Value buffer, unsigned dim) {
-  return cast<MemRefType>(buffer.getType()).getDimSize(dim);
+/// Size `dim` of `buffer`: a constant, or memref.dim where it is `?`.
+Value sizeOf(OpBuilder &b, Location loc, Value buffer, unsigned dim) {
+  return b.createOrFold<memref::DimOp>(loc, buffer, dim);
+}
+
+/// Whether dim `dim` of `buffer` is a static 1 (a mask's broadcast dim).
+bool isOne(Value buffer, unsigned dim) {
+  return cast<MemRefType>(buffer.getType()).getDimSize(dim) == 1;
 }
 
 void lowerToLoops(kiln::kernel::AttentionOp op) {
@@ -44,15 +52,16 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
   auto widen = [&](OpBuilder &ob, Value v) -> Value {
     return v.getType() == f32 ? v : arith::ExtFOp::create(ob, loc, f32, v);
   };
-  const int64_t batch = sizeOf(op.getQ(), 0), rows = sizeOf(op.getQ(), 1);
-  const int64_t keys = sizeOf(op.getK(), 1), depth = sizeOf(op.getQ(), 2);
-  const int64_t width = sizeOf(op.getV(), 2);
+  Value batch = sizeOf(b, loc, op.getQ(), 0), rows = sizeOf(b, loc, op.getQ(), 1);
+  Value keys = sizeOf(b, loc, op.getK(), 1), depth = sizeOf(b, loc, op.getQ(), 2);
+  Value width = sizeOf(b, loc, op.getV(), 2);
   const double minusInf = -std::numeric_limits<double>::infinity();
   Value acc = op.getAcc();
+  Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, index(0));
 
   // for d < width: body(d), at the builder's point.
-  auto forEachColumn = [&](OpBuilder &ob, int64_t count, auto body) {
-    scf::ForOp::create(ob, loc, index(0), index(count), index(1), ValueRange{},
+  auto forEachColumn = [&](OpBuilder &ob, Value count, auto body) {
+    scf::ForOp::create(ob, loc, index(0), count, index(1), ValueRange{},
                        [&](OpBuilder &fb, Location, Value d, ValueRange) {
                          body(fb, d);
                          scf::YieldOp::create(fb, loc);
@@ -60,7 +69,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
   };
 
   scf::ParallelOp::create(
-      b, loc, ValueRange{index(0), index(0)}, ValueRange{index(batch), index(rows)},
+      b, loc, ValueRange{index(0), index(0)}, ValueRange{batch, rows},
       ValueRange{index(1), index(1)},
       [&](OpBuilder &pb, Location, ValueRange ivs) {
         Value n = ivs[0], i = ivs[1];
@@ -68,7 +77,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
           memref::StoreOp::create(fb, loc, f32Const(fb, 0.0), acc, ValueRange{n, i, d});
         });
         // Causal: query i sees keys 0..i.
-        Value end = index(keys);
+        Value end = keys;
         if (op.getCausal())
           end = arith::MinUIOp::create(pb, loc, end, arith::AddIOp::create(pb, loc, i, index(1)));
         auto keyLoop = scf::ForOp::create(
@@ -76,7 +85,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
             [&](OpBuilder &kb, Location, Value j, ValueRange state) {
               Value m = state[0], l = state[1];
               auto dot = scf::ForOp::create(
-                  kb, loc, index(0), index(depth), index(1), ValueRange{f32Const(kb, 0.0)},
+                  kb, loc, index(0), depth, index(1), ValueRange{f32Const(kb, 0.0)},
                   [&](OpBuilder &db, Location, Value e, ValueRange sum) {
                     Value qe = widen(db, memref::LoadOp::create(db, loc, op.getQ(), ValueRange{n, i, e}));
                     Value ke = widen(db, memref::LoadOp::create(db, loc, op.getK(), ValueRange{n, j, e}));
@@ -86,10 +95,11 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
               Value s = arith::MulFOp::create(kb, loc, dot.getResult(0),
                                               f32Const(kb, op.getScale().convertToDouble()));
               if (Value mask = op.getMask()) {
-                // A mask dim of size 1 broadcasts.
+                // A mask dim of static size 1 broadcasts (a `?` one is
+                // the scores' own).
                 SmallVector<Value> at, ivs{n, i, j};
                 for (auto [dim, iv] : llvm::enumerate(ivs))
-                  at.push_back(sizeOf(mask, dim) == 1 ? index(0) : iv);
+                  at.push_back(isOne(mask, dim) ? index(0) : iv);
                 Value bit = memref::LoadOp::create(kb, loc, mask, at);
                 s = bit.getType().isInteger(1)
                         ? Value(arith::SelectOp::create(kb, loc, bit, s, f32Const(kb, minusInf)))
@@ -134,7 +144,8 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
         Value l = keyLoop.getResult(1);
         forEachColumn(pb, width, [&](OpBuilder &fb, Value d) {
           Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
-          Value o = arith::DivFOp::create(fb, loc, sum, l);
+          Value o = arith::SelectOp::create(fb, loc, noKeys, f32Const(fb, 0.0),
+                                            arith::DivFOp::create(fb, loc, sum, l));
           if (element != f32)
             o = arith::TruncFOp::create(fb, loc, element, o);
           memref::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, i, d});

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace kiln {
@@ -73,6 +74,15 @@ LogicalResult linearizeAccesses(OpBuilder &b, Value buffer, MemRefType type, Val
                store && store.getVectorType().getRank() == 1) {
       Value i = linear(at, store.getIndices());
       store->setOperands(ValueRange{store.getValueToStore(), flat, i});
+    } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(user);
+               copy && copy.getSrc() == buffer && copy.getDst() != buffer) {
+      // cp.async from global memory (CUDA's attention kernel): its source.
+      Value i = linear(at, copy.getSrcIndices());
+      auto flatCopy = nvgpu::DeviceAsyncCopyOp::create(
+          at, copy.getLoc(), copy.getDst(), copy.getDstIndices(), flat, ValueRange{i},
+          copy.getDstElementsAttr(), copy.getSrcElements(), copy.getBypassL1Attr());
+      copy.replaceAllUsesWith(flatCopy.getResult());
+      copy.erase();
     } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(user)) {
       Value i = linear(at, rmw.getIndices());
       rmw->setOperands(ValueRange{rmw.getValue(), flat, i});

@@ -36,13 +36,25 @@ void KilnKernelDialect::initialize() {
 LogicalResult AttentionOp::verify() {
   auto shape = [](Value v) { return cast<ShapedType>(v.getType()); };
   for (Value v : getOperands())
-    if (shape(v).getRank() != 3 || !shape(v).hasStaticShape())
-      return emitOpError("takes operands of static shape [batch, rows, columns]");
+    if (shape(v).getRank() != 3)
+      return emitOpError("takes operands of shape [batch, rows, columns]");
+  // Batch and sequence lengths may be run-time sizes (`?`: equal to any
+  // size here, checked when the program runs); head dims are static.
   auto q = shape(getQ()).getShape(), k = shape(getK()).getShape(), v = shape(getV()).getShape();
+  if (ShapedType::isDynamic(q[2]) || ShapedType::isDynamic(v[2]))
+    return emitOpError("needs static head dims");
+  auto same = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
+  auto sameShape = [&](ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+    return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [&](auto p) {
+             return same(std::get<0>(p), std::get<1>(p));
+           });
+  };
   SmallVector<int64_t, 3> out{q[0], q[1], v[2]};
-  if (k[0] != q[0] || v[0] != q[0] || k[2] != q[2] || v[1] != k[1])
+  if (!same(k[0], q[0]) || !same(v[0], q[0]) || k[2] != q[2] || !same(v[1], k[1]))
     return emitOpError("needs q [B, Lq, E], k [B, Lk, E] and v [B, Lk, Ev]");
-  if (shape(getOut()).getShape() != ArrayRef(out) || shape(getAcc()).getShape() != ArrayRef(out))
+  if (!sameShape(shape(getOut()).getShape(), out) || !sameShape(shape(getAcc()).getShape(), out))
     return emitOpError("needs out and acc of shape [B, Lq, Ev]");
   if (!shape(getAcc()).getElementType().isF32() ||
       shape(getOut()).getElementType() != shape(getQ()).getElementType())
@@ -50,7 +62,7 @@ LogicalResult AttentionOp::verify() {
   if (Value mask = getMask()) {
     SmallVector<int64_t, 3> scores{q[0], q[1], k[1]};
     for (auto [size, full] : llvm::zip(shape(mask).getShape(), scores))
-      if (size != 1 && size != full)
+      if (size != 1 && !same(size, full))
         return emitOpError("needs a mask of shape [1 or B, 1 or Lq, 1 or Lk]");
   }
   bool onTensors = isa<RankedTensorType>(getOut().getType());

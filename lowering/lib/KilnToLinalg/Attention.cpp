@@ -1,12 +1,13 @@
 //===- Attention.cpp - kiln.attention as one fused kernel -----------------===//
 //
-// Static shapes: kiln_kernel.attention on [batch, rows, columns] views of
-// the operands (batch dims flattened into one), a kernel of its own that
-// each target builds without a score matrix in memory. Run-time sizes:
-// kiln ops that the conversion then lowers in turn: scores = matmul(q, k^T)
-// in f32 (f16/bf16 inputs), scaled, masked, softmax over keys, rounded to
-// q's type (as fused kernels feed the second product), matmul with v in
-// f32, rounded; the score matrix is materialised.
+// Where the target fuses it: kiln_kernel.attention on [batch, rows,
+// columns] views of the operands (batch dims flattened into one), a kernel
+// of its own that each target builds without a score matrix in memory;
+// batch and sequence lengths may be run-time sizes. Elsewhere: kiln ops
+// that the conversion then lowers in turn: scores = matmul(q, k^T) in f32
+// (f16/bf16 inputs), scaled, masked, softmax over keys, rounded to q's
+// type (as fused kernels feed the second product), matmul with v in f32,
+// rounded; the score matrix is materialised.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -32,16 +33,22 @@ double scaleOf(AttentionOp op) {
                        : 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
+/// The product of `sizes`, `?` where one is.
+int64_t productOf(ArrayRef<int64_t> sizes) {
+  return llvm::any_of(sizes, ShapedType::isDynamic) ? ShapedType::kDynamic
+                                                     : ShapedType::getNumElements(sizes);
+}
+
 /// kiln_kernel.attention on [B, L, E] views, B the product of the batch
 /// dims; a mask that broadcasts over only some batch dims is broadcast to
-/// all of them first.
+/// all of them first. (A `?` mask dim is the scores' own: `?` never
+/// stretches.)
 Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
                           ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   auto q = op.getQ().getType();
   ArrayRef<int64_t> batchShape = q.getShape().drop_back(2);
-  int64_t batch = ShapedType::getNumElements(batchShape);
-  int64_t rows = q.getDimSize(q.getRank() - 2);
+  int64_t batch = productOf(batchShape);
   auto rank3 = [&](Value v) {
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     return reshapeTo(rewriter, loc, v, {batch, shape[shape.size() - 2], shape.back()});
@@ -54,7 +61,7 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
     llvm::append_range(sizes, type.getShape());
     ArrayRef<int64_t> maskBatch = ArrayRef(sizes).drop_back(2);
     int64_t maskRows = sizes[sizes.size() - 2], maskKeys = sizes.back();
-    int64_t maskBatchSize = ShapedType::getNumElements(maskBatch);
+    int64_t maskBatchSize = productOf(maskBatch);
     if (maskBatchSize != 1 && maskBatch != batchShape) {
       SmallVector<int64_t> full(batchShape);
       llvm::append_range(full, ArrayRef<int64_t>{maskRows, maskKeys});
@@ -65,11 +72,14 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
   }
   auto v = op.getV().getType();
   Type element = q.getElementType();
-  SmallVector<int64_t> outShape{batch, rows, v.getDimSize(v.getRank() - 1)};
-  Value out = tensor::EmptyOp::create(rewriter, loc, outShape, element);
-  Value acc = tensor::EmptyOp::create(rewriter, loc, outShape, rewriter.getF32Type());
+  Value q3 = rank3(adaptor.getQ());
+  SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(rewriter, loc, q3, 0),
+                                        tensor::getMixedSize(rewriter, loc, q3, 1),
+                                        rewriter.getIndexAttr(v.getDimSize(v.getRank() - 1))};
+  Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, element);
+  Value acc = tensor::EmptyOp::create(rewriter, loc, outSizes, rewriter.getF32Type());
   auto fused = kernel::AttentionOp::create(
-      rewriter, loc, TypeRange{out.getType(), acc.getType()}, rank3(adaptor.getQ()),
+      rewriter, loc, TypeRange{out.getType(), acc.getType()}, q3,
       rank3(adaptor.getK()), rank3(adaptor.getV()), mask, out, acc,
       rewriter.getF64FloatAttr(scaleOf(op)), op.getCausal() ? rewriter.getUnitAttr() : UnitAttr());
   return reshapeTo(rewriter, loc, fused.getResult(0), op.getType().getShape());
@@ -102,10 +112,7 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
   AttentionFusion fusion;
 
   bool fuses(AttentionOp op) const {
-    bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type t) {
-      return cast<RankedTensorType>(t).hasStaticShape();
-    });
-    if (!staticShapes || fusion == AttentionFusion::none)
+    if (fusion == AttentionFusion::none)
       return false;
     return fusion == AttentionFusion::all ||
            fitsTensorCoreAttention(op.getType().getElementType(),

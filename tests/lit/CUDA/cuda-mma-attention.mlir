@@ -48,3 +48,31 @@ func.func @not_taken(%q: memref<1x8x64xf32>, %k: memref<1x8x64xf32>, %v: memref<
       outs(%outh, %acch : memref<1x8x32xf16>, memref<1x8x32xf32>) {scale = 0.125 : f64}
   return
 }
+
+// -----
+
+// Run-time batch and lengths: the grid is host arithmetic of the buffers'
+// sizes (row tiles of 128 times the batch), and so are the key tiles; the
+// kernel masks keys and stores rows against the run-time sizes, and gives
+// 0 where there are no keys.
+// CHECK-LABEL: func.func @run_time_lengths
+// CHECK-DAG: %[[B:.*]] = memref.dim %arg0, %c0{{(_[0-9]+)?}} : memref<?x?x64xf16>
+// CHECK-DAG: %[[LQ:.*]] = memref.dim %arg0, %c1{{(_[0-9]+)?}} : memref<?x?x64xf16>
+// CHECK-DAG: %[[LK:.*]] = memref.dim %arg1, %c1{{(_[0-9]+)?}} : memref<?x?x64xf16>
+// CHECK-DAG: %[[ROWTILES:.*]] = arith.ceildivsi %[[LQ]], %c128
+// CHECK-DAG: %[[KEYTILES:.*]] = arith.ceildivsi %[[LK]], %c64
+// CHECK: %[[GRID:.*]] = arith.muli %[[ROWTILES]], %[[B]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: arith.divui %{{.*}}, %[[ROWTILES]]
+// CHECK: nvgpu.device_async_copy
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[KEYTILES]] step
+// CHECK: arith.cmpi ult, %{{.*}}, %[[LK]]
+// CHECK: arith.cmpi eq, %[[LK]]
+// CHECK: arith.cmpi ult, %{{.*}}, %[[LQ]]
+// CHECK: vector.store {{.*}} : memref<?x?x64xf16>, vector<2xf16>
+func.func @run_time_lengths(%q: memref<?x?x64xf16>, %k: memref<?x?x64xf16>, %v: memref<?x?x64xf16>,
+                            %out: memref<?x?x64xf16>, %acc: memref<?x?x64xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<?x?x64xf16>, memref<?x?x64xf16>, memref<?x?x64xf16>)
+      outs(%out, %acc : memref<?x?x64xf16>, memref<?x?x64xf32>) {scale = 0.125 : f64}
+  return
+}

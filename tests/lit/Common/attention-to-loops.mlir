@@ -41,3 +41,23 @@ func.func @bool_mask(%q: memref<2x5x8xf32>, %k: memref<2x3x8xf32>, %v: memref<2x
       outs(%out, %acc : memref<2x5x4xf32>, memref<2x5x4xf32>) {scale = 0.35 : f64}
   return
 }
+
+// -----
+
+// Run-time batch and lengths: the loops' bounds are memref.dim of the
+// buffers; no keys at all give 0, not 0 / 0.
+// CHECK-LABEL: func.func @run_time_lengths
+// CHECK-DAG: %[[B:.*]] = memref.dim %arg0, %c0{{(_[0-9]+)?}} : memref<?x?x8xf32>
+// CHECK-DAG: %[[LQ:.*]] = memref.dim %arg0, %c1{{(_[0-9]+)?}} : memref<?x?x8xf32>
+// CHECK-DAG: %[[LK:.*]] = memref.dim %arg1, %c1{{(_[0-9]+)?}} : memref<?x?x8xf32>
+// CHECK: %[[NONE:.*]] = arith.cmpi eq, %[[LK]], %c0
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%[[B]], %[[LQ]])
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[LK]] step
+// CHECK: %[[O:.*]] = arith.divf
+// CHECK: arith.select %[[NONE]], %{{.*}}, %[[O]]
+func.func @run_time_lengths(%q: memref<?x?x8xf32>, %k: memref<?x?x8xf32>, %v: memref<?x?x4xf32>,
+                            %out: memref<?x?x4xf32>, %acc: memref<?x?x4xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<?x?x8xf32>, memref<?x?x8xf32>, memref<?x?x4xf32>)
+      outs(%out, %acc : memref<?x?x4xf32>, memref<?x?x4xf32>) {scale = 0.35 : f64}
+  return
+}

@@ -144,3 +144,22 @@ func.func @attention_tensor_cores(%q: tensor<2x9x64xbf16>, %k: tensor<2x13x64xbf
   %r = kiln.attention %q, %k, %v : (tensor<2x9x64xbf16>, tensor<2x13x64xbf16>, tensor<2x13x128xbf16>) -> tensor<2x9x128xbf16>
   return %r : tensor<2x9x128xbf16>
 }
+
+// Run-time sequence lengths fuse too: static batch dims collapse into one
+// (the `?` rows stay a group of their own), the mask's `?` dims are the
+// scores' own and its 1 broadcasts; out and acc take q's run-time rows.
+// CHECK-LABEL: func @attention_run_time_lengths
+// CHECK: tensor.collapse_shape {{.*}} into tensor<6x?x64xbf16>
+// CHECK: %[[ROWS:.*]] = tensor.dim %{{.*}}, %c1{{(_[0-9]+)?}} : tensor<6x?x64xbf16>
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<6x?x64xbf16>
+// CHECK: tensor.empty(%[[ROWS]]) : tensor<6x?x64xf32>
+// CHECK: kiln_kernel.attention ins({{.*}} mask {{.*}} : tensor<6x?x64xbf16>, tensor<6x?x64xbf16>, tensor<6x?x64xbf16>, tensor<1x1x?xbf16>)
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x3x?x64xbf16>
+// TC-LABEL: func @attention_run_time_lengths
+// TC: kiln_kernel.attention
+// UNFUSED-LABEL: func @attention_run_time_lengths
+// UNFUSED-NOT: kiln_kernel.attention
+func.func @attention_run_time_lengths(%q: tensor<2x3x?x64xbf16>, %k: tensor<2x3x?x64xbf16>, %m: tensor<1x?xbf16>) -> tensor<2x3x?x64xbf16> {
+  %r = kiln.attention %q, %k, %k, %m : (tensor<2x3x?x64xbf16>, tensor<2x3x?x64xbf16>, tensor<2x3x?x64xbf16>, tensor<1x?xbf16>) -> tensor<2x3x?x64xbf16>
+  return %r : tensor<2x3x?x64xbf16>
+}
