@@ -20,10 +20,14 @@
 // MMAs. (FlashAttention-3's further overlap, the next S issued with the
 // last P V and the consumers taking turns on named barriers, measured
 // slower here: docs/cuda.md.) Causal blocks stop at the tile of their last
-// row and run longest first. At the end O / sum, rounded, stored.
+// row and run longest first. At the end O / sum, rounded, stored. Batch
+// and sequence lengths may be run-time sizes: TMA takes no empty dim, so
+// the kernel then launches only where there are keys, and a kernel writing
+// zeros (no keys: an empty sum) where there are none.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaAttention.h"
+#include "CudaMatmul.h"
 #include "CudaWgmma.h"
 #include "kiln/Lowering/CUDA/Passes.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
@@ -97,13 +101,38 @@ Value wgmmaWithRegisterA(OpBuilder &b, Location loc, Value acc, ValueRange aRegs
       .getResult(0);
 }
 
+/// Zeros into `out` ([B, Lq, Ev]) where `launchIf` holds: a thread per
+/// element.
+void zeroOutput(OpBuilder &b, Location loc, Value out, Value launchIf) {
+  constexpr int64_t kFillThreads = 256;
+  IndexBuilder ib{b, loc};
+  auto type = cast<MemRefType>(out.getType());
+  Value rows = sizeValue(b, loc, out, 1), width = ib.c(type.getDimSize(2));
+  Value perEntry = b.createOrFold<arith::MulIOp>(loc, rows, width);
+  Value total = b.createOrFold<arith::MulIOp>(loc, sizeValue(b, loc, out, 0), perEntry);
+  Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, ib.c(kFillThreads));
+  auto launch = gpu::LaunchOp::create(b, loc, gridWhere(b, loc, launchIf, blocks), ib.c(1),
+                                      ib.c(1), ib.c(kFillThreads), ib.c(1), ib.c(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  IndexBuilder x{b, loc};
+  Value i = x.add(x.mul(launch.getBlockIds().x, kFillThreads), launch.getThreadIds().x);
+  scf::IfOp::create(b, loc, x.lt(i, total), [&](OpBuilder &tb, Location l) {
+    IndexBuilder y{tb, l};
+    Value zero = arith::ConstantOp::create(tb, l, tb.getZeroAttr(type.getElementType()));
+    Value entry = y.div(i, perEntry), inEntry = arith::RemUIOp::create(tb, l, i, perEntry);
+    Value row = y.div(inEntry, width), col = arith::RemUIOp::create(tb, l, inEntry, width);
+    memref::StoreOp::create(tb, l, zero, out, ValueRange{entry, row, col});
+    scf::YieldOp::create(tb, l);
+  });
+  gpu::TerminatorOp::create(b, loc);
+}
+
 LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes) {
   Value q = op.getQ(), k = op.getK(), v = op.getV();
   Type element = cast<MemRefType>(q.getType()).getElementType();
   const NVVM::WGMMATypes type = wgmmaTypeOf(element);
-  const int64_t batch = dimOf(q, 0), rows = dimOf(q, 1), depth = dimOf(q, 2);
-  const int64_t keys = dimOf(k, 1), width = dimOf(v, 2);
-  const int64_t rowTiles = llvm::divideCeil(rows, kRows), keyTiles = llvm::divideCeil(keys, kKeys);
+  const int64_t depth = dimOf(q, 2), width = dimOf(v, 2);
   // Q, then the stages of K and of V: blocks of 64 head-dim columns (one
   // swizzled box each) of every row; then the mbarriers.
   const int64_t qBytes = kRows * depth * 2, kStageBytes = kKeys * depth * 2,
@@ -117,10 +146,24 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
+  // Host sizes (constants where static).
+  auto ceilDiv = [&](Value size, int64_t tile) {
+    return b.createOrFold<arith::CeilDivSIOp>(loc, size, ib.c(tile));
+  };
+  Value batch = sizeValue(b, loc, q, 0), rows = sizeValue(b, loc, q, 1);
+  Value keys = sizeValue(b, loc, k, 1);
+  Value rowTiles = ceilDiv(rows, kRows), keyTiles = ceilDiv(keys, kKeys);
+  Value grid = b.createOrFold<arith::MulIOp>(loc, rowTiles, batch);
+  if (ShapedType::isDynamic(dimOf(k, 1))) {
+    Value anyKeys = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, keys, ib.c(0));
+    grid = gridWhere(b, loc, anyKeys, grid);
+    zeroOutput(b, loc, op.getOut(),
+               b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, keys, ib.c(0)));
+  }
   Value qMap = tensorMap(b, loc, q, kRows, kColumns);
   Value kMap = tensorMap(b, loc, k, kKeys, kColumns);
   Value vMap = tensorMap(b, loc, v, kKeys, kColumns);
-  auto launch = gpu::LaunchOp::create(b, loc, ib.c(rowTiles * batch), ib.c(1), ib.c(1),
+  auto launch = gpu::LaunchOp::create(b, loc, grid, ib.c(1), ib.c(1),
                                       ib.c(kThreads), ib.c(1), ib.c(1),
                                       arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -144,10 +187,11 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   // mask the longest run first.
   Value blockId = launch.getBlockIds().x, tid = launch.getThreadIds().x;
   Value n = x.div(blockId, rowTiles);
-  Value row0 = x.mul(arith::SubIOp::create(b, loc, x.c(rowTiles - 1), x.rem(blockId, rowTiles)),
+  Value row0 = x.mul(arith::SubIOp::create(b, loc, x.add(rowTiles, -1),
+                                           arith::RemUIOp::create(b, loc, blockId, rowTiles)),
                      kRows);
   // Key tiles: all, or (causal) up to the one holding the block's last row.
-  Value tiles = x.c(keyTiles);
+  Value tiles = keyTiles;
   if (op.getCausal())
     tiles = arith::MinUIOp::create(b, loc, tiles, x.div(x.add(row0, kRows + kKeys - 1), kKeys));
 
@@ -221,7 +265,7 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   // A lane's accumulator rows: lane / 4 (+8); its columns 2 * (lane % 4) (+1).
   Value inQuad = x.rem(lane, 4);
   Value rowA = x.add(warpRow0, x.div(lane, 4)), rowB = x.add(rowA, 8);
-  AttentionFragments frags{op, n, rowA, rowB, inQuad, warpRow0, x.c(rows), x.c(keys)};
+  AttentionFragments frags{op, n, rowA, rowB, inQuad, warpRow0, rows, keys};
   // Descriptors: Q's 64 rows of this warpgroup and K's rows, K-major (8-row
   // groups 1024 bytes apart); V N-major (64-column blocks kKeys rows apart).
   Value qDescriptor = matrixDescriptor(
@@ -342,11 +386,11 @@ struct KilnCudaWgmmaAttentionPass
   using KilnCudaWgmmaAttentionBase::KilnCudaWgmmaAttentionBase;
   void runOnOperation() override {
     SmallVector<kernel::AttentionOp> ops;
-    // TMA takes no empty dim: empty attention is the mma.sync kernel's,
-    // and so is attention of run-time sizes (which could be empty).
+    // TMA takes no empty dim: attention of a static empty size is the
+    // mma.sync kernel's (one of run-time size is checked at run time).
     auto sized = [](Value v) {
       auto type = cast<ShapedType>(v.getType());
-      return type.hasStaticShape() && type.getNumElements() > 0;
+      return !type.hasStaticShape() || type.getNumElements() > 0;
     };
     getOperation().walk([&](kernel::AttentionOp op) {
       if (isa<MemRefType>(op.getOut().getType()) && fitsTensorCoreKernel(op) &&
