@@ -194,6 +194,10 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   Value tiles = keyTiles;
   if (op.getCausal())
     tiles = arith::MinUIOp::create(b, loc, tiles, x.div(x.add(row0, kRows + kKeys - 1), kKeys));
+  // At least one (the kernel runs only where there are keys and rows): a
+  // causal loop known to run keeps ptxas from serialising the wgmma chains
+  // of run-time sizes.
+  tiles = arith::MaxUIOp::create(b, loc, tiles, x.c(1));
 
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, x.c(0));
   scf::IfOp::create(b, loc, first, [&](OpBuilder &tb, Location l) {

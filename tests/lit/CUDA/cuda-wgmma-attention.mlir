@@ -92,3 +92,26 @@ func.func @not_taken(%q: memref<1x8x64xf32>, %k: memref<1x8x64xf32>, %v: memref<
       outs(%out64, %acc : memref<1x8x64xf16>, memref<1x8x64xf32>) {scale = 0.125 : f64}
   return
 }
+
+// -----
+
+// Run-time lengths: TMA takes no empty dim, so the kernel's grid (row
+// tiles times batch, host arithmetic) is empty where there are no keys,
+// and a kernel writing zeros launches there instead.
+// CHECK-LABEL: func.func @run_time_lengths
+// CHECK-DAG: %[[LK:.*]] = memref.dim %arg1, %c1{{(_[0-9]+)?}} : memref<?x?x64xf16>
+// CHECK-DAG: %[[ANY:.*]] = arith.cmpi sgt, %[[LK]], %c0
+// CHECK-DAG: %[[NONE:.*]] = arith.cmpi eq, %[[LK]], %c0
+// CHECK-DAG: %[[GRID:.*]] = arith.select %[[ANY]]
+// CHECK-DAG: %[[ZEROGRID:.*]] = arith.select %[[NONE]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ZEROGRID]],
+// CHECK: memref.store %{{.*}}, %arg3
+// CHECK: nvgpu.tma.create.descriptor
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]],
+// CHECK: nvvm.wgmma.mma_async
+func.func @run_time_lengths(%q: memref<?x?x64xf16>, %k: memref<?x?x64xf16>, %v: memref<?x?x64xf16>,
+                            %out: memref<?x?x64xf16>, %acc: memref<?x?x64xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<?x?x64xf16>, memref<?x?x64xf16>, memref<?x?x64xf16>)
+      outs(%out, %acc : memref<?x?x64xf16>, memref<?x?x64xf32>) {causal, scale = 0.125 : f64}
+  return
+}
