@@ -4,7 +4,8 @@
 // Where the view reshapes a buffer the function allocates, that buffer can
 // be the out-param itself, seen through the inverse reshape: the kernel
 // that fills it then writes the result, and the copy (a kernel of its own
-// on the GPUs) goes.
+// on the GPUs) goes. Buffers of run-time size too: the copy says the
+// out-param has the view's sizes, so the inverse view has the buffer's.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
@@ -21,19 +22,28 @@ using namespace mlir;
 
 namespace {
 
-/// `out` seen as `alloc`'s type, undoing `view` (a reshape of `alloc`).
-Value inverseView(OpBuilder &b, Operation *view, Value out, MemRefType allocType) {
+/// `out` seen as `alloc`'s type, undoing `view` (a reshape of `alloc`):
+/// at the block's start, where the out-param is defined (nothing then
+/// stands between ops that were adjacent, a matmul and its epilogue), or
+/// where `alloc` was for an expansion that takes its run-time sizes.
+Value inverseView(Operation *view, Value out, memref::AllocOp alloc) {
   Location loc = view->getLoc();
+  auto b = OpBuilder::atBlockBegin(cast<BlockArgument>(out).getOwner());
   if (auto expand = dyn_cast<memref::ExpandShapeOp>(view))
     return memref::CollapseShapeOp::create(b, loc, out, expand.getReassociationIndices());
   auto collapse = cast<memref::CollapseShapeOp>(view);
-  return memref::ExpandShapeOp::create(b, loc, allocType.getShape(), out,
-                                       collapse.getReassociationIndices());
+  if (alloc.getType().hasStaticShape())
+    return memref::ExpandShapeOp::create(b, loc, alloc.getType().getShape(), out,
+                                         collapse.getReassociationIndices());
+  b.setInsertionPoint(alloc);
+  return memref::ExpandShapeOp::create(b, loc, alloc.getType(), out,
+                                       collapse.getReassociationIndices(),
+                                       alloc.getMixedSizes());
 }
 
 /// Makes the buffer `copy` reads through a reshape the out-param it writes,
 /// when that is safe: the out-param is an argument nothing else uses, the
-/// buffer a static, contiguous allocation of the same block, and the copy
+/// buffer a contiguous allocation of the same block, and the copy
 /// one of the result copies before the return (nothing writes the buffer
 /// after it).
 void forward(memref::CopyOp copy) {
@@ -48,17 +58,14 @@ void forward(memref::CopyOp copy) {
   auto alloc = view->getOperand(0).getDefiningOp<memref::AllocOp>();
   auto outType = cast<MemRefType>(out.getType());
   if (!alloc || alloc->getBlock() != out.getOwner() || alloc->getBlock() != copy->getBlock() ||
-      !alloc.getType().hasStaticShape() || !alloc.getType().getLayout().isIdentity() ||
+      !alloc.getType().getLayout().isIdentity() ||
       !outType.getLayout().isIdentity() ||
       alloc.getType().getMemorySpace() != outType.getMemorySpace())
     return;
   for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
     if (isa<memref::DeallocOp>(user))
       user->erase();
-  // At the block's start, where the out-param is defined: nothing then
-  // stands between ops that were adjacent (a matmul and its epilogue).
-  auto b = OpBuilder::atBlockBegin(out.getOwner());
-  alloc->replaceAllUsesWith(ValueRange{inverseView(b, view, out, alloc.getType())});
+  alloc->replaceAllUsesWith(ValueRange{inverseView(view, out, alloc)});
   alloc->erase();
   // The copy now reads its own target.
   copy->erase();
