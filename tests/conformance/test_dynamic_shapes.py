@@ -725,6 +725,63 @@ def test_static_tie_runs_at_its_size():
     np.testing.assert_array_equal(r, x + x)
 
 
+SIZELESS = """
+func.func @main(%x: tensor<?x{c}xf32>, %s: tensor<i64>, %w: tensor<3x?xf32>)
+    -> (tensor<?x{c}xf32>, tensor<?x{c}xf32>, tensor<?x{c}xf32>, tensor<?x{c}xf64>,
+        tensor<3x?xi32>) {{
+  %z = kiln.fill {{value = 2.5 : f64}} : tensor<?x{c}xf32>
+  %a = kiln.add %x, %z : (tensor<?x{c}xf32>, tensor<?x{c}xf32>) -> tensor<?x{c}xf32>
+  %i = kiln.iota {{dim = 0 : i64}} : tensor<?x{c}xf32>
+  %b = kiln.mul %i, %x : (tensor<?x{c}xf32>, tensor<?x{c}xf32>) -> tensor<?x{c}xf32>
+  %u = kiln.random_uniform %s {{low = -1.0 : f64}} : tensor<i64> -> tensor<?x{c}xf32>
+  %c = kiln.sub %x, %u : (tensor<?x{c}xf32>, tensor<?x{c}xf32>) -> tensor<?x{c}xf32>
+  %n = kiln.random_normal %s : tensor<i64> -> tensor<?x{c}xf64>
+  %xd = kiln.cast %x : tensor<?x{c}xf32> -> tensor<?x{c}xf64>
+  %d = kiln.add %n, %xd : (tensor<?x{c}xf64>, tensor<?x{c}xf64>) -> tensor<?x{c}xf64>
+  %j = kiln.iota {{dim = 1 : i64}} : tensor<?x?xi32>
+  %wi = kiln.cast %w : tensor<3x?xf32> -> tensor<3x?xi32>
+  %e = kiln.add %j, %wi : (tensor<?x?xi32>, tensor<3x?xi32>) -> tensor<3x?xi32>
+  return %a, %b, %c, %d, %e : tensor<?x{c}xf32>, tensor<?x{c}xf32>, tensor<?x{c}xf32>,
+      tensor<?x{c}xf64>, tensor<3x?xi32>
+}}
+"""
+
+
+# fill, iota, random_uniform and random_normal of `?` dims take their
+# sizes from the inputs the program ties them to (an add with x, or a
+# static 3 through w): the same values as the static program's, random
+# numbers bit for bit.
+@pytest.mark.parametrize("rows,cols", [(0, 4), (1, 4), (5, 4), (130, 33)])
+def test_fill_iota_and_random_sized_by_inputs(rows, cols):
+    x = np.random.default_rng(rows).uniform(-1, 1, (rows, cols)).astype(np.float32)
+    seed = np.array(7, np.int64)
+    w = np.ones((3, cols), np.float32)
+    got, _ = run_kiln(SIZELESS.format(c=cols), [x, seed, w])
+    static = SIZELESS.format(c=cols).replace("?x" + str(cols), "%dx%d" % (rows, cols))
+    static = static.replace("3x?", "3x%d" % cols).replace("?x?", "3x%d" % cols)
+    want, _ = run_kiln(static, [x, seed, w])
+    np.testing.assert_array_equal(got[0], x + np.float32(2.5))
+    np.testing.assert_array_equal(got[1], np.arange(rows, dtype=np.float32)[:, None] * x)
+    np.testing.assert_array_equal(got[4], np.arange(cols, dtype=np.int32) + np.ones((3, cols), np.int32))
+    for g, s in zip(got, want):
+        assert g.shape == s.shape
+        np.testing.assert_array_equal(g, s)
+
+
+def test_sizeless_ops_need_an_input_to_size_them():
+    program = """
+func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>) {
+  %z = kiln.fill {value = 2.5 : f64} : tensor<?x4xf32>
+  %s = kiln.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<?x4xf32> -> tensor<f32>
+  return %x, %s : tensor<?x4xf32>, tensor<f32>
+}
+"""
+    _, proc = run_kiln(program, [np.ones((3, 4), np.float32)], check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert ("program:3:8: 'kiln.fill' makes a tensor<?x4xf32> whose dim 0 no input gives "
+            "the size of" in proc.stderr), proc.stderr
+
+
 def test_ops_outside_the_slice_are_unsupported():
     program = """
 func.func @main(%x: tensor<1x1x?x8xf32>) -> tensor<1x1x?x4xf32> {

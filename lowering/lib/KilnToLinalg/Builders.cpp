@@ -1,9 +1,12 @@
 //===- Builders.cpp - linalg building blocks for kiln's kernels ----------===//
 #include "Patterns.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
@@ -38,6 +41,25 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, ArrayRef<int64_t> sh
                         : Value(tensor::DimOp::create(
                               b, loc, *source,
                               cast<ShapedType>((*source).getType()).getRank() - fromRight)));
+  }
+  return sizes;
+}
+
+SmallVector<Value> sizelessDynamicSizes(ConversionPatternRewriter &rewriter, Operation *op) {
+  SmallVector<Value> sizes;
+  auto sources = op->getAttrOfType<DenseI64ArrayAttr>(kSizeSourcesAttr);
+  if (!sources)
+    return sizes;
+  Location loc = op->getLoc();
+  auto func = op->getParentOfType<func::FuncOp>();
+  ArrayRef<int64_t> flat = sources.asArrayRef();
+  for (size_t i = 0; i + 2 < flat.size(); i += 3) {
+    if (flat[i] >= 0) {
+      sizes.push_back(arith::ConstantIndexOp::create(rewriter, loc, flat[i]));
+      continue;
+    }
+    Value arg = rewriter.getRemappedValue(func.getArgument(flat[i + 1]));
+    sizes.push_back(tensor::DimOp::create(rewriter, loc, arg, flat[i + 2]));
   }
   return sizes;
 }
@@ -84,7 +106,7 @@ AffineMap broadcastMap(ArrayRef<int64_t> operandShape,
 
 Value buildElementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                        Type resultElementType, ValueRange inputs,
-                       const BodyFn &body) {
+                       const BodyFn &body, ValueRange resultSizes) {
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value in : inputs)
@@ -94,7 +116,8 @@ Value buildElementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
   Value init = emptyTensor(b, loc, shape, resultElementType,
-                           dynamicSizes(b, loc, shape, inputs));
+                           resultSizes.empty() ? ValueRange(dynamicSizes(b, loc, shape, inputs))
+                                               : resultSizes);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {

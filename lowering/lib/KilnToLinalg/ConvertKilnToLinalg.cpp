@@ -45,12 +45,38 @@ LogicalResult checkLowerable(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+/// Tells fill, iota and random ops with `?` dims where their sizes come
+/// from (kiln.size_sources: size, argument, dim per `?` dim; the shape
+/// class of their function finds them), naming the op where nothing does.
+LogicalResult annotateSizeSources(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool any = false;
+    func.walk([&](Operation *op) {
+      any |= kiln::isSizeless(op) &&
+             !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
+    });
+    if (!any)
+      continue;
+    auto sources = kiln::sizeSources(func);
+    if (!sources)
+      return func.emitError() << sources.error().message;
+    for (auto &[op, list] : *sources) {
+      SmallVector<int64_t> flat;
+      for (const kiln::SizeSource &source : list)
+        flat.append({source.size, source.argument, source.dim});
+      op->setAttr(kiln::to_linalg::kSizeSourcesAttr,
+                  DenseI64ArrayAttr::get(module.getContext(), flat));
+    }
+  }
+  return success();
+}
+
 struct ConvertKilnToLinalgPass
     : kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
   using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkLowerable(module)))
+    if (failed(checkLowerable(module)) || failed(annotateSizeSources(module)))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     TypeConverter converter;

@@ -171,6 +171,8 @@ public:
     }
     if (auto ok = settleSums(); !ok)
       return ok;
+    if (auto ok = findSizeSources(entry); !ok)
+      return ok;
     // Symbols are numbered as the inputs first use them, then the sums.
     for (auto [signature, arg] : llvm::zip(inputs, entry.getArguments())) {
       signature.shape.assign(terms[arg].begin(), terms[arg].end());
@@ -260,7 +262,51 @@ public:
     return {};
   }
 
+  /// Where the `?` dims of sizeless ops' results take their sizes.
+  llvm::DenseMap<Operation *, SmallVector<SizeSource>> sources;
+  /// The sizeless ops with `?` dims, in order.
+  SmallVector<Operation *> sizeless;
+
 private:
+  /// Each `?` dim of a sizeless op's result: a static size its class is
+  /// tied to, or an argument's dim in its class (not a sum: kernels read
+  /// sizes from their arguments).
+  Expected<void> findSizeSources(func::FuncOp entry) {
+    for (Operation *op : sizeless) {
+      SmallVector<SizeSource> &list = sources[op];
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      for (auto [d, term] : llvm::enumerate(of(op->getResult(0)))) {
+        if (!type.isDynamicDim(d))
+          continue;
+        int64_t size = classes.find(term);
+        if (size >= 0) {
+          list.push_back({size, 0, 0});
+          continue;
+        }
+        std::optional<SizeSource> found;
+        for (BlockArgument arg : entry.getArguments())
+          for (auto [ad, argTerm] : llvm::enumerate(of(arg)))
+            if (!found && classes.find(argTerm) == size)
+              found = SizeSource{-1, arg.getArgNumber(), static_cast<unsigned>(ad)};
+        if (!found)
+          return makeError(ErrorKind::Unsupported,
+                           origin(op) + " makes a " + describe(type) + " whose dim " +
+                               std::to_string(d) +
+                               " no input gives the size of: an op that needs it equal "
+                               "to an input's dim ties it");
+        list.push_back(*found);
+      }
+    }
+    return {};
+  }
+
+  static std::string describe(Type type) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << type;
+    return s;
+  }
+
   /// `v`'s terms; a value no op gave terms to (a call's result) has its
   /// type's sizes.
   SmallVector<int64_t> &of(Value v) {
@@ -356,6 +402,11 @@ private:
   }
 
   Expected<SmallVector<int64_t>> resultTerms(Operation *op) {
+    if (isSizeless(op)) {
+      // Sizes of their own, tied by the ops that read them.
+      sizeless.push_back(op);
+      return SmallVector<int64_t>(of(op->getResult(0)));
+    }
     if (isElementwiseKilnOp(op))
       return broadcast(op, SmallVector<Value>(op->getOperands()));
     if (auto t = dyn_cast<TransposeOp>(op)) {
@@ -561,8 +612,12 @@ private:
 };
 } // namespace
 
+bool isSizeless(Operation *op) {
+  return isa<FillOp, IotaOp, RandomUniformOp, RandomNormalOp>(op);
+}
+
 bool lowersWithDynamicDims(Operation *op) {
-  if (isElementwiseKilnOp(op))
+  if (isElementwiseKilnOp(op) || isSizeless(op))
     return true;
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return isSimpleDynamicReshape(reshape);
@@ -635,6 +690,15 @@ Expected<void> nameRunTimeSizes(func::FuncOp entry, std::vector<TensorSignature>
                                 std::vector<TensorSignature> &outputs,
                                 std::vector<SizeRule> &rules) {
   return ShapeClassBuilder().run(entry, inputs, outputs, rules);
+}
+
+Expected<llvm::DenseMap<Operation *, SmallVector<SizeSource>>> sizeSources(func::FuncOp entry) {
+  std::vector<TensorSignature> inputs(entry.getNumArguments()), outputs(entry.getNumResults());
+  std::vector<SizeRule> rules;
+  ShapeClassBuilder builder;
+  if (auto ok = builder.run(entry, inputs, outputs, rules); !ok)
+    return std::unexpected(ok.error());
+  return std::move(builder.sources);
 }
 
 } // namespace kiln

@@ -48,23 +48,26 @@ struct FillToLinalg : OpConversionPattern<FillOp> {
     Value value = scalarConstant(rewriter, loc, op.getType().getElementType(),
                                  op.getValue().convertToDouble());
     auto type = signlessTensorType(op.getType());
-    Value empty = emptyTensor(rewriter, loc, type.getShape(),
-                              type.getElementType());
+    Value empty = emptyTensor(rewriter, loc, type.getShape(), type.getElementType(),
+                              sizelessDynamicSizes(rewriter, op));
     rewriter.replaceOp(op, linalg::FillOp::create(rewriter, loc, value, empty));
     return success();
   }
 };
 
-/// The linear (row-major) index of the current element of a generic.
-Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+/// The linear (row-major) index of the current element of a generic over
+/// `shape`, whose `?` dims are `dynamicSizes`.
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  ValueRange dynamicSizes) {
   Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  auto next = dynamicSizes.begin();
   for (auto [d, size] : llvm::enumerate(shape)) {
     Value idx = linalg::IndexOp::create(b, loc, d);
+    Value extent = ShapedType::isDynamic(size)
+                       ? *next++
+                       : Value(arith::ConstantIndexOp::create(b, loc, size));
     linear = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, linear,
-                              arith::ConstantIndexOp::create(b, loc, size)),
-        idx);
+        b, loc, arith::MulIOp::create(b, loc, linear, extent), idx);
   }
   // Zero-extend: the index is never negative, and lavapipe miscompiles the
   // OpSConvert that a signed index_cast becomes on 32-bit SPIR-V indices.
@@ -86,7 +89,8 @@ struct IotaToLinalg : OpConversionPattern<IotaOp> {
               b, loc, b.getI64Type(),
               linalg::IndexOp::create(b, loc, op.getDim()));
           return castScalar(b, loc, idx, b.getI64Type(), kilnElem);
-        });
+        },
+        sizelessDynamicSizes(rewriter, op));
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -246,12 +250,13 @@ struct RandomToLinalg : OpConversionPattern<OpT> {
     Type elem = type.getElementType();
     Type compute = elem.isF64() ? elem : rewriter.getF32Type();
     Value seed = adaptor.getSeed();
+    SmallVector<Value> sizes = sizelessDynamicSizes(rewriter, op);
     Value result = buildElementwise(
         rewriter, op.getLoc(), type.getShape(), elem, {},
         [&](OpBuilder &b, Location loc, ValueRange) {
           Value seedScalar = tensor::ExtractOp::create(b, loc, seed, ValueRange{});
           std::array<Value, 4> words =
-              emitPhilox(b, loc, linearIndex(b, loc, type.getShape()), seedScalar);
+              emitPhilox(b, loc, linearIndex(b, loc, type.getShape(), sizes), seedScalar);
           auto c = [&](double v) {
             return arith::ConstantOp::create(b, loc, compute,
                                              b.getFloatAttr(compute, v));
@@ -273,7 +278,8 @@ struct RandomToLinalg : OpConversionPattern<OpT> {
           return r.getType() == elem
                      ? r
                      : castScalar(b, loc, r, r.getType(), elem);
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, result);
     return success();
   }

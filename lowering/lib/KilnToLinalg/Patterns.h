@@ -19,6 +19,13 @@ using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                          mlir::ValueRange)>;
 
 mlir::RankedTensorType signlessTensorType(mlir::Type kilnTensorType);
+/// The attribute that gives a fill, iota or random op's `?` sizes
+/// (ConvertKilnToLinalg.cpp: annotateSizeSources).
+inline constexpr llvm::StringLiteral kSizeSourcesAttr = "kiln.size_sources";
+/// The `?` result sizes of such an op at `b`: constants, or dims of its
+/// function's arguments.
+llvm::SmallVector<mlir::Value> sizelessDynamicSizes(mlir::ConversionPatternRewriter &rewriter,
+                                                    mlir::Operation *op);
 /// `dynamicSizes`: one index per `?` dim of `shape`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                         llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
@@ -44,11 +51,14 @@ mlir::Value dimSizeAsFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t
 mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> operandShape,
                              llvm::ArrayRef<int64_t> resultShape,
                              mlir::MLIRContext *ctx);
-/// A parallel linalg.generic over `resultShape` whose inputs broadcast to it.
+/// A parallel linalg.generic over `resultShape` whose inputs broadcast to it;
+/// its `?` sizes are `resultSizes` where given (no input has them: fill,
+/// iota, random), else read off the inputs (dynamicSizes).
 mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              llvm::ArrayRef<int64_t> resultShape,
                              mlir::Type resultElementType,
-                             mlir::ValueRange inputs, const BodyFn &body);
+                             mlir::ValueRange inputs, const BodyFn &body,
+                             mlir::ValueRange resultSizes = {});
 /// Reduces `input` over `dims` with `combine`, starting from `init` (a scalar
 /// of the accumulator type); the result drops the reduced dims.
 mlir::Value buildReduction(

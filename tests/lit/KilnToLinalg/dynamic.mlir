@@ -206,3 +206,42 @@ func.func @quantize_blocks_of_two_run_time_dims(%x: tensor<?x?x64xf32>, %s: tens
   %0 = kiln.quantize %x, %s {block_size = 32} : (tensor<?x?x64xf32>, tensor<?x?x2xf32>) -> tensor<?x?x64xi8>
   return %0 : tensor<?x?x64xi8>
 }
+
+// -----
+
+// fill, iota and random of `?` dims: their sizes are the input dims the
+// program ties them to (kiln.size_sources, found by the shape class), or
+// the static size a dim is tied to; random's counter (the linear index)
+// takes the run-time size.
+// CHECK-LABEL: func @sized_by_inputs
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: linalg.fill
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[M:.*]] = tensor.dim %arg2, %c1
+// CHECK: tensor.empty(%[[C3]], %[[M]]) : tensor<?x?xi32>
+// CHECK: linalg.index 1
+// CHECK: %[[R:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[R]]) : tensor<?x4xf32>
+// CHECK: linalg.generic
+// CHECK: arith.muli %{{.*}}, %[[R]] : index
+// CHECK-NOT: kiln.size_sources
+func.func @sized_by_inputs(%x: tensor<?x4xf32>, %s: tensor<i64>, %w: tensor<3x?xi32>) -> (tensor<?x4xf32>, tensor<3x?xi32>, tensor<?x4xf32>) {
+  %z = kiln.fill {value = 2.5 : f64} : tensor<?x4xf32>
+  %a = kiln.add %x, %z : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %j = kiln.iota {dim = 1 : i64} : tensor<?x?xi32>
+  %e = kiln.add %j, %w : (tensor<?x?xi32>, tensor<3x?xi32>) -> tensor<3x?xi32>
+  %u = kiln.random_uniform %s : tensor<i64> -> tensor<?x4xf32>
+  %c = kiln.sub %x, %u : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %a, %e, %c : tensor<?x4xf32>, tensor<3x?xi32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A fill no input sizes (only reduced) has no run-time size to take.
+// expected-error @+1 {{'kiln.fill' makes a tensor<?x4xf32> whose dim 0 no input gives the size of}}
+func.func @sized_by_nothing(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>) {
+  %z = kiln.fill {value = 2.5 : f64} : tensor<?x4xf32>
+  %s = kiln.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<?x4xf32> -> tensor<f32>
+  return %x, %s : tensor<?x4xf32>, tensor<f32>
+}

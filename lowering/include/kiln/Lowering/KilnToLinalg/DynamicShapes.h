@@ -29,6 +29,23 @@ Expected<void> nameRunTimeSizes(mlir::func::FuncOp entry,
                                 std::vector<TensorSignature> &outputs,
                                 std::vector<SizeRule> &rules);
 
+/// Where a `?` dim of a result that no operand sizes (fill, iota,
+/// random_uniform, random_normal) takes its run-time size from: a static
+/// size (`size` >= 0: its class is tied to one) or an entry argument's dim.
+struct SizeSource {
+  int64_t size;
+  unsigned argument, dim;
+};
+
+/// Whether `op` makes a tensor whose sizes no operand gives.
+bool isSizeless(mlir::Operation *op);
+
+/// One SizeSource per `?` result dim of each such op of `entry`;
+/// Unsupported, naming the op, where no input gives a size (as
+/// nameRunTimeSizes).
+Expected<llvm::DenseMap<mlir::Operation *, llvm::SmallVector<SizeSource>>>
+sizeSources(mlir::func::FuncOp entry);
+
 } // namespace kiln
 
 #endif
