@@ -13,6 +13,7 @@
 #include "CudaMatmul.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -122,7 +123,7 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
     if (auto fill = dyn_cast<linalg::FillOp>(op); fill && fill.getDpsInits()[0] != matmul.getDpsInits()[0])
       return std::nullopt;
     else if (!fill && !isa<memref::AllocOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(op) &&
-             !op->hasTrait<OpTrait::ConstantLike>())
+             !(op->getNumRegions() == 0 && isMemoryEffectFree(op))) // constants, sizes
       return std::nullopt;
   return gathered;
 }
@@ -183,9 +184,36 @@ std::pair<Value, SmallVector<Value>> GatheredOperand::source(OpBuilder &b, Locat
   return {input->get(), indicesFor(b, loc, copy.getMatchingIndexingMap(input), ivs)};
 }
 
+/// Sizes read off `value` (the buffer `alloc`, or `view` of it) outlive
+/// them: each memref.dim becomes the allocation's size, a product of its
+/// sizes where the view collapses several dims.
+static void replaceSizeReads(Value value, memref::AllocOp alloc, memref::CollapseShapeOp view) {
+  for (Operation *user : llvm::make_early_inc_range(value.getUsers())) {
+    auto dim = dyn_cast<memref::DimOp>(user);
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!index)
+      continue;
+    OpBuilder b(dim);
+    MemRefType type = alloc.getType();
+    Value size = arith::ConstantIndexOp::create(b, dim.getLoc(), 1);
+    for (int64_t d : value == alloc.getResult() ? SmallVector<int64_t>{*index} : dimsOf(view, *index))
+      size = b.createOrFold<arith::MulIOp>(
+          dim.getLoc(), size,
+          type.isDynamicDim(d)
+              ? alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]
+              : arith::ConstantIndexOp::create(b, dim.getLoc(), type.getDimSize(d)).getResult());
+    dim.replaceAllUsesWith(size);
+    dim.erase();
+  }
+}
+
 void GatheredOperand::erase() {
-  if (view)
+  auto alloc = copy.getDpsInits()[0].getDefiningOp<memref::AllocOp>();
+  if (view) {
+    replaceSizeReads(view, alloc, view);
     view->erase();
+  }
+  replaceSizeReads(alloc, alloc, view);
   eraseWithBuffer(copy);
 }
 

@@ -140,32 +140,45 @@ bool fitsWgmmaMatmulWithGatheredB(linalg::LinalgOp op, const GatheredOperand &ga
   Type element = a.getElementType();
   int64_t offset;
   SmallVector<int64_t> strides;
+  // Static but (maybe) the batch: a conv over a run-time batch of images.
+  auto staticButBatch = [](MemRefType t) {
+    return llvm::none_of(t.getShape().drop_front(), ShapedType::isDynamic) &&
+           ShapedType::getNumElements(t.getShape().drop_front()) > 0;
+  };
   // The copy costs a pass over the patches (each K run written and read
   // once more), which wgmma's speed over mma.sync's pays back only where
   // many rows of A reuse each: on the H200 a 256-channel 3x3 conv on 14x14
   // took 35 against 47 us (copy + GEMM), a 64-channel one on 56x56 82
-  // against 68 (docs/cuda.md).
+  // against 68 (docs/cuda.md). A run-time batch has no mma.sync kernel (it
+  // needs static sizes): there the alternative is the SIMT kernel on
+  // patches written out, much slower.
   constexpr int64_t kMinRows = 256;
-  return a.getShape().front() >= kMinRows && (element.isF16() || element.isBF16()) &&
-         b.getElementType() == element &&
+  const bool runTimeBatch = !b.hasStaticShape();
+  return (runTimeBatch || a.getShape().front() >= kMinRows) &&
+         (element.isF16() || element.isBF16()) && b.getElementType() == element &&
          c.getElementType().isF32() && a.getRank() == 2 && b.getRank() == 3 &&
-         a.hasStaticShape() && b.hasStaticShape() && c.hasStaticShape() &&
+         a.hasStaticShape() && staticButBatch(b) && staticButBatch(c) &&
          a.getLayout().isIdentity() && succeeded(a.getStridesAndOffset(strides, offset)) &&
-         offset == 0 && a.getNumElements() > 0 && b.getNumElements() > 0 &&
-         gathered.rowsAreRuns(kGatherRun); // TMA takes no empty dim
+         offset == 0 && a.getNumElements() > 0 && // TMA takes no empty dim (an empty
+                                                   // batch launches no blocks)
+         gathered.rowsAreRuns(kGatherRun);
 }
 
 Value gatherKMajor(OpBuilder &b, Location loc, const GatheredOperand &gathered, Value matrix) {
   constexpr int64_t kThreads = 256;
   auto type = cast<MemRefType>(matrix.getType());
-  ArrayRef<int64_t> shape = type.getShape(); // batch, K, columns
-  const int64_t batches = shape[0], k = shape[1], cols = shape[2], runs = k / kGatherRun;
-  Value copy = memref::AllocOp::create(
-      b, loc, MemRefType::get({batches, cols, k}, type.getElementType()));
+  ArrayRef<int64_t> shape = type.getShape(); // batch (maybe `?`), K, columns
+  const int64_t k = shape[1], cols = shape[2], runs = k / kGatherRun;
   IndexBuilder x{b, loc};
-  const int64_t total = batches * cols * runs;
-  auto launch = gpu::LaunchOp::create(b, loc, x.c(llvm::divideCeil(total, kThreads)), x.c(1),
-                                      x.c(1), x.c(kThreads), x.c(1), x.c(1));
+  Value batches = b.createOrFold<memref::DimOp>(loc, matrix, 0);
+  auto copyType = MemRefType::get({shape[0], cols, k}, type.getElementType());
+  Value copy = type.isDynamicDim(0)
+                   ? memref::AllocOp::create(b, loc, copyType, ValueRange{batches}).getResult()
+                   : memref::AllocOp::create(b, loc, copyType).getResult();
+  Value total = b.createOrFold<arith::MulIOp>(loc, batches, x.c(cols * runs));
+  Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, x.c(kThreads));
+  auto launch = gpu::LaunchOp::create(b, loc, blocks, x.c(1), x.c(1), x.c(kThreads), x.c(1),
+                                      x.c(1));
   OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
   IndexBuilder t{kb, loc};
   // Thread i moves run i % runs of column (i / runs) % cols of batch

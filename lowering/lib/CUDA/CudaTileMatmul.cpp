@@ -318,6 +318,7 @@ struct KilnCudaTileMatmulPass
     : kiln::impl::KilnCudaTileMatmulBase<KilnCudaTileMatmulPass> {
   using KilnCudaTileMatmulBase::KilnCudaTileMatmulBase;
   void runOnOperation() override {
+    foldDimsOfCollapses(getOperation());
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isTileableMatmul(op))
@@ -326,6 +327,37 @@ struct KilnCudaTileMatmulPass
     for (linalg::LinalgOp op : matmuls)
       if (failed(replace(op)))
         return signalPassFailure();
+  }
+
+  /// memref.dim of a collapse_shape whose dim is one dim of its source
+  /// reads the source's size, and a collapse left unused goes: a conv's patches
+  /// (a gathered operand) must have no users but their copy and the
+  /// matmul, and a run-time batch's size was read through a view of them.
+  static void foldDimsOfCollapses(Operation *root) {
+    SmallVector<memref::DimOp> dims;
+    root->walk([&](memref::DimOp dim) {
+      if (dim.getSource().getDefiningOp<memref::CollapseShapeOp>() && dim.getConstantIndex())
+        dims.push_back(dim);
+    });
+    for (memref::DimOp dim : dims) {
+      auto collapse = dim.getSource().getDefiningOp<memref::CollapseShapeOp>();
+      ReassociationIndices group = collapse.getReassociationIndices()[*dim.getConstantIndex()];
+      if (group.size() != 1)
+        continue;
+      // An allocation's own size operand where it has one (the buffer then
+      // keeps no user but its writer and reader).
+      OpBuilder b(dim);
+      Value size;
+      if (auto alloc = collapse.getSrc().getDefiningOp<memref::AllocOp>();
+          alloc && alloc.getType().isDynamicDim(group.front()))
+        size = alloc.getDynamicSizes()[alloc.getType().getDynamicDimIndex(group.front())];
+      else
+        size = b.createOrFold<memref::DimOp>(dim.getLoc(), collapse.getSrc(), group.front());
+      dim.replaceAllUsesWith(size);
+      dim.erase();
+      if (collapse->use_empty())
+        collapse.erase();
+    }
   }
 
   LogicalResult replace(linalg::LinalgOp op) {
@@ -391,10 +423,13 @@ struct KilnCudaTileMatmulPass
                              isa<linalg::BatchMatmulOp>(op) && !gathered
                                  ? linalg::GenericOp()
                                  : kiln::findMatmulEpilogue(op, c)};
-    // Static sizes are known to fit (fitsWgmmaMatmul).
+    // Static sizes are known to fit (fitsWgmmaMatmul), and so does a
+    // gathered B of run-time batch: read K-major from its copy, whose rows
+    // (K) are static (fitsWgmmaMatmulWithGatheredB; an empty batch launches
+    // no blocks).
     OpBuilder b(op);
-    Value misfit = sized ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
-    std::optional<int64_t> known = sized ? 0 : getConstantIntValue(misfit);
+    Value misfit = sized || gathered ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
+    std::optional<int64_t> known = misfit ? getConstantIntValue(misfit) : 0;
     IndexBuilder x{b, loc};
     Value fits = known ? Value()
                        : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misfit, x.c(0));
