@@ -223,7 +223,8 @@ kiln::verifyTensorSize(function_ref<InFlightDiagnostic()> emitError, Type type,
 LogicalResult kiln::verifyKilnOp(Operation *op,
                                  ArrayRef<StringRef> attributeNames) {
   for (NamedAttribute attr : op->getAttrs()) {
-    if (llvm::is_contained(attributeNames, attr.getName().strref()))
+    if (llvm::is_contained(attributeNames, attr.getName().strref()) ||
+        attr.getName() == kSizeSourcesAttrName)
       continue;
     InFlightDiagnostic diag = op->emitOpError()
                               << "has no attribute '" << attr.getName().strref()

@@ -48,6 +48,12 @@ LogicalResult verifySignature(func::FuncOp func) {
 LogicalResult verifyBody(func::FuncOp func) {
   bool ok = true;
   func.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(kSizeSourcesAttrName)) {
+      op->emitOpError() << "has attribute '" << kSizeSourcesAttrName
+                        << "', which only the compiler sets";
+      ok = false;
+      return WalkResult::advance();
+    }
     if (isa_and_nonnull<KilnDialect>(op->getDialect()) ||
         isa<func::CallOp, func::ReturnOp>(op))
       return WalkResult::advance();

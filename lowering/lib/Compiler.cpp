@@ -257,6 +257,11 @@ Expected<ModuleOp> CompileSession::formKernels(unsigned maxKernelBuffers, Attent
       return makeError(ErrorKind::InvalidArgument,
                        "override of 0-kiln.mlir is not a kiln program:\n" + diagnostics);
   }
+  // Before canonicalisation deletes ops that tie a fill's sizes (the
+  // program as written, or its override).
+  if (auto e = module.lookupSymbol<func::FuncOp>(options.entry); e && !e.isExternal())
+    if (auto ok = annotateSizeSources(e); !ok)
+      return std::unexpected(ok.error());
   if (auto ok = lower(
           module, "kernels",
           [&](OpPassManager &pm) { buildKilnToKernelsPipeline(pm, maxKernelBuffers, attention); },

@@ -782,6 +782,56 @@ func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>) {
             "the size of" in proc.stderr), proc.stderr
 
 
+def test_sizeless_ops_tied_by_dead_ops_take_their_sizes():
+    # The add that ties the fill to x is unused (canonicalisation deletes
+    # it); the sizes are found on the program as written.
+    program = """
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %z = kiln.fill {value = 2.5 : f64} : tensor<?x4xf32>
+  %a = kiln.add %x, %z : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %z : tensor<?x4xf32>
+}
+"""
+    (z,), _ = run_kiln(program, [np.ones((3, 4), np.float32)])
+    np.testing.assert_array_equal(z, np.full((3, 4), 2.5, np.float32))
+    # Programs may not say where sizes come from.
+    forged = program.replace("{value = 2.5 : f64}",
+                             "{value = 2.5 : f64, kiln.size_sources = array<i64: 9, 0, 0>}")
+    _, proc = run_kiln(forged, [np.ones((3, 4), np.float32)], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "has attribute 'kiln.size_sources', which only the compiler sets" in proc.stderr
+
+
+# Attention of run-time batch with a static empty key length (0 everywhere;
+# CUDA's mma.sync kernel, TMA taking no empty dim) and a run-time batch of
+# 0; above rank 3 a static empty batch dim is unsupported, named.
+def test_attention_with_empty_sizes():
+    program = """
+func.func @main(%q: tensor<?x?x64xf16>, %k: tensor<?x0x64xf16>, %q2: tensor<?x?x64xf16>)
+    -> (tensor<?x?x64xf16>, tensor<?x?x64xf16>) {
+  %a = kiln.attention %q, %k, %k
+      : (tensor<?x?x64xf16>, tensor<?x0x64xf16>, tensor<?x0x64xf16>) -> tensor<?x?x64xf16>
+  %b = kiln.attention %q2, %q2, %q2 {causal = true}
+      : (tensor<?x?x64xf16>, tensor<?x?x64xf16>, tensor<?x?x64xf16>) -> tensor<?x?x64xf16>
+  return %a, %b : tensor<?x?x64xf16>, tensor<?x?x64xf16>
+}
+"""
+    q = np.ones((2, 3, 64), np.float16)
+    (a, b), _ = run_kiln(program, [q, np.ones((2, 0, 64), np.float16),
+                                   np.ones((0, 5, 64), np.float16)])
+    np.testing.assert_array_equal(a, np.zeros((2, 3, 64), np.float16))
+    assert b.shape == (0, 5, 64)
+    rank4 = """
+func.func @main(%q: tensor<2x0x?x8xf32>) -> tensor<2x0x?x8xf32> {
+  %a = kiln.attention %q, %q, %q : (tensor<2x0x?x8xf32>, tensor<2x0x?x8xf32>, tensor<2x0x?x8xf32>) -> tensor<2x0x?x8xf32>
+  return %a : tensor<2x0x?x8xf32>
+}
+"""
+    _, proc = run_kiln(rank4, [np.ones((2, 0, 3, 8), np.float32)], check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "'kiln.attention' with dynamic dims (tensor<2x0x?x8xf32>) is not supported" in proc.stderr
+
+
 def test_ops_outside_the_slice_are_unsupported():
     program = """
 func.func @main(%x: tensor<1x1x?x8xf32>) -> tensor<1x1x?x4xf32> {

@@ -390,11 +390,10 @@ struct KilnCudaWgmmaAttentionPass
   using KilnCudaWgmmaAttentionBase::KilnCudaWgmmaAttentionBase;
   void runOnOperation() override {
     SmallVector<kernel::AttentionOp> ops;
-    // TMA takes no empty dim: attention of a static empty size is the
-    // mma.sync kernel's (one of run-time size is checked at run time).
+    // TMA takes no empty dim: attention with a static empty dim is the
+    // mma.sync kernel's (a run-time size is checked at run time).
     auto sized = [](Value v) {
-      auto type = cast<ShapedType>(v.getType());
-      return !type.hasStaticShape() || type.getNumElements() > 0;
+      return !llvm::is_contained(cast<ShapedType>(v.getType()).getShape(), 0);
     };
     getOperation().walk([&](kernel::AttentionOp op) {
       if (isa<MemRefType>(op.getOut().getType()) && fitsTensorCoreKernel(op) &&

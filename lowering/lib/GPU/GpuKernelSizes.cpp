@@ -195,7 +195,11 @@ struct KilnGpuKernelSizesPass
           SmallVector<ReassociationIndices> all(1);
           for (int64_t d = 0; d < type.getRank(); ++d)
             all[0].push_back(d);
-          operand = memref::CollapseShapeOp::create(b, launch.getLoc(), operand, all);
+          // `?` long even where a static dim is 0 (the inferred length
+          // would be a static 0 of a group with a `?` dim: invalid).
+          auto flat = MemRefType::get({ShapedType::kDynamic}, type.getElementType(),
+                                      AffineMap(), type.getMemorySpace());
+          operand = memref::CollapseShapeOp::create(b, launch.getLoc(), flat, operand, all);
           if (operand.getType() != want)
             operand = memref::CastOp::create(b, launch.getLoc(), want, operand);
         }

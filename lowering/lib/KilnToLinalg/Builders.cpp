@@ -1,5 +1,6 @@
 //===- Builders.cpp - linalg building blocks for kiln's kernels ----------===//
 #include "Patterns.h"
+#include "kiln/Lowering/KilnToLinalg/DynamicShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"

@@ -46,28 +46,12 @@ LogicalResult checkLowerable(ModuleOp module) {
 }
 
 /// Tells fill, iota and random ops with `?` dims where their sizes come
-/// from (kiln.size_sources: size, argument, dim per `?` dim; the shape
-/// class of their function finds them), naming the op where nothing does.
+/// from (kSizeSourcesAttr) where the compiler has not, naming the op where
+/// nothing does.
 LogicalResult annotateSizeSources(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>()) {
-    bool any = false;
-    func.walk([&](Operation *op) {
-      any |= kiln::isSizeless(op) &&
-             !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
-    });
-    if (!any)
-      continue;
-    auto sources = kiln::sizeSources(func);
-    if (!sources)
-      return func.emitError() << sources.error().message;
-    for (auto &[op, list] : *sources) {
-      SmallVector<int64_t> flat;
-      for (const kiln::SizeSource &source : list)
-        flat.append({source.size, source.argument, source.dim});
-      op->setAttr(kiln::to_linalg::kSizeSourcesAttr,
-                  DenseI64ArrayAttr::get(module.getContext(), flat));
-    }
-  }
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto ok = kiln::annotateSizeSources(func); !ok)
+      return func.emitError() << ok.error().message;
   return success();
 }
 

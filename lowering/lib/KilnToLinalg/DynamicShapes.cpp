@@ -642,23 +642,25 @@ bool lowersWithDynamicDims(Operation *op) {
         return false;
     return true;
   }
-  // Attention of run-time sizes runs unfused (matmul, softmax, matmul:
-  // Attention.cpp), its head dims static, and batch dims static but one
-  // (its matmuls collapse them into one).
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    auto q = attention.getQ().getType(), v = attention.getV().getType();
-    int64_t rank = q.getRank();
-    bool staticHeads = !q.isDynamicDim(rank - 1) && !v.isDynamicDim(rank - 1);
-    return staticHeads &&
-           (rank <= 3 || llvm::none_of(q.getShape().drop_back(2), ShapedType::isDynamic));
-  }
-  // Convs and pools with a `?` dim have no static empty one: their
-  // lowering reshapes around the `?` dim, which an empty static one would
-  // leave undefined (and replaces a result it knows to be empty).
+  // Convs, pools and attention with a `?` dim have no static empty one:
+  // their lowering reshapes around the `?` dim, which an empty static one
+  // would leave undefined (and replaces a result it knows to be empty).
   auto staticEmpty = [](Operation *o) {
     return llvm::any_of(llvm::concat<const Type>(o->getOperandTypes(), o->getResultTypes()),
                         [](Type t) { return llvm::is_contained(cast<RankedTensorType>(t).getShape(), 0); });
   };
+  // Attention of run-time sizes (fused where the target fuses, else
+  // matmul, softmax, matmul: Attention.cpp): head dims static, and batch
+  // dims static but one (they collapse into one, so above rank 3 none is
+  // empty).
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    auto q = attention.getQ().getType(), v = attention.getV().getType();
+    int64_t rank = q.getRank();
+    bool staticHeads = !q.isDynamicDim(rank - 1) && !v.isDynamicDim(rank - 1);
+    return staticHeads && (rank <= 3 || (!staticEmpty(op) &&
+                                         llvm::none_of(q.getShape().drop_back(2),
+                                                       ShapedType::isDynamic)));
+  }
   // A conv's batch may be `?`; channels, spatial dims and weights not.
   if (auto conv = dyn_cast<Conv2dOp>(op))
     return llvm::all_of(conv->getOperandTypes(),
@@ -692,13 +694,28 @@ Expected<void> nameRunTimeSizes(func::FuncOp entry, std::vector<TensorSignature>
   return ShapeClassBuilder().run(entry, inputs, outputs, rules);
 }
 
-Expected<llvm::DenseMap<Operation *, SmallVector<SizeSource>>> sizeSources(func::FuncOp entry) {
+Expected<void> annotateSizeSources(func::FuncOp entry) {
+  bool missing = false;
+  entry.walk([&](Operation *op) {
+    missing |= isSizeless(op) && !op->hasAttr(kSizeSourcesAttr) &&
+               !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
+  });
+  if (!missing)
+    return {};
   std::vector<TensorSignature> inputs(entry.getNumArguments()), outputs(entry.getNumResults());
   std::vector<SizeRule> rules;
   ShapeClassBuilder builder;
   if (auto ok = builder.run(entry, inputs, outputs, rules); !ok)
-    return std::unexpected(ok.error());
-  return std::move(builder.sources);
+    return ok;
+  for (auto &[op, list] : builder.sources) {
+    if (op->hasAttr(kSizeSourcesAttr))
+      continue;
+    SmallVector<int64_t> flat;
+    for (const SizeSource &source : list)
+      flat.append({source.size, source.argument, source.dim});
+    op->setAttr(kSizeSourcesAttr, DenseI64ArrayAttr::get(op->getContext(), flat));
+  }
+  return {};
 }
 
 } // namespace kiln

@@ -19,11 +19,9 @@ using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                          mlir::ValueRange)>;
 
 mlir::RankedTensorType signlessTensorType(mlir::Type kilnTensorType);
-/// The attribute that gives a fill, iota or random op's `?` sizes
-/// (ConvertKilnToLinalg.cpp: annotateSizeSources).
-inline constexpr llvm::StringLiteral kSizeSourcesAttr = "kiln.size_sources";
-/// The `?` result sizes of such an op at `b`: constants, or dims of its
-/// function's arguments.
+/// The `?` result sizes of a fill, iota or random op at `b` (its
+/// kSizeSourcesAttr, DynamicShapes.h): constants, or dims of its function's
+/// arguments.
 llvm::SmallVector<mlir::Value> sizelessDynamicSizes(mlir::ConversionPatternRewriter &rewriter,
                                                     mlir::Operation *op);
 /// `dynamicSizes`: one index per `?` dim of `shape`.

@@ -84,3 +84,14 @@ func.func @main() {
 
 // expected-error @+1 {{'memref.global' is not allowed at the top level of a kiln program, which holds func.func ops only}}
 memref.global "private" @g : memref<4xf32>
+
+// -----
+
+// Where a `?` fill's sizes come from is the compiler's to say: a program
+// that says it could send a kernel past its buffers.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kiln.fill' op has attribute 'kiln.size_sources', which only the compiler sets}}
+  %z = kiln.fill {value = 2.5 : f64, kiln.size_sources = array<i64: 3, 0, 0>} : tensor<?x4xf32>
+  %a = kiln.add %x, %z : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %a : tensor<?x4xf32>
+}

@@ -51,7 +51,12 @@ mlir::LogicalResult
 verifyTensorSize(llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
                  mlir::Type type, llvm::StringRef what);
 
-/// The rules every kiln op shares: no attribute outside `attributeNames`
+/// Where the compiler records, on fill, iota and random ops with `?` dims,
+/// the input dims their sizes come from (DynamicShapes.h in the lowering).
+/// Programs may not set it (kiln-verify-program); the ops accept it.
+inline constexpr llvm::StringLiteral kSizeSourcesAttrName = "kiln.size_sources";
+
+/// The rules every kiln op shares: no attribute outside `attributeNames` (and kSizeSourcesAttrName)
 /// (the op's ODS attributes: a misspelt one would otherwise be ignored) and
 /// no operand or result whose size overflows.
 mlir::LogicalResult verifyKilnOp(mlir::Operation *op,

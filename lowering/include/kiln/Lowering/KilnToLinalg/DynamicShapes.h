@@ -8,6 +8,7 @@
 #ifndef KILN_LOWERING_KILNTOLINALG_DYNAMICSHAPES_H
 #define KILN_LOWERING_KILNTOLINALG_DYNAMICSHAPES_H
 
+#include "kiln/Dialect/KilnOps.h"
 #include "kiln/Lowering/Compiler.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,11 +41,16 @@ struct SizeSource {
 /// Whether `op` makes a tensor whose sizes no operand gives.
 bool isSizeless(mlir::Operation *op);
 
-/// One SizeSource per `?` result dim of each such op of `entry`;
-/// Unsupported, naming the op, where no input gives a size (as
-/// nameRunTimeSizes).
-Expected<llvm::DenseMap<mlir::Operation *, llvm::SmallVector<SizeSource>>>
-sizeSources(mlir::func::FuncOp entry);
+/// The attribute that tells such an op where its `?` sizes come from:
+/// (size, argument, dim) per `?` result dim, as SizeSource.
+inline constexpr llvm::StringLiteral kSizeSourcesAttr = kSizeSourcesAttrName;
+
+/// Sets kSizeSourcesAttr on each such op of `entry` with `?` dims that
+/// lacks it. The compiler does so on the program as written, before
+/// canonicalisation may delete the ops that tie the sizes (an unused add);
+/// the kiln-to-linalg conversion for what is left (kiln-opt). Unsupported,
+/// naming the op, where no input gives a size (as nameRunTimeSizes).
+Expected<void> annotateSizeSources(mlir::func::FuncOp entry);
 
 } // namespace kiln
 
