@@ -30,7 +30,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   tile.vectorWidth = options.vectorWidth;
   tile.threads = threads;
   pm.addPass(createKilnCpuTileMatmul(tile));
-  pm.addPass(createKilnAttentionToLoops());
+  KilnAttentionToLoopsOptions attention;
+  attention.lanes = options.vectorWidth;
+  pm.addPass(createKilnAttentionToLoops(attention));
   pm.addPass(createKilnCpuArgReductions());
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;

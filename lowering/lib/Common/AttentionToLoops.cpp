@@ -7,6 +7,8 @@
 // p = exp(s - m) joins l unrounded and, rounded to q's type as flash
 // kernels round it, multiplies v into the sums. Masked keys (s = -inf) are
 // skipped; a row whose keys are all masked ends 0 / 0 = NaN, as in torch;
+// the head-dim loops (q.k, the sums' updates) move `lanes` elements a step
+// where the option asks (the CPU's vectors; the GPUs' threads keep scalars);
 // no keys at all give 0 (an empty sum, as torch's math). Batch and
 // sequence lengths may be run-time sizes (memref.dim).
 //
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
 
@@ -40,17 +43,59 @@ bool isOne(Value buffer, unsigned dim) {
   return cast<MemRefType>(buffer.getType()).getDimSize(dim) == 1;
 }
 
-void lowerToLoops(kiln::kernel::AttentionOp op) {
+/// Whether `buffer`'s innermost dim is contiguous (vector loads take it).
+bool innermostContiguous(Value buffer) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(cast<MemRefType>(buffer.getType()).getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// Lanes of the head-dim loops: `lanes` where both head dims are whole
+/// multiples of it and q, k, v, out and acc are contiguous there, else 1.
+int64_t lanesFor(kiln::kernel::AttentionOp op, int64_t lanes) {
+  int64_t depth = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+  int64_t width = cast<MemRefType>(op.getV().getType()).getDimSize(2);
+  bool contiguous = llvm::all_of(
+      ValueRange{op.getQ(), op.getK(), op.getV(), op.getOut(), op.getAcc()}, innermostContiguous);
+  return lanes > 1 && depth % lanes == 0 && width % lanes == 0 && contiguous ? lanes : 1;
+}
+
+void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
   Type f32 = b.getF32Type();
   Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
+  // The head-dim loops move `lanes` elements a step: f32 (or vector<lanes x
+  // f32>) values.
+  Type f32s = lanes == 1 ? f32 : Type(VectorType::get({lanes}, f32));
   auto f32Const = [&](OpBuilder &ob, double v) -> Value {
     return arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(v));
   };
+  auto splat = [&](OpBuilder &ob, Value scalar) -> Value {
+    return lanes == 1 ? scalar : vector::BroadcastOp::create(ob, loc, f32s, scalar).getResult();
+  };
   auto widen = [&](OpBuilder &ob, Value v) -> Value {
-    return v.getType() == f32 ? v : arith::ExtFOp::create(ob, loc, f32, v);
+    Type to = isa<VectorType>(v.getType()) ? f32s : f32;
+    return v.getType() == to ? v : arith::ExtFOp::create(ob, loc, to, v);
+  };
+  // `lanes` elements of `buffer` from `at` (innermost), as f32s.
+  auto load = [&](OpBuilder &ob, Value buffer, ValueRange at) -> Value {
+    if (lanes == 1)
+      return widen(ob, memref::LoadOp::create(ob, loc, buffer, at));
+    Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+    return widen(ob, vector::LoadOp::create(ob, loc, VectorType::get({lanes}, stored), buffer, at));
+  };
+  auto store = [&](OpBuilder &ob, Value value, Value buffer, ValueRange at) {
+    Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+    if (stored != f32)
+      value = arith::TruncFOp::create(
+          ob, loc, lanes == 1 ? stored : Type(VectorType::get({lanes}, stored)), value);
+    if (lanes == 1)
+      memref::StoreOp::create(ob, loc, value, buffer, at);
+    else
+      vector::StoreOp::create(ob, loc, value, buffer, at);
   };
   Value batch = sizeOf(b, loc, op.getQ(), 0), rows = sizeOf(b, loc, op.getQ(), 1);
   Value keys = sizeOf(b, loc, op.getK(), 1), depth = sizeOf(b, loc, op.getQ(), 2);
@@ -59,9 +104,9 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
   Value acc = op.getAcc();
   Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, index(0));
 
-  // for d < width: body(d), at the builder's point.
-  auto forEachColumn = [&](OpBuilder &ob, Value count, auto body) {
-    scf::ForOp::create(ob, loc, index(0), count, index(1), ValueRange{},
+  // for d < count, `lanes` at a time: body(d), at the builder's point.
+  auto forEachChunk = [&](OpBuilder &ob, Value count, auto body) {
+    scf::ForOp::create(ob, loc, index(0), count, index(lanes), ValueRange{},
                        [&](OpBuilder &fb, Location, Value d, ValueRange) {
                          body(fb, d);
                          scf::YieldOp::create(fb, loc);
@@ -73,8 +118,8 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
       ValueRange{index(1), index(1)},
       [&](OpBuilder &pb, Location, ValueRange ivs) {
         Value n = ivs[0], i = ivs[1];
-        forEachColumn(pb, width, [&](OpBuilder &fb, Value d) {
-          memref::StoreOp::create(fb, loc, f32Const(fb, 0.0), acc, ValueRange{n, i, d});
+        forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
+          store(fb, splat(fb, f32Const(fb, 0.0)), acc, ValueRange{n, i, d});
         });
         // Causal: query i sees keys 0..i.
         Value end = keys;
@@ -84,15 +129,18 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
             pb, loc, index(0), end, index(1), ValueRange{f32Const(pb, minusInf), f32Const(pb, 0.0)},
             [&](OpBuilder &kb, Location, Value j, ValueRange state) {
               Value m = state[0], l = state[1];
+              // q.k, `lanes` products at a time, summed across lanes last.
               auto dot = scf::ForOp::create(
-                  kb, loc, index(0), depth, index(1), ValueRange{f32Const(kb, 0.0)},
+                  kb, loc, index(0), depth, index(lanes), ValueRange{splat(kb, f32Const(kb, 0.0))},
                   [&](OpBuilder &db, Location, Value e, ValueRange sum) {
-                    Value qe = widen(db, memref::LoadOp::create(db, loc, op.getQ(), ValueRange{n, i, e}));
-                    Value ke = widen(db, memref::LoadOp::create(db, loc, op.getK(), ValueRange{n, j, e}));
-                    Value prod = arith::MulFOp::create(db, loc, qe, ke);
+                    Value prod = arith::MulFOp::create(db, loc, load(db, op.getQ(), {n, i, e}),
+                                                       load(db, op.getK(), {n, j, e}));
                     scf::YieldOp::create(db, loc, ValueRange{arith::AddFOp::create(db, loc, sum[0], prod)});
                   });
-              Value s = arith::MulFOp::create(kb, loc, dot.getResult(0),
+              Value qk = dot.getResult(0);
+              if (lanes > 1)
+                qk = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, qk);
+              Value s = arith::MulFOp::create(kb, loc, qk,
                                               f32Const(kb, op.getScale().convertToDouble()));
               if (Value mask = op.getMask()) {
                 // A mask dim of static size 1 broadcasts (a `?` one is
@@ -116,10 +164,10 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
                         ub, loc, grows,
                         [&](OpBuilder &rb, Location) {
                           Value alpha = math::ExpOp::create(rb, loc, arith::SubFOp::create(rb, loc, m, s));
-                          forEachColumn(rb, width, [&](OpBuilder &fb, Value d) {
-                            Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
-                            memref::StoreOp::create(fb, loc, arith::MulFOp::create(fb, loc, sum, alpha),
-                                                    acc, ValueRange{n, i, d});
+                          forEachChunk(rb, width, [&](OpBuilder &fb, Value d) {
+                            Value sum = load(fb, acc, {n, i, d});
+                            store(fb, arith::MulFOp::create(fb, loc, sum, splat(fb, alpha)), acc,
+                                  ValueRange{n, i, d});
                           });
                           scf::YieldOp::create(rb, loc, ValueRange{arith::MulFOp::create(rb, loc, l, alpha)});
                         },
@@ -129,11 +177,12 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
                     Value rounded = p;
                     if (element != f32)
                       rounded = widen(ub, arith::TruncFOp::create(ub, loc, element, p));
-                    forEachColumn(ub, width, [&](OpBuilder &fb, Value d) {
-                      Value ve = widen(fb, memref::LoadOp::create(fb, loc, op.getV(), ValueRange{n, j, d}));
-                      Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
-                      Value next = arith::AddFOp::create(fb, loc, sum, arith::MulFOp::create(fb, loc, rounded, ve));
-                      memref::StoreOp::create(fb, loc, next, acc, ValueRange{n, i, d});
+                    forEachChunk(ub, width, [&](OpBuilder &fb, Value d) {
+                      Value sum = load(fb, acc, {n, i, d});
+                      Value next = arith::AddFOp::create(
+                          fb, loc, sum,
+                          arith::MulFOp::create(fb, loc, splat(fb, rounded), load(fb, op.getV(), {n, j, d})));
+                      store(fb, next, acc, ValueRange{n, i, d});
                     });
                     Value total = arith::AddFOp::create(ub, loc, rescale.getResult(0), p);
                     scf::YieldOp::create(ub, loc, ValueRange{max, total});
@@ -142,13 +191,11 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
               scf::YieldOp::create(kb, loc, update.getResults());
             });
         Value l = keyLoop.getResult(1);
-        forEachColumn(pb, width, [&](OpBuilder &fb, Value d) {
-          Value sum = memref::LoadOp::create(fb, loc, acc, ValueRange{n, i, d});
-          Value o = arith::SelectOp::create(fb, loc, noKeys, f32Const(fb, 0.0),
-                                            arith::DivFOp::create(fb, loc, sum, l));
-          if (element != f32)
-            o = arith::TruncFOp::create(fb, loc, element, o);
-          memref::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, i, d});
+        forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
+          Value sum = load(fb, acc, {n, i, d});
+          Value o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, f32Const(fb, 0.0)),
+                                            arith::DivFOp::create(fb, loc, sum, splat(fb, l)));
+          store(fb, o, op.getOut(), ValueRange{n, i, d});
         });
         scf::ReduceOp::create(pb, loc);
       });
@@ -157,6 +204,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op) {
 
 struct KilnAttentionToLoopsPass
     : kiln::impl::KilnAttentionToLoopsBase<KilnAttentionToLoopsPass> {
+  using KilnAttentionToLoopsBase::KilnAttentionToLoopsBase;
   void runOnOperation() override {
     SmallVector<kiln::kernel::AttentionOp> ops;
     getOperation()->walk([&](kiln::kernel::AttentionOp op) {
@@ -164,7 +212,7 @@ struct KilnAttentionToLoopsPass
         ops.push_back(op);
     });
     for (auto op : ops)
-      lowerToLoops(op);
+      lowerToLoops(op, lanesFor(op, lanes));
   }
 };
 

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-attention-to-loops --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-attention-to-loops="lanes=8" --split-input-file | FileCheck %s --check-prefix=LANES
 
 // One parallel iteration per (batch, query row); causal rows stop at key
 // i; a key raises the max only through the rescaling branch; the
@@ -59,5 +60,25 @@ func.func @run_time_lengths(%q: memref<?x?x8xf32>, %k: memref<?x?x8xf32>, %v: me
                             %out: memref<?x?x4xf32>, %acc: memref<?x?x4xf32>) {
   kiln_kernel.attention ins(%q, %k, %v : memref<?x?x8xf32>, memref<?x?x8xf32>, memref<?x?x4xf32>)
       outs(%out, %acc : memref<?x?x4xf32>, memref<?x?x4xf32>) {scale = 0.35 : f64}
+  return
+}
+
+// -----
+
+// lanes=8 (the CPU's vectors): the dot product is 8 products a step, summed
+// across lanes last; the sums' updates and the output move 8 at a time
+// (f16 widened and narrowed as vectors).
+// LANES-LABEL: func.func @vector_lanes
+// LANES: scf.for {{.*}} step %c8{{(_[0-9]+)?}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// LANES: vector.load %arg0{{.*}} : memref<?x?x16xf16>, vector<8xf16>
+// LANES: arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// LANES: vector.reduction <add>
+// LANES: vector.load %arg4{{.*}} : memref<?x?x8xf32>, vector<8xf32>
+// LANES: arith.truncf {{.*}} : vector<8xf32> to vector<8xf16>
+// LANES: vector.store {{.*}}, %arg3{{.*}} : memref<?x?x8xf16>, vector<8xf16>
+func.func @vector_lanes(%q: memref<?x?x16xf16>, %k: memref<?x?x16xf16>, %v: memref<?x?x8xf16>,
+                        %out: memref<?x?x8xf16>, %acc: memref<?x?x8xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<?x?x16xf16>, memref<?x?x16xf16>, memref<?x?x8xf16>)
+      outs(%out, %acc : memref<?x?x8xf16>, memref<?x?x8xf32>) {scale = 0.25 : f64}
   return
 }

@@ -77,9 +77,17 @@ def KilnAttentionToLoops : Pass<"kiln-attention-to-loops", "mlir::ModuleOp"> {
     keys one at a time (running max m and sum l in registers, the row's f32
     sums in the op's acc buffer, rescaled only when the max grows), then
     out = acc / l. No score is stored. CPU and the generic GPU kernel.
+    With `lanes` > 1 the head-dim loops (the q.k dot product, the sums'
+    updates) move that many elements a step as vectors, where the head dims
+    are multiples of it (the CPU; SPIR-V's runtime arrays take no vectors).
   }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"1",
+           "Elements per step of the head-dim loops (1: scalar)">,
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def KilnReshapedResults : Pass<"kiln-reshaped-results", "mlir::ModuleOp"> {
