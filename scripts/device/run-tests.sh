@@ -17,7 +17,7 @@ fresh() { KILN_CACHE_DIR=$(mktemp -d) "$@"; }
 (fresh env KILN_DEVICE=cuda timeout ${CONFORMANCE_SECONDS:-400} python3 -m pytest -p xdist -n 6 -q -rs tests/conformance > $L/cuda.log 2>&1; echo "rc $?" >> $L/cuda.log) &
 (fresh env KILN_DEVICE=vulkan timeout ${CONFORMANCE_SECONDS:-400} python3 -m pytest -p xdist -n 6 -q -rs tests/conformance > $L/vulkan.log 2>&1; echo "rc $?" >> $L/vulkan.log) &
 (fresh timeout 300 python3 tests/differential/run_differential.py --devices cpu,vulkan,cuda --seed 1 --count 300 > $L/differential.log 2>&1; echo "rc $?" >> $L/differential.log) &
-fresh timeout 300 $KILN_PAYLOAD/kiln-unit-tests > $L/unit.log 2>&1; echo "rc $?" >> $L/unit.log
+fresh timeout 480 $KILN_PAYLOAD/kiln-unit-tests > $L/unit.log 2>&1; echo "rc $?" >> $L/unit.log
 fresh timeout 60 $KILN_PAYLOAD/kiln-capi-test > $L/capi.log 2>&1; echo "rc $?" >> $L/capi.log
 wait
 (fresh env KILN_DEVICE=cuda timeout 200 python3 -m pytest -p xdist -n 4 -q -rs tests/python > $L/python-cuda.log 2>&1; echo "rc $?" >> $L/python-cuda.log) &

@@ -100,6 +100,32 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
     return element.isF32() ? v : arith::ExtFOp::create(wb, loc, f32s, v).getResult();
   };
   Value rowInside = lessThan(b, loc, row, rows);
+  // Element by element, zeros outside.
+  auto elements = [&](OpBuilder &eb, Location l) -> Value {
+    IndexBuilder ex{eb, l};
+    Value v = arith::ConstantOp::create(eb, l, f32s, DenseElementsAttr::get(f32s, 0.0f));
+    for (int64_t i = 0; i < count; ++i) {
+      Value c = ex.add(col, i);
+      auto one = scf::IfOp::create(
+          eb, l, ex.both(rowInside, lessThan(eb, l, c, cols)),
+          [&](OpBuilder &ib, Location il) {
+            Value e = memref::LoadOp::create(ib, il, matrix, matrixIndices(matrix, batch, row, c));
+            if (!element.isF32())
+              e = arith::ExtFOp::create(ib, il, ib.getF32Type(), e);
+            scf::YieldOp::create(ib, il, e);
+          },
+          [&](OpBuilder &zb, Location zl) {
+            scf::YieldOp::create(zb, zl, arith::ConstantOp::create(
+                                             zb, zl, zb.getF32FloatAttr(0)).getResult());
+          });
+      v = vector::InsertOp::create(eb, l, one.getResult(0), v, ArrayRef<int64_t>{i});
+    }
+    return v;
+  };
+  // A row strided by more than one element (a slice with a step) takes no
+  // vector loads.
+  if (!kiln::unitInnerStride(matrix))
+    return elements(b, loc);
   auto [aligned, alignment] = runAlignment(b, loc, matrix, count);
   Value whole = x.both(x.both(rowInside, aligned),
                        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
@@ -112,27 +138,7 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
                                          /*nontemporal=*/false, alignment);
         scf::YieldOp::create(tb, l, widen(tb, v));
       },
-      [&](OpBuilder &eb, Location l) {
-        IndexBuilder ex{eb, l};
-        Value v = arith::ConstantOp::create(eb, l, f32s, DenseElementsAttr::get(f32s, 0.0f));
-        for (int64_t i = 0; i < count; ++i) {
-          Value c = ex.add(col, i);
-          auto one = scf::IfOp::create(
-              eb, l, ex.both(rowInside, lessThan(eb, l, c, cols)),
-              [&](OpBuilder &ib, Location il) {
-                Value e = memref::LoadOp::create(ib, il, matrix, matrixIndices(matrix, batch, row, c));
-                if (!element.isF32())
-                  e = arith::ExtFOp::create(ib, il, ib.getF32Type(), e);
-                scf::YieldOp::create(ib, il, e);
-              },
-              [&](OpBuilder &zb, Location zl) {
-                scf::YieldOp::create(zb, zl, arith::ConstantOp::create(
-                                                 zb, zl, zb.getF32FloatAttr(0)).getResult());
-              });
-          v = vector::InsertOp::create(eb, l, one.getResult(0), v, ArrayRef<int64_t>{i});
-        }
-        scf::YieldOp::create(eb, l, v);
-      });
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, elements(eb, l)); });
   return run.getResult(0);
 }
 
@@ -263,6 +269,24 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
         Value col = kb.add(col0, kb.add(kb.mul(tx, 4), gj * span));
         Value sum = loop.getResult((gi * 4 + i) * groups + gj);
         Value rowInside = lessThan(b, loc, row, m);
+        auto oneByOne = [&](OpBuilder &eb, Location l) {
+          IndexBuilder ex{eb, l};
+          for (int64_t j = 0; j < 4; ++j) {
+            Value c = ex.add(col, j);
+            scf::IfOp::create(eb, l, ex.both(rowInside, lessThan(eb, l, c, n)),
+                              [&](OpBuilder &sb, Location sl) {
+                                Value v = vector::ExtractOp::create(sb, sl, sum,
+                                                                    ArrayRef<int64_t>{j});
+                                storeAt(sb, sl, v, row, c, 0);
+                                scf::YieldOp::create(sb, sl);
+                              });
+          }
+        };
+        // Rows strided by more than one element take no vector stores.
+        if (!kiln::unitInnerStride(cm)) {
+          oneByOne(b, loc);
+          continue;
+        }
         Value whole = kb.both(kb.both(rowInside, cAligned),
                               b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
                                                             kb.add(col, 4), n));
@@ -273,17 +297,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
               scf::YieldOp::create(tb, l);
             },
             [&](OpBuilder &eb, Location l) {
-              IndexBuilder ex{eb, l};
-              for (int64_t j = 0; j < 4; ++j) {
-                Value c = ex.add(col, j);
-                scf::IfOp::create(eb, l, ex.both(rowInside, lessThan(eb, l, c, n)),
-                                  [&](OpBuilder &sb, Location sl) {
-                                    Value v = vector::ExtractOp::create(sb, sl, sum,
-                                                                        ArrayRef<int64_t>{j});
-                                    storeAt(sb, sl, v, row, c, 0);
-                                    scf::YieldOp::create(sb, sl);
-                                  });
-              }
+              oneByOne(eb, l);
               scf::YieldOp::create(eb, l);
             });
       }
