@@ -187,7 +187,11 @@ struct KilnCpuFlattenParallelLoopsPass
         multiDim.push_back(loop);
     });
     for (scf::ParallelOp loop : multiDim) {
-      auto [count, iterations] = serialInnermost(loop);
+      // Iterations that are tasks of their own (kMinTaskSizeAttr) keep
+      // every dim parallel: their index arithmetic is nothing beside them.
+      auto taskSize = loop->getAttrOfType<IntegerAttr>(kiln::kMinTaskSizeAttr);
+      auto [count, iterations] = taskSize ? std::pair<unsigned, int64_t>{0, 0}
+                                          : serialInnermost(loop);
       scf::ForOp inner;
       if (count > 0) {
         inner = serializeInnermost(rewriter, loop, count);
@@ -197,7 +201,17 @@ struct KilnCpuFlattenParallelLoopsPass
         std::vector<unsigned> all(loop.getNumLoops());
         std::iota(all.begin(), all.end(), 0u);
         rewriter.setInsertionPoint(loop);
+        Operation *before = loop->getPrevNode();
+        Block *block = loop->getBlock();
         collapseParallelLoops(rewriter, loop, {all});
+        // The collapsed loop is new: it takes the task size on.
+        if (taskSize)
+          for (Operation *op = before ? before->getNextNode() : &block->front(); op;
+               op = op->getNextNode())
+            if (auto collapsed = dyn_cast<scf::ParallelOp>(op)) {
+              collapsed->setAttr(kiln::kMinTaskSizeAttr, taskSize);
+              break;
+            }
       }
       // A task keeps about the elements it had before the inner dims left.
       if (iterations > 0)

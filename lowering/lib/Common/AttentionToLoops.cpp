@@ -113,7 +113,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes) {
                        });
   };
 
-  scf::ParallelOp::create(
+  auto rowLoop = scf::ParallelOp::create(
       b, loc, ValueRange{index(0), index(0)}, ValueRange{batch, rows},
       ValueRange{index(1), index(1)},
       [&](OpBuilder &pb, Location, ValueRange ivs) {
@@ -199,6 +199,8 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes) {
         });
         scf::ReduceOp::create(pb, loc);
       });
+  // A row runs over all its keys: a task's worth on its own.
+  rowLoop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
   op->erase();
 }
 

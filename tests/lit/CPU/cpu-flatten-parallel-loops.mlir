@@ -115,6 +115,28 @@ func.func @run_time_rows(%x: memref<?x?x?xf32>, %a: index, %b: index, %n: index)
   return
 }
 
+// Iterations that are tasks of their own (an attention row over all its
+// keys: kiln.min_task_size 1) keep a run-time innermost dim parallel: the
+// loop collapses whole and keeps its task size (a `?` causal prefill ran on
+// one thread when only 16 heads were left parallel).
+// CHECK-LABEL: func @heavy_run_time_rows
+// CHECK: %[[ROWS:.*]] = arith.muli %{{.*}}, %{{.*}}
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%[[ROWS]]) step (%c1)
+// CHECK-NOT: scf.for
+// CHECK: memref.store
+// CHECK: kiln.min_task_size = 1 : index
+func.func @heavy_run_time_rows(%x: memref<16x?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c16, %n) step (%c1, %c1) {
+    memref.store %zero, %x[%i, %j] : memref<16x?xf32>
+    scf.reduce
+  } {kiln.min_task_size = 1 : index}
+  return
+}
+
 // Static innermost dims of 16 iterations or more together (up to a task's
 // 1024) run serially too: counters, not a div/rem per element (a conv's
 // patch gather); the loop around them takes proportionally fewer

@@ -2,6 +2,7 @@
 #ifndef KILN_LOWERING_CPU_PASSES_H
 #define KILN_LOWERING_CPU_PASSES_H
 
+#include "kiln/Lowering/Common/Passes.h"
 #include "kiln/Lowering/Common/VectorizeTunables.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -17,10 +18,6 @@ inline constexpr int64_t kCheapIterationsPerTask = 1024;
 
 #define GEN_PASS_REGISTRATION
 #include "kiln/Lowering/CPU/Passes.h.inc"
-
-/// On an scf.parallel: the fewest iterations one task of its loop runs
-/// (kiln-cpu-async-parallel-for).
-inline constexpr llvm::StringLiteral kMinTaskSizeAttr = "kiln.min_task_size";
 
 /// Options of the CPU pipeline.
 struct CpuPipelineOptions {

@@ -9,6 +9,11 @@
 
 namespace kiln {
 
+/// On an scf.parallel: the fewest iterations one task of its loop runs
+/// (kiln-cpu-async-parallel-for); 1 where each iteration is a task's worth
+/// of work of its own (an attention row over all its keys).
+inline constexpr llvm::StringLiteral kMinTaskSizeAttr = "kiln.min_task_size";
+
 #define GEN_PASS_DECL
 #include "kiln/Lowering/Common/Passes.h.inc"
 
