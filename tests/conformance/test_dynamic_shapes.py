@@ -832,6 +832,21 @@ func.func @main(%q: tensor<2x0x?x8xf32>) -> tensor<2x0x?x8xf32> {
     assert "'kiln.attention' with dynamic dims (tensor<2x0x?x8xf32>) is not supported" in proc.stderr
 
 
+def test_a_sum_tied_to_its_own_term_names_both_ops():
+    program = """
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %p = kiln.pad %x {low = array<i64: 1>, high = array<i64: 1>, value = 0.0 : f64}
+      : tensor<?xf32> -> tensor<?xf32>
+  %s = kiln.add %p, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}
+"""
+    _, proc = run_kiln(program, [np.ones(3, np.float32)], check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert ("program:3:8: 'kiln.pad' makes a run-time size a sum that includes itself once "
+            "program:5:8: 'kiln.add' ties it to one of its terms" in proc.stderr), proc.stderr
+
+
 def test_ops_outside_the_slice_are_unsupported():
     program = """
 func.func @main(%x: tensor<1x1x?x8xf32>) -> tensor<1x1x?x4xf32> {

@@ -52,6 +52,7 @@ public:
     int64_t dim;
     SmallVector<int64_t> terms;
     std::string origin;
+    std::string tiedBy = {}; // the op that last tied a sum's class to another
   };
 
   int64_t fresh() {
@@ -111,6 +112,8 @@ public:
         sums[sizeSymbolOf(b)] = std::move(*sumOfA);
         sumOfA.reset();
       }
+      if (auto it = sums.find(sizeSymbolOf(b)); it != sums.end())
+        it->second.tiedBy = origin;
     }
     if (sumOfA)
       checks.push_back({SizeRule::Kind::Equal, b, std::move(sumOfA->terms), origin});
@@ -198,8 +201,11 @@ public:
     for (auto &sum : classes.sums)
       if (!visitSum(sum.first))
         return makeError(ErrorKind::Unsupported,
-                         sum.second.origin +
-                             " makes a run-time size a sum that includes itself");
+                         sum.second.origin + " makes a run-time size a sum that includes itself" +
+                             (sum.second.tiedBy.empty()
+                                  ? std::string()
+                                  : " once " + sum.second.tiedBy +
+                                        " ties it to one of its terms"));
     auto number = [&](int64_t term) -> std::optional<int64_t> {
       if ((term = classes.find(term)) >= 0)
         return term;
