@@ -95,6 +95,16 @@ inline mlir::Value sizeValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
   return b.createOrFold<mlir::memref::DimOp>(loc, buffer, d);
 }
 
+/// An attention kernel's sizes on the host (constants where static, host
+/// arithmetic of run-time sizes): blocks of `rowTile` query rows of each
+/// batch entry, keys in tiles of `keyTile`.
+struct AttentionGrid {
+  mlir::Value batch, rows, keys, rowTiles, keyTiles;
+  mlir::Value blocks; // rowTiles x batch
+};
+AttentionGrid attentionGrid(mlir::OpBuilder &b, mlir::Location loc, kernel::AttentionOp op,
+                            int64_t rowTile, int64_t keyTile);
+
 } // namespace kiln
 
 #endif

@@ -203,6 +203,22 @@ void storeOutputPair(OpBuilder &b, Location loc, const AttentionFragments &f, Va
   });
 }
 
+AttentionGrid attentionGrid(OpBuilder &b, Location loc, kernel::AttentionOp op, int64_t rowTile,
+                            int64_t keyTile) {
+  auto ceilDiv = [&](Value size, int64_t tile) {
+    return b.createOrFold<arith::CeilDivSIOp>(loc, size,
+                                              arith::ConstantIndexOp::create(b, loc, tile));
+  };
+  AttentionGrid g;
+  g.batch = sizeValue(b, loc, op.getQ(), 0);
+  g.rows = sizeValue(b, loc, op.getQ(), 1);
+  g.keys = sizeValue(b, loc, op.getK(), 1);
+  g.rowTiles = ceilDiv(g.rows, rowTile);
+  g.keyTiles = ceilDiv(g.keys, keyTile);
+  g.blocks = b.createOrFold<arith::MulIOp>(loc, g.rowTiles, g.batch);
+  return g;
+}
+
 void eraseReplacedAttention(kernel::AttentionOp op) {
   Value acc = op.getAcc();
   op->erase();

@@ -86,14 +86,7 @@ LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedB
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
-  // Host sizes (constants where static).
-  auto ceilDiv = [&](Value size, int64_t tile) {
-    return b.createOrFold<arith::CeilDivSIOp>(loc, size, ib.c(tile));
-  };
-  Value batch = kiln::sizeValue(b, loc, q, 0), rows = kiln::sizeValue(b, loc, q, 1);
-  Value keys = kiln::sizeValue(b, loc, k, 1);
-  Value rowTiles = ceilDiv(rows, kRows), keyTiles = ceilDiv(keys, kKeys);
-  Value grid = b.createOrFold<arith::MulIOp>(loc, rowTiles, batch);
+  auto [batch, rows, keys, rowTiles, keyTiles, grid] = kiln::attentionGrid(b, loc, op, kRows, kKeys);
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto launch = gpu::LaunchOp::create(b, loc, grid, ib.c(1), ib.c(1), ib.c(kThreads),
                                       ib.c(1), ib.c(1),

@@ -146,14 +146,7 @@ LogicalResult buildWgmmaAttention(kernel::AttentionOp op, int64_t maxSharedBytes
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
-  // Host sizes (constants where static).
-  auto ceilDiv = [&](Value size, int64_t tile) {
-    return b.createOrFold<arith::CeilDivSIOp>(loc, size, ib.c(tile));
-  };
-  Value batch = sizeValue(b, loc, q, 0), rows = sizeValue(b, loc, q, 1);
-  Value keys = sizeValue(b, loc, k, 1);
-  Value rowTiles = ceilDiv(rows, kRows), keyTiles = ceilDiv(keys, kKeys);
-  Value grid = b.createOrFold<arith::MulIOp>(loc, rowTiles, batch);
+  auto [batch, rows, keys, rowTiles, keyTiles, grid] = attentionGrid(b, loc, op, kRows, kKeys);
   if (ShapedType::isDynamic(dimOf(k, 1))) {
     Value anyKeys = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, keys, ib.c(0));
     grid = gridWhere(b, loc, anyKeys, grid);

@@ -48,7 +48,7 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, ArrayRef<int64_t> sh
 
 SmallVector<Value> sizelessDynamicSizes(ConversionPatternRewriter &rewriter, Operation *op) {
   SmallVector<Value> sizes;
-  auto sources = op->getAttrOfType<DenseI64ArrayAttr>(kSizeSourcesAttr);
+  auto sources = op->getAttrOfType<DenseI64ArrayAttr>(kSizeSourcesAttrName);
   if (!sources)
     return sizes;
   Location loc = op->getLoc();

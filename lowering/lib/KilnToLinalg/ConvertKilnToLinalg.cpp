@@ -46,7 +46,7 @@ LogicalResult checkLowerable(ModuleOp module) {
 }
 
 /// Tells fill, iota and random ops with `?` dims where their sizes come
-/// from (kSizeSourcesAttr) where the compiler has not, naming the op where
+/// from (kSizeSourcesAttrName) where the compiler has not, naming the op where
 /// nothing does.
 LogicalResult annotateSizeSources(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>())

@@ -20,6 +20,18 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
+/// Where a `?` dim of a result that no operand sizes takes its run-time
+/// size from: a static size (`size` >= 0) or an entry argument's dim.
+struct SizeSource {
+  int64_t size;
+  unsigned argument, dim;
+};
+
+/// Whether `op` makes a tensor whose sizes no operand gives.
+bool isSizeless(Operation *op) {
+  return isa<FillOp, IotaOp, RandomUniformOp, RandomNormalOp>(op);
+}
+
 bool hasDynamicDims(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && !tensor.hasStaticShape();
@@ -618,10 +630,6 @@ private:
 };
 } // namespace
 
-bool isSizeless(Operation *op) {
-  return isa<FillOp, IotaOp, RandomUniformOp, RandomNormalOp>(op);
-}
-
 bool lowersWithDynamicDims(Operation *op) {
   if (isElementwiseKilnOp(op) || isSizeless(op))
     return true;
@@ -703,7 +711,7 @@ Expected<void> nameRunTimeSizes(func::FuncOp entry, std::vector<TensorSignature>
 Expected<void> annotateSizeSources(func::FuncOp entry) {
   bool missing = false;
   entry.walk([&](Operation *op) {
-    missing |= isSizeless(op) && !op->hasAttr(kSizeSourcesAttr) &&
+    missing |= isSizeless(op) && !op->hasAttr(kSizeSourcesAttrName) &&
                !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
   });
   if (!missing)
@@ -714,12 +722,12 @@ Expected<void> annotateSizeSources(func::FuncOp entry) {
   if (auto ok = builder.run(entry, inputs, outputs, rules); !ok)
     return ok;
   for (auto &[op, list] : builder.sources) {
-    if (op->hasAttr(kSizeSourcesAttr))
+    if (op->hasAttr(kSizeSourcesAttrName))
       continue;
     SmallVector<int64_t> flat;
     for (const SizeSource &source : list)
       flat.append({source.size, source.argument, source.dim});
-    op->setAttr(kSizeSourcesAttr, DenseI64ArrayAttr::get(op->getContext(), flat));
+    op->setAttr(kSizeSourcesAttrName, DenseI64ArrayAttr::get(op->getContext(), flat));
   }
   return {};
 }

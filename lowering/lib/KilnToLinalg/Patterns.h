@@ -20,7 +20,7 @@ using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
 
 mlir::RankedTensorType signlessTensorType(mlir::Type kilnTensorType);
 /// The `?` result sizes of a fill, iota or random op at `b` (its
-/// kSizeSourcesAttr, DynamicShapes.h): constants, or dims of its function's
+/// kSizeSourcesAttrName, KilnOps.h): constants, or dims of its function's
 /// arguments.
 llvm::SmallVector<mlir::Value> sizelessDynamicSizes(mlir::ConversionPatternRewriter &rewriter,
                                                     mlir::Operation *op);

@@ -56,9 +56,9 @@ verifyTensorSize(llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
 /// Programs may not set it (kiln-verify-program); the ops accept it.
 inline constexpr llvm::StringLiteral kSizeSourcesAttrName = "kiln.size_sources";
 
-/// The rules every kiln op shares: no attribute outside `attributeNames` (and kSizeSourcesAttrName)
+/// The rules every kiln op shares: no attribute outside `attributeNames`
 /// (the op's ODS attributes: a misspelt one would otherwise be ignored) and
-/// no operand or result whose size overflows.
+/// kSizeSourcesAttrName, and no operand or result whose size overflows.
 mlir::LogicalResult verifyKilnOp(mlir::Operation *op,
                                  llvm::ArrayRef<llvm::StringRef> attributeNames);
 

@@ -30,23 +30,10 @@ Expected<void> nameRunTimeSizes(mlir::func::FuncOp entry,
                                 std::vector<TensorSignature> &outputs,
                                 std::vector<SizeRule> &rules);
 
-/// Where a `?` dim of a result that no operand sizes (fill, iota,
-/// random_uniform, random_normal) takes its run-time size from: a static
-/// size (`size` >= 0: its class is tied to one) or an entry argument's dim.
-struct SizeSource {
-  int64_t size;
-  unsigned argument, dim;
-};
-
-/// Whether `op` makes a tensor whose sizes no operand gives.
-bool isSizeless(mlir::Operation *op);
-
-/// The attribute that tells such an op where its `?` sizes come from:
-/// (size, argument, dim) per `?` result dim, as SizeSource.
-inline constexpr llvm::StringLiteral kSizeSourcesAttr = kSizeSourcesAttrName;
-
-/// Sets kSizeSourcesAttr on each such op of `entry` with `?` dims that
-/// lacks it. The compiler does so on the program as written, before
+/// Sets kSizeSourcesAttrName (KilnOps.h: size, argument, dim per `?`
+/// result dim) on each fill, iota, random_uniform and random_normal of
+/// `entry` with `?` dims that lacks it: where each such dim takes its size,
+/// a static size its class is tied to or an entry argument's dim. The compiler does so on the program as written, before
 /// canonicalisation may delete the ops that tie the sizes (an unused add);
 /// the kiln-to-linalg conversion for what is left (kiln-opt). Unsupported,
 /// naming the op, where no input gives a size (as nameRunTimeSizes).
