@@ -13,7 +13,8 @@ dynamic / static ratio.
 the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
 and bf16 (--dtypes); a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
-N) whose batch alone is `?` (the other dims of a conv are static); and
+N) whose batch alone is `?`, and the same conv over images of `?` size
+(batch, height and width `?`: one thread per output element); and
 attention over 16 heads of 64 whose sequence lengths are `?` (a decode
 step: one query against 2048 / N keys; a causal prefill of 1024 / N): the
 static program runs the fused kernel, the `?` one matmul, softmax, matmul.
@@ -56,6 +57,10 @@ def cases(scale):
         ("conv 64->64 3x3 on 56x56, batch %d" % batch,
          "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
          [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56], [[0], [], [0]]),
+        ("conv 64->64 3x3 on `?` images 56x56, batch %d" % batch,
+         "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
+         [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56],
+         [[0, 2, 3], [], [0, 2, 3]]),
         ("attention decode, 1 query x %d keys" % keys,
          "%r = kiln.attention %a0, %a1, %a2 : ({0}, {1}, {1}) -> {0}",
          [[1, 16, 1, 64], [1, 16, keys, 64], [1, 16, keys, 64]], [1, 16, 1, 64],

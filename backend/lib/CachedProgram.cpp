@@ -38,9 +38,13 @@ json signatureJson(const std::vector<TensorSignature> &tensors) {
 
 json rulesJson(const std::vector<SizeRule> &rules) {
   json list = json::array();
-  for (const SizeRule &r : rules)
-    list.push_back({{"kind", static_cast<int>(r.kind)}, {"dim", r.dim}, {"terms", r.terms},
-                    {"origin", r.origin}});
+  for (const SizeRule &r : rules) {
+    json rule = {{"kind", static_cast<int>(r.kind)}, {"dim", r.dim}, {"terms", r.terms},
+                 {"origin", r.origin}};
+    if (r.window)
+      rule["window"] = {r.window->padding, r.window->span, r.window->stride};
+    list.push_back(std::move(rule));
+  }
   return list;
 }
 
@@ -50,8 +54,16 @@ std::vector<SizeRule> rulesOf(const json &list) {
     int kind = integer<int>(r.at("kind"));
     if (kind < 0 || kind > static_cast<int>(SizeRule::Kind::AtLeast))
       throw std::invalid_argument("a size rule of unknown kind");
+    std::optional<SizeWindow> window;
+    if (r.contains("window")) {
+      std::vector<int64_t> w = integers<int64_t>(r.at("window"));
+      if (w.size() != 3 || w[0] < 0 || w[1] < 1 || w[2] < 1)
+        throw std::invalid_argument("a size rule's window is not [padding, span, stride]");
+      window = SizeWindow{w[0], w[1], w[2]};
+    }
     rules.push_back({static_cast<SizeRule::Kind>(kind), integer<int64_t>(r.at("dim")),
-                     integers<int64_t>(r.at("terms")), r.at("origin").get<std::string>()});
+                     integers<int64_t>(r.at("terms")), r.at("origin").get<std::string>(),
+                     window});
   }
   return rules;
 }

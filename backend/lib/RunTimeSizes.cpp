@@ -74,6 +74,24 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
         return makeError(ErrorKind::InvalidArgument,
                          rule.origin + " makes a size that overflows int64");
     }
+    if (rule.window) {
+      std::optional<int64_t> count = rule.window->count(total);
+      if (!count) {
+        const Binding *from = rule.terms.size() == 1 && rule.terms[0] < 0
+                                  ? &bound.at(rule.terms[0])
+                                  : nullptr;
+        return makeError(ErrorKind::InvalidArgument,
+                         rule.origin + " slides a window of " +
+                             std::to_string(rule.window->span) + " over " +
+                             (from && from->input < inputs.size()
+                                  ? dimName(from->input, from->dim) + " (" +
+                                        std::to_string(total) + ")"
+                                  : "a dim of " + std::to_string(total)) +
+                             " padded by " + std::to_string(rule.window->padding) +
+                             ": it does not fit");
+      }
+      total = *count;
+    }
     if (rule.kind == SizeRule::Kind::Sum) {
       if (rule.dim >= 0 || !bound.try_emplace(rule.dim, Binding{total, inputs.size(), 0}).second)
         return corrupt();
@@ -96,6 +114,10 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
     std::string terms;
     for (int64_t t : rule.terms)
       terms += (terms.empty() ? "" : " + ") + describe(t);
+    if (rule.window)
+      terms = "the " + std::to_string(total) + " places of its window of " +
+              std::to_string(rule.window->span) + " along " + terms + " padded by " +
+              std::to_string(rule.window->padding);
     const char *relation =
         rule.kind == SizeRule::Kind::AtLeast ? " to be at least " : " to equal ";
     if (auto it = bound.find(rule.dim); it != bound.end() && it->second.input < inputs.size())

@@ -922,6 +922,11 @@ LogicalResult Conv2dOp::verify() {
   if (groups < 1)
     return emitOpError() << "attribute 'groups' = " << groups
                          << " must be positive";
+  // `?` channels are the weights' (checked at run time).
+  bool dynamicChannels = ShapedType::isDynamic(channels);
+  if (dynamicChannels && llvm::MulOverflow(w.getDimSize(1), groups, channels))
+    return emitOpError() << "w's " << w.getDimSize(1) << " input channels times groups = "
+                         << groups << " overflows int64";
   if (channels % groups)
     return emitOpError() << "groups = " << groups
                          << " does not divide the input channels "

@@ -403,19 +403,20 @@ func.func @main(%x: {x}, %w: {w}, %b: {b}, %w1: {w1}, %wd: {wd}, %wg: {wg})
 """
 
 
-def conv2d(x, w, b=None, stride=1, padding=0, groups=1):
+def conv2d(x, w, b=None, stride=1, padding=0, groups=1, dilation=1):
     """float64 conv2d of NCHW `x` by OIHW `w`, as torch.nn.functional.conv2d."""
     x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    d = dilation
+    oh, ow = (h - d * (kh - 1) - 1) // stride + 1, (wd - d * (kw - 1) - 1) // stride + 1
     out = np.zeros((n, o, oh, ow))
     og = o // groups
     for g in range(groups):
         xs = x[:, g * cg:(g + 1) * cg]
         for i in range(kh):
             for j in range(kw):
-                patch = xs[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                patch = xs[:, :, i * d:i * d + stride * oh:stride, j * d:j * d + stride * ow:stride]
                 out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
                                                          w[g * og:(g + 1) * og, :, i, j])
     return out if b is None else out + b[None, :, None, None]
@@ -439,6 +440,104 @@ def test_convs_over_a_run_time_batch(dtype, n):
     for name, got, ref in zip(["strided + bias", "1x1", "depthwise", "grouped"], results, want):
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
+
+
+def images_program(dtype):
+    t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "x" + dtype + ">"
+    x, w, b, w1, wd, wg, ws = (t(["?", "?", "?", "?"]), t([8, 4, 3, 3]), t([8]), t([6, 4, 1, 1]),
+                               t([4, 1, 3, 3]), t([4, 2, 3, 3]), t([4, 4, 3, 3]))
+    r = [t(["?", 8, "?", "?"]), t(["?", 6, "?", "?"]), t(["?", 4, "?", "?"]),
+         t(["?", 4, "?", "?"]), t(["?", 4, "?", "?"]), t(["?", "?", "?", "?"]),
+         t(["?", "?", "?", "?"])]
+    return f"""
+func.func @main(%x: {x}, %w: {w}, %b: {b}, %w1: {w1}, %wd: {wd}, %wg: {wg}, %ws: {ws})
+    -> ({", ".join(r)}) {{
+  %s = kiln.conv2d %x, %w, %b {{stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}}
+      : ({x}, {w}, {b}) -> {r[0]}
+  %p = kiln.conv2d %x, %w1 : ({x}, {w1}) -> {r[1]}
+  %d = kiln.conv2d %x, %wd {{padding = array<i64: 1, 1>, groups = 4}} : ({x}, {wd}) -> {r[2]}
+  %g = kiln.conv2d %x, %wg {{groups = 2, dilation = array<i64: 2, 2>}} : ({x}, {wg}) -> {r[3]}
+  %c = kiln.conv2d %x, %ws {{padding = array<i64: 1, 1>}} : ({x}, {ws}) -> {r[4]}
+  %res = kiln.add %c, %x : ({r[4]}, {x}) -> {r[4]}
+  %m = kiln.max_pool2d %x {{kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>}} : {x} -> {r[5]}
+  %a = kiln.avg_pool2d %x {{kernel = array<i64: 2, 2>}} : {x} -> {r[6]}
+  return %s, %p, %d, %g, %res, %m, %a : {", ".join(r)}
+}}
+"""
+
+
+# Images of run-time size (batch, channels, height and width all `?`)
+# through every conv form (strided with bias, 1x1, depthwise, grouped and
+# dilated, a same-size conv added to its input) and both pools: one kernel
+# for every size; the channels are the weights' (checked at run time).
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("n,h,w", [(2, 9, 13), (1, 5, 6), (0, 7, 7), (3, 17, 5)])
+def test_convs_and_pools_over_run_time_image_sizes(dtype, n, h, w):
+    rng = np.random.default_rng(n * 100 + h)
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    shapes = [(n, 4, h, w), (8, 4, 3, 3), (8,), (6, 4, 1, 1), (4, 1, 3, 3), (4, 2, 3, 3),
+              (4, 4, 3, 3)]
+    x, wt, b, w1, wd, wg, ws = (rng.uniform(-1, 1, s).astype(np_dtype) for s in shapes)
+    results, _ = run_kiln(images_program(dtype), [x, wt, b, w1, wd, wg, ws])
+    f = lambda a: a.astype(np.float64)
+    want = [conv2d(f(x), f(wt), f(b), 2, 1), conv2d(f(x), f(w1)),
+            conv2d(f(x), f(wd), None, 1, 1, 4), conv2d(f(x), f(wg), groups=2, dilation=2),
+            conv2d(f(x), f(ws), None, 1, 1) + f(x),
+            pool2d(f(x), 3, 2, 1, np.max, -np.inf), pool2d(f(x), 2, 2, 0, np.mean, 0.0)]
+    tol = 2e-2 if dtype == "f16" else 1e-4
+    names = ["strided + bias", "1x1", "depthwise", "grouped + dilated", "residual", "max_pool2d",
+             "avg_pool2d"]
+    for name, got, ref in zip(names, results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
+
+
+WINDOW_DECLARED = """
+func.func @main(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x5x?xf32> {
+  %s = kiln.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>}
+      : (tensor<1x2x?x?xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x?xf32>
+  return %s : tensor<1x3x5x?xf32>
+}
+"""
+
+
+# What a window cannot do at run time is a named error: too small an image
+# for the window, a count that differs from a static size the program
+# states, channels other than the weights'.
+@pytest.mark.parametrize("x_shape,message", [
+    ((1, 2, 9, 4), None),
+    ((1, 2, 11, 4), "'kiln.conv2d' needs 5 to equal the 6 places of its window of 3 along "
+                    "input #0 dim 2 (11) padded by 2"),
+    ((1, 3, 9, 4), "input #0 is tensor<1x3x9x4xf32>, the program expects "
+                   "tensor<1x2x?x?xf32> (dim 1)"),
+])
+def test_windows_that_do_not_fit_are_named_errors(x_shape, message):
+    x = np.ones(x_shape, np.float32)
+    w = np.ones((3, 2, 3, 3), np.float32)
+    program = WINDOW_DECLARED.replace("1x2x?x?", "1x?x?x?") if x_shape[1] == 3 else WINDOW_DECLARED
+    if message is None:
+        (s,), _ = run_kiln(WINDOW_DECLARED, [x, w])
+        np.testing.assert_allclose(s, conv2d(x.astype(np.float64), w.astype(np.float64), None, 2, 1))
+        return
+    _, proc = run_kiln(program, [x, w], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr, proc.stderr
+
+
+def test_an_image_smaller_than_its_window_is_a_named_error():
+    program = """
+func.func @main(%x: tensor<1x1x?x?xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x?x?xf32> {
+  %s = kiln.conv2d %x, %w {dilation = array<i64: 2, 2>}
+      : (tensor<1x1x?x?xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x?x?xf32>
+  return %s : tensor<1x1x?x?xf32>
+}
+"""
+    _, proc = run_kiln(program, [np.ones((1, 1, 4, 9), np.float32),
+                                 np.ones((1, 1, 3, 3), np.float32)], check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert ("program:3:8: 'kiln.conv2d' slides a window of 5 over input #0 dim 2 (4) padded by 0: "
+            "it does not fit" in proc.stderr), proc.stderr
 
 
 LOOKUPS_AND_QUANTIZE = """
@@ -849,16 +948,15 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 def test_ops_outside_the_slice_are_unsupported():
     program = """
-func.func @main(%x: tensor<1x1x?x8xf32>) -> tensor<1x1x?x4xf32> {
-  %r = kiln.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>}
-      : tensor<1x1x?x8xf32> -> tensor<1x1x?x4xf32>
-  return %r : tensor<1x1x?x4xf32>
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %r = kiln.reshape %x : tensor<?x?xf32> -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }
 """
-    _, proc = run_kiln(program, [np.ones((1, 1, 4, 8), np.float32)], check=False)
+    _, proc = run_kiln(program, [np.ones((4, 8), np.float32)], check=False)
     assert proc.returncode == 1, proc.stderr
     assert "unsupported" in proc.stderr, proc.stderr
-    assert ("'kiln.max_pool2d' with dynamic dims (tensor<1x1x?x8xf32>) is not supported yet"
+    assert ("'kiln.reshape' with dynamic dims (tensor<?x?xf32>) is not supported yet"
             in proc.stderr), proc.stderr
 
 

@@ -55,6 +55,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuEntryOptions entry;
   entry.entry = options.entry;
   pm.addPass(createKilnCpuEntry(entry));
+  pm.addPass(createKilnCpuExpandRunTimeShapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -107,6 +107,10 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
     buffer = view.getSrc();
   }
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  // The loads split a collapsed index by the copy's static sizes: patches
+  // of run-time image sizes (a `?` dim but the batch) are written out.
+  if (alloc && llvm::any_of(alloc.getType().getShape().drop_front(), ShapedType::isDynamic))
+    return std::nullopt;
   gathered.copy = alloc ? copyInto(buffer) : linalg::GenericOp();
   if (!gathered.copy || gathered.copy->getBlock() != matmul->getBlock() ||
       !gathered.copy->isBeforeInBlock(matmul))

@@ -22,6 +22,7 @@
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -69,20 +70,62 @@ bool replacedWhenEmpty(OpT op, ConversionPatternRewriter &rewriter) {
   return true;
 }
 
-/// The sizes of `shape`'s `?` dims: only a conv's batch (dim 0) may be
-/// one (DynamicShapes.cpp), which is x's.
-SmallVector<Value> batchSizes(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
-  if (shape.empty() || !ShapedType::isDynamic(shape.front()))
-    return {};
-  return {tensor::DimOp::create(b, loc, x, 0)};
+/// A sliding window along one spatial dim.
+struct Window {
+  int64_t kernel, stride, padding, dilation;
+};
+
+/// The sizes of the `?` dims of a conv's or pool's result `shape` over `x`:
+/// batch dims are x's (a conv's channels are static), spatial ones count
+/// the places of `windows` (h, w) along x's, which the run checked fit.
+SmallVector<Value> resultSizes(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape,
+                               std::array<Window, 2> windows) {
+  SmallVector<Value> sizes;
+  int64_t rank = shape.size();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!ShapedType::isDynamic(shape[d]))
+      continue;
+    Value size = dimSize(b, loc, x, d);
+    if (d >= rank - 2) {
+      const Window &w = windows[d - (rank - 2)];
+      auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+      // At least 0: a GPU plan is also evaluated at sizes of 0 (Vulkan
+      // makes its pipelines so), where no window fits.
+      Value room = arith::MaxSIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, size, c(2 * w.padding - w.dilation * (w.kernel - 1) - 1)),
+          c(0));
+      size = arith::AddIOp::create(b, loc, arith::DivSIOp::create(b, loc, room, c(w.stride)),
+                                   c(1));
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
 }
 
-/// `shape` with a `?` batch dim as `batch` (static dims as attributes).
-SmallVector<OpFoldResult> mixedShape(OpBuilder &b, ArrayRef<int64_t> shape, ValueRange batch) {
-  SmallVector<OpFoldResult> mixed = getAsIndexOpFoldResult(b.getContext(), shape);
-  if (!batch.empty())
-    mixed.front() = batch.front();
+/// `shape` with its `?` dims as `sizes`, in order (static dims as
+/// attributes).
+SmallVector<OpFoldResult> mixedShape(OpBuilder &b, ArrayRef<int64_t> shape, ValueRange sizes) {
+  SmallVector<OpFoldResult> mixed;
+  size_t next = 0;
+  for (int64_t d : shape)
+    mixed.push_back(ShapedType::isDynamic(d) ? OpFoldResult(sizes[next++]) : b.getIndexAttr(d));
   return mixed;
+}
+
+/// The product of two sizes, `?` where either is.
+int64_t product(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) ? ShapedType::kDynamic : a * b;
+}
+
+/// `value` ([N, ..., H, W]) as [N, K, H*W], K the dims between: the
+/// patches of `?` images as a GEMM operand, their two `?` spatial dims as
+/// one (which reshapeTo cannot tell apart).
+Value collapsePixels(OpBuilder &b, Location loc, Value value) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  SmallVector<ReassociationIndices> groups = {
+      {0}, llvm::to_vector(llvm::seq<int64_t>(1, rank - 2)), {rank - 2, rank - 1}};
+  return tensor::CollapseShapeOp::create(b, loc, value, groups);
 }
 
 /// A filled accumulator of `shape` in the compute type of `element`
@@ -95,25 +138,39 @@ Value accumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elem
       .getResult(0);
 }
 
-/// The bias added to `sum` ([N, O, OH*OW]), rounded to `element`, in the
-/// shape of the output ([N, O, OH, OW]): on the matmul kernels, the GEMM's
-/// fused epilogue.
+/// The bias added to `sum` ([N, O, OH*OW], or [N, O, OH, OW]), rounded to
+/// `element`, in the shape of the output ([N, O, OH, OW], `?` dims of
+/// sizes `outSizes`): on the matmul kernels, the GEMM's fused epilogue.
 Value convEpilogue(OpBuilder &b, Location loc, Value sum, Value bias,
-                   ArrayRef<int64_t> outShape, Type element, ValueRange batch) {
+                   ArrayRef<int64_t> outShape, Type element, ValueRange outSizes) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<int64_t> flat = {outShape[0], outShape[1], outShape[2] * outShape[3]};
+  int64_t rank = cast<RankedTensorType>(sum.getType()).getRank();
+  SmallVector<int64_t> shape(outShape);
+  SmallVector<OpFoldResult> mixed = mixedShape(b, outShape, outSizes);
+  SmallVector<Value> sizes(outSizes);
+  if (rank == 3) {
+    // The flat sizes: the batch's and the pixel count's where `?`.
+    shape = {outShape[0], outShape[1], product(outShape[2], outShape[3])};
+    sizes.clear();
+    if (ShapedType::isDynamic(shape[0]))
+      sizes.push_back(cast<Value>(mixed[0]));
+    if (ShapedType::isDynamic(shape[2]))
+      sizes.push_back(arith::MulIOp::create(
+          b, loc, getValueOrCreateConstantIndexOp(b, loc, mixed[2]),
+          getValueOrCreateConstantIndexOp(b, loc, mixed[3])));
+  }
   SmallVector<Value> inputs = {sum};
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(3, ctx)};
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx)};
   if (bias) {
     inputs.push_back(bias);
-    maps.push_back(AffineMap::get(3, 0, {getAffineDimExpr(1, ctx)}, ctx));
+    maps.push_back(AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx));
   }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(3, ctx));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
   Type acc = computeFloatType(element);
-  Value init = emptyTensor(b, loc, flat, element, batch);
+  Value init = emptyTensor(b, loc, shape, element, sizes);
   Value out = linalg::GenericOp::create(
                   b, loc, init.getType(), inputs, init, maps,
-                  SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+                  SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
                   [&](OpBuilder &nb, Location l, ValueRange args) {
                     Value v = args[0];
                     if (bias)
@@ -122,7 +179,11 @@ Value convEpilogue(OpBuilder &b, Location loc, Value sum, Value bias,
                     linalg::YieldOp::create(nb, l, castScalar(nb, l, v, acc, element));
                   })
                   .getResult(0);
-  return reshapeTo(b, loc, out, outShape);
+  if (rank == 4)
+    return out;
+  return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(outShape, element), out,
+                                       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
+                                       mixed);
 }
 
 /// x [N, G*Cg, H, W], w [G*Og, Cg, KH, KW] -> [N, G*Og, OH, OW], with x
@@ -140,46 +201,71 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
             cg = wShape[1];
-    SmallVector<Value> batch = batchSizes(rewriter, loc, adaptor.getX(), outShape);
+    ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                      dilation = op.getDilation();
+    // `?` channels are the weights' (the run checks).
+    Value input = adaptor.getX();
+    if (op.getX().getType().isDynamicDim(1)) {
+      SmallVector<int64_t> shape(op.getX().getType().getShape());
+      shape[1] = groups * cg;
+      input = tensor::CastOp::create(
+          rewriter, loc, RankedTensorType::get(shape, op.getX().getType().getElementType()),
+          input);
+    }
+    SmallVector<Value> outSizes =
+        resultSizes(rewriter, loc, input, outShape,
+                    {Window{wShape[2], stride[0], padding[0], dilation[0]},
+                     Window{wShape[3], stride[1], padding[1], dilation[1]}});
     Value w = reshapeTo(rewriter, loc, adaptor.getW(), {groups, og, cg, wShape[2], wShape[3]});
-    // The patches hold Cg*KH*KW / Og elements per output element (a batch
-    // of run-time size is checked when its buffers are sized).
+    // The patches hold Cg*KH*KW / Og elements per output element (run-time
+    // sizes are checked when the buffers are sized).
     int64_t patchElements = 1;
     bool patchesFit = llvm::all_of(
-        std::array{cg, wShape[2], wShape[3], ShapedType::isDynamic(n) ? 1 : n, outShape[2],
-                   outShape[3], groups, int64_t(8)}, // bytes per element at most
-        [&](int64_t d) { return !llvm::MulOverflow(patchElements, d, patchElements); });
-    bool gemmForm = og != 1 && patchesFit;
-    bool im2col = wShape[2] != 1 || wShape[3] != 1 || op.getStride()[0] != 1 ||
-                  op.getStride()[1] != 1;
+        std::array{cg, wShape[2], wShape[3], n, outShape[2], outShape[3], groups,
+                   int64_t(8)}, // bytes per element at most
+        [&](int64_t d) {
+          return ShapedType::isDynamic(d) || !llvm::MulOverflow(patchElements, d, patchElements);
+        });
+    bool staticImages = llvm::none_of(outShape.drop_front(), ShapedType::isDynamic);
+    // Grouped convs of `?` images go direct: the matmul lowering's product
+    // [N*G, Og, OH*OW] would expand into two `?` batch dims and a `?` one
+    // (reshapeTo takes one `?` a group).
+    bool gemmForm = og != 1 && patchesFit && (staticImages || groups == 1);
+    bool im2col = wShape[2] != 1 || wShape[3] != 1 || stride[0] != 1 || stride[1] != 1;
     Value sum;
     if (llvm::is_contained(op.getX().getType().getShape().drop_front(), 0) ||
         op.getX().getType().getDimSize(0) == 0) {
       // No input channels: every window sums nothing (the padded copies'
       // slices of the empty dim would be out of bounds); the bias remains.
       sum = accumulator(rewriter, loc, {n, outShape[1], outShape[2] * outShape[3]}, element,
-                        0.0, batch);
+                        0.0, outSizes); // static shapes only: none is empty with `?` dims
     } else if (gemmForm && im2col) {
       // The patches right before the matmul, which can then gather them.
       Value permuted = permuteWeights(rewriter, loc, w);
-      Value xt = channelsLast(rewriter, loc, op, adaptor.getX(), batch);
-      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt, batch));
+      Value xt = channelsLast(rewriter, loc, op, input);
+      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt, outSizes));
     } else {
-      Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, 0.0);
+      Value x = padSpatial(rewriter, loc, input, padding, element, 0.0);
       ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
       x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
       // A 1x1 stride-1 conv's patches are the padded input itself.
-      sum = gemmForm ? gemm(rewriter, loc, op, w, x) : direct(rewriter, loc, op, x, w, batch);
+      // The direct form's sum of `?` images stays 4-d (nothing to collapse
+      // and expand again).
+      sum = gemmForm ? gemm(rewriter, loc, op, w, x)
+                     : reshapeTo(rewriter, loc, direct(rewriter, loc, op, x, w, outSizes),
+                                 staticImages ? ArrayRef<int64_t>{n, outShape[1],
+                                                                  outShape[2] * outShape[3]}
+                                              : outShape);
     }
     rewriter.replaceOp(op, convEpilogue(rewriter, loc, sum, adaptor.getBias(), outShape,
-                                        element, batch));
+                                        element, outSizes));
     return success();
   }
 
-  /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions;
-  /// the sum is [N, O, OH*OW].
+  /// One generic over (n, g, og, oh, ow) with (c, kh, kw) as reductions:
+  /// [N, G, Og, OH, OW] (`?` dims of sizes `outSizes`).
   Value direct(OpBuilder &b, Location loc, Conv2dOp op, Value x, Value w,
-               ValueRange batch) const {
+               ValueRange outSizes) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
     Type acc = computeFloatType(element);
@@ -188,7 +274,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     int64_t groups = op.getGroups();
     SmallVector<int64_t> grouped = {outShape[0], groups, outShape[1] / groups, outShape[2],
                                     outShape[3]};
-    Value init = accumulator(b, loc, grouped, element, 0.0, batch);
+    Value init = accumulator(b, loc, grouped, element, 0.0, outSizes);
     AffineExpr dn, dg, dog, doh, dow, dc, dkh, dkw;
     bindDims(ctx, dn, dg, dog, doh, dow, dc, dkh, dkw);
     SmallVector<AffineMap> maps = {
@@ -210,26 +296,41 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                           nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
                     })
                     .getResult(0);
-    return reshapeTo(b, loc, sum, {outShape[0], outShape[1], outShape[2] * outShape[3]});
+    return sum;
   }
 
   /// x [N, G*Cg, H, W] as [N, H + 2 ph, W + 2 pw, G, Cg]: channels last,
   /// zero around the image. The transpose writes into the padded buffer.
-  Value channelsLast(OpBuilder &b, Location loc, Conv2dOp op, Value x,
-                     ValueRange batch) const {
+  Value channelsLast(OpBuilder &b, Location loc, Conv2dOp op, Value x) const {
     MLIRContext *ctx = getContext();
     Type element = op.getType().getElementType();
-    ArrayRef<int64_t> xShape = op.getX().getType().getShape(), pad = op.getPadding();
+    ArrayRef<int64_t> xShape = cast<RankedTensorType>(x.getType()).getShape(),
+                      pad = op.getPadding();
     int64_t groups = op.getGroups(), n = xShape[0], cg = xShape[1] / groups, h = xShape[2],
             w = xShape[3];
+    auto padSize = [](int64_t size, int64_t p) {
+      return ShapedType::isDynamic(size) ? size : size + 2 * p;
+    };
     SmallVector<int64_t> shape = {n, h, w, groups, cg},
-                         padded = {n, h + 2 * pad[0], w + 2 * pad[1], groups, cg},
+                         padded = {n, padSize(h, pad[0]), padSize(w, pad[1]), groups, cg},
                          offsets = {0, pad[0], pad[1], 0, 0}, strides(5, 1);
+    // The sizes of x's `?` dims (batch, height, width), and padded.
+    SmallVector<Value> sizes, paddedSizes;
+    for (auto [d, p] : {std::pair<int64_t, int64_t>{0, 0}, {2, pad[0]}, {3, pad[1]}}) {
+      if (!ShapedType::isDynamic(xShape[d]))
+        continue;
+      sizes.push_back(tensor::DimOp::create(b, loc, x, d));
+      paddedSizes.push_back(
+          p ? arith::AddIOp::create(b, loc, sizes.back(),
+                                    arith::ConstantIndexOp::create(b, loc, 2 * p))
+                  .getResult()
+            : sizes.back());
+    }
     Value filled = linalg::FillOp::create(b, loc, scalarConstant(b, loc, element, 0.0),
-                                          emptyTensor(b, loc, padded, element, batch))
+                                          emptyTensor(b, loc, padded, element, paddedSizes))
                        .getResult(0);
     Value inside = tensor::ExtractSliceOp::create(
-        b, loc, filled, getAsIndexOpFoldResult(ctx, offsets), mixedShape(b, shape, batch),
+        b, loc, filled, getAsIndexOpFoldResult(ctx, offsets), mixedShape(b, shape, sizes),
         getAsIndexOpFoldResult(ctx, strides));
     AffineExpr dn, dh, dw, dg, dc;
     bindDims(ctx, dn, dh, dw, dg, dc);
@@ -238,7 +339,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                     AffineMap::get(5, 0, {dn, dg, dc, dh, dw}, ctx));
     return tensor::InsertSliceOp::create(
         b, loc, transposed, filled, getAsIndexOpFoldResult(ctx, offsets),
-        mixedShape(b, shape, batch), getAsIndexOpFoldResult(ctx, strides));
+        mixedShape(b, shape, sizes), getAsIndexOpFoldResult(ctx, strides));
   }
 
   /// w [G, Og, Cg, KH, KW] as [G, Og, KH, KW, Cg], the patches' K order.
@@ -255,7 +356,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
   /// im2col of channels-last `x` [N, H, W, G, Cg] (padded):
   /// patches[n, g, i, j, c, y, z] = x[n, y * sh + i * dh, z * sw + j * dw, g, c],
   /// [N, G, KH, KW, Cg, OH, OW].
-  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x, ValueRange batch) const {
+  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x, ValueRange outSizes) const {
     MLIRContext *ctx = getContext();
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
@@ -265,7 +366,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     Value init = emptyTensor(b, loc,
                              {outShape[0], int64_t(op.getGroups()), wShape[2], wShape[3], wShape[1],
                               outShape[2], outShape[3]},
-                             op.getType().getElementType(), batch);
+                             op.getType().getElementType(), outSizes);
     return copyGeneric(b, loc, x, init,
                        AffineMap::get(7, 0,
                                       {dn, windowIndex(dy, di, stride[0], dilation[0]),
@@ -283,15 +384,20 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     int64_t groups = op.getGroups(), n = outShape[0], og = outShape[1] / groups,
-            k = wShape[1] * wShape[2] * wShape[3], pixels = outShape[2] * outShape[3];
-    SmallVector<int64_t> lhs = {og, k}, rhs = {n, k, pixels}, product = {n, og, pixels};
+            k = wShape[1] * wShape[2] * wShape[3], pixels = product(outShape[2], outShape[3]);
+    SmallVector<int64_t> lhs = {og, k}, rhs = {n, k, pixels}, shape = {n, og, pixels};
     if (groups > 1) {
       lhs.insert(lhs.begin(), groups);
       rhs.insert(rhs.begin() + 1, groups);
-      product.insert(product.begin() + 1, groups);
+      shape.insert(shape.begin() + 1, groups);
     }
-    Value sum = MatmulOp::create(b, loc, RankedTensorType::get(product, acc),
-                                 reshapeTo(b, loc, w, lhs), reshapeTo(b, loc, patches, rhs));
+    // Static images reshape as they always have; `?` ones (one group)
+    // collapse their two spatial dims into one.
+    bool staticImages = llvm::none_of(outShape.drop_front(), ShapedType::isDynamic);
+    Value rhsValue =
+        staticImages ? reshapeTo(b, loc, patches, rhs) : collapsePixels(b, loc, patches);
+    Value sum = MatmulOp::create(b, loc, RankedTensorType::get(shape, acc),
+                                 reshapeTo(b, loc, w, lhs), rhsValue);
     return reshapeTo(b, loc, sum, {n, outShape[1], pixels});
   }
 
@@ -329,11 +435,10 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
     ArrayRef<int64_t> stride = op.getStride().value_or(kernel);
     double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
     Value x = padSpatial(rewriter, loc, adaptor.getX(), op.getPadding(), element, identity);
-    // `?` batch dims are x's (the spatial ones are static: DynamicShapes.cpp).
-    SmallVector<Value> sizes;
-    for (auto [d, size] : llvm::enumerate(outShape))
-      if (ShapedType::isDynamic(size))
-        sizes.push_back(tensor::DimOp::create(rewriter, loc, adaptor.getX(), d));
+    SmallVector<Value> sizes = resultSizes(
+        rewriter, loc, adaptor.getX(), outShape,
+        {Window{kernel[0], stride[0], op.getPadding()[0], 1},
+         Window{kernel[1], stride[1], op.getPadding()[1], 1}});
     Value init = accumulator(rewriter, loc, outShape, element, identity, sizes);
     Value window = emptyTensor(rewriter, loc, kernel, acc);
 

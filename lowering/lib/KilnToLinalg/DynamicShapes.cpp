@@ -65,6 +65,23 @@ public:
     SmallVector<int64_t> terms;
     std::string origin;
     std::string tiedBy = {}; // the op that last tied a sum's class to another
+    std::optional<SizeWindow> window = std::nullopt;
+
+    /// The value of the terms (through the window), where all are sizes;
+    /// nullopt where one is not, `error` set where the sum overflows or the
+    /// window does not fit.
+    std::optional<int64_t> value(SizeClasses &classes, bool &error) const {
+      int64_t total = 0;
+      error = false;
+      for (int64_t t : terms)
+        if ((t = classes.find(t)) < 0)
+          return std::nullopt;
+        else if (llvm::AddOverflow(total, t, total))
+          return error = true, std::nullopt;
+      std::optional<int64_t> count = window ? window->count(total) : total;
+      error = !count;
+      return count;
+    }
   };
 
   int64_t fresh() {
@@ -100,6 +117,16 @@ public:
     sums[sizeSymbolOf(s)] = Rule{SizeRule::Kind::Sum, s, symbols, origin};
     return s;
   }
+  /// The places `window` takes along `term`: a size where `term` is one,
+  /// else a new class the window defines; nullopt where the window does
+  /// not fit a size.
+  std::optional<int64_t> slide(int64_t term, SizeWindow window, const std::string &origin) {
+    if ((term = find(term)) >= 0)
+      return window.count(term);
+    int64_t s = fresh();
+    sums[sizeSymbolOf(s)] = Rule{SizeRule::Kind::Sum, s, {term}, origin, {}, window};
+    return s;
+  }
   /// Ties `a` and `b` together; false where they are two different sizes.
   bool unify(int64_t a, int64_t b, const std::string &origin) {
     a = find(a);
@@ -120,7 +147,12 @@ public:
       size[root] = b;
     } else {
       parent[root] = sizeSymbolOf(b);
-      if (sumOfA && !sums.count(sizeSymbolOf(b))) {
+      // A window's count may equal the size it slides along (a same-size
+      // conv added to its input): that stays a check, never a definition
+      // that reads itself.
+      bool windowOverB = sumOfA && sumOfA->window &&
+                         llvm::any_of(sumOfA->terms, [&](int64_t t) { return find(t) == b; });
+      if (sumOfA && !sums.count(sizeSymbolOf(b)) && !windowOverB) {
         sums[sizeSymbolOf(b)] = std::move(*sumOfA);
         sumOfA.reset();
       }
@@ -128,7 +160,8 @@ public:
         it->second.tiedBy = origin;
     }
     if (sumOfA)
-      checks.push_back({SizeRule::Kind::Equal, b, std::move(sumOfA->terms), origin});
+      checks.push_back(
+          {SizeRule::Kind::Equal, b, std::move(sumOfA->terms), origin, {}, sumOfA->window});
     return true;
   }
   /// `dim` must be at least `term` at run time.
@@ -228,7 +261,7 @@ public:
       return dynamicDim(numbers.try_emplace(term, numbers.size()).first->second);
     };
     auto rule = [&](const SizeClasses::Rule &r) -> std::optional<SizeRule> {
-      SizeRule out{r.kind, *number(r.dim), {}, r.origin};
+      SizeRule out{r.kind, *number(r.dim), {}, r.origin, r.window};
       for (int64_t t : r.terms) {
         auto n = number(t);
         if (!n)
@@ -251,21 +284,21 @@ public:
       if (!r)
         return makeError(ErrorKind::Unsupported,
                          check.origin + " needs a size that no input gives");
-      int64_t total = 0;
-      bool known = *dim >= 0 && llvm::all_of(r->terms, [&](int64_t t) {
-        return t >= 0 && !llvm::AddOverflow(total, t, total);
-      });
-      if (!known) {
+      bool error;
+      std::optional<int64_t> total = check.value(classes, error);
+      if (error)
+        return cannotFit(check);
+      if (*dim < 0 || !total) {
         rules.push_back(std::move(*r));
         continue;
       }
-      bool holds = check.kind == SizeRule::Kind::AtLeast ? *dim >= total : *dim == total;
+      bool holds = check.kind == SizeRule::Kind::AtLeast ? *dim >= *total : *dim == *total;
       if (!holds)
         return makeError(ErrorKind::InvalidArgument,
                          check.origin + " needs a dim of size " + std::to_string(*dim) +
                              (check.kind == SizeRule::Kind::AtLeast ? " to be at least "
                                                                     : " to be ") +
-                             std::to_string(total) + ": its operands can never fit");
+                             std::to_string(*total) + ": its operands can never fit");
     }
     for (TensorSignature &signature : outputs)
       for (int64_t &d : signature.shape) {
@@ -346,6 +379,18 @@ private:
 
   std::unexpected<Error> overflows(Operation *op) {
     return makeError(ErrorKind::InvalidArgument, origin(op) + " makes a size that overflows int64");
+  }
+
+  /// A rule whose sizes became known and do not fit: a sum that
+  /// overflows, or a window larger than its padded dim.
+  static std::unexpected<Error> cannotFit(const SizeClasses::Rule &rule) {
+    if (!rule.window)
+      return makeError(ErrorKind::InvalidArgument,
+                       rule.origin + " makes a size that overflows int64");
+    return makeError(ErrorKind::InvalidArgument,
+                     rule.origin + " slides a window of " + std::to_string(rule.window->span) +
+                         " over a dim its operands make too short (padded by " +
+                         std::to_string(rule.window->padding) + ")");
   }
 
   /// NumPy broadcasting over `shapes` (the types) and their `terms`: a
@@ -463,13 +508,39 @@ private:
       return SmallVector<int64_t>(slice.getType().getShape());
     }
     if (isa<MaxPool2dOp, AvgPool2dOp, Conv2dOp>(op)) {
-      // `?` dims pass through (unpadded, not spatial); the result type has
-      // the static ones.
+      // Batch dims pass through, the spatial ones are the windows' counts;
+      // a conv's channels are its weights'.
       SmallVector<int64_t> r = of(op->getOperand(0));
-      ArrayRef<int64_t> declared = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-      for (auto [term, size] : llvm::zip(r, declared))
-        if (!ShapedType::isDynamic(size))
-          term = size;
+      size_t rank = r.size();
+      SmallVector<int64_t> kernel, stride, padding, dilation = {1, 1};
+      if (auto conv = dyn_cast<Conv2dOp>(op)) {
+        ArrayRef<int64_t> w = conv.getW().getType().getShape();
+        if (auto ok = tie(op, r[1], w[1] * conv.getGroups()); !ok)
+          return std::unexpected(ok.error());
+        r[1] = w[0];
+        kernel.assign(w.begin() + 2, w.end());
+        llvm::append_range(stride, conv.getStride());
+        llvm::append_range(padding, conv.getPadding());
+        dilation.assign(conv.getDilation().begin(), conv.getDilation().end());
+      } else {
+        auto attributes = [&](auto pool) {
+          llvm::append_range(kernel, pool.getKernel());
+          llvm::append_range(stride, pool.getStride().value_or(pool.getKernel()));
+          llvm::append_range(padding, pool.getPadding());
+        };
+        if (auto max = dyn_cast<MaxPool2dOp>(op))
+          attributes(max);
+        else
+          attributes(cast<AvgPool2dOp>(op));
+      }
+      for (int d = 0; d < 2; ++d) {
+        // The verifier checked that these fit in int64.
+        SizeWindow window{2 * padding[d], dilation[d] * (kernel[d] - 1) + 1, stride[d]};
+        std::optional<int64_t> count = classes.slide(r[rank - 2 + d], window, origin(op));
+        if (!count)
+          return std::unexpected(cannotFit({SizeRule::Kind::Sum, 0, {}, origin(op), {}, window}));
+        r[rank - 2 + d] = *count;
+      }
       return r;
     }
     if (auto concat = dyn_cast<ConcatOp>(op)) {
@@ -604,17 +675,17 @@ private:
     for (bool changed = true; changed;) {
       changed = false;
       for (auto it = classes.sums.begin(); it != classes.sums.end(); ++it) {
-        int64_t total = 0;
-        bool known = llvm::all_of(it->second.terms, [&](int64_t t) {
-          return (t = classes.find(t)) >= 0 && !llvm::AddOverflow(total, t, total);
-        });
-        if (!known)
+        bool error;
+        std::optional<int64_t> total = it->second.value(classes, error);
+        if (error)
+          return cannotFit(it->second);
+        if (!total)
           continue;
         SizeClasses::Rule sum = std::move(it->second);
         classes.sums.erase(it);
-        if (!classes.unify(sum.dim, total, sum.origin))
+        if (!classes.unify(sum.dim, *total, sum.origin))
           return makeError(ErrorKind::InvalidArgument,
-                           sum.origin + " makes a dim of size " + std::to_string(total) +
+                           sum.origin + " makes a dim of size " + std::to_string(*total) +
                                " that must be " + std::to_string(classes.find(sum.dim)) +
                                ": the sizes of its operands can never agree");
         changed = true;
@@ -675,21 +746,13 @@ bool lowersWithDynamicDims(Operation *op) {
                                          llvm::none_of(q.getShape().drop_back(2),
                                                        ShapedType::isDynamic)));
   }
-  // A conv's batch may be `?`; channels, spatial dims and weights not.
+  // A conv's input may have `?` dims (its channels are the weights'), its
+  // weights and bias not.
   if (auto conv = dyn_cast<Conv2dOp>(op))
-    return llvm::all_of(conv->getOperandTypes(),
-                        [](Type t) {
-                          auto shape = cast<RankedTensorType>(t).getShape();
-                          return llvm::none_of(shape.drop_front(), ShapedType::isDynamic);
-                        }) &&
-           conv.getW().getType().hasStaticShape() &&
+    return conv.getW().getType().hasStaticShape() &&
            (!conv.getBias() || conv.getBias().getType().hasStaticShape()) && !staticEmpty(op);
-  // The pools' windows slide over static spatial dims.
-  if (isa<MaxPool2dOp, AvgPool2dOp>(op)) {
-    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
-    return !x.isDynamicDim(x.getRank() - 1) && !x.isDynamicDim(x.getRank() - 2) &&
-           !staticEmpty(op);
-  }
+  if (isa<MaxPool2dOp, AvgPool2dOp>(op))
+    return !staticEmpty(op);
   // Per-block scales split a static last dim by the block size (a reshape
   // of at most one `?` dim).
   if (isa<QuantizeOp, DequantizeOp>(op)) {

@@ -40,3 +40,16 @@ func.func @gather_of_run_time_rows(%x: tensor<?x40xf32>, %i: tensor<3x2xi32>) ->
   %0 = kiln.gather %x, %i {dim = 1} : (tensor<?x40xf32>, tensor<3x2xi32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// A conv's `?` channels are its weights' (checked at run time); `?` image
+// sizes give `?` output sizes, static ones static.
+// CHECK-LABEL: func.func @conv_image_sizes
+// CHECK: kiln.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1>} : (tensor<?x?x?x9xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x?x9xf32>
+// CHECK: kiln.max_pool2d %{{.*}} {kernel = array<i64: 2, 2>} : tensor<?x8x?x9xf32> -> tensor<?x8x?x4xf32>
+func.func @conv_image_sizes(%x: tensor<?x?x?x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<?x8x?x4xf32> {
+  %c = kiln.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<?x?x?x9xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x?x9xf32>
+  %m = kiln.max_pool2d %c {kernel = array<i64: 2, 2>} : tensor<?x8x?x9xf32> -> tensor<?x8x?x4xf32>
+  return %m : tensor<?x8x?x4xf32>
+}

@@ -245,3 +245,58 @@ func.func @sized_by_nothing(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32
   %s = kiln.reduce_sum %z {dims = array<i64: 0, 1>} : tensor<?x4xf32> -> tensor<f32>
   return %x, %s : tensor<?x4xf32>, tensor<f32>
 }
+
+// -----
+
+// Images of run-time size: `?` channels are the weights' (a cast: the run
+// checks), each spatial output size counts the window's places along x's
+// ((H + 2 - 3) / 2 + 1, at least 1: GPU plans are also evaluated at 0),
+// and the conv is the GEMM of static images, its patches' two `?` spatial
+// dims collapsed into one pixel count and the product expanded back.
+// CHECK-LABEL: func @conv_image_sizes
+// CHECK: %[[X:.*]] = tensor.cast %arg0 : tensor<?x?x?x?xf32> to tensor<?x4x?x?xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[H:.*]] = tensor.dim %[[X]], %c2
+// CHECK: %[[ROOM:.*]] = arith.addi %[[H]], %c-1
+// CHECK: %[[FITS:.*]] = arith.maxsi %[[ROOM]], %c0
+// CHECK: %[[STEPS:.*]] = arith.divsi %[[FITS]], %c2
+// CHECK: %[[OH:.*]] = arith.addi %[[STEPS]], %c1
+// CHECK: arith.divsi
+// CHECK: %[[OW:.*]] = arith.addi
+// CHECK: tensor.empty(%[[N]], %[[OH]], %[[OW]]) : tensor<?x1x3x3x4x?x?xf32>
+// CHECK: %[[PATCHES:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3, 4], [5, 6]] : tensor<?x1x3x3x4x?x?xf32> into tensor<?x36x?xf32>
+// CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %[[PATCHES]] : tensor<8x36xf32>, tensor<?x36x?xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [%[[N]], 8, %[[OH]], %[[OW]]] : tensor<?x8x?xf32> into tensor<?x8x?x?xf32>
+func.func @conv_image_sizes(%x: tensor<?x?x?x?xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = kiln.conv2d %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : (tensor<?x?x?x?xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @pool_image_sizes
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[H:.*]] = tensor.dim %arg0, %c2
+// CHECK: arith.addi %[[H]], %c-2
+// CHECK: %[[W:.*]] = tensor.dim %arg0, %c3
+// CHECK: arith.addi %[[W]], %c-2
+// CHECK: arith.divsi
+// CHECK: %[[OW:.*]] = arith.addi
+// CHECK: tensor.empty(%[[N]], %{{.*}}, %[[OW]]) : tensor<?x3x?x?xf32>
+func.func @pool_image_sizes(%x: tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32> {
+  %0 = kiln.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<?x3x?x?xf32> -> tensor<?x3x?x?xf32>
+  return %0 : tensor<?x3x?x?xf32>
+}
+
+// -----
+
+// Depthwise and grouped convs of `?` images are one generic over the
+// output, kept 4-d.
+// CHECK-LABEL: func @grouped_image_sizes
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<?x2x2x?x?xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<?x2x2x?x?xf32> into tensor<?x4x?x?xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @grouped_image_sizes(%x: tensor<?x4x?x?xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = kiln.conv2d %x, %w {groups = 2} : (tensor<?x4x?x?xf32>, tensor<4x2x3x3xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,18 +41,36 @@ struct TensorSignature {
   }
 };
 
+/// How many places a sliding window takes along a dim of `n` elements
+/// padded by `padding` in all: (n + padding - span) / stride + 1, where
+/// the window (`span` elements, dilation included) fits at all.
+struct SizeWindow {
+  int64_t padding = 0, span = 1, stride = 1;
+  /// nullopt where n + padding < span (or it overflows).
+  std::optional<int64_t> count(int64_t n) const {
+    int64_t padded;
+    if (__builtin_add_overflow(n, padding, &padded) || padded < span)
+      return std::nullopt;
+    return (padded - span) / stride + 1;
+  }
+  bool operator==(const SizeWindow &) const = default;
+};
+
 /// What a shape class says beyond "dims of one run-time size are equal"
 /// (docs/dynamic-shapes.md): `dim` (a size, or dynamicDim(s)) is the sum of
 /// `terms` (sizes and dynamicDim symbols: a padded or concatenated dim), is
 /// equal to it, or is at least it (what a slice or a shorter index reads).
-/// A Sum defines its run-time size, which no input then binds; rules come
-/// in the order a run evaluates them (a Sum after those it reads).
+/// With a `window`, the value is the window's count over that sum (a conv's
+/// or pool's output dim). A Sum defines its run-time size, which no input
+/// then binds; rules come in the order a run evaluates them (a Sum after
+/// those it reads).
 struct SizeRule {
   enum class Kind { Sum, Equal, AtLeast };
   Kind kind;
   int64_t dim;
   std::vector<int64_t> terms;
   std::string origin; // "program:3:8: 'kiln.pad'", for errors
+  std::optional<SizeWindow> window = std::nullopt;
 };
 
 struct StageTime {

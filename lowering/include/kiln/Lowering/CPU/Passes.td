@@ -39,6 +39,19 @@ def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnCpuExpandRunTimeShapes : Pass<"kiln-cpu-expand-run-time-shapes", "mlir::ModuleOp"> {
+  let summary = "memref.expand_shape splitting a dim into several `?` ones as a reinterpret_cast";
+  let description = [{
+    Run before expand-strided-metadata, which LLVM 22 crashes in on a
+    memref.expand_shape whose group holds more than one `?` dim (a conv's
+    pixel count of `?` images split into height and width). Such an
+    expansion becomes extract_strided_metadata of its source and a
+    reinterpret_cast to its output_shape, each dim's stride the next one's
+    times its size, as expand-strided-metadata would make it.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Leave one level of one-dim scf.parallel loops to split across threads";
   let description = [{
