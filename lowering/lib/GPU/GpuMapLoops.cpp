@@ -135,7 +135,10 @@ LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
 /// blocks, 100 us on the H200, 4 us on 2304. The dims left keep work in
 /// each thread, which more and smaller blocks would not pay back (a conv's
 /// im2col of [32, 3, 7, 7] x 112 x 112 took 2.5 ms longer merged whole into
-/// 527K blocks of one element a thread).
+/// 527K blocks of one element a thread). A loop of run-time size whose
+/// innermost dim is static and shorter than a block also merges the dims
+/// after it into that one until it fills a block (a `?` one last): a copy
+/// of `?` images in channels-last order put 64 channels on 256 threads.
 constexpr int64_t kMergeBelowBlocks = 1024;
 scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize) {
   if (!loop.getInitVals().empty())
@@ -167,39 +170,57 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize
     ones.push_back(c(1));
   }
   constexpr size_t kGridDims = 3;
-  SmallVector<Value> merged(counts);
+  bool staticCounts = llvm::all_of(counts, [](Value c) { return getConstantIntValue(c); });
+  // Reversed dims [0, innerEnd) make the first (threads x).
+  size_t innerEnd = 1;
+  if (std::optional<int64_t> inner = getConstantIntValue(counts[0]); inner && !staticCounts) {
+    int64_t threads = *inner;
+    while (innerEnd < counts.size() && threads < blockSize) {
+      std::optional<int64_t> n = getConstantIntValue(counts[innerEnd++]);
+      if (!n)
+        break;
+      threads *= *n;
+    }
+  }
+  SmallVector<Value> merged = {counts[0]};
+  for (size_t d = 1; d < innerEnd; ++d)
+    merged[0] = b.createOrFold<arith::MulIOp>(loc, merged[0], counts[d]);
+  merged.append(counts.begin() + innerEnd, counts.end());
   int64_t gridBlocks = 1;
-  for (auto [d, count] : llvm::enumerate(ArrayRef<Value>(counts).take_front(kGridDims))) {
+  for (auto [d, count] : llvm::enumerate(ArrayRef<Value>(merged).take_front(kGridDims))) {
     std::optional<int64_t> n = getConstantIntValue(count);
     gridBlocks = n ? gridBlocks * (d ? *n : llvm::divideCeil(*n, blockSize)) : kMergeBelowBlocks;
   }
-  // Dims [kGridDims - 1, end) of the reversed ones make the third.
-  size_t end = kGridDims;
-  bool staticCounts = llvm::all_of(counts, [](Value c) { return getConstantIntValue(c); });
+  // Dims [third, end) of the reversed ones make the third.
+  const size_t third = innerEnd + kGridDims - 2;
+  size_t end = third + 1;
   while (staticCounts && end < counts.size() && gridBlocks < kMergeBelowBlocks) {
     gridBlocks *= *getConstantIntValue(counts[end]);
     merged[kGridDims - 1] = b.createOrFold<arith::MulIOp>(loc, merged[kGridDims - 1], counts[end]);
     ++end;
   }
-  if (end > kGridDims)
-    merged.erase(merged.begin() + kGridDims, merged.begin() + end);
+  if (end > third + 1)
+    merged.erase(merged.begin() + kGridDims, merged.begin() + (end - innerEnd + 1));
   auto flipped = scf::ParallelOp::create(b, loc, ArrayRef(zeros).take_front(merged.size()),
                                          merged, ArrayRef(ones).take_front(merged.size()));
   Block *body = flipped.getBody();
   b.setInsertionPointToStart(body);
   // The reversed dims' indices; merged ones split, the first fastest.
-  SmallVector<Value> ivs(flipped.getInductionVars()), ks;
-  for (size_t r = 0; r < ivs.size(); ++r) {
-    if (r + 1 != kGridDims || end == kGridDims) {
-      ks.push_back(ivs[r]);
-      continue;
+  SmallVector<Value> ks;
+  auto split = [&](Value iv, size_t first, size_t last) {
+    for (size_t m = first; m < last; ++m) {
+      ks.push_back(arith::RemUIOp::create(b, loc, iv, counts[m]));
+      iv = arith::DivUIOp::create(b, loc, iv, counts[m]);
     }
-    Value rest = ivs[r];
-    for (size_t m = r; m + 1 < end; ++m) {
-      ks.push_back(arith::RemUIOp::create(b, loc, rest, counts[m]));
-      rest = arith::DivUIOp::create(b, loc, rest, counts[m]);
-    }
-    ks.push_back(rest);
+    ks.push_back(iv);
+  };
+  for (auto [r, iv] : llvm::enumerate(flipped.getInductionVars())) {
+    if (r == 0)
+      split(iv, 0, innerEnd - 1);
+    else if (r + 1 == kGridDims)
+      split(iv, third, end - 1);
+    else
+      ks.push_back(iv);
   }
   for (auto [d, oldIv] : llvm::enumerate(loop.getInductionVars())) {
     Value k = ks[lbs.size() - 1 - d];

@@ -74,3 +74,36 @@ func.func @five_dims(%m: memref<2x3x5x7x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop of run-time size whose innermost dim is static and shorter than a
+// block (64 channels of `?` images) takes the dims after it into the
+// threads' dim until it fills a block, a `?` one last: 64 x 2 x `?` on the
+// threads, then the `?` batch; split back in the body (64 fastest).
+// CHECK-LABEL: func @short_rows_of_run_time_count
+// CHECK: %[[DIM:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[H:.*]] = arith.maxsi %[[DIM]]
+// CHECK: %[[HW:.*]] = arith.muli %[[H]], %c128
+// CHECK: %[[X:.*]] = arith.minsi %[[HW]]
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ({{.*}}) to (%[[X]], %{{.*}}) step
+// CHECK: scf.parallel
+// CHECK: %[[C:.*]] = arith.remui %[[I:.*]], %c64
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %c64
+// CHECK: %[[W:.*]] = arith.remui %[[Q]], %c2
+// CHECK: %[[Y:.*]] = arith.divui %[[Q]], %c2
+// CHECK: memref.store %{{.*}}, %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+func.func @short_rows_of_run_time_count(%m: memref<?x?x2x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %m, %c0 : memref<?x?x2x64xf32>
+  %h = memref.dim %m, %c1 : memref<?x?x2x64xf32>
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%a, %b, %c, %d) = (%c0, %c0, %c0, %c0) to (%n, %h, %c2, %c64) step (%c1, %c1, %c1, %c1) {
+    memref.store %f, %m[%a, %b, %c, %d] : memref<?x?x2x64xf32>
+    scf.reduce
+  }
+  return
+}
