@@ -14,7 +14,7 @@ the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
 and bf16 (--dtypes); a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
 N) whose batch alone is `?`, and the same conv over images of `?` size
-(batch, height and width `?`: one thread per output element); and
+(batch, height and width `?`: the GEMM form with its patches written out); and
 attention over 16 heads of 64 whose sequence lengths are `?` (a decode
 step: one query against 2048 / N keys; a causal prefill of 1024 / N): the
 static program runs the fused kernel, the `?` one matmul, softmax, matmul.

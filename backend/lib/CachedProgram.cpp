@@ -244,7 +244,8 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
         return bad("its size rules define a size twice or a static one");
     for (const SizeRule &r : p.sizeRules) {
       for (int64_t t : r.terms)
-        if (t < 0 && (!known.contains(t) || (sums.contains(t) && t == r.dim)))
+        if (t < 0 && (!known.contains(t) ||
+                      (r.kind == SizeRule::Kind::Sum && sums.contains(t) && t == r.dim)))
           return bad("its size rules read a size before it is known");
       if (r.kind == SizeRule::Kind::Sum)
         known.insert(r.dim);

@@ -87,8 +87,8 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
                                   ? dimName(from->input, from->dim) + " (" +
                                         std::to_string(total) + ")"
                                   : "a dim of " + std::to_string(total)) +
-                             " padded by " + std::to_string(rule.window->padding) +
-                             ": it does not fit");
+                             " padded by " + std::to_string(rule.window->padding / 2) +
+                             " on each side: it does not fit");
       }
       total = *count;
     }
@@ -117,7 +117,7 @@ Expected<RunTimeSizes> bindRunTimeSizes(const std::vector<TensorSignature> &inpu
     if (rule.window)
       terms = "the " + std::to_string(total) + " places of its window of " +
               std::to_string(rule.window->span) + " along " + terms + " padded by " +
-              std::to_string(rule.window->padding);
+              std::to_string(rule.window->padding / 2) + " on each side";
     const char *relation =
         rule.kind == SizeRule::Kind::AtLeast ? " to be at least " : " to equal ";
     if (auto it = bound.find(rule.dim); it != bound.end() && it->second.input < inputs.size())

@@ -229,12 +229,16 @@ SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> dim
 
 std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
                                         int64_t padding, int64_t dilation) {
+  // The window's own sizes fit whatever the input (a run computes with
+  // them: SizeWindow), and so does the padded input where it is static.
+  int64_t padded, span, spanPlusOne;
+  if (llvm::MulOverflow(padding, int64_t(2), padded) ||
+      llvm::MulOverflow(dilation, kernel - 1, span) ||
+      llvm::AddOverflow(span, int64_t(1), spanPlusOne))
+    return std::nullopt;
   if (ShapedType::isDynamic(input))
     return ShapedType::kDynamic;
-  int64_t padded, span;
-  if (llvm::MulOverflow(padding, int64_t(2), padded) ||
-      llvm::AddOverflow(padded, input, padded) ||
-      llvm::MulOverflow(dilation, kernel - 1, span))
+  if (llvm::AddOverflow(padded, input, padded))
     return std::nullopt;
   // Floor division: a window that does not fit gives a size < 1.
   int64_t room = padded - span - 1;

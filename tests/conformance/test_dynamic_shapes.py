@@ -448,7 +448,7 @@ def images_program(dtype):
                                t([4, 1, 3, 3]), t([4, 2, 3, 3]), t([4, 4, 3, 3]))
     r = [t(["?", 8, "?", "?"]), t(["?", 6, "?", "?"]), t(["?", 4, "?", "?"]),
          t(["?", 4, "?", "?"]), t(["?", 4, "?", "?"]), t(["?", "?", "?", "?"]),
-         t(["?", "?", "?", "?"])]
+         t(["?", "?", "?", "?"]), t(["?", 4, "?", "?"])]
     return f"""
 func.func @main(%x: {x}, %w: {w}, %b: {b}, %w1: {w1}, %wd: {wd}, %wg: {wg}, %ws: {ws})
     -> ({", ".join(r)}) {{
@@ -462,7 +462,10 @@ func.func @main(%x: {x}, %w: {w}, %b: {b}, %w1: {w1}, %wd: {wd}, %wg: {wg}, %ws:
   %m = kiln.max_pool2d %x {{kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
       padding = array<i64: 1, 1>}} : {x} -> {r[5]}
   %a = kiln.avg_pool2d %x {{kernel = array<i64: 2, 2>}} : {x} -> {r[6]}
-  return %s, %p, %d, %g, %res, %m, %a : {", ".join(r)}
+  %r1 = kiln.relu %c : {r[4]}
+  %c2 = kiln.conv2d %r1, %ws {{padding = array<i64: 1, 1>}} : ({r[4]}, {ws}) -> {r[7]}
+  %block = kiln.add %x, %c2 : ({x}, {r[7]}) -> {r[7]}
+  return %s, %p, %d, %g, %res, %m, %a, %block : {", ".join(r)}
 }}
 """
 
@@ -485,9 +488,11 @@ def test_convs_and_pools_over_run_time_image_sizes(dtype, n, h, w):
             conv2d(f(x), f(wd), None, 1, 1, 4), conv2d(f(x), f(wg), groups=2, dilation=2),
             conv2d(f(x), f(ws), None, 1, 1) + f(x),
             pool2d(f(x), 3, 2, 1, np.max, -np.inf), pool2d(f(x), 2, 2, 0, np.mean, 0.0)]
+    # A residual block of two convs, the input added first.
+    want.append(f(x) + conv2d(np.maximum(conv2d(f(x), f(ws), None, 1, 1), 0), f(ws), None, 1, 1))
     tol = 2e-2 if dtype == "f16" else 1e-4
     names = ["strided + bias", "1x1", "depthwise", "grouped + dilated", "residual", "max_pool2d",
-             "avg_pool2d"]
+             "avg_pool2d", "residual block"]
     for name, got, ref in zip(names, results, want):
         assert got.shape == ref.shape, name
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
@@ -508,7 +513,7 @@ func.func @main(%x: tensor<1x2x?x?xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x
 @pytest.mark.parametrize("x_shape,message", [
     ((1, 2, 9, 4), None),
     ((1, 2, 11, 4), "'kiln.conv2d' needs 5 to equal the 6 places of its window of 3 along "
-                    "input #0 dim 2 (11) padded by 2"),
+                    "input #0 dim 2 (11) padded by 1 on each side"),
     ((1, 3, 9, 4), "input #0 is tensor<1x3x9x4xf32>, the program expects "
                    "tensor<1x2x?x?xf32> (dim 1)"),
 ])
@@ -536,8 +541,8 @@ func.func @main(%x: tensor<1x1x?x?xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x
     _, proc = run_kiln(program, [np.ones((1, 1, 4, 9), np.float32),
                                  np.ones((1, 1, 3, 3), np.float32)], check=False)
     assert proc.returncode == 2, proc.stderr
-    assert ("program:3:8: 'kiln.conv2d' slides a window of 5 over input #0 dim 2 (4) padded by 0: "
-            "it does not fit" in proc.stderr), proc.stderr
+    assert ("program:3:8: 'kiln.conv2d' slides a window of 5 over input #0 dim 2 (4) padded by 0 "
+            "on each side: it does not fit" in proc.stderr), proc.stderr
 
 
 LOOKUPS_AND_QUANTIZE = """

@@ -290,11 +290,20 @@ func.func @main(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, t
 
 TEST(DynamicShapes, DiskCacheKeepsWindows) {
   // A pool over images of run-time size: its output dims are the window's
-  // counts (a rule with a window), which come back from the disk cache.
+  // counts (a rule with a window), which come back from the disk cache; so
+  // does a pool, a same-size conv and their sum (a check whose window reads
+  // the size it is tied to).
   constexpr const char *kPool = R"(
 func.func @main(%x: tensor<1x1x?x?xf32>) -> tensor<1x1x?x?xf32> {
-  %0 = kiln.max_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x1x?x?xf32> -> tensor<1x1x?x?xf32>
+  %0 = kiln.max_pool2d %x {kernel = array<i64: 5, 5>, stride = array<i64: 3, 3>, padding = array<i64: 1, 1>} : tensor<1x1x?x?xf32> -> tensor<1x1x?x?xf32>
   return %0 : tensor<1x1x?x?xf32>
+})";
+  constexpr const char *kResidual = R"(
+func.func @main(%x: tensor<1x1x?x?xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x?x?xf32> {
+  %m = kiln.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<1x1x?x?xf32> -> tensor<1x1x?x?xf32>
+  %c = kiln.conv2d %m, %w {padding = array<i64: 1, 1>} : (tensor<1x1x?x?xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x?x?xf32>
+  %s = kiln.add %c, %m : (tensor<1x1x?x?xf32>, tensor<1x1x?x?xf32>) -> tensor<1x1x?x?xf32>
+  return %s : tensor<1x1x?x?xf32>
 })";
   fs::path root = fs::temp_directory_path() / ("kiln-windows-" + std::to_string(::getpid()));
   fs::remove_all(root);
@@ -303,13 +312,18 @@ func.func @main(%x: tensor<1x1x?x?xf32>) -> tensor<1x1x?x?xf32> {
     auto program = cold->compile(kPool);
     ASSERT_TRUE(program) << program.error().message;
     ASSERT_EQ((*program)->sizeRules().size(), 2u);
-    EXPECT_EQ((*program)->sizeRules()[0].window, (SizeWindow{2, 3, 2}));
+    EXPECT_EQ((*program)->sizeRules()[0].window, (SizeWindow{2, 5, 3}));
+    auto residual = cold->compile(kResidual);
+    ASSERT_TRUE(residual) << residual.error().message;
   }
   auto warm = cpuEngine({root, 0, false});
   auto program = warm->compile(kPool);
   ASSERT_TRUE(program) << program.error().message;
-  EXPECT_EQ(warm->diskCacheHits(), 1u);
-  for (auto [h, w, oh, ow] : {std::array<int64_t, 4>{9, 4, 5, 2}, {1, 1, 1, 1}}) {
+  auto residual = warm->compile(kResidual);
+  ASSERT_TRUE(residual) << residual.error().message;
+  EXPECT_EQ(warm->diskCacheHits(), 2u);
+  EXPECT_EQ(warm->compileCount(), 0u);
+  for (auto [h, w, oh, ow] : {std::array<int64_t, 4>{9, 4, 3, 1}, {3, 3, 1, 1}}) {
     HostTensor x(DType::F32, {1, 1, h, w});
     for (int64_t i = 0; i < x.numElements(); ++i)
       x.as<float>()[i] = float(i);
@@ -319,6 +333,15 @@ func.func @main(%x: tensor<1x1x?x?xf32>) -> tensor<1x1x?x?xf32> {
     // The last window holds the image's last element.
     EXPECT_EQ((*out)[0].as<float>()[oh * ow - 1], float(h * w - 1));
   }
+  HostTensor x(DType::F32, {1, 1, 6, 4}), w(DType::F32, {1, 1, 3, 3});
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.as<float>()[i] = float(i);
+  for (int64_t i = 0; i < w.numElements(); ++i)
+    w.as<float>()[i] = i == 4 ? 1.0f : 0.0f; // the identity: the sum is twice the pool
+  auto sum = (*residual)->run({x, w});
+  ASSERT_TRUE(sum) << sum.error().message;
+  EXPECT_EQ((*sum)[0].shape, (std::vector<int64_t>{1, 1, 3, 2}));
+  EXPECT_EQ((*sum)[0].as<float>()[5], 2.0f * 23.0f);
   fs::remove_all(root);
 }
 

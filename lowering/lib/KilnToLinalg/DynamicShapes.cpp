@@ -13,7 +13,10 @@
 #include "kiln/Lowering/KilnToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -137,21 +140,25 @@ public:
       return false;
     if (a >= 0)
       std::swap(a, b);
+    // The class whose rule reads the other through a window is the one
+    // that keeps its rule as a check (below).
+    if (b < 0)
+      if (auto it = sums.find(sizeSymbolOf(b)); it != sums.end() && windowReaches(it->second, a))
+        std::swap(a, b);
     int64_t root = sizeSymbolOf(a);
     std::optional<Rule> sumOfA;
     if (auto it = sums.find(root); it != sums.end()) {
       sumOfA = std::move(it->second);
       sums.erase(it);
     }
+    // A window's count may equal the size it slides along (a same-size
+    // conv added to its input, a residual block of two): that stays a
+    // check, never a definition that reads itself.
+    bool windowOverB = sumOfA && b < 0 && windowReaches(*sumOfA, b);
     if (b >= 0) {
       size[root] = b;
     } else {
       parent[root] = sizeSymbolOf(b);
-      // A window's count may equal the size it slides along (a same-size
-      // conv added to its input): that stays a check, never a definition
-      // that reads itself.
-      bool windowOverB = sumOfA && sumOfA->window &&
-                         llvm::any_of(sumOfA->terms, [&](int64_t t) { return find(t) == b; });
       if (sumOfA && !sums.count(sizeSymbolOf(b)) && !windowOverB) {
         sums[sizeSymbolOf(b)] = std::move(*sumOfA);
         sumOfA.reset();
@@ -163,6 +170,27 @@ public:
       checks.push_back(
           {SizeRule::Kind::Equal, b, std::move(sumOfA->terms), origin, {}, sumOfA->window});
     return true;
+  }
+  /// Whether `rule`'s terms reach class `cls` (directly or through the
+  /// sums defining them) with a window on the way.
+  bool windowReaches(const Rule &rule, int64_t cls) {
+    llvm::DenseSet<std::pair<int64_t, int>> seen; // a class, and whether a window led there
+    std::function<bool(const Rule &, bool)> reaches = [&](const Rule &r, bool windowed) {
+      windowed |= r.window.has_value();
+      for (int64_t t : r.terms) {
+        if ((t = find(t)) >= 0 || !seen.insert({t, windowed ? 1 : 0}).second)
+          continue;
+        if (t == cls) {
+          if (windowed)
+            return true;
+          continue;
+        }
+        if (auto it = sums.find(sizeSymbolOf(t)); it != sums.end() && reaches(it->second, windowed))
+          return true;
+      }
+      return false;
+    };
+    return reaches(rule, false);
   }
   /// `dim` must be at least `term` at run time.
   void atLeast(int64_t dim, int64_t term, const std::string &origin) {
@@ -390,7 +418,7 @@ private:
     return makeError(ErrorKind::InvalidArgument,
                      rule.origin + " slides a window of " + std::to_string(rule.window->span) +
                          " over a dim its operands make too short (padded by " +
-                         std::to_string(rule.window->padding) + ")");
+                         std::to_string(rule.window->padding / 2) + " on each side)");
   }
 
   /// NumPy broadcasting over `shapes` (the types) and their `terms`: a
