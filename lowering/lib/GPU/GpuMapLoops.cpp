@@ -139,6 +139,11 @@ LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
 /// innermost dim is static and shorter than a block also merges the dims
 /// after it into that one until it fills a block (a `?` one last): a copy
 /// of `?` images in channels-last order put 64 channels on 256 threads.
+/// One whose innermost dim is `?` and whose dims do not fit the grid merges
+/// the `?` dims right after it (an image's rows: 56 pixels left 200 of 256
+/// threads idle), and static dims past the third into the third while that
+/// is shorter than kMergeBelowBlocks (a `?` dim stops it and stays in each
+/// thread): the patches of `?` images looped 288 rounds in each thread.
 constexpr int64_t kMergeBelowBlocks = 1024;
 scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize) {
   if (!loop.getInitVals().empty())
@@ -181,6 +186,9 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize
         break;
       threads *= *n;
     }
+  } else if (!inner && counts.size() > kGridDims) {
+    while (innerEnd < counts.size() && !getConstantIntValue(counts[innerEnd]))
+      ++innerEnd;
   }
   SmallVector<Value> merged = {counts[0]};
   for (size_t d = 1; d < innerEnd; ++d)
@@ -194,8 +202,21 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize
   // Dims [third, end) of the reversed ones make the third.
   const size_t third = innerEnd + kGridDims - 2;
   size_t end = third + 1;
-  while (staticCounts && end < counts.size() && gridBlocks < kMergeBelowBlocks) {
-    gridBlocks *= *getConstantIntValue(counts[end]);
+  // (A `?` third counts as long.)
+  int64_t thirdSize = third < counts.size()
+                          ? getConstantIntValue(counts[third]).value_or(kMergeBelowBlocks)
+                          : kMergeBelowBlocks;
+  auto mergesNext = [&] {
+    if (end >= counts.size())
+      return false;
+    if (staticCounts)
+      return gridBlocks < kMergeBelowBlocks;
+    return getConstantIntValue(counts[end]) && thirdSize < kMergeBelowBlocks;
+  };
+  while (mergesNext()) {
+    int64_t n = *getConstantIntValue(counts[end]);
+    gridBlocks *= n;
+    thirdSize *= n;
     merged[kGridDims - 1] = b.createOrFold<arith::MulIOp>(loc, merged[kGridDims - 1], counts[end]);
     ++end;
   }
@@ -355,11 +376,11 @@ struct KilnGpuMapLoopsPass
         serialGroups.back().push_back(&op);
       }
       for (scf::ParallelOp loop : loops) {
-        // (The tune key counts the normalized loop's iterations, which
-        // merging keeps.)
-        loop = normalizedInnermostFirst(loop, blockSizeOf(getOperation(), loop, blockSize));
+        // (Keyed before merging, which may fold static dims into `?` ones.)
+        int64_t threads = blockSizeOf(getOperation(), loop, blockSize);
+        loop = normalizedInnermostFirst(loop, threads);
         SmallVector<int64_t> tiles(loop.getNumLoops(), 1);
-        tiles.front() = blockSizeOf(getOperation(), loop, blockSize);
+        tiles.front() = threads;
         auto [outer, inner] =
             scf::tileParallelLoop(loop, tiles, /*noMinMaxBounds=*/true);
         int64_t limits[3] = {2147483647, 65535, 65535};

@@ -239,11 +239,20 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       // slices of the empty dim would be out of bounds); the bias remains.
       sum = accumulator(rewriter, loc, {n, outShape[1], outShape[2] * outShape[3]}, element,
                         0.0, outSizes); // static shapes only: none is empty with `?` dims
-    } else if (gemmForm && im2col) {
+    } else if (gemmForm && im2col && staticImages) {
       // The patches right before the matmul, which can then gather them.
       Value permuted = permuteWeights(rewriter, loc, w);
       Value xt = channelsLast(rewriter, loc, op, input);
-      sum = gemm(rewriter, loc, op, permuted, patches(rewriter, loc, op, xt, outSizes));
+      sum = gemm(rewriter, loc, op, permuted,
+                 patches(rewriter, loc, op, xt, outSizes, /*channelsLast=*/true));
+    } else if (gemmForm && im2col) {
+      // Patches of `?` images are written out (no target gathers them):
+      // from NCHW, each row of a patch is a strided run of an image row.
+      Value x = padSpatial(rewriter, loc, input, padding, element, 0.0);
+      ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
+      x = reshapeTo(rewriter, loc, x, {n, groups, cg, padded[2], padded[3]});
+      sum = gemm(rewriter, loc, op, w,
+                 patches(rewriter, loc, op, x, outSizes, /*channelsLast=*/false));
     } else {
       Value x = padSpatial(rewriter, loc, input, padding, element, 0.0);
       ArrayRef<int64_t> padded = cast<RankedTensorType>(x.getType()).getShape();
@@ -353,25 +362,34 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     return copyGeneric(b, loc, w, init, AffineMap::get(5, 0, {dg, dog, dc, di, dj}, ctx));
   }
 
-  /// im2col of channels-last `x` [N, H, W, G, Cg] (padded):
+  /// im2col of padded `x`. Channels last, [N, H, W, G, Cg]:
   /// patches[n, g, i, j, c, y, z] = x[n, y * sh + i * dh, z * sw + j * dw, g, c],
-  /// [N, G, KH, KW, Cg, OH, OW].
-  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x, ValueRange outSizes) const {
+  /// [N, G, KH, KW, Cg, OH, OW]; else x is [N, G, Cg, H, W] and the patches
+  /// [N, G, Cg, KH, KW, OH, OW] (K in the weights' own order).
+  Value patches(OpBuilder &b, Location loc, Conv2dOp op, Value x, ValueRange outSizes,
+                bool channelsLast) const {
     MLIRContext *ctx = getContext();
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
     ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
+    int64_t groups = op.getGroups();
     AffineExpr dn, dg, di, dj, dc, dy, dz;
-    bindDims(ctx, dn, dg, di, dj, dc, dy, dz);
-    Value init = emptyTensor(b, loc,
-                             {outShape[0], int64_t(op.getGroups()), wShape[2], wShape[3], wShape[1],
-                              outShape[2], outShape[3]},
-                             op.getType().getElementType(), outSizes);
-    return copyGeneric(b, loc, x, init,
-                       AffineMap::get(7, 0,
-                                      {dn, windowIndex(dy, di, stride[0], dilation[0]),
-                                       windowIndex(dz, dj, stride[1], dilation[1]), dg, dc},
-                                      ctx));
+    if (channelsLast)
+      bindDims(ctx, dn, dg, di, dj, dc, dy, dz);
+    else
+      bindDims(ctx, dn, dg, dc, di, dj, dy, dz);
+    AffineExpr h = windowIndex(dy, di, stride[0], dilation[0]),
+               w = windowIndex(dz, dj, stride[1], dilation[1]);
+    SmallVector<int64_t> shape =
+        channelsLast
+            ? SmallVector<int64_t>{outShape[0], groups, wShape[2], wShape[3], wShape[1],
+                                   outShape[2], outShape[3]}
+            : SmallVector<int64_t>{outShape[0], groups, wShape[1], wShape[2], wShape[3],
+                                   outShape[2], outShape[3]};
+    SmallVector<AffineExpr> read = channelsLast ? SmallVector<AffineExpr>{dn, h, w, dg, dc}
+                                                : SmallVector<AffineExpr>{dn, dg, dc, h, w};
+    Value init = emptyTensor(b, loc, shape, op.getType().getElementType(), outSizes);
+    return copyGeneric(b, loc, x, init, AffineMap::get(7, 0, read, ctx));
   }
 
   /// A kiln.matmul per image and group: the weights `w` ([G, Og, ...], K

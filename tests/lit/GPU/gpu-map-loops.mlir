@@ -107,3 +107,44 @@ func.func @short_rows_of_run_time_count(%m: memref<?x?x2x64xf32>) {
   }
   return
 }
+
+// -----
+
+// The patches of `?` images ([N, C, KH, KW, OH, OW]): a loop whose
+// innermost dim is `?` and whose dims do not fit the grid takes the `?`
+// dims right after it into the threads' dim (OW x OH: 56 pixels a row left
+// most of a block idle), and the static dims past the third into the third
+// (KH x C) while it is short; the `?` batch stays in each thread.
+// CHECK-LABEL: func @patches_of_run_time_images
+// CHECK-DAG: %[[N:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[OH:.*]] = memref.dim %arg0, %c4
+// CHECK-DAG: %[[OW:.*]] = memref.dim %arg0, %c5
+// CHECK-DAG: %[[W:.*]] = arith.maxsi %[[OW]]
+// CHECK-DAG: %[[H:.*]] = arith.maxsi %[[OH]]
+// CHECK-DAG: %[[B:.*]] = arith.maxsi %[[N]]
+// CHECK: %[[PIXELS:.*]] = arith.muli %[[W]], %[[H]] : index
+// CHECK: %[[X:.*]] = arith.minsi %[[PIXELS]]
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%[[X]], %c3{{.*}}, %c192, %[[B]]) step
+// CHECK: scf.parallel
+// CHECK: arith.remui %{{.*}}, %[[W]] : index
+// CHECK: arith.divui %{{.*}}, %[[W]] : index
+// CHECK: arith.remui %{{.*}}, %c3
+// CHECK: arith.divui %{{.*}}, %c3
+// CHECK: memref.store
+func.func @patches_of_run_time_images(%m: memref<?x64x3x3x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %m, %c0 : memref<?x64x3x3x?x?xf32>
+  %oh = memref.dim %m, %c4 : memref<?x64x3x3x?x?xf32>
+  %ow = memref.dim %m, %c5 : memref<?x64x3x3x?x?xf32>
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%a, %b, %c, %d, %e, %g) = (%c0, %c0, %c0, %c0, %c0, %c0) to (%n, %c64, %c3, %c3, %oh, %ow) step (%c1, %c1, %c1, %c1, %c1, %c1) {
+    memref.store %f, %m[%a, %b, %c, %d, %e, %g] : memref<?x64x3x3x?x?xf32>
+    scf.reduce
+  }
+  return
+}
