@@ -99,6 +99,12 @@ void eraseWithBuffer(linalg::GenericOp writer) {
 
 void TransposedOperand::erase() { eraseWithBuffer(copy); }
 
+/// A view of a buffer whose sizes alone are read.
+static bool readsSizesAlone(Operation *op) {
+  return isa<memref::CollapseShapeOp>(op) &&
+         llvm::all_of(op->getUsers(), [](Operation *user) { return isa<memref::DimOp>(user); });
+}
+
 std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Value operand) {
   GatheredOperand gathered;
   Value buffer = operand;
@@ -107,10 +113,6 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
     buffer = view.getSrc();
   }
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-  // The loads split a collapsed index by the copy's static sizes: patches
-  // of run-time image sizes (a `?` dim but the batch) are written out.
-  if (alloc && llvm::any_of(alloc.getType().getShape().drop_front(), ShapedType::isDynamic))
-    return std::nullopt;
   gathered.copy = alloc ? copyInto(buffer) : linalg::GenericOp();
   if (!gathered.copy || gathered.copy->getBlock() != matmul->getBlock() ||
       !gathered.copy->isBeforeInBlock(matmul))
@@ -118,10 +120,15 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
   // Nothing but the copy, the matmul (through the view) and deallocation
   // uses the buffer, and nothing between the copy and the matmul writes
   // memory: the copy's input still holds what it read.
+  // Views whose sizes alone are read (a `?` pixel count) are fine too:
+  // erase() reads those sizes off the allocation.
   for (Operation *user : buffer.getUsers())
-    if (user != gathered.copy && user != gathered.view && !isa<memref::DeallocOp>(user))
+    if (user != gathered.copy && user != gathered.view && !isa<memref::DeallocOp>(user) &&
+        !readsSizesAlone(user))
       return std::nullopt;
-  if (gathered.view && !gathered.view->hasOneUse())
+  if (gathered.view && llvm::count_if(gathered.view->getUsers(), [](Operation *user) {
+        return !isa<memref::DimOp>(user);
+      }) != 1)
     return std::nullopt;
   for (Operation *op = gathered.copy->getNextNode(); op != matmul; op = op->getNextNode())
     if (auto fill = dyn_cast<linalg::FillOp>(op); fill && fill.getDpsInits()[0] != matmul.getDpsInits()[0])
@@ -169,7 +176,13 @@ std::pair<Value, SmallVector<Value>> GatheredOperand::source(OpBuilder &b, Locat
   // Op handles' accessors are not const.
   linalg::GenericOp copy = this->copy;
   IndexBuilder x{b, loc};
-  auto shape = cast<MemRefType>(copy.getDpsInits()[0].getType()).getShape();
+  auto alloc = copy.getDpsInits()[0].getDefiningOp<memref::AllocOp>();
+  MemRefType type = alloc.getType();
+  // A dim's size: the allocation's operand for a run-time one (`?` images).
+  auto size = [&](int64_t d) {
+    return type.isDynamicDim(d) ? alloc.getDynamicSizes()[type.getDynamicDimIndex(d)]
+                                : x.c(type.getDimSize(d));
+  };
   // The copy's iteration indices: each index of the view splits into the
   // dims it collapses, innermost fastest.
   SmallVector<Value> ivs;
@@ -178,9 +191,9 @@ std::pair<Value, SmallVector<Value>> GatheredOperand::source(OpBuilder &b, Locat
     SmallVector<Value> split(dims.size());
     Value rest = index;
     for (int64_t i = dims.size() - 1; i >= 0; --i) {
-      split[i] = i == 0 ? rest : x.rem(rest, shape[dims[i]]);
+      split[i] = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, size(dims[i]));
       if (i > 0)
-        rest = x.div(rest, shape[dims[i]]);
+        rest = x.div(rest, size(dims[i]));
     }
     ivs.append(split);
   }
@@ -213,6 +226,11 @@ static void replaceSizeReads(Value value, memref::AllocOp alloc, memref::Collaps
 
 void GatheredOperand::erase() {
   auto alloc = copy.getDpsInits()[0].getDefiningOp<memref::AllocOp>();
+  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+    if (auto sizes = dyn_cast<memref::CollapseShapeOp>(user); sizes && sizes != view) {
+      replaceSizeReads(sizes, alloc, sizes);
+      sizes->erase();
+    }
   if (view) {
     replaceSizeReads(view, alloc, view);
     view->erase();

@@ -140,24 +140,25 @@ bool fitsWgmmaMatmulWithGatheredB(linalg::LinalgOp op, const GatheredOperand &ga
   Type element = a.getElementType();
   int64_t offset;
   SmallVector<int64_t> strides;
-  // Static but (maybe) the batch: a conv over a run-time batch of images.
-  auto staticButBatch = [](MemRefType t) {
-    return llvm::none_of(t.getShape().drop_front(), ShapedType::isDynamic) &&
-           ShapedType::getNumElements(t.getShape().drop_front()) > 0;
+  // K (B's rows) and M (C's) static, not empty; the batch and the pixel
+  // count (the columns) may be run-time sizes: convs over a run-time batch
+  // or over `?` images (whose windows fit, so that they have pixels).
+  auto staticRows = [](MemRefType t) {
+    return !t.isDynamicDim(1) && t.getDimSize(1) > 0 && t.getDimSize(2) != 0;
   };
   // The copy costs a pass over the patches (each K run written and read
   // once more), which wgmma's speed over mma.sync's pays back only where
   // many rows of A reuse each: on the H200 a 256-channel 3x3 conv on 14x14
   // took 35 against 47 us (copy + GEMM), a 64-channel one on 56x56 82
   // against 68 (docs/cuda.md). A run-time batch has no mma.sync kernel (it
-  // needs static sizes): there the alternative is the SIMT kernel on
-  // patches written out, much slower.
+  // needs static sizes), nor do `?` images: there the alternative is the
+  // SIMT kernel, much slower.
   constexpr int64_t kMinRows = 256;
-  const bool runTimeBatch = !b.hasStaticShape();
-  return (runTimeBatch || a.getShape().front() >= kMinRows) &&
+  const bool runTimeSizes = !b.hasStaticShape();
+  return (runTimeSizes || a.getShape().front() >= kMinRows) &&
          (element.isF16() || element.isBF16()) && b.getElementType() == element &&
          c.getElementType().isF32() && a.getRank() == 2 && b.getRank() == 3 &&
-         a.hasStaticShape() && staticButBatch(b) && staticButBatch(c) &&
+         a.hasStaticShape() && staticRows(b) && staticRows(c) &&
          a.getLayout().isIdentity() && succeeded(a.getStridesAndOffset(strides, offset)) &&
          offset == 0 && a.getNumElements() > 0 && // TMA takes no empty dim (an empty
                                                    // batch launches no blocks)
@@ -167,15 +168,19 @@ bool fitsWgmmaMatmulWithGatheredB(linalg::LinalgOp op, const GatheredOperand &ga
 Value gatherKMajor(OpBuilder &b, Location loc, const GatheredOperand &gathered, Value matrix) {
   constexpr int64_t kThreads = 256;
   auto type = cast<MemRefType>(matrix.getType());
-  ArrayRef<int64_t> shape = type.getShape(); // batch (maybe `?`), K, columns
-  const int64_t k = shape[1], cols = shape[2], runs = k / kGatherRun;
+  ArrayRef<int64_t> shape = type.getShape(); // batch, K, columns (batch, columns maybe `?`)
+  const int64_t k = shape[1], runs = k / kGatherRun;
   IndexBuilder x{b, loc};
   Value batches = b.createOrFold<memref::DimOp>(loc, matrix, 0);
-  auto copyType = MemRefType::get({shape[0], cols, k}, type.getElementType());
-  Value copy = type.isDynamicDim(0)
-                   ? memref::AllocOp::create(b, loc, copyType, ValueRange{batches}).getResult()
-                   : memref::AllocOp::create(b, loc, copyType).getResult();
-  Value total = b.createOrFold<arith::MulIOp>(loc, batches, x.c(cols * runs));
+  Value cols = b.createOrFold<memref::DimOp>(loc, matrix, 2);
+  auto copyType = MemRefType::get({shape[0], shape[2], k}, type.getElementType());
+  SmallVector<Value> sizes;
+  for (auto [d, size] : {std::pair{0, batches}, {2, cols}})
+    if (type.isDynamicDim(d))
+      sizes.push_back(size);
+  Value copy = memref::AllocOp::create(b, loc, copyType, sizes);
+  Value total = b.createOrFold<arith::MulIOp>(
+      loc, batches, b.createOrFold<arith::MulIOp>(loc, cols, x.c(runs)));
   Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, x.c(kThreads));
   auto launch = gpu::LaunchOp::create(b, loc, blocks, x.c(1), x.c(1), x.c(kThreads), x.c(1),
                                       x.c(1));
@@ -188,7 +193,7 @@ Value gatherKMajor(OpBuilder &b, Location loc, const GatheredOperand &gathered, 
   scf::IfOp::create(kb, loc, t.lt(i, total), [&](OpBuilder &ib, Location l) {
     IndexBuilder y{ib, l};
     Value row = y.mul(y.rem(i, runs), kGatherRun), rest = y.div(i, runs);
-    Value col = y.rem(rest, cols), batch = y.div(rest, cols);
+    Value col = arith::RemUIOp::create(ib, l, rest, cols), batch = y.div(rest, cols);
     auto [input, from] = gathered.source(ib, l, ValueRange{batch, row, col});
     auto run = VectorType::get({kGatherRun}, type.getElementType());
     // Runs start on 16 bytes (rowsAreRuns; the buffers' starts are aligned).

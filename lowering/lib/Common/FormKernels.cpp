@@ -176,15 +176,17 @@ struct KilnFormKernelsPass
     RewritePatternSet patterns(ctx);
     // Fuse a producer only into its single consumer, so no work is repeated,
     // and only while the fused kernel stays within maxBuffers tensors; f8
-    // decodes of matmul operands stay as they are (kFloat8DecodeAttr).
+    // decodes of matmul operands and convs' padded images stay as they are
+    // (kFloat8DecodeAttr, kConvImageAttr).
     unsigned limit = maxBuffers;
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [limit](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
           Operation *consumer = operand->getOwner();
-          if (!producer || !producer->hasOneUse() ||
-              producer->hasAttr(kiln::kFloat8DecodeAttr) ||
-              consumer->hasAttr(kiln::kFloat8DecodeAttr))
+          auto kept = [](Operation *op) {
+            return op->hasAttr(kiln::kFloat8DecodeAttr) || op->hasAttr(kiln::kConvImageAttr);
+          };
+          if (!producer || !producer->hasOneUse() || kept(producer) || kept(consumer))
             return false;
           if (limit == 0)
             return true;

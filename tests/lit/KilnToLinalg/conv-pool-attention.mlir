@@ -3,15 +3,15 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg="attention-fusion=tensor-cores" | FileCheck %s --check-prefix=TC
 
 // conv2d: the weights permuted to [G, Og, KH, KW, Cg]; the input made
-// channels last ([N, H, W, G, Cg]) by a transpose into the padded buffer's
-// interior (fill + extract_slice + insert_slice); each image's window
+// channels last and padded ([N, H + 2ph, W + 2pw, G, Cg]) by one generic
+// (kiln.conv_image: kernel formation keeps it whole) that reads x where
+// its index is inside the image and yields 0 around it; each image's window
 // patches (im2col, [N, G, KH, KW, Cg, OH, OW]: K ordered (kh, kw, c), so a
 // window's channels are contiguous) multiplied by the weights per image and
 // group (f16 into f32; the weights of each group copied per image); the
 // product is NCHW as it stands, and the epilogue adds the bias and rounds
 // in place.
 // CHECK-DAG: #[[WPERM:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d2, d3)>
-// CHECK-DAG: #[[NHWC:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d1, d2)>
 // CHECK-DAG: #[[PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d5 * 2 + d2, d6 * 2 + d3 * 2, d1, d4)>
 // CHECK-DAG: #[[SAME:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (d1)>
@@ -22,10 +22,16 @@
 // CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
 // CHECK-LABEL: func @conv
 // CHECK: linalg.generic {indexing_maps = [#[[WPERM]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<2x3x2x3x2xf16>) outs(%{{.*}} : tensor<2x3x3x2x2xf16>)
-// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<1x9x6x2x2xf16>)
-// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %{{.*}}[0, 1, 0, 0, 0] [1, 7, 6, 2, 2] [1, 1, 1, 1, 1] : tensor<1x9x6x2x2xf16> to tensor<1x7x6x2x2xf16>
-// CHECK: linalg.generic {indexing_maps = [#[[NHWC]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<1x2x2x7x6xf16>) outs(%[[INTERIOR]] : tensor<1x7x6x2x2xf16>)
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 0, 0, 0] [1, 7, 6, 2, 2] [1, 1, 1, 1, 1] : tensor<1x7x6x2x2xf16> into tensor<1x9x6x2x2xf16>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x6x2x2xf16>) attrs = {kiln.conv_image}
+// CHECK: %[[ROW:.*]] = linalg.index 1
+// CHECK: %[[Y:.*]] = arith.subi %[[ROW]], %c1
+// CHECK: %[[COL:.*]] = linalg.index 2
+// CHECK: %[[Z:.*]] = arith.subi %[[COL]], %c0
+// CHECK: %[[C:.*]] = arith.addi
+// CHECK: %[[YIN:.*]] = arith.select %[[INSIDE:.*]], %[[Y]], %c0
+// CHECK: %[[ZIN:.*]] = arith.select %[[INSIDE]], %[[Z]], %c0
+// CHECK: %[[V:.*]] = tensor.extract %arg0[%{{.*}}, %[[C]], %[[YIN]], %[[ZIN]]] : tensor<1x4x7x6xf16>
+// CHECK: arith.select %[[INSIDE]], %[[V]], %{{.*}} : f16
 // CHECK: linalg.generic {indexing_maps = [#[[PATCH]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<1x9x6x2x2xf16>) outs(%{{.*}} : tensor<1x2x3x2x2x4x2xf16>)
 // CHECK: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x12xf16>, tensor<2x12x8xf16>) outs(%{{.*}} : tensor<2x3x8xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[SAME]], #[[BIAS]], #[[SAME]]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x8xf32>, tensor<6xf16>) outs(%{{.*}} : tensor<1x6x8xf16>)

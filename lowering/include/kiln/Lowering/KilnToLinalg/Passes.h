@@ -19,6 +19,12 @@ namespace kiln {
 /// (kiln-cuda-tile-matmul's wgmma kernel); elsewhere it runs as it is.
 inline constexpr llvm::StringLiteral kFloat8DecodeAttr = "kiln.f8_decode";
 
+/// Marks the generic that writes a conv's padded channels-last image:
+/// kernel formation fuses nothing into or out of it, so that the patches
+/// stay a copy of it, which a target's matmul kernel may gather instead
+/// (CUDA's implicit GEMM; fused, each patch element would redo the pad).
+inline constexpr llvm::StringLiteral kConvImageAttr = "kiln.conv_image";
+
 } // namespace kiln
 
 #endif
