@@ -14,7 +14,7 @@ the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
 and bf16 (--dtypes); a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
 N) whose batch alone is `?`, and the same conv over images of `?` size
-(batch, height and width `?`: the GEMM form with its patches written out); and
+(batch, height and width `?`); ResNet-50's stem max_pool over `?` images; and
 attention over 16 heads of 64 whose sequence lengths are `?` (a decode
 step: one query against 2048 / N keys; a causal prefill of 1024 / N): the
 static program runs the fused kernel, the `?` one matmul, softmax, matmul.
@@ -61,6 +61,10 @@ def cases(scale):
          "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
          [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56],
          [[0, 2, 3], [], [0, 2, 3]]),
+        ("max_pool 3x3/2 on `?` images 112x112, batch %d" % batch,
+         "%r = kiln.max_pool2d %a0 {{kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, "
+         "padding = array<i64: 1, 1>}} : {0} -> {1}",
+         [[batch, 64, 112, 112]], [batch, 64, 56, 56], [[0, 2, 3], [0, 2, 3]]),
         ("attention decode, 1 query x %d keys" % keys,
          "%r = kiln.attention %a0, %a1, %a2 : ({0}, {1}, {1}) -> {0}",
          [[1, 16, 1, 64], [1, 16, keys, 64], [1, 16, keys, 64]], [1, 16, 1, 64],
@@ -80,13 +84,13 @@ def program(body, shapes, result, dtype, dynamic, which=None):
     tensors = shapes + [result]
     which = which or [range(len(s)) for s in tensors]
     types = [tensor_type(s, dtype, which[i] if dynamic else ()) for i, s in enumerate(tensors)]
-    # The body names its types {0}, {1}: the first input's, then distinct
-    # others (layer_norm's weight, reduce_sum's result).
-    distinct = sorted(set(types), key=types.index)
+    # The body names its types {0}, {1}, ...: the inputs', then the
+    # result's (layer_norm's weight is {1}, reduce_sum's result {1}).
+    body = body.format(*types)
     types, result_type = types[:-1], types[-1]
     args = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(types))
     return "func.func @main(%s) -> %s {\n  %s\n  return %%r : %s\n}\n" % (
-        args, result_type, body.format(*distinct), result_type)
+        args, result_type, body, result_type)
 
 
 def median_ms(programs, inputs, backend, runs):

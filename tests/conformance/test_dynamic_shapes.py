@@ -545,6 +545,28 @@ func.func @main(%x: tensor<1x1x?x?xf32>, %w: tensor<1x1x3x3xf32>) -> tensor<1x1x
             "on each side: it does not fit" in proc.stderr), proc.stderr
 
 
+# An image of no rows (or columns) whose padding leaves room for the
+# window: every window reads padding only, so the output is the bias; the
+# padded image is written without reading x (an empty buffer).
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("h,w", [(0, 5), (4, 0)])
+def test_a_conv_over_an_empty_image_is_its_bias(dtype, h, w):
+    program = """
+func.func @main(%x: tensor<1x8x?x?xT>, %w: tensor<16x8x3x3xT>, %b: tensor<16xT>) -> tensor<1x16x?x?xT> {
+  %s = kiln.conv2d %x, %w, %b {padding = array<i64: 2, 2>}
+      : (tensor<1x8x?x?xT>, tensor<16x8x3x3xT>, tensor<16xT>) -> tensor<1x16x?x?xT>
+  return %s : tensor<1x16x?x?xT>
+}
+""".replace("T>", dtype + ">")
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    rng = np.random.default_rng(7)
+    x = np.zeros((1, 8, h, w), np_dtype)
+    wt, b = (rng.uniform(-1, 1, s).astype(np_dtype) for s in [(16, 8, 3, 3), (16,)])
+    (s,), _ = run_kiln(program, [x, wt, b])
+    assert s.shape == (1, 16, h + 2, w + 2)
+    np.testing.assert_array_equal(s, np.broadcast_to(b[None, :, None, None], s.shape))
+
+
 LOOKUPS_AND_QUANTIZE = """
 func.func @main(%x: tensor<?x40xf32>, %i: tensor<?xi64>, %g: tensor<?x3xi32>, %q: tensor<?x?xf32>,
                 %s: tensor<f32>, %qb: tensor<?x64xf32>, %sb: tensor<?x2xf32>)

@@ -99,10 +99,15 @@ void eraseWithBuffer(linalg::GenericOp writer) {
 
 void TransposedOperand::erase() { eraseWithBuffer(copy); }
 
+/// A read of one of a view's sizes (that erase() can make the buffer's).
+static bool readsSize(Operation *op) {
+  auto dim = dyn_cast<memref::DimOp>(op);
+  return dim && dim.getConstantIndex();
+}
+
 /// A view of a buffer whose sizes alone are read.
 static bool readsSizesAlone(Operation *op) {
-  return isa<memref::CollapseShapeOp>(op) &&
-         llvm::all_of(op->getUsers(), [](Operation *user) { return isa<memref::DimOp>(user); });
+  return isa<memref::CollapseShapeOp>(op) && llvm::all_of(op->getUsers(), readsSize);
 }
 
 std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Value operand) {
@@ -126,9 +131,9 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
     if (user != gathered.copy && user != gathered.view && !isa<memref::DeallocOp>(user) &&
         !readsSizesAlone(user))
       return std::nullopt;
-  if (gathered.view && llvm::count_if(gathered.view->getUsers(), [](Operation *user) {
-        return !isa<memref::DimOp>(user);
-      }) != 1)
+  if (gathered.view &&
+      llvm::count_if(gathered.view->getUsers(), [](Operation *user) { return !readsSize(user); }) !=
+          1)
     return std::nullopt;
   for (Operation *op = gathered.copy->getNextNode(); op != matmul; op = op->getNextNode())
     if (auto fill = dyn_cast<linalg::FillOp>(op); fill && fill.getDpsInits()[0] != matmul.getDpsInits()[0])

@@ -49,7 +49,7 @@ struct GatheredOperand {
 
 /// `operand` of `matmul` as a gathered operand, when a copy generic wrote it
 /// just before the matmul (nothing in between writes memory but `matmul`'s
-/// fill) and nothing else reads it.
+/// fill) and nothing else reads it (but its sizes, through views).
 std::optional<GatheredOperand> findGatheredOperand(mlir::linalg::LinalgOp matmul,
                                                    mlir::Value operand);
 

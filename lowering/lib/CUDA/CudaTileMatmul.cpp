@@ -438,9 +438,10 @@ struct KilnCudaTileMatmulPass
                                  ? linalg::GenericOp()
                                  : kiln::findMatmulEpilogue(op, c)};
     // Static sizes are known to fit (fitsWgmmaMatmul), and so does a
-    // gathered B of run-time batch: read K-major from its copy, whose rows
-    // (K) are static (fitsWgmmaMatmulWithGatheredB; an empty batch launches
-    // no blocks).
+    // gathered B of run-time batch or pixel count: read K-major from its
+    // copy, whose rows (K) are static and whole 16-byte units, any number
+    // of them (fitsWgmmaMatmulWithGatheredB; an empty batch launches no
+    // blocks).
     OpBuilder b(op);
     Value misfit = sized || gathered ? Value() : kiln::wgmmaMisfitAtRunTime(b, loc, op);
     std::optional<int64_t> known = misfit ? getConstantIntValue(misfit) : 0;

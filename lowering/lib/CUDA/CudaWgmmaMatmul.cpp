@@ -271,8 +271,16 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
     return succeeded(cast<MemRefType>(v.getType()).getStridesAndOffset(strides, offset)) &&
            !ShapedType::isDynamic(offset) && offset * bytes % 16 == 0;
   };
-  if (!(halves || (tf32 && element.isF32())) || !fitsMmaMatmul(op, tf32) ||
-      (findGatheredOperand(op, b) && !findTransposedOperand(op, b)) ||
+  const bool sized = llvm::all_of(op->getOperands(), [](Value v) {
+    return cast<MemRefType>(v.getType()).hasStaticShape();
+  });
+  // A B that a kernel gathers where it is read is not one for TMA: with
+  // static sizes (mma.sync, or wgmma through a K-major copy) or where the
+  // K-major copy takes run-time sizes; else its copy stays and is read.
+  std::optional<GatheredOperand> gathered = findGatheredOperand(op, b);
+  const bool gathers = gathered && !findTransposedOperand(op, b) &&
+                       (sized || fitsWgmmaMatmulWithGatheredB(op, *gathered));
+  if (!(halves || (tf32 && element.isF32())) || !fitsMmaMatmul(op, tf32) || gathers ||
       !startsAligned(op.getDpsInputs()[0]))
     return false;
   // TMA takes no empty dim: a static K of 0 is the SIMT kernel's (C = 0);
@@ -282,9 +290,6 @@ bool fitsWgmmaMatmul(linalg::LinalgOp op, bool tf32) {
   // Static sizes store C's odd rows element by element; a B read K-major
   // (a tf32 B's transposed copy, or the N x K buffer of x @ W^T) is rows of
   // K, so N may be anything (an LM head's vocabulary of 50257).
-  const bool sized = llvm::all_of(op->getOperands(), [](Value v) {
-    return cast<MemRefType>(v.getType()).hasStaticShape();
-  });
   if (!halves) {
     int64_t cRow = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape().back();
     return sized || ShapedType::isDynamic(cRow) || cRow % 2 == 0;

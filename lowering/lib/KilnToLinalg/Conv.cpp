@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -239,7 +240,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       // No input channels: every window sums nothing (the padded copies'
       // slices of the empty dim would be out of bounds); the bias remains.
       sum = accumulator(rewriter, loc, {n, outShape[1], outShape[2] * outShape[3]}, element,
-                        0.0, outSizes); // static shapes only: none is empty with `?` dims
+                        0.0, outSizes); // static shapes only
     } else if (gemmForm && im2col) {
       // The patches right before the matmul, which can then gather them.
       Value permuted = permuteWeights(rewriter, loc, w);
@@ -342,15 +343,22 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                  Value inside = arith::AndIOp::create(nb, l, within(y, height), within(z, width));
                  Value channel = arith::AddIOp::create(
                      nb, l, arith::MulIOp::create(nb, l, index(3), c(cg)), index(4));
-                 Value read = tensor::ExtractOp::create(
-                     nb, l, x,
-                     ValueRange{index(0), channel, arith::SelectOp::create(nb, l, inside, y, c(0)),
-                                arith::SelectOp::create(nb, l, inside, z, c(0))});
-                 linalg::YieldOp::create(
-                     nb, l,
-                     arith::SelectOp::create(nb, l, inside, read,
-                                             scalarConstant(nb, l, element, 0.0))
-                         .getResult());
+                 // (A read, not a select of one: an image of no rows has
+                 // no element to read.)
+                 Value image = index(0);
+                 auto read = scf::IfOp::create(
+                     nb, l, inside,
+                     [&](OpBuilder &tb, Location tl) {
+                       scf::YieldOp::create(
+                           tb, tl,
+                           tensor::ExtractOp::create(tb, tl, x,
+                                                     ValueRange{image, channel, y, z})
+                               .getResult());
+                     },
+                     [&](OpBuilder &eb, Location el) {
+                       scf::YieldOp::create(eb, el, scalarConstant(eb, el, element, 0.0));
+                     });
+                 linalg::YieldOp::create(nb, l, read.getResult(0));
                });
     image->setAttr(kConvImageAttr, UnitAttr::get(ctx));
     return image.getResult(0);

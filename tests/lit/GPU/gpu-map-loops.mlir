@@ -47,17 +47,18 @@ func.func @serial(%m: memref<16xf32>) {
 
 // -----
 
-// Dims past the third merge into it (a grid has three, and the rest would
-// run one after the other in each thread): 2 x 3 x 5 x 7 x 64 runs as
-// innermost first, then 7, then 5 x 3 x 2 = 30, split back (5 fastest) in
-// the body.
+// An innermost dim shorter than a block takes the next dims into the
+// threads' dim until it fills one, and dims past the third merge into it (a
+// grid has three, and the rest would run one after the other in each
+// thread): 2 x 3 x 5 x 7 x 64 runs as 64 x 7 = 448 on the threads, then 5,
+// then 3 x 2 = 6, split back (64 and 3 fastest) in the body.
 // CHECK-LABEL: func @five_dims
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c64{{.*}}, %c7{{.*}}, %c30{{.*}})
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c448{{.*}}, %c5{{.*}}, %c6{{.*}})
 // CHECK: scf.parallel
-// CHECK: %[[R5:.*]] = arith.remui %[[M:.*]], %c5
-// CHECK: %[[Q5:.*]] = arith.divui %[[M]], %c5
-// CHECK: %[[R3:.*]] = arith.remui %[[Q5]], %c3
-// CHECK: %[[Q3:.*]] = arith.divui %[[Q5]], %c3
+// CHECK: arith.remui %{{.*}}, %c64
+// CHECK: arith.divui %{{.*}}, %c64
+// CHECK: arith.remui %{{.*}}, %c3
+// CHECK: arith.divui %{{.*}}, %c3
 // CHECK: memref.store
 func.func @five_dims(%m: memref<2x3x5x7x64xf32>) {
   %c0 = arith.constant 0 : index
