@@ -186,7 +186,7 @@ scf::ParallelOp normalizedInnermostFirst(scf::ParallelOp loop, int64_t blockSize
         break;
       threads *= *n;
     }
-  } else if (!inner && counts.size() > kGridDims) {
+  } else if (counts.size() > kGridDims) {
     while (innerEnd < counts.size() && !getConstantIntValue(counts[innerEnd]))
       ++innerEnd;
   }

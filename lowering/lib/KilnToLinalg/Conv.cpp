@@ -320,46 +320,46 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     SmallVector<Value> paddedSizes;
     for (auto [d, p] : {std::pair<int64_t, int64_t>{0, 0}, {2, pad[0]}, {3, pad[1]}})
       if (ShapedType::isDynamic(xShape[d]))
-        paddedSizes.push_back(b.createOrFold<arith::AddIOp>(
-            loc, tensor::DimOp::create(b, loc, x, d), arith::ConstantIndexOp::create(b, loc, 2 * p)));
+        paddedSizes.push_back(
+            b.createOrFold<arith::AddIOp>(loc, tensor::DimOp::create(b, loc, x, d),
+                                          arith::ConstantIndexOp::create(b, loc, 2 * p)));
     Value init = emptyTensor(b, loc, padded, element, paddedSizes);
     Value height = b.createOrFold<tensor::DimOp>(loc, x, 2),
           width = b.createOrFold<tensor::DimOp>(loc, x, 3);
     auto image = linalg::GenericOp::create(
-               b, loc, init.getType(), ValueRange{}, init,
-               SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(5, ctx)},
-               SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
-               [&](OpBuilder &nb, Location l, ValueRange) {
-                 auto index = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
-                 auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
-                 // (y, z): the image's pixel; `inside` where it is one.
-                 Value y = arith::SubIOp::create(nb, l, index(1), c(pad[0]));
-                 Value z = arith::SubIOp::create(nb, l, index(2), c(pad[1]));
-                 auto within = [&](Value i, Value size) {
-                   return arith::AndIOp::create(
-                       nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, c(0)),
-                       arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, size));
-                 };
-                 Value inside = arith::AndIOp::create(nb, l, within(y, height), within(z, width));
-                 Value channel = arith::AddIOp::create(
-                     nb, l, arith::MulIOp::create(nb, l, index(3), c(cg)), index(4));
-                 // (A read, not a select of one: an image of no rows has
-                 // no element to read.)
-                 Value image = index(0);
-                 auto read = scf::IfOp::create(
-                     nb, l, inside,
-                     [&](OpBuilder &tb, Location tl) {
-                       scf::YieldOp::create(
-                           tb, tl,
-                           tensor::ExtractOp::create(tb, tl, x,
-                                                     ValueRange{image, channel, y, z})
-                               .getResult());
-                     },
-                     [&](OpBuilder &eb, Location el) {
-                       scf::YieldOp::create(eb, el, scalarConstant(eb, el, element, 0.0));
-                     });
-                 linalg::YieldOp::create(nb, l, read.getResult(0));
-               });
+        b, loc, init.getType(), ValueRange{}, init,
+        SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(5, ctx)},
+        SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          auto index = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+          auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
+          // (y, z): the image's pixel; `inside` where it is one.
+          Value y = arith::SubIOp::create(nb, l, index(1), c(pad[0]));
+          Value z = arith::SubIOp::create(nb, l, index(2), c(pad[1]));
+          auto within = [&](Value i, Value size) {
+            return arith::AndIOp::create(
+                nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, c(0)),
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, size));
+          };
+          Value inside = arith::AndIOp::create(nb, l, within(y, height), within(z, width));
+          Value channel =
+              arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, index(3), c(cg)), index(4));
+          // (A read, not a select of one: an image of no rows has
+          // no element to read.)
+          Value imageIndex = index(0);
+          auto read = scf::IfOp::create(
+              nb, l, inside,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(
+                    tb, tl,
+                    tensor::ExtractOp::create(tb, tl, x, ValueRange{imageIndex, channel, y, z})
+                        .getResult());
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(eb, el, scalarConstant(eb, el, element, 0.0));
+              });
+          linalg::YieldOp::create(nb, l, read.getResult(0));
+        });
     image->setAttr(kConvImageAttr, UnitAttr::get(ctx));
     return image.getResult(0);
   }
