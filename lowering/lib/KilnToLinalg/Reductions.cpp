@@ -123,6 +123,17 @@ Value fconst(OpBuilder &b, Location loc, Type t, double v) {
   return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
 }
 
+/// A statistic's division (a sum by its count, 1 by a row's sum or standard
+/// deviation) may be approximate (`afn`): CUDA then divides without IEEE
+/// division's out-of-line slow path, whose call costs a row kernel
+/// registers and with them occupancy. The sum divided is already rounded
+/// differently on each target (docs/precision.md); divisors are counts,
+/// sums of at least 1 and deviations, all in div.approx's normal range.
+Value statisticDivision(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(
+      b, loc, x, y, arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::afn));
+}
+
 template <typename OpT, Combiner kind, bool isMean = false>
 struct ReduceToGeneric : OpConversionPattern<OpT> {
   using OpConversionPattern<OpT>::OpConversionPattern;
@@ -142,7 +153,7 @@ struct ReduceToGeneric : OpConversionPattern<OpT> {
                                       dimSizeAsFloat(rewriter, loc, adaptor.getX(), d, acc));
       r = buildElementwise(rewriter, loc, shape, acc, r,
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             return arith::DivFOp::create(b, l, a[0], count);
+                             return statisticDivision(b, l, a[0], count);
                            });
     }
     if (kind != Combiner::Any && kind != Combiner::All)
@@ -336,7 +347,7 @@ struct SoftmaxToGenerics : OpConversionPattern<OpT> {
           // compute it once per row (docs/precision.md).
           Value one = arith::ConstantOp::create(b, l, a[2].getType(),
                                                 b.getFloatAttr(a[2].getType(), 1.0));
-          return arith::MulFOp::create(b, l, a[1], arith::DivFOp::create(b, l, one, a[2]));
+          return arith::MulFOp::create(b, l, a[1], statisticDivision(b, l, one, a[2]));
         });
     rewriter.replaceOp(op, narrowed(rewriter, loc, r, kilnElem));
     return success();
@@ -366,7 +377,7 @@ struct NormToGenerics : OpConversionPattern<OpT> {
       mean = buildElementwise(
           rewriter, loc, cast<RankedTensorType>(sum.getType()).getShape(), acc,
           sum, [&](OpBuilder &b, Location l, ValueRange a) {
-            return arith::DivFOp::create(b, l, a[0], count);
+            return statisticDivision(b, l, a[0], count);
           });
       centered = buildRowwise(rewriter, loc, x, mean, dim, acc,
                               [](OpBuilder &b, Location l, ValueRange a) {
@@ -382,10 +393,10 @@ struct NormToGenerics : OpConversionPattern<OpT> {
     Value invStd = buildElementwise(
         rewriter, loc, cast<RankedTensorType>(sumSq.getType()).getShape(), acc,
         sumSq, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value var = arith::DivFOp::create(b, l, a[0], count);
+          Value var = statisticDivision(b, l, a[0], count);
           Value std = math::SqrtOp::create(
               b, l, arith::AddFOp::create(b, l, var, fconst(b, l, acc, eps)));
-          return arith::DivFOp::create(b, l, fconst(b, l, acc, 1.0), std);
+          return statisticDivision(b, l, fconst(b, l, acc, 1.0), std);
         });
     Value normed = buildRowwise(rewriter, loc, centered, invStd, dim, acc,
                                 [](OpBuilder &b, Location l, ValueRange a) {

@@ -14,13 +14,14 @@ func.func @add(%a: tensor<?x?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
-// The mean divides by the reduced dim's run-time size; keep_dims expands
+// The mean divides by the reduced dim's run-time size (a statistic's
+// division, which may be approximate: docs/precision.md); keep_dims expands
 // with the `?` dim in a group of its own.
 // CHECK-LABEL: func @mean
 // CHECK: %[[N:.*]] = tensor.dim %arg0, %c1 : tensor<?x?xf32>
 // CHECK: %[[I:.*]] = arith.index_castui %[[N]] : index to i64
 // CHECK: arith.uitofp %[[I]] : i64 to f32
-// CHECK: arith.divf
+// CHECK: arith.divf %{{.*}} fastmath<afn> : f32
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape
 func.func @mean(%x: tensor<?x?xf32>) -> tensor<?x1xf32> {
   %0 = kiln.reduce_mean %x {dims = array<i64: 1>, keep_dims = true} : tensor<?x?xf32> -> tensor<?x1xf32>
