@@ -93,6 +93,7 @@ void buildKernelsToNvvmPipeline(OpPassManager &pm, const CudaPipelineOptions &op
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createKilnCudaDataLayout());
+  kernels.addPass(createKilnCudaReductionOccupancy());
   kernels.addPass(createKilnCudaLowerReductions());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createSCFToControlFlowPass());

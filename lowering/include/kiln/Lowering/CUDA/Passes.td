@@ -117,6 +117,21 @@ def KilnCudaLowerReductions : Pass<"kiln-cuda-lower-reductions", "mlir::gpu::GPU
                            "mlir::memref::MemRefDialect", "mlir::cf::ControlFlowDialect"];
 }
 
+def KilnCudaReductionOccupancy : Pass<"kiln-cuda-reduction-occupancy", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Ask ptxas for half occupancy in kernels that reduce across their block";
+  let description = [{
+    A kernel with a block-wide reduction (`gpu.all_reduce`: row kernels,
+    split and arg reductions, scans) streams memory and needs resident
+    threads to hide its latency. The driver's JIT gave such kernels 80 to
+    96 registers (2 or 3 blocks of 256 threads per SM) where 64 fit
+    without spilling, and they ran up to 1.3x slower (docs/cuda.md). Such
+    a kernel of a known block size of at most 512 threads gets
+    `nvvm.minctasm` for 1024 resident threads (PTX `.minnctapersm`): at
+    most 64 registers. Kernels with f64 values keep their registers (a row
+    of 32 f64 per thread alone takes 64).
+  }];
+}
+
 def KilnCudaDataLayout : Pass<"kiln-cuda-data-layout", "mlir::gpu::GPUModuleOp"> {
   let summary = "Give kernel modules NVPTX's data layout before translation";
   let description = [{
