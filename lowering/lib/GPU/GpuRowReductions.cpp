@@ -872,9 +872,11 @@ struct KilnGpuRowReductionsPass
             // The fill of this reduction's output right before it, and a
             // row-wise op before that: the first stages (a fill left in
             // place would run before the row-wise op, so that one stays too).
+            // The reduction's own init is indexed by the rows' loops
+            // (matchRowReduction), so it fits even where its `?` sizes come
+            // from other values than the rows' (a size passed to the kernel).
             bool fillJoins = pendingFill &&
-                             pendingFill.getOutputs()[0] == generic.getDpsInits()[0] &&
-                             kernel->fitsRows(pendingFill);
+                             pendingFill.getOutputs()[0] == generic.getDpsInits()[0];
             if (pendingElementwise && (fillJoins || !pendingFill) &&
                 kernel->fits(pendingElementwise)) {
               kernel->addElementwise(pendingElementwise);
