@@ -242,6 +242,19 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
   // Odd rows split the pair: each element is inside the matrix or not on
   // its own.
   const int64_t perStore = evenRows ? 2 : 1;
+  // Pairs aligned where a buffer's layout shows it (it may be a view at any
+  // offset), or where its rows are of run-time length, which evenRows says
+  // the host checked even, in a layout of the buffer's own (every stride a
+  // multiple of the row).
+  auto pairAlignment = [&](OpBuilder &ab, Value buffer) {
+    if (IntegerAttr known = alignmentAttr(ab, buffer, perStore))
+      return known;
+    auto type = cast<MemRefType>(buffer.getType());
+    bool runTimeRows = type.getRank() > 0 && type.isDynamicDim(type.getRank() - 1);
+    return perStore == 2 && runTimeRows && type.getLayout().isIdentity()
+               ? ab.getI64IntegerAttr(2 * type.getElementTypeBitWidth() / 8)
+               : IntegerAttr();
+  };
   IndexBuilder x{b, loc};
   for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
     Value first = x.add(col, e0);
@@ -254,9 +267,7 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       IndexBuilder y{tb, l};
       SmallVector<Value> at = columnIndices(y, c, batch, row, first, foldedColumns);
       Value sum = part;
-      // Pairs aligned where C's layout shows it (it may be a view at any
-      // offset).
-      IntegerAttr cAlignment = alignmentAttr(tb, c, perStore);
+      IntegerAttr cAlignment = pairAlignment(tb, c);
       if (accumulate)
         sum = arith::AddFOp::create(tb, l,
                                     vector::LoadOp::create(tb, l, part.getType(), c, at,
@@ -265,10 +276,8 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       if (!epilogue) {
         vector::StoreOp::create(tb, l, sum, c, at, /*nontemporal=*/false, cAlignment);
       } else if (perStore == 2) {
-        // Aligned stores where the output's layout shows it (it may be a
-        // view at any offset).
         storeThroughEpilogue(tb, l, epilogue, c, sum, at, /*width=*/2, invariants,
-                             alignmentAttr(tb, epilogue.getDpsInits()[0], 2));
+                             pairAlignment(tb, epilogue.getDpsInits()[0]));
       } else {
         storeThroughEpilogue(tb, l, epilogue, c,
                              vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{0}), at,
