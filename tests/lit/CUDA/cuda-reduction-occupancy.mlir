@@ -1,6 +1,8 @@
 // RUN: kiln-opt %s --pass-pipeline="builtin.module(gpu.module(kiln-cuda-reduction-occupancy))" | FileCheck %s
 // RUN: rm -rf %t && kiln-run %examples/softmax.mlir --compile-only --device cuda --chip sm_90a --dump-dir %t > /dev/null
 // RUN: cat %t/*/*.ptx | FileCheck %s --check-prefix=PTX
+// RUN: rm -rf %t.ln && kiln-run %examples/layer_norm.mlir --compile-only --device cuda --chip sm_90a --dump-dir %t.ln > /dev/null
+// RUN: cat %t.ln/*/*.ptx | FileCheck %s --check-prefix=NORM
 
 // A kernel that reduces across its block of 256 threads asks for 4 blocks
 // per SM (1024 resident threads: at most 64 registers); one of 128 threads
@@ -24,6 +26,11 @@
 // PTX-NEXT: .minnctapersm 4
 // PTX: rcp.approx.f32
 // PTX-NOT: rcp.rn
+// A layer_norm's mean and variance (rows of 768) and its 1 / std likewise.
+// NORM: .minnctapersm 4
+// NORM-COUNT-2: div.approx.f32
+// NORM: rsqrt.approx.f32
+// NORM-NOT: div.rn
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @row_sum(%m: memref<16xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
