@@ -5,7 +5,10 @@
 // subnormals included) give Q = (A << 40) / B with remainder R, so that
 // a / b = (Q + R / B) * 2^(pa - pb - 40); Q is rounded once at the bit the
 // result keeps (24 bits, fewer for a subnormal result) with R != 0 as the
-// sticky bit. Vulkan's own OpFDiv may be 2.5 ulp off.
+// sticky bit. Vulkan's own OpFDiv may be 2.5 ulp off. A statistic's
+// division (`afn`: a sum by its count, a reciprocal of a row's sum or
+// deviation; docs/precision.md) keeps OpFDiv: once per row, the routine's
+// 64-bit division cost a row kernel registers in every thread.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/SPIRV/Passes.h"
@@ -153,7 +156,8 @@ struct KilnSpirvExactF32DivisionPass
   void runOnOperation() override {
     SmallVector<arith::DivFOp> divisions;
     getOperation().walk([&](arith::DivFOp op) {
-      if (getElementTypeOrSelf(op.getType()).isF32())
+      bool statistic = arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
+      if (getElementTypeOrSelf(op.getType()).isF32() && !statistic)
         divisions.push_back(op);
     });
     for (arith::DivFOp op : divisions) {
