@@ -13,6 +13,11 @@
 // CHECK: arith.divui {{.*}} : vector<4xi64>
 // CHECK-LABEL: gpu.func @f64
 // CHECK: arith.divf {{.*}} : f64
+// A statistic's division (afn: docs/precision.md) keeps the driver's.
+// CHECK-LABEL: gpu.func @statistic
+// CHECK-NOT: arith.divui
+// CHECK: arith.divf {{.*}} fastmath<afn> : f32
+// CHECK-NOT: arith.divui
 gpu.module @m {
   gpu.func @scalar(%a: f32, %b: f32, %out: memref<1xf32>) kernel {
     %c0 = arith.constant 0 : index
@@ -30,6 +35,12 @@ gpu.module @m {
     %c0 = arith.constant 0 : index
     %q = arith.divf %a, %b : f64
     memref.store %q, %out[%c0] : memref<1xf64>
+    gpu.return
+  }
+  gpu.func @statistic(%sum: f32, %n: f32, %out: memref<1xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %q = arith.divf %sum, %n fastmath<afn> : f32
+    memref.store %q, %out[%c0] : memref<1xf32>
     gpu.return
   }
 }
