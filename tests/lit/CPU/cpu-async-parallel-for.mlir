@@ -9,10 +9,13 @@
 // CHECK-LABEL: func @unsized
 // CHECK: async.create_group %c0
 // CHECK: call @[[FN:.*]](%{{.*}}, %c4, %c4,
-// The loop bodies' functions stay calls (LLVM inlined them into the tasks'
-// coroutines, where loops of run-time bounds were not vectorised).
-// CHECK: func.func private @parallel_compute_fn({{.*}}) attributes {passthrough = ["noinline"]}
-// CHECK: func.func private @parallel_compute_fn_0({{.*}}) attributes {passthrough = ["noinline"]}
+// CHECK-LABEL: func @vectorized
+// Scalar loop bodies' functions stay calls (LLVM inlined them into the
+// tasks' coroutines, where loops of run-time bounds were not vectorised);
+// a body kiln-vectorize vectorised stays inlinable.
+// CHECK-DAG: func.func private @parallel_compute_fn{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK-DAG: func.func private @parallel_compute_fn{{.*}}: memref<4xf32>) attributes {passthrough = ["noinline"]}
+// CHECK-DAG: func.func private @parallel_compute_fn{{.*}}: memref<64xf32>) {
 func.func @sized(%out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -32,6 +35,18 @@ func.func @unsized(%out: memref<4xf32>) {
   %one = arith.constant 1.0 : f32
   scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
     memref.store %one, %out[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
+
+func.func @vectorized(%out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %ones = arith.constant dense<1.0> : vector<16xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c16) {
+    vector.store %ones, %out[%i] : memref<64xf32>, vector<16xf32>
     scf.reduce
   }
   return
