@@ -48,12 +48,14 @@ struct KilnCpuAsyncParallelForPass
       return signalPassFailure();
     auto isVector = [](Type t) { return isa<VectorType>(t); };
     for (auto f : getOperation().getOps<func::FuncOp>()) {
+      if (before.contains(f))
+        continue;
       bool vectorized = f.walk([&](Operation *op) {
                            return llvm::any_of(op->getResultTypes(), isVector)
                                       ? WalkResult::interrupt()
                                       : WalkResult::advance();
                          }).wasInterrupted();
-      if (!before.contains(f) && !vectorized)
+      if (!vectorized)
         f->setAttr("passthrough",
                    ArrayAttr::get(&getContext(), {StringAttr::get(&getContext(), "noinline")}));
     }

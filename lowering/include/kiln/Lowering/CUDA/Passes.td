@@ -123,8 +123,9 @@ def KilnCudaReductionOccupancy : Pass<"kiln-cuda-reduction-occupancy", "mlir::gp
     A kernel with a block-wide reduction (`gpu.all_reduce`: row kernels,
     split and arg reductions, scans) streams memory and needs resident
     threads to hide its latency. The driver's JIT gave such kernels 80 to
-    96 registers (2 or 3 blocks of 256 threads per SM) where 64 fit
-    without spilling, and they ran up to 1.3x slower (docs/cuda.md). Such
+    96 registers (2 or 3 blocks of 256 threads per SM) where 64 sufficed,
+    and they ran up to 1.3x slower (docs/cuda.md; a few fused ones spill
+    some bytes under the cap and still run faster). Such
     a kernel of a known block size of at most 512 threads gets
     `nvvm.minctasm` for 1024 resident threads (PTX `.minnctapersm`): at
     most 64 registers. Kernels with f64 values keep their registers (a row
