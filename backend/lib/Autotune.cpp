@@ -20,6 +20,9 @@ const std::vector<TuneSpace> &spaces() {
   return all;
 }
 
+/// Wall time each candidate runs before it is timed.
+constexpr double kWarmUpMs = 20;
+
 void warn(const std::string &message) { std::fprintf(stderr, "kiln: %s\n", message.c_str()); }
 
 /// Input sets a bandwidth-bound kernel's timing rotates through, so that
@@ -187,9 +190,19 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
             return std::unexpected(out.error());
         return {};
       };
-      // Warm-up, then as many runs per sample as make it about 2 ms.
+      // Warm-up for kWarmUpMs at least (a GPU idle through the previous
+      // candidate's compile runs its first milliseconds at lower clocks:
+      // one warm-up run left 2-3x spreads on the H200's Vulkan), then as
+      // many runs per sample as make it about 2 ms.
       auto timed = [&] { spentMs = elapsedMs(); };
-      if (!runs(1) || !backend.sync()) {
+      const Clock::time_point warmUpStart = Clock::now();
+      auto warmFor = [&] {
+        return std::chrono::duration<double, std::milli>(Clock::now() - warmUpStart).count();
+      };
+      bool warm = runs(1) && backend.sync();
+      while (warm && warmFor() < kWarmUpMs)
+        warm = runs(1) && backend.sync();
+      if (!warm) {
         timed();
         continue;
       }
