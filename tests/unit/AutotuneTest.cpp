@@ -196,6 +196,53 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
   EXPECT_EQ(runMatmul(**backend), runMatmul(**backend, forced));
 }
 
+// Every tiling the tuner may pick for Vulkan's cooperative-matrix matmul
+// gives the exact sums of small integers (f16 inputs, f32 accumulation) at
+// the M, N and K edges of its tiles: 200 x 72 by 72 x 264. Runs where a
+// Vulkan device has f16 x f16 -> f32 cooperative matrices (the H200's
+// driver; not lavapipe).
+TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
+  if (Backend::deviceCount(DeviceType::Vulkan) == 0)
+    GTEST_SKIP() << "no Vulkan device";
+  auto backend = Backend::create({DeviceType::Vulkan, 0});
+  ASSERT_TRUE(backend) << backend.error().message;
+  auto mma = (*backend)->kernels().capabilities().mma;
+  if (std::none_of(mma.begin(), mma.end(), [](const MmaConfig &c) {
+        return c.a == ElementType::F16 && c.cd == ElementType::F32;
+      }))
+    GTEST_SKIP() << (*backend)->name() << " has no f16 x f16 -> f32 cooperative matrices";
+  constexpr int64_t m = 200, n = 264, k = 72;
+  HostTensor a(DType::F16, {m, k}), b(DType::F16, {k, n});
+  std::vector<float> af(m * k), bf(k * n), expected(m * n, 0.0f);
+  for (int64_t i = 0; i < m * k; ++i)
+    a.as<uint16_t>()[i] = floatToHalf(af[i] = float(i % 7) - 3);
+  for (int64_t i = 0; i < k * n; ++i)
+    b.as<uint16_t>()[i] = floatToHalf(bf[i] = float(i % 5) - 2);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j)
+        expected[i * n + j] += af[i * k + kk] * bf[kk * n + j];
+  const std::string program =
+      "func.func @main(%a: tensor<200x72xf16>, %b: tensor<72x264xf16>) -> tensor<200x264xf32> {\n"
+      "  %0 = kiln.matmul %a, %b : (tensor<200x72xf16>, tensor<72x264xf16>) -> "
+      "tensor<200x264xf32>\n  return %0 : tensor<200x264xf32>\n}";
+  auto ta = (*backend)->upload(a), tb = (*backend)->upload(b);
+  ASSERT_TRUE(ta && tb);
+  TuneSpace space = VulkanCoopMatmulTunables::tuneSpace();
+  std::string key =
+      TuneKey{space.name, space.hash(), "matmul", {"f16", "f16", "f32"}, {256, 256, 64}}.text();
+  for (const std::vector<int64_t> &config : space.candidates) {
+    CompileOptions options;
+    options.tuned[key] = TuneSpace::configText(config);
+    auto out = (*backend)->run(program, {*ta, *tb}, options);
+    ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
+    auto host = (*backend)->download(out->front());
+    ASSERT_TRUE(host);
+    EXPECT_EQ(std::vector<float>(host->as<float>(), host->as<float>() + m * n), expected)
+        << "tiling " << options.tuned[key];
+  }
+}
+
 TEST(Autotune, OnTunesOnceThenReusesAndCachedNeverBenchmarks) {
   TunerReset reset;
   constexpr int64_t kOwnN = 56; // tuned here only

@@ -284,8 +284,8 @@ TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
 }
 
 // The matmul kernel's shape comes from the device's list (no device needed):
-// f16 x f16 -> f32 only, 16x16x16 first, one the 64 x 32 x 32 subgroup tile
-// holds a whole number of; none leaves matmuls as loop nests, as does a
+// f16 x f16 -> f32 only, 16x16x16 first, one a tiling of the kernel holds a
+// whole number of (64 x 32 subgroup tiles, K steps of 16 or 32); none leaves matmuls as loop nests, as does a
 // device below Vulkan 1.3 (the kernels are SPIR-V 1.6).
 TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
   using enum VulkanComponentType;

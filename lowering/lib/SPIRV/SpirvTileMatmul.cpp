@@ -2,14 +2,19 @@
 //
 // f16 matmuls with f32 accumulation on the device's cooperative matrices
 // (VK_KHR_cooperative_matrix), written as gpu.subgroup_mma_* ops, which
-// kiln-spirv-convert-kernels turns into spirv.KHR.CooperativeMatrix*. A workgroup
-// of 8 subgroups (2 along M, 4 along N) owns a 128 x 128 tile of C; each
-// subgroup 64 x 32 of it as accumulators of the device's M x N shape. K
-// advances 32 at a time through two workgroup-memory stages: while the
-// subgroups multiply one stage, every invocation's 8-byte global loads of
-// the next step are in flight, and their values go to the other stage
-// after the math, so one barrier per step suffices. Stage rows are padded
-// by 16 bytes, so the 8 rows a matrix load reads start in different banks.
+// kiln-spirv-convert-kernels turns into spirv.KHR.CooperativeMatrix*. The
+// tiling is VulkanCoopMatmulTunables's, tuned per shape and device
+// (default: a workgroup of 2 x 8 subgroups owns a 128 x 256 tile of C; each
+// subgroup 64 x 32 of it as accumulators of the device's M x N shape; K
+// advances 16 at a time). K steps through two workgroup-memory stages:
+// while the subgroups multiply one stage, each invocation's 8-byte global
+// loads of the next `prefetch` steps are in flight (held in registers:
+// Vulkan has no asynchronous copy to workgroup memory, and one step of
+// math does not hide a load's latency), and after the math the oldest go
+// to the other stage, so one barrier per step suffices. Stages hold
+// vectors of 4 f16, so each load is one workgroup store (a vector store
+// into scalar workgroup memory would be a pointer cast, which logical
+// addressing forbids); matrix loads read them with strides in vectors.
 // Loads outside the matrix read element 0 and are replaced by zeros (the
 // M, N and K edges). At the end, each accumulator goes through a
 // per-subgroup scratch matrix in workgroup memory to the subgroup's lanes,
@@ -21,7 +26,9 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
+#include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/SPIRV/MatmulTunables.h"
 #include "kiln/Lowering/SPIRV/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,13 +51,8 @@ using kiln::matrixIndices;
 
 namespace {
 
-constexpr int64_t kTileM = 128, kTileN = 128, kStepK = 32;
-constexpr int64_t kSubgroupsM = 2, kSubgroupsN = 4, kSubgroups = kSubgroupsM * kSubgroupsN;
-constexpr int64_t kSubgroupM = kTileM / kSubgroupsM, kSubgroupN = kTileN / kSubgroupsN;
-/// f16 per global load: 8 bytes, a vec4 buffer for kiln-spirv-vector-buffers.
-constexpr int64_t kLanes = 4;
-/// Stage row lengths in f16: 16 bytes of padding per row.
-constexpr int64_t kAStride = kStepK + 8, kBStride = kTileN + 8;
+using Tiling = kiln::VulkanCoopMatmulTunables;
+constexpr int64_t kLanes = Tiling::kLanes;
 
 /// Static f16 x f16 -> f32 matmuls read in place whose rows (K for A, N for
 /// B) are whole aligned 8-byte loads.
@@ -70,6 +72,7 @@ bool fitsCooperativeMatmul(linalg::LinalgOp op) {
 }
 
 struct Kernel {
+  Tiling t;
   Value a, b, c, batch; // batch: the workgroup's batch index, or null
   int64_t m, n, k;
   int64_t mmaM, mmaN, mmaK, threads;
@@ -77,7 +80,7 @@ struct Kernel {
 };
 
 /// The global loads of K step `k0` this invocation stages: A's as
-/// kTileM rows of kStepK, then B's as kStepK rows of kTileN, in vectors of
+/// tileM rows of stepK, then B's as stepK rows of tileN, in vectors of
 /// kLanes (zeros outside the matrix).
 SmallVector<Value> loadStep(OpBuilder &b, Location loc, const Kernel &kn, Value tid, Value row0,
                             Value col0, Value k0) {
@@ -96,13 +99,13 @@ SmallVector<Value> loadStep(OpBuilder &b, Location loc, const Kernel &kn, Value 
         b, loc, VectorType::get({kLanes}, b.getI1Type()), inside);
     loaded.push_back(x.select(lanesInside, v, zeros));
   };
-  constexpr int64_t aPerRow = kStepK / kLanes, bPerRow = kTileN / kLanes;
-  for (int64_t i = 0; i < kTileM * aPerRow / kn.threads; ++i) {
+  const int64_t aPerRow = kn.t.stepK / kLanes, bPerRow = kn.t.tileN / kLanes;
+  for (int64_t i = 0; i < kn.t.tileM * aPerRow / kn.threads; ++i) {
     Value q = x.add(tid, i * kn.threads);
     Value row = x.add(row0, x.div(q, aPerRow)), col = x.add(k0, x.mul(x.rem(q, aPerRow), kLanes));
     load(kn.a, row, col, x.both(x.lt(row, kn.m), x.lt(col, kn.k)));
   }
-  for (int64_t i = 0; i < kStepK * bPerRow / kn.threads; ++i) {
+  for (int64_t i = 0; i < kn.t.stepK * bPerRow / kn.threads; ++i) {
     Value q = x.add(tid, i * kn.threads);
     Value row = x.add(k0, x.div(q, bPerRow)), col = x.add(col0, x.mul(x.rem(q, bPerRow), kLanes));
     load(kn.b, row, col, x.both(x.lt(row, kn.k), x.lt(col, kn.n)));
@@ -110,34 +113,29 @@ SmallVector<Value> loadStep(OpBuilder &b, Location loc, const Kernel &kn, Value 
   return loaded;
 }
 
-/// Stores loadStep's vectors into stage `stage`, lane by lane: a vector
-/// store to workgroup memory would be a pointer cast, which logical
-/// addressing forbids.
+/// Stores loadStep's vectors into stage `stage`.
 void storeStep(OpBuilder &b, Location loc, const Kernel &kn, Value tid, Value stage,
                ArrayRef<Value> loaded) {
   IndexBuilder x{b, loc};
-  constexpr int64_t aPerRow = kStepK / kLanes, bPerRow = kTileN / kLanes;
-  const int64_t aLoads = kTileM * aPerRow / kn.threads;
+  const int64_t aPerRow = kn.t.stepK / kLanes, bPerRow = kn.t.tileN / kLanes;
+  const int64_t aLoads = kn.t.tileM * aPerRow / kn.threads;
   for (auto [i, v] : llvm::enumerate(loaded)) {
     bool isA = int64_t(i) < aLoads;
     int64_t perRow = isA ? aPerRow : bPerRow;
     Value q = x.add(tid, (isA ? i : i - aLoads) * kn.threads);
-    Value row = x.div(q, perRow), col = x.mul(x.rem(q, perRow), kLanes);
-    for (int64_t l = 0; l < kLanes; ++l) {
-      Value lane = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{l});
-      memref::StoreOp::create(b, loc, lane, isA ? kn.aStages : kn.bStages,
-                              ValueRange{stage, row, x.add(col, l)});
-    }
+    memref::StoreOp::create(b, loc, v, isA ? kn.aStages : kn.bStages,
+                            ValueRange{stage, x.div(q, perRow), x.rem(q, perRow)});
   }
 }
 
-void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
-                                     int64_t subgroupSize) {
-  Kernel kn{op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+void buildCooperativeMatmul(linalg::LinalgOp op, const Tiling &tiling, ArrayRef<int64_t> mmaShape,
+                            int64_t subgroupSize) {
+  Kernel kn{tiling, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+  const Tiling &t = kn.t;
   kn.mmaM = mmaShape[0];
   kn.mmaN = mmaShape[1];
   kn.mmaK = mmaShape[2];
-  kn.threads = kSubgroups * subgroupSize;
+  kn.threads = t.subgroups() * subgroupSize;
   bool batched = isa<linalg::BatchMatmulOp>(op);
   auto cShape = cast<MemRefType>(kn.c.getType()).getShape();
   int64_t batch = batched ? cShape[0] : 1;
@@ -150,7 +148,7 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
-  const int64_t numTilesM = (kn.m + kTileM - 1) / kTileM, numTilesN = (kn.n + kTileN - 1) / kTileN;
+  const int64_t numTilesM = (kn.m + t.tileM - 1) / t.tileM, numTilesN = (kn.n + t.tileN - 1) / t.tileN;
   auto launch = gpu::LaunchOp::create(b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch),
                                       ib.c(kn.threads), ib.c(1), ib.c(1));
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -163,51 +161,67 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
         .getResult();
   };
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
-  kn.aStages = shared({2, kTileM, kAStride}, f16);
-  kn.bStages = shared({2, kStepK, kBStride}, f16);
-  Value scratch = shared({kSubgroups, kn.mmaM, kn.mmaN}, f32);
+  auto lanes = VectorType::get({kLanes}, f16);
+  kn.aStages = shared({2, t.tileM, t.aStride() / kLanes}, lanes);
+  kn.bStages = shared({2, t.stepK, t.bStride() / kLanes}, lanes);
+  Value scratch = shared({t.subgroups(), kn.mmaM, kn.mmaN}, f32);
 
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
   kn.batch = batched ? block.z : Value();
   auto [tileRow, tileCol] = kiln::groupedTileOrder(kb, block, kb.c(numTilesM), kb.c(numTilesN));
-  Value row0 = kb.mul(tileRow, kTileM), col0 = kb.mul(tileCol, kTileN);
+  Value row0 = kb.mul(tileRow, t.tileM), col0 = kb.mul(tileCol, t.tileN);
   Value subgroup = gpu::SubgroupIdOp::create(b, loc, IntegerAttr{});
   Value lane = gpu::LaneIdOp::create(b, loc, IntegerAttr{});
-  Value subgroupRow = kb.mul(kb.div(subgroup, kSubgroupsN), kSubgroupM);
-  Value subgroupCol = kb.mul(kb.rem(subgroup, kSubgroupsN), kSubgroupN);
+  Value subgroupRow = kb.mul(kb.div(subgroup, t.subgroupsN), t.subgroupTileM());
+  Value subgroupCol = kb.mul(kb.rem(subgroup, t.subgroupsN), t.subgroupTileN());
+  Value subgroupVectorCol = kb.div(subgroupCol, kLanes);
 
-  storeStep(b, loc, kn, tid, kb.c(0), loadStep(b, loc, kn, tid, row0, col0, kb.c(0)));
+  // Step 0 staged; the loads of steps 1 to prefetch - 1 in flight.
+  auto loadAt = [&](OpBuilder &lb, Location l, Value step) {
+    IndexBuilder x{lb, l};
+    return loadStep(lb, l, kn, tid, row0, col0, x.mul(step, t.stepK));
+  };
+  storeStep(b, loc, kn, tid, kb.c(0), loadAt(b, loc, kb.c(0)));
   gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> inFlight;
+  for (int64_t d = 1; d < t.prefetch; ++d)
+    llvm::append_range(inFlight, loadAt(b, loc, kb.c(d)));
 
-  const int64_t tilesM = kSubgroupM / kn.mmaM, tilesN = kSubgroupN / kn.mmaN;
+  const int64_t tilesM = t.subgroupTileM() / kn.mmaM, tilesN = t.subgroupTileN() / kn.mmaN;
+  const int64_t accumulators = tilesM * tilesN;
   auto aType = gpu::MMAMatrixType::get({kn.mmaM, kn.mmaK}, f16, "AOp");
   auto bType = gpu::MMAMatrixType::get({kn.mmaK, kn.mmaN}, f16, "BOp");
   auto cType = gpu::MMAMatrixType::get({kn.mmaM, kn.mmaN}, f32, "COp");
   Value zero = gpu::SubgroupMmaConstantMatrixOp::create(
       b, loc, cType, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
-  SmallVector<Value> init(tilesM * tilesN, zero);
-  const int64_t steps = (kn.k + kStepK - 1) / kStepK;
+  SmallVector<Value> init(accumulators, zero);
+  llvm::append_range(init, inFlight);
+  const int64_t steps = (kn.k + t.stepK - 1) / t.stepK;
   auto loop = scf::ForOp::create(
       b, loc, kb.c(0), kb.c(steps), kb.c(1), init,
-      [&](OpBuilder &lb, Location l, Value step, ValueRange acc) {
+      [&](OpBuilder &lb, Location l, Value step, ValueRange carried) {
         IndexBuilder x{lb, l};
-        Value next = x.add(step, 1);
-        SmallVector<Value> loaded = loadStep(lb, l, kn, tid, row0, col0, x.mul(next, kStepK));
+        // The loads of step + prefetch join those in flight (past the last
+        // step they read zeros); the oldest, step + 1's, are staged below.
+        SmallVector<Value> loads(carried.begin() + accumulators, carried.end());
+        llvm::append_range(loads, loadAt(lb, l, x.add(step, t.prefetch)));
+        const size_t perStep = loads.size() / t.prefetch;
         Value stage = x.rem(step, 2);
-        SmallVector<Value> sums(acc.begin(), acc.end());
-        for (int64_t kk = 0; kk < kStepK; kk += kn.mmaK) {
+        SmallVector<Value> sums(carried.begin(), carried.begin() + accumulators);
+        // Stage columns count vectors of kLanes, and so do the strides.
+        for (int64_t kk = 0; kk < t.stepK; kk += kn.mmaK) {
           SmallVector<Value> aTiles, bTiles;
           for (int64_t i = 0; i < tilesM; ++i)
             aTiles.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
                 lb, l, aType, kn.aStages,
-                ValueRange{stage, x.add(subgroupRow, i * kn.mmaM), x.c(kk)},
-                lb.getIndexAttr(kAStride), UnitAttr()));
+                ValueRange{stage, x.add(subgroupRow, i * kn.mmaM), x.c(kk / kLanes)},
+                lb.getIndexAttr(t.aStride() / kLanes), UnitAttr()));
           for (int64_t j = 0; j < tilesN; ++j)
             bTiles.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
                 lb, l, bType, kn.bStages,
-                ValueRange{stage, x.c(kk), x.add(subgroupCol, j * kn.mmaN)},
-                lb.getIndexAttr(kBStride), UnitAttr()));
+                ValueRange{stage, x.c(kk), x.add(subgroupVectorCol, j * kn.mmaN / kLanes)},
+                lb.getIndexAttr(t.bStride() / kLanes), UnitAttr()));
           for (int64_t i = 0; i < tilesM; ++i)
             for (int64_t j = 0; j < tilesN; ++j) {
               Value &sum = sums[i * tilesN + j];
@@ -217,8 +231,10 @@ void buildCooperativeMatmul(linalg::LinalgOp op, ArrayRef<int64_t> mmaShape,
         }
         // The other stage was last read by the previous step's math, which
         // every invocation finished before that step's barrier.
-        storeStep(lb, l, kn, tid, x.rem(next, 2), loaded);
+        storeStep(lb, l, kn, tid, x.rem(x.add(step, 1), 2),
+                  ArrayRef<Value>(loads).take_front(perStep));
         gpu::BarrierOp::create(lb, l);
+        llvm::append_range(sums, ArrayRef<Value>(loads).drop_front(perStep));
         scf::YieldOp::create(lb, l, sums);
       });
 
@@ -263,15 +279,15 @@ struct KilnSpirvTileMatmulPass
   void runOnOperation() override {
     if (mmaShape.empty())
       return;
-    if (mmaShape.size() != 3 || kSubgroupM % mmaShape[0] != 0 ||
-        kSubgroupN % mmaShape[1] != 0 || kStepK % mmaShape[2] != 0 || subgroupSize <= 0 ||
-        (kTileM * kStepK / kLanes) % (kSubgroups * subgroupSize) != 0 ||
-        (kStepK * kTileN / kLanes) % (kSubgroups * subgroupSize) != 0) {
-      getOperation().emitError("kiln-spirv-tile-matmul: a ")
-          << kSubgroupM << " x " << kSubgroupN << " x " << kStepK
-          << " subgroup tile holds no whole number of the cooperative-matrix shape, or the "
-             "subgroup size "
-          << subgroupSize << " does not divide its loads";
+    std::optional<Tiling> byDefault;
+    if (mmaShape.size() == 3)
+      byDefault = Tiling::forDevice(mmaShape[0], mmaShape[1], mmaShape[2], subgroupSize);
+    if (!byDefault) {
+      getOperation().emitError("kiln-spirv-tile-matmul: no tiling holds a whole number of the "
+                               "cooperative-matrix shape ")
+          << kiln::TuneSpace::configText({mmaShape.begin(), mmaShape.end()})
+          << " per subgroup tile and K step, with loads that subgroups of "
+          << int64_t(subgroupSize) << " invocations share evenly";
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> matmuls;
@@ -279,8 +295,19 @@ struct KilnSpirvTileMatmulPass
       if (fitsCooperativeMatmul(op))
         matmuls.push_back(op);
     });
-    for (linalg::LinalgOp op : matmuls)
-      buildCooperativeMatmul(op, mmaShape, subgroupSize);
+    for (linalg::LinalgOp op : matmuls) {
+      Tiling tiling = *byDefault;
+      if (auto tuned = kiln::tunedMatmulConfig(op, Tiling::tuneSpace())) {
+        tiling = Tiling::fromConfig(*tuned);
+        if (!tiling.fits(mmaShape[0], mmaShape[1], mmaShape[2], subgroupSize)) {
+          op->emitWarning() << "tuned tiling " << kiln::TuneSpace::configText(*tuned)
+                            << " does not fit the device's cooperative matrices; using the "
+                               "default";
+          tiling = *byDefault;
+        }
+      }
+      buildCooperativeMatmul(op, tiling, mmaShape, subgroupSize);
+    }
   }
 };
 

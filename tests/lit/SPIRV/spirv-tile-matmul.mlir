@@ -3,35 +3,39 @@
 // RUN: kiln-opt %s --kiln-spirv-tile-matmul | FileCheck %s --check-prefix=NONE
 // RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,48" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// f16 300x72 * 72x264 -> f32: 3x3 workgroups of 8 subgroups of 32, two
-// padded stages of A (128 x 32) and B (32 x 128) in workgroup memory, the
-// first step staged before the loop; K in 3 steps of 32, each: 4 + 4 A
-// and B vec4 loads of the next step, 2 x (4 A + 2 B matrix loads, 8
-// multiply-adds), the loads stored lane by lane, one barrier. Then 8
-// accumulators through the subgroup's scratch to C += tile.
+// f16 300x72 * 72x264 -> f32: 2 x 3 workgroups (128 x 256 tiles) of 16
+// subgroups of 32, two padded stages of A (128 x 16) and B (16 x 256) in
+// workgroup memory, held as vectors of 4 f16; each invocation's loads (1 A
+// and 2 B vec4 per step) go out 4 steps ahead: step 0's are staged before
+// the loop and steps 1-3's carried into it. K in 5 steps of 16, each: the
+// loads of step + 4, 4 A + 2 B matrix loads (strides in vectors) and 8
+// multiply-adds, step + 1's loads stored to the other stage (one vector
+// store each), one barrier. Then 8 accumulators through the subgroup's
+// scratch to C += tile.
 // CHECK-LABEL: func @f16
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
-// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
-// CHECK: %[[AS:.*]] = memref.alloc() : memref<2x128x40xf16, #spirv.storage_class<Workgroup>>
-// CHECK: %[[BS:.*]] = memref.alloc() : memref<2x32x136xf16, #spirv.storage_class<Workgroup>>
-// CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<8x16x16xf32, #spirv.storage_class<Workgroup>>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c512
+// CHECK: %[[AS:.*]] = memref.alloc() : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK: %[[BS:.*]] = memref.alloc() : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<16x16x16xf32, #spirv.storage_class<Workgroup>>
 // CHECK: gpu.subgroup_id
 // CHECK: gpu.lane_id
-// CHECK-COUNT-4: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<300x72xf16>, vector<4xf16>
-// CHECK-COUNT-4: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x264xf16>, vector<4xf16>
+// CHECK: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<300x72xf16>, vector<4xf16>
+// CHECK-COUNT-2: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x264xf16>, vector<4xf16>
 // CHECK: memref.store {{.*}}, %[[AS]]
 // CHECK: gpu.barrier
+// CHECK-COUNT-9: vector.load
+// CHECK-NOT: vector.load
 // CHECK: gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">)
-// CHECK-COUNT-8: vector.load
-// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]{{.*}} {leadDimension = 40 : index} : memref<2x128x40xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
-// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]{{.*}} {leadDimension = 136 : index} : memref<2x32x136xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK: %{{.*}}:17 = scf.for %{{.*}} = %{{.*}} to %c5{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, vector<4xf16>
+// CHECK-COUNT-3: vector.load
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]{{.*}} {leadDimension = 6 : index} : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]{{.*}} {leadDimension = 66 : index} : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
 // CHECK-COUNT-8: gpu.subgroup_mma_compute
-// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]
-// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]
-// CHECK-COUNT-8: gpu.subgroup_mma_compute
-// CHECK: memref.store {{.*}}, %[[BS]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.subgroup_mma_compute
+// CHECK: memref.store {{.*}} : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK-COUNT-2: memref.store {{.*}}, %[[BS]]{{.*}} : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: scf.yield
 // CHECK: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SCRATCH]]{{.*}} {leadDimension = 16 : index}
 // CHECK-NEXT: gpu.barrier
@@ -42,7 +46,7 @@
 // CHECK: memref.store {{.*}}, %arg2
 // CHECK-NOT: linalg.matmul
 // NARROW-LABEL: func @f16
-// NARROW: memref.alloc() : memref<8x16x8xf32, #spirv.storage_class<Workgroup>>
+// NARROW: memref.alloc() : memref<16x16x8xf32, #spirv.storage_class<Workgroup>>
 // NARROW: scf.for
 // NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x8xf16, "BOp">
@@ -50,7 +54,7 @@
 // NONE-LABEL: func @f16
 // NONE-NOT: gpu.launch
 // NONE: linalg.matmul
-// BAD: error: kiln-spirv-tile-matmul: a 64 x 32 x 32 subgroup tile holds no whole number of the cooperative-matrix shape
+// BAD: error: kiln-spirv-tile-matmul: no tiling holds a whole number of the cooperative-matrix shape 16x16x48 per subgroup tile and K step, with loads that subgroups of 32 invocations share evenly
 func.func @f16(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
   linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
   return

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "CachedProgram.h"
 #include "DeviceQueue.h"
+#include "kiln/Lowering/SPIRV/MatmulTunables.h"
 #include "kiln/runtime/vulkan/VulkanExecutor.h"
 
 #include <mutex>
@@ -218,9 +219,10 @@ Expected<OfflineCompile> compileVulkanOffline(Compiler &compiler, std::string_vi
 
 } // namespace
 
-/// The device's f16 x f16 -> f32 cooperative-matrix shape that
-/// kiln-spirv-tile-matmul's subgroup tile (64 x 32, K step 32) holds a whole
-/// number of, 16x16x16 first; zeros when it has none.
+/// The device's f16 x f16 -> f32 cooperative-matrix shape that one of
+/// kiln-spirv-tile-matmul's tilings fits (whole matrices per subgroup tile
+/// and K step, loads shared evenly by the subgroups' invocations),
+/// 16x16x16 first; zeros when it has none.
 static std::array<uint32_t, 3> f16CooperativeMatrixOf(const VulkanDeviceProperties &device) {
   std::array<uint32_t, 3> best = {0, 0, 0};
   // The kernels are SPIR-V 1.6, which needs Vulkan 1.3 (VK_API_VERSION_1_3).
@@ -229,7 +231,7 @@ static std::array<uint32_t, 3> f16CooperativeMatrixOf(const VulkanDeviceProperti
   for (const VulkanCooperativeMatrix &c : device.cooperativeMatrices) {
     using enum VulkanComponentType;
     if (c.a != F16 || c.b != F16 || c.c != F32 || c.result != F32 || c.m == 0 || c.n == 0 ||
-        c.k == 0 || 64 % c.m != 0 || 32 % c.n != 0 || 32 % c.k != 0)
+        c.k == 0 || !VulkanCoopMatmulTunables::forDevice(c.m, c.n, c.k, device.subgroupSize))
       continue;
     if (best[0] == 0 || (c.m == 16 && c.n == 16 && c.k == 16))
       best = {c.m, c.n, c.k};

@@ -10,13 +10,14 @@
 #include "kiln/Lowering/CPU/MatmulTunables.h"
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
 #include "kiln/Lowering/GPU/KernelTunables.h"
+#include "kiln/Lowering/SPIRV/MatmulTunables.h"
 
 namespace kiln {
 
 inline std::vector<TuneSpace> kernelTuneSpaces() {
   return {CudaMmaMatmulTunables::tuneSpace(), CudaWgmmaMatmulTunables::tuneSpace(),
           CudaSimtMatmulTunables::tuneSpace(),
-          CpuMatmulTunables::tuneSpace(),
+          CpuMatmulTunables::tuneSpace(), VulkanCoopMatmulTunables::tuneSpace(),
           GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace()};
 }
 

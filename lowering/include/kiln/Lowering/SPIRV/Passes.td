@@ -26,14 +26,15 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
     Replaces each static f16 x f16 -> f32 linalg.matmul / batch_matmul
     whose K and N are multiples of 4 by a gpu.launch on subgroup MMA ops
     (gpu.subgroup_mma_*, which kiln-spirv-convert-kernels turns into
-    spirv.KHR.CooperativeMatrix*): a workgroup of 8 subgroups owns a 128 x
-    128 tile of C, each subgroup 64 x 32 of it as accumulators of the
-    device's `mma-shape`; K advances 32 at a time through two workgroup
-    memory stages, the next step's 8-byte global loads in flight during the
-    current step's math. Each accumulator goes through a per-subgroup
-    scratch tile to the elementwise epilogue (bias, activation) and C,
-    inside the matrix only. Without `mma-shape`, nothing changes (the
-    matmuls stay loop nests).
+    spirv.KHR.CooperativeMatrix*), tiled as VulkanCoopMatmulTunables says
+    (the device's first fitting candidate, or the tuned one; default: a
+    workgroup of 2 x 8 subgroups owns a 128 x 256 tile of C, each subgroup
+    64 x 32 of it as accumulators of the device's `mma-shape`; K advances
+    16 at a time through two workgroup-memory stages of vectors of 4 f16,
+    each invocation's 8-byte global loads issued 4 steps ahead). Each
+    accumulator goes through a per-subgroup scratch tile to the elementwise
+    epilogue (bias, activation) and C, inside the matrix only. Without
+    `mma-shape`, nothing changes (the matmuls stay loop nests).
   }];
   let options = [
     ListOption<"mmaShape", "mma-shape", "int64_t",

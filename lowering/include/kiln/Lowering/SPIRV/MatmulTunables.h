@@ -1,0 +1,94 @@
+//===- MatmulTunables.h - tunables of Vulkan's matmul kernel ----*- C++ -*-===//
+//
+// The one declaration of kiln-spirv-tile-matmul's tiling (cooperative
+// matrices): the pass and the autotuner read it. Plain C++ (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LOWERING_SPIRV_MATMULTUNABLES_H
+#define KILN_LOWERING_SPIRV_MATMULTUNABLES_H
+
+#include "kiln/runtime/common/Tuning.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace kiln {
+
+/// A workgroup of subgroupsM x subgroupsN subgroups owns tileM x tileN
+/// outputs, each subgroup (tileM / subgroupsM) x (tileN / subgroupsN) of
+/// them as accumulators; K advances stepK at a time through two
+/// workgroup-memory stages, each invocation's global loads issued
+/// `prefetch` steps before their step (held in registers meanwhile).
+struct VulkanCoopMatmulTunables {
+  int64_t tileM = 128, tileN = 256;
+  int64_t subgroupsM = 2, subgroupsN = 8;
+  int64_t stepK = 16;
+  int64_t prefetch = 4;
+
+  /// f16 per global load and per stage element: 8 bytes.
+  static constexpr int64_t kLanes = 4;
+  /// Stage rows are padded by 16 bytes, so the 8 rows a matrix load reads
+  /// start in different banks.
+  static constexpr int64_t kPadding = 8;
+
+  constexpr int64_t subgroups() const { return subgroupsM * subgroupsN; }
+  constexpr int64_t subgroupTileM() const { return tileM / subgroupsM; }
+  constexpr int64_t subgroupTileN() const { return tileN / subgroupsN; }
+  constexpr int64_t aStride() const { return stepK + kPadding; }
+  constexpr int64_t bStride() const { return tileN + kPadding; }
+  /// Workgroup memory: both stages of A and B (f16) and a per-subgroup f32
+  /// scratch of one `mmaM` x `mmaN` accumulator.
+  constexpr int64_t workgroupBytes(int64_t mmaM, int64_t mmaN) const {
+    return 2 * (tileM * aStride() + stepK * bStride()) * 2 + subgroups() * mmaM * mmaN * 4;
+  }
+  /// Whether a device of this cooperative-matrix shape and subgroup size
+  /// can run the tiling: whole matrices per subgroup tile and K step, and
+  /// every invocation staging the same number of loads.
+  constexpr bool fits(int64_t mmaM, int64_t mmaN, int64_t mmaK, int64_t subgroupSize) const {
+    int64_t threads = subgroups() * subgroupSize;
+    return subgroupSize > 0 && prefetch >= 1 && tileM % subgroupsM == 0 && tileN % subgroupsN == 0 &&
+           subgroupTileM() % mmaM == 0 && subgroupTileN() % mmaN == 0 && stepK % mmaK == 0 &&
+           stepK % kLanes == 0 && tileN % kLanes == 0 &&
+           (tileM * stepK / kLanes) % threads == 0 && (stepK * tileN / kLanes) % threads == 0;
+  }
+
+  /// The autotuner's candidates, the default first (the fastest of the
+  /// H200 sweep in docs/vulkan.md), then its runners-up (one for subgroups
+  /// of 64) and smaller tiles for matmuls of few tiles; all within 48 KiB of workgroup memory for a
+  /// 16 x 16 accumulator (NVIDIA's Vulkan limit).
+  static constexpr std::array<VulkanCoopMatmulTunables, 8> candidates() {
+    return {{{},
+             {128, 256, 4, 4, 16, 4},
+             {128, 256, 2, 8, 16, 2},
+             {128, 128, 2, 4, 32, 4},
+             {128, 128, 2, 4, 32, 1},
+             {64, 128, 1, 4, 32, 4},
+             {128, 64, 2, 2, 32, 4},
+             {64, 64, 2, 2, 16, 2}}};
+  }
+  /// The untuned tiling of a device: the first candidate it can run.
+  static constexpr std::optional<VulkanCoopMatmulTunables>
+  forDevice(int64_t mmaM, int64_t mmaN, int64_t mmaK, int64_t subgroupSize) {
+    for (const VulkanCoopMatmulTunables &c : candidates())
+      if (c.fits(mmaM, mmaN, mmaK, subgroupSize))
+        return c;
+    return std::nullopt;
+  }
+  static TuneSpace tuneSpace() {
+    TuneSpace space{"vulkan.matmul.coopmat",
+                    {"tile_m", "tile_n", "subgroups_m", "subgroups_n", "step_k", "prefetch"},
+                    {}};
+    for (const VulkanCoopMatmulTunables &c : candidates())
+      space.candidates.push_back(
+          {c.tileM, c.tileN, c.subgroupsM, c.subgroupsN, c.stepK, c.prefetch});
+    return space;
+  }
+  static VulkanCoopMatmulTunables fromConfig(const std::vector<int64_t> &v) {
+    return {v.at(0), v.at(1), v.at(2), v.at(3), v.at(4), v.at(5)};
+  }
+};
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32" --split-input-file 2>&1 | FileCheck %s
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=64" --split-input-file 2>&1 | FileCheck %s --check-prefix=WIDE
+
+// A tuned tiling (kiln.tuned, keyed by the shape anchored to powers of two)
+// replaces the default (128 x 256 x 16, 2 x 8 subgroups): 128 x 128 outputs
+// per workgroup of 2 x 4 subgroups, each 64 x 32, K in steps of 32 (two
+// matrix steps), loads 4 steps ahead: 3 x 3 workgroups for 300 x 264,
+// stages of 128 x (32 + 8) and 32 x (128 + 8) f16, 4 A and 4 B loads per
+// invocation and step: step 0's staged and steps 1-3's in flight before
+// the loop, which carries those 24 vectors beside the 8 accumulators and
+// loads 8 more per step.
+// CHECK: module attributes {kiln.tune_keys = ["vulkan.matmul.coopmat@ac31e319e2dad582:matmul:f16,f16,f32:256x256x64"]
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK: memref.alloc() : memref<2x128x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK: memref.alloc() : memref<2x32x34xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK-COUNT-32: vector.load
+// CHECK-NOT: vector.load
+// CHECK: %{{.*}}:32 = scf.for %{{.*}} = %{{.*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// CHECK-COUNT-8: vector.load
+// CHECK-NOT: vector.load
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 10 : index}
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 34 : index}
+// CHECK-COUNT-8: gpu.subgroup_mma_compute
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 10 : index}
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 34 : index}
+// CHECK-COUNT-8: gpu.subgroup_mma_compute
+// CHECK-NOT: gpu.subgroup_mma_compute
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+
+module attributes {kiln.tuned = {"vulkan.matmul.coopmat@ac31e319e2dad582:matmul:f16,f16,f32:256x256x64" = "128x128x2x4x32x4"}} {
+func.func @mm(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
+  return
+}
+}
+
+// -----
+
+// Subgroups of 64: the default would stage 512 A loads per step on 1024
+// invocations, so the device's default is the first candidate that fits
+// (128 x 128 x 32 on 2 x 4 subgroups, 512 invocations), and a tuned
+// tiling of 1024 invocations is a warning.
+// WIDE: warning: tuned tiling 128x256x4x4x16x4 does not fit the device's cooperative matrices; using the default
+// WIDE: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c512
+// WIDE: memref.alloc() : memref<2x128x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+module attributes {kiln.tuned = {"vulkan.matmul.coopmat@ac31e319e2dad582:matmul:f16,f16,f32:256x256x64" = "128x256x4x4x16x4"}} {
+func.func @wide(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
+  return
+}
+}
