@@ -19,6 +19,10 @@ struct VulkanApi {
 #define KILN_VULKAN_FUNCTION(name) PFN_##name name = nullptr;
 #include "vulkan/VulkanDeviceFunctions.def"
 #undef KILN_VULKAN_FUNCTION
+  /// Where VulkanDeviceProperties::pipelineStatistics: the driver's
+  /// statistics of a pipeline (VK_KHR_pipeline_executable_properties).
+  PFN_vkGetPipelineExecutablePropertiesKHR vkGetPipelineExecutablePropertiesKHR = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR vkGetPipelineExecutableStatisticsKHR = nullptr;
   VkPhysicalDeviceMemoryProperties memory{};
 };
 

@@ -5,6 +5,7 @@
 #include "vulkan/CooperativeMatrixKHR.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <string_view>
 #include <vector>
@@ -230,7 +231,24 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
     atomicFloat.pNext = features.pNext;
     features.pNext = &atomicFloat;
   }
+  // KILN_VULKAN_PIPELINE_STATS=1: the driver's statistics of each kernel
+  // (registers, spills, ...) are printed as its pipeline is created.
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executableInfo{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const char *statsWanted = std::getenv("KILN_VULKAN_PIPELINE_STATS");
+  bool executableExtension = statsWanted && std::string_view(statsWanted) == "1" &&
+                             has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (executableExtension) {
+    executableInfo.pNext = features.pNext;
+    features.pNext = &executableInfo;
+  }
   l.vkGetPhysicalDeviceFeatures2(physical, &features);
+  if (executableInfo.pipelineExecutableInfo) {
+    enabled.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    p.pipelineStatistics = true;
+  } else if (executableExtension) {
+    features.pNext = executableInfo.pNext; // not enabled: not in vkCreateDevice's chain
+  }
   p.float32AtomicAdd = atomicFloat.shaderBufferFloat32AtomicAdd;
   p.float64AtomicAdd = atomicFloat.shaderBufferFloat64AtomicAdd;
   if (p.float32AtomicAdd || p.float64AtomicAdd)
@@ -281,6 +299,16 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   }
 #include "vulkan/VulkanDeviceFunctions.def"
 #undef KILN_VULKAN_FUNCTION
+  if (p.pipelineStatistics) {
+    api->vkGetPipelineExecutablePropertiesKHR =
+        reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+            l.vkGetDeviceProcAddr(device, "vkGetPipelineExecutablePropertiesKHR"));
+    api->vkGetPipelineExecutableStatisticsKHR =
+        reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+            l.vkGetDeviceProcAddr(device, "vkGetPipelineExecutableStatisticsKHR"));
+    p.pipelineStatistics =
+        api->vkGetPipelineExecutablePropertiesKHR && api->vkGetPipelineExecutableStatisticsKHR;
+  }
   l.vkGetPhysicalDeviceMemoryProperties(physical, &api->memory);
   return std::unique_ptr<VulkanDevice>(
       new VulkanDevice(device, queue, std::move(p), std::move(api)));

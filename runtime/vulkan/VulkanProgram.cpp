@@ -5,6 +5,7 @@
 #include "VulkanCommon.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -43,6 +44,53 @@ VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
 /// Every device limit a plan depends on, checked before anything reaches the
 /// driver (which may crash on a pipeline beyond them: lavapipe does with
 /// more storage buffers than it has).
+/// The driver's statistics of `pipeline` (VK_KHR_pipeline_executable_properties),
+/// one line per executable on stderr: "kiln: vulkan kernel K (executable):
+/// Register Count = 128, ...".
+static void printStatistics(const VulkanApi &api, VkDevice device, VkPipeline pipeline,
+                            const std::string &kernel) {
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = pipeline;
+  uint32_t count = 0;
+  if (api.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, nullptr) != VK_SUCCESS)
+    return;
+  std::vector<VkPipelineExecutablePropertiesKHR> executables(
+      count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (api.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, executables.data()) !=
+      VK_SUCCESS)
+    return;
+  for (uint32_t e = 0; e < count; ++e) {
+    VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    which.pipeline = pipeline;
+    which.executableIndex = e;
+    uint32_t n = 0;
+    if (api.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, nullptr) != VK_SUCCESS)
+      continue;
+    std::vector<VkPipelineExecutableStatisticKHR> stats(
+        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (api.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, stats.data()) != VK_SUCCESS)
+      continue;
+    std::string line = "kiln: vulkan kernel " + kernel + " (" + executables[e].name + "):";
+    for (const VkPipelineExecutableStatisticKHR &st : stats) {
+      line += std::string(&st == stats.data() ? " " : ", ") + st.name + " = ";
+      switch (st.format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        line += st.value.b32 ? "true" : "false";
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        line += std::to_string(st.value.i64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        line += std::to_string(st.value.u64);
+        break;
+      default:
+        line += std::to_string(st.value.f64);
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
 Expected<void> VulkanProgram::checkLimits(const GpuPlan &plan,
                                           const VulkanDeviceProperties &props) {
   auto beyond = [](const std::string &what, uint64_t needed, const char *limit,
@@ -188,11 +236,15 @@ VulkanProgram::load(VulkanDevice &device, GpuPlan plan, std::string_view pipelin
     info.stage.module = vk.modules.at(launch.module);
     info.stage.pName = launch.kernel.c_str();
     info.layout = layout;
+    if (props.pipelineStatistics)
+      info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline pipeline;
     KILN_VK_TRY(api.vkCreateComputePipelines(d, vk.pipelineCache, 1, &info, nullptr,
                                              &pipeline),
                 "vkCreateComputePipelines");
     vk.pipelines.push_back(pipeline);
+    if (props.pipelineStatistics)
+      printStatistics(api, d, pipeline, launch.kernel);
   }
 
   if (!p.launches.empty()) {

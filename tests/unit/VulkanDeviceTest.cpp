@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace kiln;
 
@@ -322,4 +323,40 @@ TEST(VulkanDevice, EnablesTheExtensionsItsFeaturesNeed) {
     EXPECT_TRUE(enabled("VK_KHR_shader_float16_int8"));
   if (p.preserveNan32)
     EXPECT_TRUE(enabled("VK_KHR_shader_float_controls"));
+}
+
+// KILN_VULKAN_PIPELINE_STATS=1 when the device is created: where the driver
+// has VK_KHR_pipeline_executable_properties (NVIDIA's does; Debian 12's
+// lavapipe does not), each kernel's statistics are printed as its pipeline
+// is created; without the variable, the extension stays off.
+TEST(VulkanDevice, PipelineStatisticsWhenAsked) {
+  if (VulkanDevice::deviceCount() == 0)
+    GTEST_SKIP() << "no Vulkan device: " << VulkanDevice::unavailableReason();
+  ::unsetenv("KILN_VULKAN_PIPELINE_STATS");
+  auto plain = VulkanDevice::create(0);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE((*plain)->properties().pipelineStatistics);
+  ::setenv("KILN_VULKAN_PIPELINE_STATS", "1", 1);
+  auto device = VulkanDevice::create(0);
+  ::unsetenv("KILN_VULKAN_PIPELINE_STATS");
+  ASSERT_TRUE(device) << device.error().message;
+  if (!(*device)->properties().pipelineStatistics)
+    GTEST_SKIP() << (*device)->properties().name
+                 << " has no VK_KHR_pipeline_executable_properties";
+  auto compiler = createCompiler();
+  CompileOptions options;
+  options.vulkan = vulkanTargetOf((*device)->properties());
+  auto compiled = compiler->compileForVulkan(R"(
+    func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+      %0 = kiln.add %a, %b : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+      return %0 : tensor<64xf32>
+    })", options);
+  ASSERT_TRUE(compiled) << compiled.error().message;
+  testing::internal::CaptureStderr();
+  auto program = VulkanProgram::load(**device, compiled->plan);
+  std::string log = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(program) << program.error().message;
+  std::printf("%s", log.c_str());
+  const std::string &kernel = compiled->plan.launches.at(0).kernel;
+  EXPECT_NE(log.find("kiln: vulkan kernel " + kernel), std::string::npos) << log;
 }

@@ -60,6 +60,11 @@ struct VulkanDeviceProperties {
   /// Subgroup-scope cooperative-matrix shapes, where the driver has
   /// VK_KHR_cooperative_matrix (then enabled); empty elsewhere.
   std::vector<VulkanCooperativeMatrix> cooperativeMatrices;
+  /// KILN_VULKAN_PIPELINE_STATS=1 at device creation, and the driver has
+  /// VK_KHR_pipeline_executable_properties (then enabled): each kernel's
+  /// statistics (registers, spills, ...) are printed to stderr as its
+  /// pipeline is created.
+  bool pipelineStatistics = false;
   /// The device extensions enabled on the logical device.
   std::vector<std::string> enabledExtensions;
   /// "vulkan-<vendor>-<device>-<driver>", hex ids: what SPIR-V for it
