@@ -205,62 +205,62 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDevice16BitStorageFeatures storage16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  // 16-bit storage is core in 1.1; the others only where their extension is.
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &storage16;
-  if (has(VK_KHR_8BIT_STORAGE_EXTENSION_NAME)) {
-    storage8.pNext = features.pNext;
-    features.pNext = &storage8;
-  }
-  if (has(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
-    f16i8.pNext = features.pNext;
-    features.pNext = &f16i8;
-  }
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR cooperative{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   bool cooperativeExtension = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
                               l.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
-  if (cooperativeExtension) {
-    cooperative.pNext = features.pNext;
-    features.pNext = &cooperative;
-  }
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   bool atomicFloatExtension = has(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
-  if (atomicFloatExtension) {
-    atomicFloat.pNext = features.pNext;
-    features.pNext = &atomicFloat;
-  }
   // KILN_VULKAN_PIPELINE_STATS=1: the driver's statistics of each kernel
-  // (registers, spills, ...) are printed as its pipeline is created.
+  // (registers, shared memory, ...) are printed as its pipeline is created.
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executableInfo{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   const char *statsWanted = std::getenv("KILN_VULKAN_PIPELINE_STATS");
   bool executableExtension = statsWanted && std::string_view(statsWanted) == "1" &&
                              has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  if (executableExtension) {
-    executableInfo.pNext = features.pNext;
-    features.pNext = &executableInfo;
-  }
+
+  // Features are queried through a chain of the structs whose extensions
+  // the driver has (16-bit storage is core in 1.1), then the chain is
+  // built again of those that get enabled: vkCreateDevice enables what it
+  // is handed.
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  auto chain = [&](std::initializer_list<std::pair<bool, VkBaseOutStructure *>> structs) {
+    features.pNext = nullptr;
+    for (auto [in, s] : structs)
+      if (in) {
+        s->pNext = static_cast<VkBaseOutStructure *>(features.pNext);
+        features.pNext = s;
+      }
+  };
+  auto link = [](auto &s) { return reinterpret_cast<VkBaseOutStructure *>(&s); };
+  bool has8 = has(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  bool has16i8 = has(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  chain({{true, link(storage16)},
+         {has8, link(storage8)},
+         {has16i8, link(f16i8)},
+         {cooperativeExtension, link(cooperative)},
+         {atomicFloatExtension, link(atomicFloat)},
+         {executableExtension, link(executableInfo)}});
   l.vkGetPhysicalDeviceFeatures2(physical, &features);
-  if (executableInfo.pipelineExecutableInfo) {
-    enabled.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-    p.pipelineStatistics = true;
-  } else if (executableExtension) {
-    features.pNext = executableInfo.pNext; // not enabled: not in vkCreateDevice's chain
-  }
   p.float32AtomicAdd = atomicFloat.shaderBufferFloat32AtomicAdd;
   p.float64AtomicAdd = atomicFloat.shaderBufferFloat64AtomicAdd;
   if (p.float32AtomicAdd || p.float64AtomicAdd)
     enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
-  else if (atomicFloatExtension)
-    features.pNext = atomicFloat.pNext; // not enabled: not in vkCreateDevice's chain
   if (cooperative.cooperativeMatrix) {
     enabled.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     p.cooperativeMatrices = cooperativeMatricesOf(l, physical);
-  } else if (cooperativeExtension) {
-    features.pNext = cooperative.pNext; // not enabled: not in vkCreateDevice's chain
   }
+  if (executableInfo.pipelineExecutableInfo) {
+    enabled.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    p.pipelineStatistics = true;
+  }
+  chain({{true, link(storage16)},
+         {has8, link(storage8)},
+         {has16i8, link(f16i8)},
+         {cooperative.cooperativeMatrix != VK_FALSE, link(cooperative)},
+         {p.float32AtomicAdd || p.float64AtomicAdd, link(atomicFloat)},
+         {p.pipelineStatistics, link(executableInfo)}});
   p.float16 = f16i8.shaderFloat16;
   p.int8 = f16i8.shaderInt8;
   p.float64 = features.features.shaderFloat64;

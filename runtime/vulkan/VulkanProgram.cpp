@@ -41,9 +41,6 @@ struct VulkanProgram::Resources {
 VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
     : device(device), plan(std::move(plan)), vk(std::make_unique<Resources>()) {}
 
-/// Every device limit a plan depends on, checked before anything reaches the
-/// driver (which may crash on a pipeline beyond them: lavapipe does with
-/// more storage buffers than it has).
 /// The driver's statistics of `pipeline` (VK_KHR_pipeline_executable_properties),
 /// one line per executable on stderr: "kiln: vulkan kernel K (executable):
 /// Register Count = 128, ...".
@@ -59,6 +56,7 @@ static void printStatistics(const VulkanApi &api, VkDevice device, VkPipeline pi
   if (api.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, executables.data()) !=
       VK_SUCCESS)
     return;
+  executables.resize(count);
   for (uint32_t e = 0; e < count; ++e) {
     VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     which.pipeline = pipeline;
@@ -70,6 +68,7 @@ static void printStatistics(const VulkanApi &api, VkDevice device, VkPipeline pi
         n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
     if (api.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, stats.data()) != VK_SUCCESS)
       continue;
+    stats.resize(n);
     std::string line = "kiln: vulkan kernel " + kernel + " (" + executables[e].name + "):";
     for (const VkPipelineExecutableStatisticKHR &st : stats) {
       line += std::string(&st == stats.data() ? " " : ", ") + st.name + " = ";
@@ -91,6 +90,9 @@ static void printStatistics(const VulkanApi &api, VkDevice device, VkPipeline pi
   }
 }
 
+/// Every device limit a plan depends on, checked before anything reaches the
+/// driver (which may crash on a pipeline beyond them: lavapipe does with
+/// more storage buffers than it has).
 Expected<void> VulkanProgram::checkLimits(const GpuPlan &plan,
                                           const VulkanDeviceProperties &props) {
   auto beyond = [](const std::string &what, uint64_t needed, const char *limit,
