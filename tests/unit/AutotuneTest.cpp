@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <unistd.h>
 
@@ -199,8 +200,9 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
 // Every tiling the tuner may pick for Vulkan's cooperative-matrix matmul
 // gives the exact sums of small integers (f16 inputs, f32 accumulation) at
 // the M, N and K edges of its tiles: 200 x 72 by 72 x 264. Runs where a
-// Vulkan device has f16 x f16 -> f32 cooperative matrices (the H200's
-// driver; not lavapipe).
+// Vulkan device has f16 x f16 -> f32 cooperative matrices that every
+// candidate fits (the H200's driver: subgroups of 32, 48 KiB; not
+// lavapipe).
 TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
   if (Backend::deviceCount(DeviceType::Vulkan) == 0)
     GTEST_SKIP() << "no Vulkan device";
@@ -234,6 +236,12 @@ TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
   for (const std::vector<int64_t> &config : space.candidates) {
     CompileOptions options;
     options.tuned[key] = TuneSpace::configText(config);
+    // The tiling was asked for by the kernel's key (a wrong key would leave
+    // every run on the default) and fits the device (else an error).
+    auto compiled = (*backend)->kernels().compile(program, options);
+    ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
+    const std::vector<std::string> &keys = (*compiled)->tuneKeys();
+    ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
     auto out = (*backend)->run(program, {*ta, *tb}, options);
     ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
     auto host = (*backend)->download(out->front());

@@ -285,13 +285,16 @@ TEST(VulkanDevice, CooperativeMatricesBecomeMmaConfigs) {
 }
 
 // The matmul kernel's shape comes from the device's list (no device needed):
-// f16 x f16 -> f32 only, 16x16x16 first, one a tiling of the kernel holds a
-// whole number of (64 x 32 subgroup tiles, K steps of 16 or 32); none leaves matmuls as loop nests, as does a
-// device below Vulkan 1.3 (the kernels are SPIR-V 1.6).
+// f16 x f16 -> f32 only, 16x16x16 first, one that a tiling of the kernel
+// fits with the device's subgroup size and workgroup limits; none leaves
+// matmuls as loop nests, as does a device below Vulkan 1.3 (the kernels are
+// SPIR-V 1.6).
 TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
   using enum VulkanComponentType;
   VulkanDeviceProperties p;
   p.subgroupSize = 32;
+  p.maxWorkgroupInvocations = 1024;
+  p.maxSharedMemoryBytes = 49152;
   p.apiVersion = (1u << 22) | (3u << 12); // Vulkan 1.3: SPIR-V 1.6
   p.cooperativeMatrices = {{16, 8, 16, F16, F16, F32, F32}, {16, 16, 16, F16, F16, F16, F16},
                            {16, 16, 32, I8, I8, I32, I32}, {16, 16, 16, F16, F16, F32, F32},
@@ -299,6 +302,17 @@ TEST(VulkanTarget, TakesTheF16CooperativeMatrixTheMatmulKernelTiles) {
   VulkanTarget t = vulkanTargetOf(p);
   EXPECT_EQ(t.f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 16, 16}));
   EXPECT_EQ(t.subgroupSize, 32u);
+  EXPECT_EQ(t.maxWorkgroupBytes, 49152u);
+  // Subgroups of 64 take a tiling of 512 invocations; of 256, none fits
+  // 1024 invocations; nor does any fit 8 KiB of workgroup memory.
+  p.subgroupSize = 64;
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 16, 16}));
+  p.subgroupSize = 256;
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{0, 0, 0}));
+  p.subgroupSize = 32;
+  p.maxSharedMemoryBytes = 8192;
+  EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{0, 0, 0}));
+  p.maxSharedMemoryBytes = 49152;
   p.cooperativeMatrices.erase(p.cooperativeMatrices.begin() + 3);
   EXPECT_EQ(vulkanTargetOf(p).f16CooperativeMatrix, (std::array<uint32_t, 3>{16, 8, 16}));
   p.apiVersion = (1u << 22) | (2u << 12);
@@ -335,7 +349,11 @@ TEST(VulkanDevice, PipelineStatisticsWhenAsked) {
   ::unsetenv("KILN_VULKAN_PIPELINE_STATS");
   auto plain = VulkanDevice::create(0);
   ASSERT_TRUE(plain) << plain.error().message;
+  const auto &plainExtensions = (*plain)->properties().enabledExtensions;
   EXPECT_FALSE((*plain)->properties().pipelineStatistics);
+  EXPECT_EQ(std::find(plainExtensions.begin(), plainExtensions.end(),
+                      std::string("VK_KHR_pipeline_executable_properties")),
+            plainExtensions.end());
   ::setenv("KILN_VULKAN_PIPELINE_STATS", "1", 1);
   auto device = VulkanDevice::create(0);
   ::unsetenv("KILN_VULKAN_PIPELINE_STATS");
@@ -358,5 +376,7 @@ TEST(VulkanDevice, PipelineStatisticsWhenAsked) {
   ASSERT_TRUE(program) << program.error().message;
   std::printf("%s", log.c_str());
   const std::string &kernel = compiled->plan.launches.at(0).kernel;
-  EXPECT_NE(log.find("kiln: vulkan kernel " + kernel), std::string::npos) << log;
+  size_t line = log.find("kiln: vulkan kernel " + kernel);
+  ASSERT_NE(line, std::string::npos) << log;
+  EXPECT_NE(log.find(" = ", line), std::string::npos) << "no statistic: " << log;
 }

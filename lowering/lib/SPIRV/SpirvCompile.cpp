@@ -88,6 +88,8 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
     o.atomicAddTypes.push_back("f64");
   }
   o.subgroupSize = target.subgroupSize;
+  o.maxWorkgroupBytes = target.maxWorkgroupBytes;
+  o.maxWorkgroupInvocations = target.maxWorkgroupInvocations;
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
   o.exactF32Division = target.int64;
   for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
@@ -113,7 +115,9 @@ std::string describe(const VulkanTarget &target) {
   for (uint32_t count : target.maxWorkgroupCount)
     text += " " + std::to_string(count);
   text += " buffers" + std::to_string(target.maxStorageBuffers);
-  text += " subgroup" + std::to_string(target.subgroupSize) + " coopmat";
+  text += " subgroup" + std::to_string(target.subgroupSize) + " workgroup" +
+          std::to_string(target.maxWorkgroupBytes) + "B" +
+          std::to_string(target.maxWorkgroupInvocations) + " coopmat";
   for (int64_t size : f16CooperativeMatrix(target)) {
     text += ' ';
     text += std::to_string(size);

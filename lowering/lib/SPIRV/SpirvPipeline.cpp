@@ -37,6 +37,8 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
     matmul.mmaShape.assign(options.f16CooperativeMatrix.begin(),
                            options.f16CooperativeMatrix.end());
     matmul.subgroupSize = options.subgroupSize;
+    matmul.maxWorkgroupBytes = options.maxWorkgroupBytes;
+    matmul.maxInvocations = options.maxWorkgroupInvocations;
     pm.addPass(createKilnSpirvTileMatmul(matmul));
   }
   GpuOutliningOptions outlining;

@@ -148,7 +148,8 @@ void buildCooperativeMatmul(linalg::LinalgOp op, const Tiling &tiling, ArrayRef<
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
-  const int64_t numTilesM = (kn.m + t.tileM - 1) / t.tileM, numTilesN = (kn.n + t.tileN - 1) / t.tileN;
+  const int64_t numTilesM = (kn.m + t.tileM - 1) / t.tileM;
+  const int64_t numTilesN = (kn.n + t.tileN - 1) / t.tileN;
   auto launch = gpu::LaunchOp::create(b, loc, ib.c(numTilesN), ib.c(numTilesM), ib.c(batch),
                                       ib.c(kn.threads), ib.c(1), ib.c(1));
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -177,16 +178,17 @@ void buildCooperativeMatmul(linalg::LinalgOp op, const Tiling &tiling, ArrayRef<
   Value subgroupCol = kb.mul(kb.rem(subgroup, t.subgroupsN), t.subgroupTileN());
   Value subgroupVectorCol = kb.div(subgroupCol, kLanes);
 
-  // Step 0 staged; the loads of steps 1 to prefetch - 1 in flight.
+  // Step 0 staged; the loads of steps 1 to prefetch - 1 in flight (issued
+  // before step 0 is stored, so their latency overlaps it).
   auto loadAt = [&](OpBuilder &lb, Location l, Value step) {
     IndexBuilder x{lb, l};
     return loadStep(lb, l, kn, tid, row0, col0, x.mul(step, t.stepK));
   };
-  storeStep(b, loc, kn, tid, kb.c(0), loadAt(b, loc, kb.c(0)));
-  gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> inFlight;
+  SmallVector<Value> first = loadAt(b, loc, kb.c(0)), inFlight;
   for (int64_t d = 1; d < t.prefetch; ++d)
     llvm::append_range(inFlight, loadAt(b, loc, kb.c(d)));
+  storeStep(b, loc, kn, tid, kb.c(0), first);
+  gpu::BarrierOp::create(b, loc);
 
   const int64_t tilesM = t.subgroupTileM() / kn.mmaM, tilesN = t.subgroupTileN() / kn.mmaN;
   const int64_t accumulators = tilesM * tilesN;
@@ -279,15 +281,22 @@ struct KilnSpirvTileMatmulPass
   void runOnOperation() override {
     if (mmaShape.empty())
       return;
-    std::optional<Tiling> byDefault;
-    if (mmaShape.size() == 3)
-      byDefault = Tiling::forDevice(mmaShape[0], mmaShape[1], mmaShape[2], subgroupSize);
+    if (mmaShape.size() != 3) {
+      getOperation().emitError("kiln-spirv-tile-matmul: mma-shape takes M, N and K, not ")
+          << mmaShape.size() << " sizes";
+      return signalPassFailure();
+    }
+    const kiln::VulkanCoopMatmulDevice device{mmaShape[0], mmaShape[1], mmaShape[2],
+                                              subgroupSize, maxInvocations, maxWorkgroupBytes};
+    std::optional<Tiling> byDefault = Tiling::forDevice(device);
     if (!byDefault) {
       getOperation().emitError("kiln-spirv-tile-matmul: no tiling holds a whole number of the "
                                "cooperative-matrix shape ")
           << kiln::TuneSpace::configText({mmaShape.begin(), mmaShape.end()})
           << " per subgroup tile and K step, with loads that subgroups of "
-          << int64_t(subgroupSize) << " invocations share evenly";
+          << device.subgroupSize << " invocations share evenly, within "
+          << device.maxInvocations << " invocations and " << device.maxWorkgroupBytes
+          << " bytes of workgroup memory";
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> matmuls;
@@ -299,11 +308,13 @@ struct KilnSpirvTileMatmulPass
       Tiling tiling = *byDefault;
       if (auto tuned = kiln::tunedMatmulConfig(op, Tiling::tuneSpace())) {
         tiling = Tiling::fromConfig(*tuned);
-        if (!tiling.fits(mmaShape[0], mmaShape[1], mmaShape[2], subgroupSize)) {
-          op->emitWarning() << "tuned tiling " << kiln::TuneSpace::configText(*tuned)
-                            << " does not fit the device's cooperative matrices; using the "
-                               "default";
-          tiling = *byDefault;
+        // An error, not a fallback: the autotuner skips such a candidate,
+        // and the engine compiles again with the defaults, saying so.
+        if (!tiling.fits(device)) {
+          op->emitError("tuned tiling ")
+              << kiln::TuneSpace::configText(*tuned)
+              << " does not fit the device's cooperative matrices, subgroups or workgroup limits";
+          return signalPassFailure();
         }
       }
       buildCooperativeMatmul(op, tiling, mmaShape, subgroupSize);

@@ -1,5 +1,6 @@
-// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32" --split-input-file 2>&1 | FileCheck %s
-// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=64" --split-input-file 2>&1 | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32" --split-input-file | FileCheck %s
+// RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=64" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=WIDE
+// RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=64" --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE-ERROR
 
 // A tuned tiling (kiln.tuned, keyed by the shape anchored to powers of two)
 // replaces the default (128 x 256 x 16, 2 x 8 subgroups): 128 x 128 outputs
@@ -38,16 +39,28 @@ func.func @mm(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264
 
 // -----
 
-// Subgroups of 64: the default would stage 512 A loads per step on 1024
-// invocations, so the device's default is the first candidate that fits
-// (128 x 128 x 32 on 2 x 4 subgroups, 512 invocations), and a tuned
-// tiling of 1024 invocations is a warning.
-// WIDE: warning: tuned tiling 128x256x4x4x16x4 does not fit the device's cooperative matrices; using the default
+// Subgroups of 64: the tiling tuned above fits (512 invocations); this one,
+// of 1024 invocations whose 512 A loads per step would leave some idle, is
+// an error (the engine then compiles again with the defaults, saying so;
+// the autotuner skips the candidate).
+// WIDE-LABEL: func.func @mm
 // WIDE: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c512
-// WIDE: memref.alloc() : memref<2x128x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// WIDE-ERROR: error: tuned tiling 128x256x4x4x16x4 does not fit the device's cooperative matrices, subgroups or workgroup limits
 module attributes {kiln.tuned = {"vulkan.matmul.coopmat@ac31e319e2dad582:matmul:f16,f16,f32:256x256x64" = "128x256x4x4x16x4"}} {
 func.func @wide(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
   linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
   return
 }
+}
+
+// -----
+
+// Untuned, subgroups of 64 take the first candidate that fits: 128 x 128 x
+// 32 on 2 x 4 subgroups (512 invocations).
+// WIDE-LABEL: func.func @untuned
+// WIDE: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c512
+// WIDE: memref.alloc() : memref<2x128x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+func.func @untuned(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
+  return
 }

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32" | FileCheck %s
 // RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,8,16 subgroup-size=32" | FileCheck %s --check-prefix=NARROW
+// RUN: kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,16 subgroup-size=32 max-workgroup-bytes=40000" | FileCheck %s --check-prefix=SMALL
 // RUN: kiln-opt %s --kiln-spirv-tile-matmul | FileCheck %s --check-prefix=NONE
 // RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,48" 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -22,21 +23,30 @@
 // CHECK: gpu.lane_id
 // CHECK: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<300x72xf16>, vector<4xf16>
 // CHECK-COUNT-2: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x264xf16>, vector<4xf16>
-// CHECK: memref.store {{.*}}, %[[AS]]
-// CHECK: gpu.barrier
 // CHECK-COUNT-9: vector.load
 // CHECK-NOT: vector.load
+// CHECK: memref.store {{.*}}, %[[AS]][%c0
+// CHECK-COUNT-2: memref.store {{.*}}, %[[BS]][%c0
+// CHECK-NEXT: gpu.barrier
 // CHECK: gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
-// CHECK: %{{.*}}:17 = scf.for %{{.*}} = %{{.*}} to %c5{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, vector<4xf16>
+// The loop carries 8 accumulators, then steps 1-3's loads (L0-L2: step
+// 1's, staged first).
+// CHECK: %{{.*}}:17 = scf.for %[[STEP:[a-z0-9]+]] = %{{.*}} to %c5{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args({{(%[a-z0-9]+ = %[a-z0-9]+, )+}}%[[L0:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L1:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L2:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L3:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L4:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L5:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L6:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L7:[a-z0-9]+]] = %{{[a-z0-9]+}}, %[[L8:[a-z0-9]+]] = %{{[a-z0-9]+}}) -> (!gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[STEP]], %c4
 // CHECK-COUNT-3: vector.load
-// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]]{{.*}} {leadDimension = 6 : index} : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
-// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]]{{.*}} {leadDimension = 66 : index} : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK: %[[STAGE:.*]] = arith.remui %[[STEP]], %c2
+// CHECK-COUNT-4: gpu.subgroup_mma_load_matrix %[[AS]][%[[STAGE]], {{.*}} {leadDimension = 6 : index} : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK-COUNT-2: gpu.subgroup_mma_load_matrix %[[BS]][%[[STAGE]], {{.*}} {leadDimension = 66 : index} : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
 // CHECK-COUNT-8: gpu.subgroup_mma_compute
 // CHECK-NOT: gpu.subgroup_mma_compute
-// CHECK: memref.store {{.*}} : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>>
-// CHECK-COUNT-2: memref.store {{.*}}, %[[BS]]{{.*}} : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// Step + 1's loads go to the other stage, then steps + 2 to + 4 are carried.
+// CHECK: %[[NEXT:.*]] = arith.addi %[[STEP]], %c1
+// CHECK: %[[OTHER:.*]] = arith.remui %[[NEXT]], %c2
+// CHECK: memref.store %[[L0]], %[[AS]][%[[OTHER]],
+// CHECK: memref.store %[[L1]], %[[BS]][%[[OTHER]],
+// CHECK: memref.store %[[L2]], %[[BS]][%[[OTHER]],
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: scf.yield {{(%[a-z0-9]+, )+}}%[[L3]], %[[L4]], %[[L5]], %[[L6]], %[[L7]], %[[L8]], %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}} :
 // CHECK: gpu.subgroup_mma_store_matrix %{{.*}}, %[[SCRATCH]]{{.*}} {leadDimension = 16 : index}
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
@@ -51,6 +61,11 @@
 // NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // NARROW-COUNT-4: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x8xf16, "BOp">
 // NARROW-COUNT-16: gpu.subgroup_mma_compute
+// 40000 bytes of workgroup memory hold none of the 128-row tilings (44.5
+// and 45 KiB): the first that fits is 64 x 128 x 32 on 1 x 4 subgroups.
+// SMALL-LABEL: func @f16
+// SMALL: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c128
+// SMALL: memref.alloc() : memref<2x64x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
 // NONE-LABEL: func @f16
 // NONE-NOT: gpu.launch
 // NONE: linalg.matmul

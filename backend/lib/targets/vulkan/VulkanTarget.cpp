@@ -231,7 +231,10 @@ static std::array<uint32_t, 3> f16CooperativeMatrixOf(const VulkanDeviceProperti
   for (const VulkanCooperativeMatrix &c : device.cooperativeMatrices) {
     using enum VulkanComponentType;
     if (c.a != F16 || c.b != F16 || c.c != F32 || c.result != F32 || c.m == 0 || c.n == 0 ||
-        c.k == 0 || !VulkanCoopMatmulTunables::forDevice(c.m, c.n, c.k, device.subgroupSize))
+        c.k == 0 ||
+        !VulkanCoopMatmulTunables::forDevice({c.m, c.n, c.k, device.subgroupSize,
+                                              device.maxWorkgroupInvocations,
+                                              device.maxSharedMemoryBytes}))
       continue;
     if (best[0] == 0 || (c.m == 16 && c.n == 16 && c.k == 16))
       best = {c.m, c.n, c.k};
@@ -258,6 +261,8 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   t.subgroupSize = device.subgroupSize;
   t.float32AtomicAdd = device.float32AtomicAdd;
   t.float64AtomicAdd = device.float64AtomicAdd;
+  t.maxWorkgroupBytes = device.maxSharedMemoryBytes;
+  t.maxWorkgroupInvocations = device.maxWorkgroupInvocations;
   t.f16CooperativeMatrix = f16CooperativeMatrixOf(device);
   return t;
 }

@@ -117,6 +117,11 @@ struct VulkanTarget {
   uint32_t maxStorageBuffers = 32;
   /// Invocations per subgroup (32 on NVIDIA, 8 on lavapipe).
   uint32_t subgroupSize = 32;
+  /// Workgroup memory and invocations one workgroup may have
+  /// (maxComputeSharedMemorySize, maxComputeWorkGroupInvocations): what the
+  /// cooperative-matrix matmul's tiling must fit. NVIDIA's 48 KiB by
+  /// default, the devices with cooperative matrices having at least that.
+  uint32_t maxWorkgroupBytes = 49152, maxWorkgroupInvocations = 1024;
   /// Atomic f32/f64 adds on storage buffers (VK_EXT_shader_atomic_float):
   /// scatter_add's atomics; none by default, as not every device has them.
   bool float32AtomicAdd = false, float64AtomicAdd = false;

@@ -12,8 +12,16 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace kiln {
+
+/// What a tiling must fit: the device's f16 x f16 -> f32 cooperative-matrix
+/// shape, its subgroup size and its workgroup limits.
+struct VulkanCoopMatmulDevice {
+  int64_t mmaM, mmaN, mmaK, subgroupSize;
+  int64_t maxInvocations = 1024, maxWorkgroupBytes = 49152;
+};
 
 /// A workgroup of subgroupsM x subgroupsN subgroups owns tileM x tileN
 /// outputs, each subgroup (tileM / subgroupsM) x (tileN / subgroupsN) of
@@ -42,21 +50,24 @@ struct VulkanCoopMatmulTunables {
   constexpr int64_t workgroupBytes(int64_t mmaM, int64_t mmaN) const {
     return 2 * (tileM * aStride() + stepK * bStride()) * 2 + subgroups() * mmaM * mmaN * 4;
   }
-  /// Whether a device of this cooperative-matrix shape and subgroup size
-  /// can run the tiling: whole matrices per subgroup tile and K step, and
-  /// every invocation staging the same number of loads.
-  constexpr bool fits(int64_t mmaM, int64_t mmaN, int64_t mmaK, int64_t subgroupSize) const {
-    int64_t threads = subgroups() * subgroupSize;
-    return subgroupSize > 0 && prefetch >= 1 && tileM % subgroupsM == 0 && tileN % subgroupsN == 0 &&
-           subgroupTileM() % mmaM == 0 && subgroupTileN() % mmaN == 0 && stepK % mmaK == 0 &&
-           stepK % kLanes == 0 && tileN % kLanes == 0 &&
-           (tileM * stepK / kLanes) % threads == 0 && (stepK * tileN / kLanes) % threads == 0;
+  /// Whether device `d` can run the tiling: whole matrices per subgroup
+  /// tile and K step, stage columns (vectors of kLanes) holding whole
+  /// matrix columns, every invocation staging the same number of loads,
+  /// within the workgroup limits.
+  constexpr bool fits(const VulkanCoopMatmulDevice &d) const {
+    if (d.mmaM <= 0 || d.mmaN <= 0 || d.mmaK <= 0 || d.subgroupSize <= 0 || prefetch < 1 ||
+        tileM % subgroupsM != 0 || tileN % subgroupsN != 0)
+      return false;
+    int64_t threads = subgroups() * d.subgroupSize;
+    return subgroupTileM() % d.mmaM == 0 && subgroupTileN() % d.mmaN == 0 &&
+           stepK % d.mmaK == 0 && d.mmaK % kLanes == 0 && d.mmaN % kLanes == 0 &&
+           (tileM * stepK / kLanes) % threads == 0 && (stepK * tileN / kLanes) % threads == 0 &&
+           threads <= d.maxInvocations && workgroupBytes(d.mmaM, d.mmaN) <= d.maxWorkgroupBytes;
   }
 
   /// The autotuner's candidates, the default first (the fastest of the
   /// H200 sweep in docs/vulkan.md), then its runners-up (one for subgroups
-  /// of 64) and smaller tiles for matmuls of few tiles; all within 48 KiB of workgroup memory for a
-  /// 16 x 16 accumulator (NVIDIA's Vulkan limit).
+  /// of 64) and smaller tiles for matmuls of few tiles.
   static constexpr std::array<VulkanCoopMatmulTunables, 8> candidates() {
     return {{{},
              {128, 256, 4, 4, 16, 4},
@@ -69,9 +80,9 @@ struct VulkanCoopMatmulTunables {
   }
   /// The untuned tiling of a device: the first candidate it can run.
   static constexpr std::optional<VulkanCoopMatmulTunables>
-  forDevice(int64_t mmaM, int64_t mmaN, int64_t mmaK, int64_t subgroupSize) {
+  forDevice(const VulkanCoopMatmulDevice &d) {
     for (const VulkanCoopMatmulTunables &c : candidates())
-      if (c.fits(mmaM, mmaN, mmaK, subgroupSize))
+      if (c.fits(d))
         return c;
     return std::nullopt;
   }

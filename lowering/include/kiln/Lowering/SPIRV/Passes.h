@@ -29,6 +29,8 @@ struct SpirvPipelineOptions {
   /// on (kiln-spirv-tile-matmul); empty: none.
   std::vector<int64_t> f16CooperativeMatrix;
   int64_t subgroupSize = 32;
+  /// The device's workgroup limits the matmul's tiling must fit.
+  int64_t maxWorkgroupBytes = 49152, maxWorkgroupInvocations = 1024;
   /// Element types scatter_add adds atomically (kiln-gpu-scatter-adds):
   /// i32 everywhere (OpAtomicIAdd is core), f32/f64 where the device has
   /// VK_EXT_shader_atomic_float.

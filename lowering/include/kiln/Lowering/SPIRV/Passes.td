@@ -41,6 +41,10 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
                "M, N, K of the device's f16 x f16 -> f32 cooperative matrix">,
     Option<"subgroupSize", "subgroup-size", "int64_t", "32",
            "invocations per subgroup on the device">,
+    Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t", "49152",
+           "workgroup memory a workgroup may have (maxComputeSharedMemorySize)">,
+    Option<"maxInvocations", "max-invocations", "int64_t", "1024",
+           "invocations a workgroup may have (maxComputeWorkGroupInvocations)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
