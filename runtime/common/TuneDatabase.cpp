@@ -64,8 +64,9 @@ json configJson(const std::vector<std::string> &params, const std::vector<int64_
   return j;
 }
 
-/// The values of a config object; its names must be `params` (set from the
-/// first config read when empty).
+/// The values of a config object in the order of `params` (set from the
+/// first config read when empty); JSON objects are unordered, so its names
+/// may come in any order, but must be the same names.
 std::vector<int64_t> configOf(const json &j, std::vector<std::string> &params, const char *what) {
   if (!j.is_object() || j.empty())
     throw std::runtime_error(std::string(what) + " is not an object of integers");
@@ -77,11 +78,18 @@ std::vector<int64_t> configOf(const json &j, std::vector<std::string> &params, c
     names.push_back(name);
     values.push_back(v.template get<int64_t>());
   }
-  if (params.empty())
+  if (params.empty()) {
     params = names;
-  else if (names != params)
-    throw std::runtime_error(std::string(what) + " names other parameters than \"best\"");
-  return values;
+    return values;
+  }
+  std::vector<int64_t> ordered;
+  for (const std::string &p : params) {
+    auto at = std::find(names.begin(), names.end(), p);
+    if (at == names.end() || names.size() != params.size())
+      throw std::runtime_error(std::string(what) + " names other parameters than \"best\"");
+    ordered.push_back(values[at - names.begin()]);
+  }
+  return ordered;
 }
 
 /// A JSON shape error in a tune file, at the line where entry `index`
@@ -258,14 +266,28 @@ const TuneEntry *TuneDatabase::find(const TuneKey &key) const {
   return nullptr;
 }
 
+std::optional<std::vector<int64_t>> TuneEntry::bestIn(const TuneSpace &space) const {
+  if (params.size() != space.params.size() || best.size() != params.size())
+    return std::nullopt;
+  std::vector<int64_t> ordered;
+  for (const std::string &p : space.params) {
+    auto at = std::find(params.begin(), params.end(), p);
+    if (at == params.end())
+      return std::nullopt;
+    ordered.push_back(best[at - params.begin()]);
+  }
+  return ordered;
+}
+
 TuneTable TuneDatabase::table(const std::vector<TuneSpace> &spaces) const {
   TuneTable out;
   for (const TuneEntry &e : entries_)
-    for (const TuneSpace &s : spaces)
-      if (s.name == e.key.templateName && s.hash() == e.key.candidatesHash &&
-          s.params == e.params &&
-          s.parseConfig(TuneSpace::configText(e.best)))
-        out[e.key.text()] = TuneSpace::configText(e.best);
+    for (const TuneSpace &s : spaces) {
+      if (s.name != e.key.templateName || s.hash() != e.key.candidatesHash)
+        continue;
+      if (auto best = e.bestIn(s); best && s.parseConfig(TuneSpace::configText(*best)))
+        out[e.key.text()] = TuneSpace::configText(*best);
+    }
   return out;
 }
 

@@ -84,6 +84,35 @@ TEST(Autotune, DatabaseRoundTripsThroughJson) {
   EXPECT_EQ(table.at(back->entries()[0].key.text()), TuneSpace::configText(space.candidates[1]));
 }
 
+// JSON objects are unordered: a hand-written entry may name its parameters
+// in any order (its timings too), and is used as the template's (it was
+// silently ignored); other names are an error naming the file and line.
+TEST(Autotune, ParametersInAnyOrderAreTheTemplates) {
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  std::string entry =
+      "{\"template\":\"cpu.matmul\",\"candidates\":\"" + space.hash() +
+      "\",\"key\":{\"op\":\"matmul\",\"dtypes\":[\"f32\",\"f32\",\"f32\"],"
+      "\"shape\":[64,64,64]},\"best\":{\"block_cols\":384,\"block_rows\":64,"
+      "\"k_block\":256,\"vectors_per_row\":3,\"rows\":4},\"timings_ms\":[{\"config\":"
+      "{\"rows\":4,\"vectors_per_row\":3,\"k_block\":256,\"block_rows\":64,"
+      "\"block_cols\":384},\"median\":1.0,\"spread\":0.1}]}";
+  auto db = TuneDatabase::parse(
+      "{\"format\": 1, \"device\": \"cpu-test\",\n \"entries\": [\n  " + entry + "\n]}\n",
+      "hand.json");
+  ASSERT_TRUE(db) << db.error().message;
+  TuneTable table = db->table({space});
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.begin()->second, "4x3x256x64x384");
+  std::string renamed = entry;
+  renamed.replace(renamed.find("\"rows\":4},"), 9, "\"cols\":4},");
+  auto broken = TuneDatabase::parse(
+      "{\"format\": 1, \"device\": \"cpu-test\",\n \"entries\": [\n  " + renamed + "\n]}\n",
+      "hand.json");
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("hand.json:3:"), std::string::npos)
+      << broken.error().message;
+}
+
 TEST(Autotune, ChangedCandidateListInvalidatesEntries) {
   TuneSpace space = CpuMatmulTunables::tuneSpace();
   TuneDatabase db("cpu-test");

@@ -73,10 +73,10 @@ std::vector<std::string> staleEntries(const TuneDatabase &db) {
     else if (space->hash() != e.key.candidatesHash)
       why = "candidates hash " + e.key.candidatesHash + " is not this build's " + space->hash() +
             " (the candidate list changed: tune again)";
-    else if (e.params != space->params)
+    else if (!e.bestIn(*space))
       why = "its parameters are not the template's";
-    else if (!space->parseConfig(TuneSpace::configText(e.best)))
-      why = "best " + TuneSpace::configText(e.best) + " is not one of the candidates";
+    else if (!space->parseConfig(TuneSpace::configText(*e.bestIn(*space))))
+      why = "best " + TuneSpace::configText(*e.bestIn(*space)) + " is not one of the candidates";
     if (!why.empty())
       problems.push_back(e.key.text() + ": " + why);
   }

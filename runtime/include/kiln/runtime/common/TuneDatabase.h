@@ -26,6 +26,9 @@ struct TuneEntry {
   std::vector<std::string> params; // the template's, naming `best`'s values
   std::vector<int64_t> best;
   std::vector<TuneTiming> timings;
+  /// `best` in the order of `space`'s parameters (a hand-written file may
+  /// name them in another); nullopt where the entry names other ones.
+  std::optional<std::vector<int64_t>> bestIn(const TuneSpace &space) const;
 };
 
 enum class AutotuneMode { Off, Cached, On };
