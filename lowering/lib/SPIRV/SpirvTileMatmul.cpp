@@ -305,7 +305,9 @@ struct KilnSpirvTileMatmulPass
         matmuls.push_back(op);
     });
     for (linalg::LinalgOp op : matmuls) {
-      Tiling tiling = *byDefault;
+      auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
+      Tiling tiling = *Tiling::forOutput(device, c.size() == 3 ? c[0] : 1, c[c.size() - 2],
+                                         c.back());
       if (auto tuned = kiln::tunedMatmulConfig(op, Tiling::tuneSpace())) {
         tiling = Tiling::fromConfig(*tuned);
         // An error, not a fallback: the autotuner skips such a candidate,

@@ -4,7 +4,7 @@
 // RUN: kiln-opt %s --kiln-spirv-tile-matmul | FileCheck %s --check-prefix=NONE
 // RUN: not kiln-opt %s --kiln-spirv-tile-matmul="mma-shape=16,16,48" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// f16 300x72 * 72x264 -> f32: 2 x 3 workgroups (128 x 256 tiles) of 16
+// f16 2000x72 * 72x4104 -> f32: 17 x 16 workgroups (128 x 256 tiles) of 16
 // subgroups of 32, two padded stages of A (128 x 16) and B (16 x 256) in
 // workgroup memory, held as vectors of 4 f16; each invocation's loads (1 A
 // and 2 B vec4 per step) go out 4 steps ahead: step 0's are staged before
@@ -14,15 +14,15 @@
 // store each), one barrier. Then 8 accumulators through the subgroup's
 // scratch to C += tile.
 // CHECK-LABEL: func @f16
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c2{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c17{{[_0-9]*}}, %{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c512
 // CHECK: %[[AS:.*]] = memref.alloc() : memref<2x128x6xvector<4xf16>, #spirv.storage_class<Workgroup>>
 // CHECK: %[[BS:.*]] = memref.alloc() : memref<2x16x66xvector<4xf16>, #spirv.storage_class<Workgroup>>
 // CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<16x16x16xf32, #spirv.storage_class<Workgroup>>
 // CHECK: gpu.subgroup_id
 // CHECK: gpu.lane_id
-// CHECK: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<300x72xf16>, vector<4xf16>
-// CHECK-COUNT-2: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x264xf16>, vector<4xf16>
+// CHECK: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<2000x72xf16>, vector<4xf16>
+// CHECK-COUNT-2: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<72x4104xf16>, vector<4xf16>
 // CHECK-COUNT-9: vector.load
 // CHECK-NOT: vector.load
 // CHECK: memref.store {{.*}}, %[[AS]][%c0
@@ -70,7 +70,20 @@
 // NONE-NOT: gpu.launch
 // NONE: linalg.matmul
 // BAD: error: kiln-spirv-tile-matmul: no tiling holds a whole number of the cooperative-matrix shape 16x16x48 per subgroup tile and K step, with loads that subgroups of 32 invocations share evenly
-func.func @f16(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
+func.func @f16(%a: memref<2000x72xf16>, %b: memref<72x4104xf16>, %c: memref<2000x4104xf32>) {
+  linalg.matmul ins(%a, %b : memref<2000x72xf16>, memref<72x4104xf16>) outs(%c : memref<2000x4104xf32>)
+  return
+}
+
+// Fewer than 128 workgroups of 128 x 256 (3 x 2 here) leave a large GPU
+// idle: such outputs take 128 x 128 tiles on 2 x 4 subgroups, K steps of
+// 32 (3 x 3 workgroups of 256 invocations).
+// CHECK-LABEL: func @narrow
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK: memref.alloc() : memref<2x128x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// CHECK: memref.alloc() : memref<2x32x34xvector<4xf16>, #spirv.storage_class<Workgroup>>
+func.func @narrow(%a: memref<300x72xf16>, %b: memref<72x264xf16>, %c: memref<300x264xf32>) {
   linalg.matmul ins(%a, %b : memref<300x72xf16>, memref<72x264xf16>) outs(%c : memref<300x264xf32>)
   return
 }

@@ -72,19 +72,38 @@ struct VulkanCoopMatmulTunables {
     return {{{},
              {128, 256, 4, 4, 16, 4},
              {128, 256, 2, 8, 16, 2},
-             {128, 128, 2, 4, 32, 4},
+             narrow(),
              {128, 128, 2, 4, 32, 1},
              {64, 128, 1, 4, 32, 4},
              {128, 64, 2, 2, 32, 4},
              {64, 64, 2, 2, 16, 2}}};
   }
-  /// The untuned tiling of a device: the first candidate it can run.
+  /// The device's default: the first candidate it can run.
   static constexpr std::optional<VulkanCoopMatmulTunables>
   forDevice(const VulkanCoopMatmulDevice &d) {
     for (const VulkanCoopMatmulTunables &c : candidates())
       if (c.fits(d))
         return c;
     return std::nullopt;
+  }
+  /// Workgroups below which the default's tiles leave a large GPU idle
+  /// (the H200 has 132 SMs, one default workgroup each).
+  static constexpr int64_t kFillWorkgroups = 128;
+  /// The tiling for fewer tiles than kFillWorkgroups: 128 x 128.
+  static constexpr VulkanCoopMatmulTunables narrow() { return {128, 128, 2, 4, 32, 4}; }
+  /// The untuned tiling of a `batch` x `m` x `n` output: the device's
+  /// default, or narrow() where the default would launch fewer than
+  /// kFillWorkgroups workgroups and the device can run it (on the H200,
+  /// docs/vulkan.md: 1.3-1.7x faster for 512x4096x4096, 1024^3, 4096x128,
+  /// 16x4096 and 8 x 512^3; 5% slower for 128x4096x11008).
+  static constexpr std::optional<VulkanCoopMatmulTunables>
+  forOutput(const VulkanCoopMatmulDevice &d, int64_t batch, int64_t m, int64_t n) {
+    std::optional<VulkanCoopMatmulTunables> wide = forDevice(d);
+    if (!wide)
+      return wide;
+    int64_t workgroups =
+        batch * ((m + wide->tileM - 1) / wide->tileM) * ((n + wide->tileN - 1) / wide->tileN);
+    return workgroups < kFillWorkgroups && narrow().fits(d) ? narrow() : *wide;
   }
   static TuneSpace tuneSpace() {
     TuneSpace space{"vulkan.matmul.coopmat",
