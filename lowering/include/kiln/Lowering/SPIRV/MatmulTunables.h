@@ -94,7 +94,7 @@ struct VulkanCoopMatmulTunables {
   /// The untuned tiling of a `batch` x `m` x `n` output: the device's
   /// default, or narrow() where the default would launch fewer than
   /// kFillWorkgroups workgroups and the device can run it (on the H200,
-  /// docs/vulkan.md: 1.3-1.7x faster for 512x4096x4096, 1024^3, 4096x128,
+  /// docs/vulkan.md: 1.2-1.7x faster for 512x4096x4096, 1024^3, 4096x128,
   /// 16x4096 and 8 x 512^3; 5% slower for 128x4096x11008).
   static constexpr std::optional<VulkanCoopMatmulTunables>
   forOutput(const VulkanCoopMatmulDevice &d, int64_t batch, int64_t m, int64_t n) {
