@@ -266,17 +266,26 @@ const TuneEntry *TuneDatabase::find(const TuneKey &key) const {
   return nullptr;
 }
 
-std::optional<std::vector<int64_t>> TuneEntry::bestIn(const TuneSpace &space) const {
-  if (params.size() != space.params.size() || best.size() != params.size())
+std::optional<TuneEntry> TuneEntry::inOrderOf(const std::vector<std::string> &names) const {
+  if (names.size() != params.size())
     return std::nullopt;
-  std::vector<int64_t> ordered;
-  for (const std::string &p : space.params) {
-    auto at = std::find(params.begin(), params.end(), p);
+  std::vector<size_t> from;
+  for (const std::string &name : names) {
+    auto at = std::find(params.begin(), params.end(), name);
     if (at == params.end())
       return std::nullopt;
-    ordered.push_back(best[at - params.begin()]);
+    from.push_back(at - params.begin());
   }
-  return ordered;
+  auto reorder = [&](const std::vector<int64_t> &values) {
+    std::vector<int64_t> out;
+    for (size_t i : from)
+      out.push_back(values.at(i));
+    return out;
+  };
+  TuneEntry e{key, names, reorder(best), {}};
+  for (const TuneTiming &t : timings)
+    e.timings.push_back({reorder(t.config), t.median, t.spread});
+  return e;
 }
 
 TuneTable TuneDatabase::table(const std::vector<TuneSpace> &spaces) const {
@@ -285,8 +294,8 @@ TuneTable TuneDatabase::table(const std::vector<TuneSpace> &spaces) const {
     for (const TuneSpace &s : spaces) {
       if (s.name != e.key.templateName || s.hash() != e.key.candidatesHash)
         continue;
-      if (auto best = e.bestIn(s); best && s.parseConfig(TuneSpace::configText(*best)))
-        out[e.key.text()] = TuneSpace::configText(*best);
+      if (auto own = e.inOrderOf(s.params); own && s.parseConfig(TuneSpace::configText(own->best)))
+        out[e.key.text()] = TuneSpace::configText(own->best);
     }
   return out;
 }

@@ -104,12 +104,14 @@ TEST(Autotune, ParametersInAnyOrderAreTheTemplates) {
   ASSERT_EQ(table.size(), 1u);
   EXPECT_EQ(table.begin()->second, "4x3x256x64x384");
   std::string renamed = entry;
-  renamed.replace(renamed.find("\"rows\":4},"), 9, "\"cols\":4},");
+  renamed.replace(renamed.find("\"rows\":4},"), 10, "\"cols\":4},");
   auto broken = TuneDatabase::parse(
       "{\"format\": 1, \"device\": \"cpu-test\",\n \"entries\": [\n  " + renamed + "\n]}\n",
       "hand.json");
   ASSERT_FALSE(broken);
   EXPECT_NE(broken.error().message.find("hand.json:3:"), std::string::npos)
+      << broken.error().message;
+  EXPECT_NE(broken.error().message.find("names other parameters"), std::string::npos)
       << broken.error().message;
 }
 
@@ -229,9 +231,9 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
 // Every tiling the tuner may pick for Vulkan's cooperative-matrix matmul
 // gives the exact sums of small integers (f16 inputs, f32 accumulation) at
 // the M, N and K edges of its tiles: 200 x 72 by 72 x 264. Runs where a
-// Vulkan device has f16 x f16 -> f32 cooperative matrices that every
-// candidate fits (the H200's driver: subgroups of 32, 48 KiB; not
-// lavapipe).
+// Vulkan device has f16 x f16 -> f32 cooperative matrices (the H200's
+// driver: every candidate fits; not lavapipe); candidates a device cannot
+// run are compile errors and skipped.
 TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
   if (Backend::deviceCount(DeviceType::Vulkan) == 0)
     GTEST_SKIP() << "no Vulkan device";
@@ -268,6 +270,8 @@ TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
     // The tiling was asked for by the kernel's key (a wrong key would leave
     // every run on the default) and fits the device (else an error).
     auto compiled = (*backend)->kernels().compile(program, options);
+    if (!compiled && compiled.error().message.find("does not fit") != std::string::npos)
+      continue; // a tiling this device cannot run (subgroups of 64, ...)
     ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
     const std::vector<std::string> &keys = (*compiled)->tuneKeys();
     ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;

@@ -39,11 +39,30 @@ int fail(const Error &e) {
   return e.kind == ErrorKind::InvalidArgument ? 2 : 1;
 }
 
+/// The template `e` was tuned for, in this build; null where it has none.
+const TuneSpace *templateOf(const TuneEntry &e) {
+  static const std::vector<TuneSpace> spaces = kernelTuneSpaces();
+  for (const TuneSpace &s : spaces)
+    if (s.name == e.key.templateName)
+      return &s;
+  return nullptr;
+}
+
+/// `file`'s entries with their values in their template's parameter order
+/// (a hand-written file may name them in another), so that show, diff and
+/// merge read configs by name.
 TuneDatabase readOrThrow(const std::string &file) {
   auto db = TuneDatabase::read(file);
   if (!db)
     throw db.error();
-  return std::move(*db);
+  TuneDatabase ordered(db->device());
+  ordered.builtBy = db->builtBy;
+  for (const TuneEntry &e : db->entries()) {
+    const TuneSpace *space = templateOf(e);
+    std::optional<TuneEntry> own = space ? e.inOrderOf(space->params) : std::nullopt;
+    ordered.insert(own ? std::move(*own) : e);
+  }
+  return ordered;
 }
 
 void show(const TuneDatabase &db) {
@@ -61,22 +80,18 @@ void show(const TuneDatabase &db) {
 /// Entries of `db` this build would not use, with why.
 std::vector<std::string> staleEntries(const TuneDatabase &db) {
   std::vector<std::string> problems;
-  std::vector<TuneSpace> spaces = kernelTuneSpaces();
   for (const TuneEntry &e : db.entries()) {
-    const TuneSpace *space = nullptr;
-    for (const TuneSpace &s : spaces)
-      if (s.name == e.key.templateName)
-        space = &s;
+    const TuneSpace *space = templateOf(e);
     std::string why;
     if (!space)
       why = "no template " + e.key.templateName + " in this build";
     else if (space->hash() != e.key.candidatesHash)
       why = "candidates hash " + e.key.candidatesHash + " is not this build's " + space->hash() +
             " (the candidate list changed: tune again)";
-    else if (!e.bestIn(*space))
+    else if (e.params != space->params) // readOrThrow ordered those it could
       why = "its parameters are not the template's";
-    else if (!space->parseConfig(TuneSpace::configText(*e.bestIn(*space))))
-      why = "best " + TuneSpace::configText(*e.bestIn(*space)) + " is not one of the candidates";
+    else if (!space->parseConfig(TuneSpace::configText(e.best)))
+      why = "best " + TuneSpace::configText(e.best) + " is not one of the candidates";
     if (!why.empty())
       problems.push_back(e.key.text() + ": " + why);
   }

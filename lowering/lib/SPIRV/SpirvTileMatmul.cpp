@@ -6,7 +6,7 @@
 // tiling is VulkanCoopMatmulTunables's, tuned per shape and device
 // (default: a workgroup of 2 x 8 subgroups owns a 128 x 256 tile of C; each
 // subgroup 64 x 32 of it as accumulators of the device's M x N shape; K
-// advances 16 at a time). K steps through two workgroup-memory stages:
+// advances 16 at a time; outputs of few such tiles take 128 x 128 ones). K steps through two workgroup-memory stages:
 // while the subgroups multiply one stage, each invocation's 8-byte global
 // loads of the next `prefetch` steps are in flight (held in registers:
 // Vulkan has no asynchronous copy to workgroup memory, and one step of

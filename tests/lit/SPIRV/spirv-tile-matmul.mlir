@@ -66,6 +66,9 @@
 // SMALL-LABEL: func @f16
 // SMALL: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c128
 // SMALL: memref.alloc() : memref<2x64x10xvector<4xf16>, #spirv.storage_class<Workgroup>>
+// Nor do the 128 x 128 tiles of small outputs fit it: they keep 64 x 128.
+// SMALL-LABEL: func @narrow
+// SMALL: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c128
 // NONE-LABEL: func @f16
 // NONE-NOT: gpu.launch
 // NONE: linalg.matmul

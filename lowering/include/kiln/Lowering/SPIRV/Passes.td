@@ -27,7 +27,8 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
     whose K and N are multiples of 4 by a gpu.launch on subgroup MMA ops
     (gpu.subgroup_mma_*, which kiln-spirv-convert-kernels turns into
     spirv.KHR.CooperativeMatrix*), tiled as VulkanCoopMatmulTunables says
-    (the device's first fitting candidate, or the tuned one; default: a
+    (untuned: the device's first fitting candidate, 128 x 128 tiles for
+    outputs of fewer than 128 such workgroups; or the tuned one; default: a
     workgroup of 2 x 8 subgroups owns a 128 x 256 tile of C, each subgroup
     64 x 32 of it as accumulators of the device's `mma-shape`; K advances
     16 at a time through two workgroup-memory stages of vectors of 4 f16,

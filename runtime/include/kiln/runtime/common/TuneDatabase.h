@@ -26,9 +26,10 @@ struct TuneEntry {
   std::vector<std::string> params; // the template's, naming `best`'s values
   std::vector<int64_t> best;
   std::vector<TuneTiming> timings;
-  /// `best` in the order of `space`'s parameters (a hand-written file may
-  /// name them in another); nullopt where the entry names other ones.
-  std::optional<std::vector<int64_t>> bestIn(const TuneSpace &space) const;
+  /// The entry with `best`'s and the timings' values in the order `names`
+  /// gives (a hand-written file may name the parameters in another);
+  /// nullopt where it names other parameters.
+  std::optional<TuneEntry> inOrderOf(const std::vector<std::string> &names) const;
 };
 
 enum class AutotuneMode { Off, Cached, On };
