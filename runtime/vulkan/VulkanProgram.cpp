@@ -41,6 +41,20 @@ struct VulkanProgram::Resources {
 VulkanProgram::VulkanProgram(VulkanDevice &device, GpuPlan plan)
     : device(device), plan(std::move(plan)), vk(std::make_unique<Resources>()) {}
 
+/// Vulkan's two-call enumeration: `query(&count, nullptr)`, then
+/// `query(&count, data)` into elements of sType `type`; empty on failure.
+template <typename T, typename Query>
+static std::vector<T> enumerate(VkStructureType type, Query query) {
+  uint32_t count = 0;
+  if (query(&count, nullptr) != VK_SUCCESS)
+    return {};
+  std::vector<T> out(count, T{type});
+  if (query(&count, out.data()) != VK_SUCCESS)
+    return {};
+  out.resize(count);
+  return out;
+}
+
 /// The driver's statistics of `pipeline` (VK_KHR_pipeline_executable_properties),
 /// one line per executable on stderr: "kiln: vulkan kernel K (executable):
 /// Register Count = 128, ...".
@@ -48,27 +62,20 @@ static void printStatistics(const VulkanApi &api, VkDevice device, VkPipeline pi
                             const std::string &kernel) {
   VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
   info.pipeline = pipeline;
-  uint32_t count = 0;
-  if (api.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, nullptr) != VK_SUCCESS)
-    return;
-  std::vector<VkPipelineExecutablePropertiesKHR> executables(
-      count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
-  if (api.vkGetPipelineExecutablePropertiesKHR(device, &info, &count, executables.data()) !=
-      VK_SUCCESS)
-    return;
-  executables.resize(count);
-  for (uint32_t e = 0; e < count; ++e) {
+  auto executables = enumerate<VkPipelineExecutablePropertiesKHR>(
+      VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR,
+      [&](uint32_t *n, VkPipelineExecutablePropertiesKHR *out) {
+        return api.vkGetPipelineExecutablePropertiesKHR(device, &info, n, out);
+      });
+  for (uint32_t e = 0; e < executables.size(); ++e) {
     VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     which.pipeline = pipeline;
     which.executableIndex = e;
-    uint32_t n = 0;
-    if (api.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, nullptr) != VK_SUCCESS)
-      continue;
-    std::vector<VkPipelineExecutableStatisticKHR> stats(
-        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-    if (api.vkGetPipelineExecutableStatisticsKHR(device, &which, &n, stats.data()) != VK_SUCCESS)
-      continue;
-    stats.resize(n);
+    auto stats = enumerate<VkPipelineExecutableStatisticKHR>(
+        VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR,
+        [&](uint32_t *n, VkPipelineExecutableStatisticKHR *out) {
+          return api.vkGetPipelineExecutableStatisticsKHR(device, &which, n, out);
+        });
     std::string line = "kiln: vulkan kernel " + kernel + " (" + executables[e].name + "):";
     for (const VkPipelineExecutableStatisticKHR &st : stats) {
       line += std::string(&st == stats.data() ? " " : ", ") + st.name + " = ";

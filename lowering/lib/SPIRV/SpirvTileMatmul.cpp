@@ -6,12 +6,13 @@
 // tiling is VulkanCoopMatmulTunables's, tuned per shape and device
 // (default: a workgroup of 2 x 8 subgroups owns a 128 x 256 tile of C; each
 // subgroup 64 x 32 of it as accumulators of the device's M x N shape; K
-// advances 16 at a time; outputs of few such tiles take 128 x 128 ones). K steps through two workgroup-memory stages:
-// while the subgroups multiply one stage, each invocation's 8-byte global
-// loads of the next `prefetch` steps are in flight (held in registers:
-// Vulkan has no asynchronous copy to workgroup memory, and one step of
-// math does not hide a load's latency), and after the math the oldest go
-// to the other stage, so one barrier per step suffices. Stages hold
+// advances 16 at a time; outputs of few such tiles take 128 x 128 ones).
+// K steps through two workgroup-memory stages: while the subgroups
+// multiply one stage, each invocation's 8-byte global loads of the next
+// `prefetch` steps are in flight (held in registers: Vulkan has no
+// asynchronous copy to workgroup memory, and one step of math does not
+// hide a load's latency), and after the math the oldest go to the other
+// stage, so one barrier per step suffices. Stages hold
 // vectors of 4 f16, so each load is one workgroup store (a vector store
 // into scalar workgroup memory would be a pointer cast, which logical
 // addressing forbids); matrix loads read them with strides in vectors.
@@ -288,8 +289,7 @@ struct KilnSpirvTileMatmulPass
     }
     const kiln::VulkanCoopMatmulDevice device{mmaShape[0], mmaShape[1], mmaShape[2],
                                               subgroupSize, maxInvocations, maxWorkgroupBytes};
-    std::optional<Tiling> byDefault = Tiling::forDevice(device);
-    if (!byDefault) {
+    if (!Tiling::forDevice(device)) {
       getOperation().emitError("kiln-spirv-tile-matmul: no tiling holds a whole number of the "
                                "cooperative-matrix shape ")
           << kiln::TuneSpace::configText({mmaShape.begin(), mmaShape.end()})
