@@ -190,10 +190,10 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
             return std::unexpected(out.error());
         return {};
       };
-      // Warm-up for kWarmUpMs at least (a GPU idle through the previous
-      // candidate's compile runs its first milliseconds at lower clocks:
-      // one warm-up run left 2-3x spreads on the H200's Vulkan), then as
-      // many runs per sample as make it about 2 ms.
+      // Warm-up for kWarmUpMs at least (a single warm-up run left spreads
+      // of a quarter to the whole median on the H200's Vulkan, after the
+      // GPU idled through the candidate's compile), then as many runs per
+      // sample as make it about 2 ms.
       auto timed = [&] { spentMs = elapsedMs(); };
       const Clock::time_point warmUpStart = Clock::now();
       auto warmFor = [&] {

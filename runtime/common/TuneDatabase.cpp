@@ -82,11 +82,16 @@ std::vector<int64_t> configOf(const json &j, std::vector<std::string> &params, c
     params = names;
     return values;
   }
+  auto other = [&] {
+    return std::runtime_error(std::string(what) + " names other parameters than \"best\"");
+  };
+  if (names.size() != params.size())
+    throw other();
   std::vector<int64_t> ordered;
   for (const std::string &p : params) {
     auto at = std::find(names.begin(), names.end(), p);
-    if (at == names.end() || names.size() != params.size())
-      throw std::runtime_error(std::string(what) + " names other parameters than \"best\"");
+    if (at == names.end())
+      throw other();
     ordered.push_back(values[at - names.begin()]);
   }
   return ordered;
