@@ -875,7 +875,7 @@ def test_f8_scaled_matmul(a_shape, b_shape):
 
 
 def matmul_inputs(dtype, a_shape, b_shape):
-    """Random A and B of `dtype` (f16, bf16, f8E4M3FN or tf32) as the .npy
+    """Random A and B of `dtype` (f32, f16, bf16, f8E4M3FN or tf32) as the .npy
     kiln-run reads, and the element type the program declares; tf32 skips
     where the target is not CUDA."""
     if dtype == "tf32" and not ON_CUDA:
@@ -919,12 +919,17 @@ def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
 # whose last step is partial and whose parts differ in length, batches
 # (unfused epilogue; one with an A every batch shares), x @ W^T (one of
 # odd N: partial sums' rows padded, C's stored one by one), tf32 and f8.
+# f32 (no tf32) takes CUDA's SIMT kernel, which splits K the same way: 16
+# parts of a K of 4096, 8 of a K of 3000 (a partial last step), x @ W^T of
+# odd N, batches (unsplit: the adding kernel fuses no batched epilogue).
 # Every target computes the same.
 @pytest.mark.parametrize("dtype,a_shape,b_shape,weights", [
     ("bf16", (16, 4096), (4096, 512), False), ("f16", (96, 3000), (3000, 136), False),
     ("bf16", (2, 64, 2048), (2, 2048, 72), False), ("bf16", (16, 2048), (256, 2048), True),
     ("tf32", (64, 2048), (2048, 128), False), ("f8E4M3FN", (32, 4096), (256, 4096), True),
-    ("bf16", (16, 2048), (257, 2048), True), ("f16", (64, 2048), (2, 2048, 72), False)])
+    ("bf16", (16, 2048), (257, 2048), True), ("f16", (64, 2048), (2, 2048, 72), False),
+    ("f32", (16, 4096), (4096, 512), False), ("f32", (33, 3000), (3000, 70), False),
+    ("f32", (16, 2048), (257, 2048), True), ("f32", (2, 64, 2048), (2, 2048, 72), False)])
 def test_matmul_split_k(dtype, a_shape, b_shape, weights):
     a, b, element = matmul_inputs(dtype, a_shape, b_shape)
     bt = np.swapaxes(b, -1, -2) if weights else b

@@ -228,12 +228,66 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
   EXPECT_EQ(runMatmul(**backend), runMatmul(**backend, forced));
 }
 
+/// Runs an m x k by k x n matmul of `input` elements (f32 sums) under each
+/// candidate of `space` forced through its tune key and expects the exact
+/// sums of small integers. Candidates the device cannot run are compile
+/// errors ("does not fit") and skipped.
+void expectEveryTilingExact(Backend &backend, const TuneSpace &space, DType input, int64_t m,
+                            int64_t n, int64_t k) {
+  const bool half = input == DType::F16;
+  const std::string name = half ? "f16" : "f32";
+  HostTensor a(input, {m, k}), b(input, {k, n});
+  std::vector<float> af(m * k), bf(k * n), expected(m * n, 0.0f);
+  auto set = [&](HostTensor &t, int64_t i, float v) {
+    if (half)
+      t.as<uint16_t>()[i] = floatToHalf(v);
+    else
+      t.as<float>()[i] = v;
+  };
+  for (int64_t i = 0; i < m * k; ++i)
+    set(a, i, af[i] = float(i % 7) - 3);
+  for (int64_t i = 0; i < k * n; ++i)
+    set(b, i, bf[i] = float(i % 5) - 2);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j)
+        expected[i * n + j] += af[i * k + kk] * bf[kk * n + j];
+  auto tensor = [&](int64_t r, int64_t c, const std::string &e) {
+    return "tensor<" + std::to_string(r) + "x" + std::to_string(c) + "x" + e + ">";
+  };
+  const std::string ta = tensor(m, k, name), tb = tensor(k, n, name), tc = tensor(m, n, "f32");
+  const std::string program = "func.func @main(%a: " + ta + ", %b: " + tb + ") -> " + tc +
+                              " {\n  %0 = kiln.matmul %a, %b : (" + ta + ", " + tb + ") -> " +
+                              tc + "\n  return %0 : " + tc + "\n}";
+  auto da = backend.upload(a), db = backend.upload(b);
+  ASSERT_TRUE(da && db);
+  std::string key = TuneKey{space.name, space.hash(), "matmul", {name, name, "f32"},
+                            {anchorToPowerOfTwo(m), anchorToPowerOfTwo(n), anchorToPowerOfTwo(k)}}
+                        .text();
+  for (const std::vector<int64_t> &config : space.candidates) {
+    CompileOptions options;
+    options.tuned[key] = TuneSpace::configText(config);
+    // The tiling was asked for by the kernel's key (a wrong key would leave
+    // every run on the default) and fits the device (else an error).
+    auto compiled = backend.kernels().compile(program, options);
+    if (!compiled && compiled.error().message.find("does not fit") != std::string::npos)
+      continue; // a tiling this device cannot run (subgroups of 64, ...)
+    ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
+    const std::vector<std::string> &keys = compiled->get()->tuneKeys();
+    ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+    auto out = backend.run(program, {*da, *db}, options);
+    ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
+    auto host = backend.download(out->front());
+    ASSERT_TRUE(host);
+    EXPECT_EQ(std::vector<float>(host->as<float>(), host->as<float>() + m * n), expected)
+        << "tiling " << options.tuned[key];
+  }
+}
+
 // Every tiling the tuner may pick for Vulkan's cooperative-matrix matmul
-// gives the exact sums of small integers (f16 inputs, f32 accumulation) at
-// the M, N and K edges of its tiles: 200 x 72 by 72 x 264. Runs where a
-// Vulkan device has f16 x f16 -> f32 cooperative matrices (the H200's
-// driver: every candidate fits; not lavapipe); candidates a device cannot
-// run are compile errors and skipped.
+// gives the exact sums at the M, N and K edges of its tiles: 200 x 72 by
+// 72 x 264. Runs where a Vulkan device has f16 x f16 -> f32 cooperative
+// matrices (the H200's driver: every candidate fits; not lavapipe).
 TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
   if (Backend::deviceCount(DeviceType::Vulkan) == 0)
     GTEST_SKIP() << "no Vulkan device";
@@ -244,44 +298,20 @@ TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
         return c.a == ElementType::F16 && c.cd == ElementType::F32;
       }))
     GTEST_SKIP() << (*backend)->name() << " has no f16 x f16 -> f32 cooperative matrices";
-  constexpr int64_t m = 200, n = 264, k = 72;
-  HostTensor a(DType::F16, {m, k}), b(DType::F16, {k, n});
-  std::vector<float> af(m * k), bf(k * n), expected(m * n, 0.0f);
-  for (int64_t i = 0; i < m * k; ++i)
-    a.as<uint16_t>()[i] = floatToHalf(af[i] = float(i % 7) - 3);
-  for (int64_t i = 0; i < k * n; ++i)
-    b.as<uint16_t>()[i] = floatToHalf(bf[i] = float(i % 5) - 2);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t kk = 0; kk < k; ++kk)
-      for (int64_t j = 0; j < n; ++j)
-        expected[i * n + j] += af[i * k + kk] * bf[kk * n + j];
-  const std::string program =
-      "func.func @main(%a: tensor<200x72xf16>, %b: tensor<72x264xf16>) -> tensor<200x264xf32> {\n"
-      "  %0 = kiln.matmul %a, %b : (tensor<200x72xf16>, tensor<72x264xf16>) -> "
-      "tensor<200x264xf32>\n  return %0 : tensor<200x264xf32>\n}";
-  auto ta = (*backend)->upload(a), tb = (*backend)->upload(b);
-  ASSERT_TRUE(ta && tb);
-  TuneSpace space = VulkanCoopMatmulTunables::tuneSpace();
-  std::string key =
-      TuneKey{space.name, space.hash(), "matmul", {"f16", "f16", "f32"}, {256, 256, 64}}.text();
-  for (const std::vector<int64_t> &config : space.candidates) {
-    CompileOptions options;
-    options.tuned[key] = TuneSpace::configText(config);
-    // The tiling was asked for by the kernel's key (a wrong key would leave
-    // every run on the default) and fits the device (else an error).
-    auto compiled = (*backend)->kernels().compile(program, options);
-    if (!compiled && compiled.error().message.find("does not fit") != std::string::npos)
-      continue; // a tiling this device cannot run (subgroups of 64, ...)
-    ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
-    const std::vector<std::string> &keys = (*compiled)->tuneKeys();
-    ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
-    auto out = (*backend)->run(program, {*ta, *tb}, options);
-    ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
-    auto host = (*backend)->download(out->front());
-    ASSERT_TRUE(host);
-    EXPECT_EQ(std::vector<float>(host->as<float>(), host->as<float>() + m * n), expected)
-        << "tiling " << options.tuned[key];
-  }
+  expectEveryTilingExact(**backend, VulkanCoopMatmulTunables::tuneSpace(), DType::F16, 200, 264,
+                         72);
+}
+
+// The same for CUDA's SIMT kernel (f32 without tf32), K long enough that
+// every split candidate splits it (600: 38 or 75 steps) and C's rows odd
+// (the adding kernel's pairs split).
+TEST(Autotune, EveryCudaSimtMatmulTilingIsExact) {
+  if (Backend::deviceCount(DeviceType::Cuda) == 0)
+    GTEST_SKIP() << "no CUDA device";
+  auto backend = Backend::create({DeviceType::Cuda, 0});
+  ASSERT_TRUE(backend) << backend.error().message;
+  expectEveryTilingExact(**backend, CudaSimtMatmulTunables::tuneSpace(), DType::F32, 200, 263,
+                         600);
 }
 
 TEST(Autotune, OnTunesOnceThenReusesAndCachedNeverBenchmarks) {

@@ -142,14 +142,31 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
   return run.getResult(0);
 }
 
+/// The parts `t` splits `op`'s K into: none empty where K is static, C's
+/// rows contiguous (the partial sums are added by pairs of columns) and no
+/// batched matmul's epilogue to fuse (the adding kernel fuses none); else 1.
+int64_t simtSplits(linalg::LinalgOp op, const kiln::CudaSimtMatmulTunables &t,
+                   const kiln::MatmulFusion &fused) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  Value c = op.getDpsInits()[0];
+  if (t.splitK <= 1 || a.isDynamicDim(a.getRank() - 1) || !kiln::unitInnerStride(c) ||
+      (isa<linalg::BatchMatmulOp>(op) && fused.epilogue))
+    return 1;
+  return kiln::partsOfSteps(llvm::divideCeil(a.getShape().back(), t.step), t.splitK);
+}
+
 /// Builds the SIMT kernel of `op` before it, launched where `launchIf`
-/// holds (kiln::gridWhere).
+/// holds (kiln::gridWhere). Split K: each block sums its part of K into a
+/// buffer of partial sums ([batch * splits + part] x M x N rounded up to
+/// 4), which sumPartialsKernel adds into C through the epilogue.
 LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTunables &t,
                               const kiln::MatmulFusion &fused, Value launchIf) {
   if (!t.valid())
     return op->emitError("SIMT matmul tiling ")
-           << t.tile << "x" << t.step << "x" << t.perThread << " is not one the kernel takes";
+           << t.tile << "x" << t.step << "x" << t.perThread << "x" << t.splitK
+           << " is not one the kernel takes";
   const int64_t tile = t.tile, step = t.step, perLoad = t.perLoad();
+  const int64_t splits = simtSplits(op, t, fused);
   const int64_t side = tile / t.perThread;   // threads along each side of the tile
   const int64_t groups = t.perThread / 4;    // 4 x 4 groups per thread along each side
   const int64_t span = tile / groups;        // distance between a thread's groups
@@ -159,19 +176,33 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
   const int64_t aRank = cast<MemRefType>(a.getType()).getRank();
 
   // A bias or activation after the matmul runs before the store; a zero
-  // fill before it is folded into the stores.
-  linalg::GenericOp epilogue = fused.epilogue;
-  linalg::FillOp zeroFill = fused.zeroFill;
+  // fill before it is folded into the stores (split K: into the adding
+  // kernel's).
+  linalg::GenericOp epilogue = splits > 1 ? linalg::GenericOp() : fused.epilogue;
+  const bool overwrite = splits > 1 || fused.zeroFill;
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
+  Value partials;
+  if (splits > 1) {
+    auto cShape = cast<MemRefType>(cm.getType()).getShape();
+    partials = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({(batched ? cShape[0] : 1) * splits, cShape[cRank - 2],
+                         static_cast<int64_t>(llvm::alignTo(cShape.back(), 4))},
+                        b.getF32Type()));
+  }
+  // Where the kernel's sums go: C, or the block's part of the partial sums.
+  Value out = partials ? partials : cm;
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto stageType = MemRefType::get({2, step, tile}, b.getF32Type(), AffineMap(), workgroup);
   Value gridX =
       kiln::gridWhere(b, loc, launchIf, ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 1), tile));
   Value gridY = ceilDiv(b, loc, sizeOf(b, loc, cm, cRank - 2), tile);
+  Value gridZ = b.createOrFold<arith::MulIOp>(loc, batched ? sizeOf(b, loc, cm, 0) : ib.c(1),
+                                              ib.c(splits));
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridX, gridY, batched ? sizeOf(b, loc, cm, 0) : ib.c(1), ib.c(t.threads()), ib.c(1),
+      b, loc, gridX, gridY, gridZ, ib.c(t.threads()), ib.c(1),
       ib.c(1), /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, /*workgroupAttributions=*/TypeRange{stageType, stageType});
   Value aStage = launch.getWorkgroupAttributions()[0];
@@ -180,10 +211,18 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
   b.setInsertionPointToStart(&launch.getBody().front());
   IndexBuilder kb{b, loc};
   Value m = sizeOf(b, loc, cm, cRank - 2), n = sizeOf(b, loc, cm, cRank - 1);
-  Value k = sizeOf(b, loc, a, aRank - 1);
   gpu::KernelDim3 block = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
-  Value batchIndex = batched ? block.z : Value();
+  Value batchIndex = !batched ? Value() : splits > 1 ? kb.div(block.z, splits) : block.z;
+  // The block's part of K: [kBegin, k).
+  Value kBegin = kb.c(0), k = sizeOf(b, loc, a, aRank - 1);
+  if (splits > 1) {
+    int64_t partK = llvm::divideCeil(llvm::divideCeil(*getConstantIntValue(k), step), splits) * step;
+    kBegin = kb.mul(kb.rem(block.z, splits), partK);
+    k = b.createOrFold<arith::MinSIOp>(loc, kb.add(kBegin, partK), k);
+  }
+  // The sums' first index in `out`: the batch, or the batch's part.
+  Value outBatch = partials ? block.z : batchIndex;
   Value row0 = kb.mul(block.y, tile), col0 = kb.mul(block.x, tile);
   Value tx = kb.rem(tid, side), ty = kb.div(tid, side);
   // Staging: each thread a run of perLoad k of one row of A and a run of
@@ -212,15 +251,15 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
   // Accumulator (gi * 4 + i) * groups + gj: row gi * span + ty * 4 + i,
   // columns gj * span + tx * 4 .. + 4 of the tile.
   SmallVector<Value> init(t.perThread * groups, zero);
-  stage(b, kb.c(0), load(b, kb.c(0)));
+  stage(b, kb.c(0), load(b, kBegin));
   gpu::BarrierOp::create(b, loc);
-  Value steps = ceilDiv(b, loc, k, step);
+  Value steps = ceilDiv(b, loc, b.createOrFold<arith::SubIOp>(loc, k, kBegin), step);
   auto loop = scf::ForOp::create(
       b, loc, kb.c(0), steps, kb.c(1), init,
       [&](OpBuilder &lb, Location l, Value s, ValueRange acc) {
         IndexBuilder x{lb, l};
         Value current = x.rem(s, 2), next = x.rem(x.add(s, 1), 2);
-        std::pair<Value, Value> ahead = load(lb, x.mul(x.add(s, 1), step));
+        std::pair<Value, Value> ahead = load(lb, x.add(kBegin, x.mul(x.add(s, 1), step)));
         SmallVector<Value> sums(acc.begin(), acc.end());
         for (int64_t kk = 0; kk < step; ++kk) {
           SmallVector<Value> aVec, bVec;
@@ -247,20 +286,20 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
 
   // C (+)= the thread's outputs inside the matrix: four columns at a time
   // where all four are inside (and aligned), else one by one.
-  auto [cAligned, cAlignment] = runAlignment(b, loc, cm, 4);
+  auto [cAligned, cAlignment] = runAlignment(b, loc, out, 4);
   auto storeAt = [&](OpBuilder &sb, Location l, Value sum, Value row, Value col, int64_t width) {
-    SmallVector<Value> idx = matrixIndices(cm, batchIndex, row, col);
-    if (!zeroFill) {
-      Value old = width ? Value(vector::LoadOp::create(sb, l, vec4, cm, idx))
-                        : Value(memref::LoadOp::create(sb, l, cm, idx));
+    SmallVector<Value> idx = matrixIndices(out, outBatch, row, col);
+    if (!overwrite) {
+      Value old = width ? Value(vector::LoadOp::create(sb, l, vec4, out, idx))
+                        : Value(memref::LoadOp::create(sb, l, out, idx));
       sum = arith::AddFOp::create(sb, l, old, sum);
     }
     if (epilogue)
-      kiln::storeThroughEpilogue(sb, l, epilogue, cm, sum, idx, width);
+      kiln::storeThroughEpilogue(sb, l, epilogue, out, sum, idx, width);
     else if (width)
-      vector::StoreOp::create(sb, l, sum, cm, idx, /*nontemporal=*/false, cAlignment);
+      vector::StoreOp::create(sb, l, sum, out, idx, /*nontemporal=*/false, cAlignment);
     else
-      memref::StoreOp::create(sb, l, sum, cm, idx);
+      memref::StoreOp::create(sb, l, sum, out, idx);
   };
   for (int64_t gi = 0; gi < groups; ++gi)
     for (int64_t i = 0; i < 4; ++i) {
@@ -283,7 +322,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
           }
         };
         // Rows strided by more than one element take no vector stores.
-        if (!kiln::unitInnerStride(cm)) {
+        if (!kiln::unitInnerStride(out)) {
           oneByOne(b, loc);
           continue;
         }
@@ -303,6 +342,12 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
       }
     }
   gpu::TerminatorOp::create(b, loc);
+  if (partials) {
+    b.setInsertionPointAfter(launch);
+    const int64_t n = cast<MemRefType>(cm.getType()).getShape().back();
+    kiln::sumPartialsKernel(b, loc, partials, splits, cm, /*evenRows=*/n % 2 == 0, fused,
+                            launchIf);
+  }
   return success();
 }
 
@@ -479,9 +524,9 @@ struct KilnCudaTileMatmulPass
   /// The SIMT kernel of `op`, launched only where `unmet` (a host index
   /// counting unmet requirements; null: none) is 0. Static sizes take the
   /// tuned or the untuned tiling (tune keys name static sizes); run-time
-  /// ones both untuned tilings, each launched where forOutput would choose
-  /// it for the run's sizes (narrow tiles where the default would not fill
-  /// the GPU: a decode step's few rows).
+  /// ones two tilings, unsplit, each launched where it suits the run's
+  /// sizes (narrow tiles where the default would not fill the GPU: a
+  /// decode step's few rows).
   LogicalResult buildSimtMatmuls(linalg::LinalgOp op, bool sized, const kiln::MatmulFusion &fused,
                                  Value unmet) {
     OpBuilder b(op);
@@ -524,8 +569,9 @@ struct KilnCudaTileMatmulPass
     auto c = cast<MemRefType>(op.getDpsInits()[0].getType()).getShape();
     if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
       return kiln::CudaSimtMatmulTunables::fromConfig(*tuned);
+    auto a = cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape();
     return kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1, c[c.size() - 2],
-                                                   c.back(), fillBlocks);
+                                                   c.back(), a.back(), fillBlocks);
   }
 };
 

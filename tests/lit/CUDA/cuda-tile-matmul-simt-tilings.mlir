@@ -15,14 +15,29 @@ func.func @wide(%a: memref<2048x64xf32>, %b: memref<64x2048xf32>, %c: memref<204
 // -----
 
 // ... else 64x64 outputs per block of 256 threads (4x4 each): 1024^2 is
-// 256 such blocks instead of 64.
+// 256 such blocks instead of 64, enough to fill the GPU unsplit.
 // CHECK-LABEL: func @narrow
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c16{{[_0-9]*}},
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
 // CHECK-SAME: memref<2x16x64xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-func.func @narrow(%a: memref<1024x64xf32>, %b: memref<64x1024xf32>, %c: memref<1024x1024xf32>) {
-  linalg.matmul ins(%a, %b : memref<1024x64xf32>, memref<64x1024xf32>) outs(%c : memref<1024x1024xf32>)
+// CHECK-NOT: gpu.launch
+func.func @narrow(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memref<1024x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%c : memref<1024x1024xf32>)
+  return
+}
+
+// -----
+
+// Where even those are too few, K splits into parts of at least 512 (at
+// most 8): 64 x 1024 by K 2048 is 16 blocks x 4 parts.
+// CHECK-LABEL: func @narrow_split
+// CHECK: memref.alloc() : memref<4x64x1024xf32>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}})
+// CHECK-SAME: memref<2x16x64xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.launch
+func.func @narrow_split(%a: memref<64x2048xf32>, %b: memref<2048x1024xf32>, %c: memref<64x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x2048xf32>, memref<2048x1024xf32>) outs(%c : memref<64x1024xf32>)
   return
 }
 
@@ -31,14 +46,70 @@ func.func @narrow(%a: memref<1024x64xf32>, %b: memref<64x1024xf32>, %c: memref<1
 // A tuned tiling (key: the f32 matmul's M x N x K anchored to powers of
 // two: 300 x 260 x 200 -> 256 x 256 x 256) replaces the untuned one: 32x32
 // outputs per block of 64 threads, K in steps of 8, so 9 x 10 blocks.
-// CHECK: module attributes {kiln.tune_keys = ["cuda.matmul.simt@9f6b5f7def19079a:matmul:f32,f32,f32:256x256x256"]
+// CHECK: module attributes {kiln.tune_keys = ["cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:256x256x256"]
 // CHECK-LABEL: func @tuned
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c9{{[_0-9]*}}, %{{[a-z0-9]+}} = %c10{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64
 // CHECK-SAME: workgroup({{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>)
-module attributes {kiln.tuned = {"cuda.matmul.simt@9f6b5f7def19079a:matmul:f32,f32,f32:256x256x256" = "32x8x4"}} {
+module attributes {kiln.tuned = {"cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:256x256x256" = "32x8x4x1"}} {
 func.func @tuned(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x260xf32>) {
   linalg.matmul ins(%a, %b : memref<300x200xf32>, memref<200x260xf32>) outs(%c : memref<300x260xf32>)
   return
 }
+}
+
+// -----
+
+// At most 32 rows (a decode step's) take 32x32 tiles per block of 64
+// threads, K split the same way: 16 x 1022 by K 4096 is 32 blocks x 8
+// parts of 512. Each block sums its part of K (a K step's loads start at
+// its part's first k and stop at its last) into its part of the partial
+// sums, padded to rows of 4; a second kernel adds the 8 parts in order
+// through the epilogue (bias) into C, whose rows of 1022 are even.
+// CHECK-LABEL: func @split
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<8x16x1024xf32>
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[Z:.*]]) in (%{{[a-z0-9]+}} = %c32{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c8{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64
+// CHECK-SAME: memref<2x8x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[PART:.*]] = arith.remui %[[Z]], %c8
+// CHECK: %[[BEGIN:.*]] = arith.muli %[[PART]], %c512
+// CHECK: %[[END:.*]] = arith.addi %[[BEGIN]], %c512
+// CHECK: arith.minsi %[[END]], %c4096
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[PARTS]][%[[Z]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<8x16x1024xf32>, vector<4xf32>
+// CHECK-NOT: {{%arg2|%arg3}}
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK-COUNT-8: vector.load %[[PARTS]]
+// CHECK-NOT: vector.load %[[PARTS]]
+// CHECK: vector.load %arg2{{.*}} : memref<1022xf32>, vector<2xf32>
+// CHECK: vector.store %{{.*}}, %arg3[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<16x1022xf32>, vector<2xf32>
+// CHECK-NOT: gpu.launch
+func.func @split(%a: memref<16x4096xf32>, %b: memref<4096x1022xf32>, %bias: memref<1022xf32>,
+                 %out: memref<16x1022xf32>) {
+  %c = memref.alloc() : memref<16x1022xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x1022xf32>)
+  linalg.matmul ins(%a, %b : memref<16x4096xf32>, memref<4096x1022xf32>) outs(%c : memref<16x1022xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<16x1022xf32>, memref<1022xf32>) outs(%out : memref<16x1022xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<16x1022xf32>
+  return
+}
+
+// -----
+
+// A K known only at run time is never split.
+// CHECK-LABEL: func @run_time_k
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+func.func @run_time_k(%a: memref<16x?xf32>, %b: memref<?x1024xf32>, %c: memref<16x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x?xf32>, memref<?x1024xf32>) outs(%c : memref<16x1024xf32>)
+  return
 }

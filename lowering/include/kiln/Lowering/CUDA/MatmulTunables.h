@@ -118,11 +118,15 @@ struct CudaWgmmaMatmulTunables {
 /// `tile` x `tile` outputs per block of (tile / perThread)^2 threads, each
 /// thread perThread x perThread of them in registers; K advances `step` at
 /// a time through two workgroup buffers (the next step's loads in flight
-/// while the current one computes).
+/// while the current one computes). Static sizes may cut K into `splitK`
+/// parts, each a block of its own, whose partial sums a second kernel adds.
 struct CudaSimtMatmulTunables {
   int64_t tile = 128;     // 32, 64 or 128
   int64_t step = 16;      // K per step: 8 or 16
   int64_t perThread = 8;  // 4 or 8
+  int64_t splitK = 1;     // 1 to kMaxSplitK
+
+  static constexpr int64_t kMaxSplitK = 16;
 
   constexpr int64_t threads() const { return (tile / perThread) * (tile / perThread); }
   /// Elements of A and of B each thread stages per step.
@@ -132,36 +136,66 @@ struct CudaSimtMatmulTunables {
   constexpr bool valid() const {
     return (perThread == 4 || perThread == 8) && tile % perThread == 0 &&
            threads() >= 64 && threads() <= 1024 && tile * step % threads() == 0 &&
-           perLoad() <= 8 && step % perLoad() == 0;
+           perLoad() <= 8 && step % perLoad() == 0 && splitK >= 1 && splitK <= kMaxSplitK;
   }
   constexpr bool operator==(const CudaSimtMatmulTunables &) const = default;
 
   /// The tiling for fewer blocks than fill the GPU: 64 x 64 outputs per
   /// block of 256 threads.
   static constexpr CudaSimtMatmulTunables narrow() { return {64, 16, 4}; }
-  /// The untuned tiling of a `batch` x `m` x `n` output: the default, or
-  /// narrow() where the default would launch fewer than `fillBlocks`
-  /// blocks (on the H200, docs/cuda.md: 1.5-2.5x faster on 1024^3 and on
-  /// skinny LLM shapes, 1.4x slower on 4096^3).
+  /// The untuned tiling of a `batch` x `m` x `n` output over a K of `k`
+  /// (static sizes) on a GPU of `fillBlocks` SMs: the default
+  /// where it launches at least `fillBlocks` blocks, else K cut into parts
+  /// of at least kMinPartK (at most kMaxUntunedSplitK of them) on 32 x 32
+  /// tiles where the rows are at most 32 and on narrow() tiles where those
+  /// alone launch too few blocks; narrow() unsplit otherwise. Fitted to
+  /// kiln-tune's timings on the H200 (docs/cuda.md: a decode step's
+  /// 16 x 4096 x 4096 0.21 -> 0.055 ms; 1024^3 on narrow() tiles is 5%
+  /// slower split).
   static constexpr CudaSimtMatmulTunables forOutput(int64_t batch, int64_t m, int64_t n,
-                                                    int64_t fillBlocks) {
-    CudaSimtMatmulTunables wide;
-    int64_t blocks = batch * ((m + wide.tile - 1) / wide.tile) * ((n + wide.tile - 1) / wide.tile);
-    return blocks < fillBlocks ? narrow() : wide;
+                                                    int64_t k, int64_t fillBlocks) {
+    auto blocksOf = [&](const CudaSimtMatmulTunables &t) {
+      return batch * ((m + t.tile - 1) / t.tile) * ((n + t.tile - 1) / t.tile);
+    };
+    if (blocksOf({}) >= fillBlocks)
+      return {};
+    int64_t splits = 1;
+    while (splits * 2 <= kMaxUntunedSplitK && k / (splits * 2) >= kMinPartK)
+      splits *= 2;
+    if (splits > 1 && m <= 32)
+      return {32, 8, 4, splits};
+    CudaSimtMatmulTunables chosen = narrow();
+    if (blocksOf(chosen) < fillBlocks)
+      chosen.splitK = splits;
+    return chosen;
   }
-  /// The autotuner's candidates, the default first; the smaller tiles give
-  /// skinny and small matmuls more blocks.
-  static constexpr std::array<CudaSimtMatmulTunables, 6> candidates() {
-    return {{{}, {128, 8, 8}, narrow(), {64, 8, 4}, {64, 8, 8}, {32, 8, 4}}};
+  static constexpr int64_t kMinPartK = 512, kMaxUntunedSplitK = 8;
+  /// The autotuner's candidates, the default first; the smaller tiles and
+  /// the parts of K give skinny and small matmuls more blocks.
+  static constexpr std::array<CudaSimtMatmulTunables, 14> candidates() {
+    return {{{},
+             {128, 8, 8},
+             narrow(),
+             {64, 8, 4},
+             {64, 8, 8},
+             {32, 8, 4},
+             {64, 16, 4, 2},
+             {64, 16, 4, 4},
+             {64, 16, 4, 8},
+             {64, 16, 4, 16},
+             {32, 8, 4, 8},
+             {32, 8, 4, 16},
+             {32, 16, 4, 8},
+             {32, 16, 4, 16}}};
   }
   static TuneSpace tuneSpace() {
-    TuneSpace space{"cuda.matmul.simt", {"tile", "step", "per_thread"}, {}};
+    TuneSpace space{"cuda.matmul.simt", {"tile", "step", "per_thread", "split_k"}, {}};
     for (const CudaSimtMatmulTunables &c : candidates())
-      space.candidates.push_back({c.tile, c.step, c.perThread});
+      space.candidates.push_back({c.tile, c.step, c.perThread, c.splitK});
     return space;
   }
   static CudaSimtMatmulTunables fromConfig(const std::vector<int64_t> &v) {
-    return {v.at(0), v.at(1), v.at(2)};
+    return {v.at(0), v.at(1), v.at(2), v.at(3)};
   }
 };
 
