@@ -128,12 +128,12 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
   Engine &engine = backend.kernels();
   const std::string &device = engine.target().fingerprint();
   CompileOptions base = apply(device, options);
-  if (keys.empty()) {
-    auto compiled = engine.compile(program, base);
-    if (!compiled)
-      return std::unexpected(compiled.error());
-    keys = (*compiled)->tuneKeys();
-  }
+  auto untunedCompile = engine.compile(program, base);
+  if (!untunedCompile)
+    return std::unexpected(untunedCompile.error());
+  if (keys.empty())
+    keys = (*untunedCompile)->tuneKeys();
+  const std::map<std::string, std::string> &untuned = (*untunedCompile)->untunedConfigs();
   std::vector<TuneEntry> entries;
   for (const std::string &text : keys) {
     // The budget is of timing: compiles (cached on disk) are not counted.
@@ -157,11 +157,21 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
     TuneEntry entry{*key, space->params, {}, {}};
     std::vector<std::vector<Tensor>> inputSets;
     double best = 0;
-    for (size_t j = 0; j < space->candidates.size(); ++j) {
-      // The default is always timed; the others while the budget lasts.
+    // What the kernel takes untuned (the default unless the pass chose by
+    // the shape) is always timed, first; the others while the budget lasts.
+    std::vector<const std::vector<int64_t> *> order;
+    if (auto it = untuned.find(text); it != untuned.end())
+      if (auto first = space->parseConfig(it->second))
+        for (const std::vector<int64_t> &c : space->candidates)
+          if (c == *first)
+            order.push_back(&c);
+    for (const std::vector<int64_t> &c : space->candidates)
+      if (order.empty() || &c != order.front())
+        order.push_back(&c);
+    for (size_t j = 0; j < order.size(); ++j) {
       if (j > 0 && spentMs > budgetMs)
         break;
-      const std::vector<int64_t> &config = space->candidates[j];
+      const std::vector<int64_t> &config = *order[j];
       CompileOptions forced = base;
       forced.tuned[text] = TuneSpace::configText(config);
       auto compiled = engine.compile(program, forced);

@@ -192,7 +192,8 @@ CacheEntry encodeCachedProgram(std::string_view kind, const CachedProgram &cache
                    {"size_rules", rulesJson(p.sizeRules)},
                    {"kernel_count", p.kernelCount},
                    {"stage_times", stages},
-                   {"tune_keys", p.tuneKeys}};
+                   {"tune_keys", p.tuneKeys},
+                   {"untuned_configs", p.untunedConfigs}};
   CacheEntry entry;
   if (kind == "cpu") {
     entry.blobs = {cached.object};
@@ -226,6 +227,9 @@ Expected<CachedProgram> decodeCachedProgram(std::string_view kind, const CacheEn
       p.stageTimes.push_back({s.at("stage").get<std::string>(), s.at("ms").get<double>()});
     if (metadata.contains("tune_keys"))
       p.tuneKeys = metadata.at("tune_keys").get<std::vector<std::string>>();
+    if (metadata.contains("untuned_configs"))
+      p.untunedConfigs =
+          metadata.at("untuned_configs").get<std::map<std::string, std::string>>();
     // Required of a program of run-time sizes: without its bounds it would
     // run slices and lookups unchecked.
     bool dynamic = std::ranges::any_of(p.inputs, [](const TensorSignature &t) {

@@ -297,8 +297,13 @@ Expected<void> CompileSession::lower(ModuleOp &module, const char *stage,
       for (auto key : keys.getAsValueRange<StringAttr>())
         if (!llvm::is_contained(result.tuneKeys, key.str()))
           result.tuneKeys.push_back(key.str());
+    if (auto untuned = module->getAttrOfType<DictionaryAttr>("kiln.untuned"))
+      for (NamedAttribute entry : untuned)
+        result.untunedConfigs[entry.getName().str()] =
+            cast<StringAttr>(entry.getValue()).str();
     module->removeAttr("kiln.tuned");
     module->removeAttr("kiln.tune_keys");
+    module->removeAttr("kiln.untuned");
     if (failed(ran))
       return fail(failure);
   }

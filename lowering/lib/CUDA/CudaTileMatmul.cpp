@@ -437,8 +437,11 @@ struct KilnCudaTileMatmulPass
     if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
       if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
         tiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
-      else
+      else {
         tiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
+        kiln::recordUntunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(),
+                                        tiling.config(), tf32);
+      }
       return kiln::buildMmaMatmul(op, tiling, maxSharedBytes);
     }
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c), kiln::findMatmulEpilogue(op, c)};
@@ -476,6 +479,9 @@ struct KilnCudaTileMatmulPass
         f8 ? 1 : cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementTypeBitWidth() / 8;
     tiling = kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/!tuned, maxSharedBytes,
                                     elementBytes);
+    if (sized && !f8 && !tuned)
+      kiln::recordUntunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace(),
+                                      tiling.config(), tf32);
     // The wgmma kernel fuses no epilogue of a batched matmul but conv's
     // (bias, activation).
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),
@@ -570,8 +576,12 @@ struct KilnCudaTileMatmulPass
     if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace()))
       return kiln::CudaSimtMatmulTunables::fromConfig(*tuned);
     auto a = cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape();
-    return kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1, c[c.size() - 2],
-                                                   c.back(), a.back(), fillBlocks);
+    auto untuned = kiln::CudaSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1,
+                                                           c[c.size() - 2], c.back(), a.back(),
+                                                           fillBlocks);
+    kiln::recordUntunedMatmulConfig(op, kiln::CudaSimtMatmulTunables::tuneSpace(),
+                                    untuned.config());
+    return untuned;
   }
 };
 

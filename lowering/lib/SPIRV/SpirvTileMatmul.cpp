@@ -318,6 +318,8 @@ struct KilnSpirvTileMatmulPass
               << " does not fit the device's cooperative matrices, subgroups or workgroup limits";
           return signalPassFailure();
         }
+      } else {
+        kiln::recordUntunedMatmulConfig(op, Tiling::tuneSpace(), tiling.config());
       }
       buildCooperativeMatmul(op, tiling, mmaShape, subgroupSize);
     }

@@ -30,7 +30,9 @@ func.func @narrow(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memr
 // -----
 
 // Where even those are too few, K splits into parts of at least 512 (at
-// most 8): 64 x 1024 by K 2048 is 16 blocks x 4 parts.
+// most 8): 64 x 1024 by K 2048 is 16 blocks x 4 parts. The choice is
+// recorded under the kernel's tune key: the tuner times it first.
+// CHECK: kiln.untuned = {"cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:64x1024x2048" = "64x16x4x4"}
 // CHECK-LABEL: func @narrow_split
 // CHECK: memref.alloc() : memref<4x64x1024xf32>
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}})
@@ -47,6 +49,7 @@ func.func @narrow_split(%a: memref<64x2048xf32>, %b: memref<2048x1024xf32>, %c: 
 // two: 300 x 260 x 200 -> 256 x 256 x 256) replaces the untuned one: 32x32
 // outputs per block of 64 threads, K in steps of 8, so 9 x 10 blocks.
 // CHECK: module attributes {kiln.tune_keys = ["cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:256x256x256"]
+// CHECK-NOT: kiln.untuned
 // CHECK-LABEL: func @tuned
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c9{{[_0-9]*}}, %{{[a-z0-9]+}} = %c10{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64

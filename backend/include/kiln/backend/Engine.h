@@ -38,6 +38,11 @@ public:
   const std::vector<StageTime> &stageTimes() const { return compiled.stageTimes; }
   /// The tune keys of its tunable kernels (docs/autotune.md).
   const std::vector<std::string> &tuneKeys() const { return compiled.tuneKeys; }
+  /// Tune key -> the candidate its kernel took untuned, where that depends
+  /// on the shape.
+  const std::map<std::string, std::string> &untunedConfigs() const {
+    return compiled.untunedConfigs;
+  }
   /// Checks `inputs` against the signature (count, dtype, shape; the
   /// shape class where dims are `?`), then runs.
   Expected<std::vector<HostTensor>> run(const std::vector<HostTensor> &inputs) const;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,9 @@ struct CompiledProgram {
   bool overridden = false;
   /// The tune keys of its tunable kernels (docs/autotune.md).
   std::vector<std::string> tuneKeys;
+  /// Tune key -> the candidate its kernel took untuned, where that depends
+  /// on the shape (the tuner times it first).
+  std::map<std::string, std::string> untunedConfigs;
 };
 
 /// For the host CPU: a relocatable object with `_kiln_entry`.

@@ -45,10 +45,12 @@ struct CudaMmaMatmulTunables {
     return {{{}, {128, 4, 128}, {128, 4, 64}, {128, 3, 128}, {256, 3, 64}, portable()}};
   }
   /// The same for the tune files (docs/autotune.md).
+  /// The tiling as its tune space's config.
+  std::vector<int64_t> config() const { return {tileN, stages, stepBytes}; }
   static TuneSpace tuneSpace() {
     TuneSpace space{"cuda.matmul.mma", {"tile_n", "stages", "step_bytes"}, {}};
     for (const CudaMmaMatmulTunables &c : candidates())
-      space.candidates.push_back({c.tileN, c.stages, c.stepBytes});
+      space.candidates.push_back(c.config());
     return space;
   }
   static CudaMmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
@@ -95,10 +97,11 @@ struct CudaWgmmaMatmulTunables {
              {256, 4, 8},
              {64, 8, 1}}};
   }
+  std::vector<int64_t> config() const { return {tileN, stages, splitK}; }
   static TuneSpace tuneSpace() {
     TuneSpace space{"cuda.matmul.wgmma", {"tile_n", "stages", "split_k"}, {}};
     for (const CudaWgmmaMatmulTunables &c : candidates())
-      space.candidates.push_back({c.tileN, c.stages, c.splitK});
+      space.candidates.push_back(c.config());
     return space;
   }
   static CudaWgmmaMatmulTunables fromConfig(const std::vector<int64_t> &v) {
@@ -188,10 +191,11 @@ struct CudaSimtMatmulTunables {
              {32, 16, 4, 8},
              {32, 16, 4, 16}}};
   }
+  std::vector<int64_t> config() const { return {tile, step, perThread, splitK}; }
   static TuneSpace tuneSpace() {
     TuneSpace space{"cuda.matmul.simt", {"tile", "step", "per_thread", "split_k"}, {}};
     for (const CudaSimtMatmulTunables &c : candidates())
-      space.candidates.push_back({c.tile, c.step, c.perThread, c.splitK});
+      space.candidates.push_back(c.config());
     return space;
   }
   static CudaSimtMatmulTunables fromConfig(const std::vector<int64_t> &v) {

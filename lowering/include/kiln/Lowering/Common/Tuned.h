@@ -5,6 +5,9 @@
 // key texts to configs (the compiler sets it from CompileOptions::tuned; a
 // lit test may write it), and every key asked for is recorded in
 // `kiln.tune_keys`, which the compiler moves into CompiledProgram::tuneKeys.
+// Where a template's untuned choice depends on the shape, its pass records
+// that choice in `kiln.untuned` (key -> config text), which becomes
+// CompiledProgram::untunedConfigs: the tuner times it first.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_COMMON_TUNED_H
@@ -32,6 +35,12 @@ std::optional<std::vector<int64_t>> tunedConfig(mlir::ModuleOp module, mlir::Ope
 /// shape M x N x K (B x M x N x K).
 std::optional<std::vector<int64_t>> tunedMatmulConfig(mlir::linalg::LinalgOp op,
                                                       const TuneSpace &space, bool tf32 = false);
+
+/// Records `config` as what the kernel of matmul `op` takes untuned, under
+/// the key tunedMatmulConfig names, where it is one of `space`'s
+/// candidates (else nothing: the tuner then times the default first).
+void recordUntunedMatmulConfig(mlir::linalg::LinalgOp op, const TuneSpace &space,
+                               const std::vector<int64_t> &config, bool tf32 = false);
 
 /// "f32", "bf16", "i8", ... as tune keys write element types.
 std::string tuneDtypeName(mlir::Type type);

@@ -105,13 +105,16 @@ struct VulkanCoopMatmulTunables {
         batch * ((m + wide->tileM - 1) / wide->tileM) * ((n + wide->tileN - 1) / wide->tileN);
     return workgroups < kFillWorkgroups && narrow().fits(d) ? narrow() : *wide;
   }
+  /// The tiling as its tune space's config.
+  std::vector<int64_t> config() const {
+    return {tileM, tileN, subgroupsM, subgroupsN, stepK, prefetch};
+  }
   static TuneSpace tuneSpace() {
     TuneSpace space{"vulkan.matmul.coopmat",
                     {"tile_m", "tile_n", "subgroups_m", "subgroups_n", "step_k", "prefetch"},
                     {}};
     for (const VulkanCoopMatmulTunables &c : candidates())
-      space.candidates.push_back(
-          {c.tileM, c.tileN, c.subgroupsM, c.subgroupsN, c.stepK, c.prefetch});
+      space.candidates.push_back(c.config());
     return space;
   }
   static VulkanCoopMatmulTunables fromConfig(const std::vector<int64_t> &v) {
