@@ -128,11 +128,20 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
   Engine &engine = backend.kernels();
   const std::string &device = engine.target().fingerprint();
   CompileOptions base = apply(device, options);
-  auto untunedCompile = engine.compile(program, base);
+  if (keys.empty()) {
+    auto compiled = engine.compile(program, base);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    keys = (*compiled)->tuneKeys();
+  }
+  // What the keys' kernels take untuned (a key tuned before is compiled
+  // without its entry).
+  CompileOptions plain = base;
+  for (const std::string &text : keys)
+    plain.tuned.erase(text);
+  auto untunedCompile = engine.compile(program, plain);
   if (!untunedCompile)
     return std::unexpected(untunedCompile.error());
-  if (keys.empty())
-    keys = (*untunedCompile)->tuneKeys();
   const std::map<std::string, std::string> &untuned = (*untunedCompile)->untunedConfigs();
   std::vector<TuneEntry> entries;
   for (const std::string &text : keys) {

@@ -919,9 +919,11 @@ def test_matmul_of_transposed_weights(dtype, a_shape, w_shape):
 # whose last step is partial and whose parts differ in length, batches
 # (unfused epilogue; one with an A every batch shares), x @ W^T (one of
 # odd N: partial sums' rows padded, C's stored one by one), tf32 and f8.
-# f32 (no tf32) takes CUDA's SIMT kernel, which splits K the same way: 16
-# parts of a K of 4096, 8 of a K of 3000 (a partial last step), x @ W^T of
-# odd N, batches (unsplit: the adding kernel fuses no batched epilogue).
+# f32 (no tf32) takes CUDA's SIMT kernel, which splits K the same way: 8
+# parts of a K of 4096 on 32x32 tiles (M of 16), 4 of a K of 3000 on 64x64
+# tiles (the last part shorter, its last step partial), x @ W^T of odd N
+# (4 parts), batches (unsplit: the adding kernel fuses no batched
+# epilogue).
 # Every target computes the same.
 @pytest.mark.parametrize("dtype,a_shape,b_shape,weights", [
     ("bf16", (16, 4096), (4096, 512), False), ("f16", (96, 3000), (3000, 136), False),

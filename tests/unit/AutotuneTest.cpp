@@ -66,6 +66,31 @@ TEST(Autotune, EveryTemplateDeclaresItsDefaultFirst) {
             CpuMatmulTunables{}.rows);
 }
 
+// The untuned tilings chosen by the shape are candidates, so that the
+// tuner can time them first (kiln.untuned): CUDA's SIMT matmul on a GPU of
+// 132 SMs, Vulkan's cooperative one on subgroups of 32 and 64.
+TEST(Autotune, EveryUntunedTilingChosenByTheShapeIsACandidate) {
+  const std::vector<int64_t> sizes = {1, 16, 32, 33, 64, 100, 128, 257, 1000, 1024,
+                                      2048, 3000, 4096, 11008};
+  auto simt = CudaSimtMatmulTunables::tuneSpace().candidates;
+  auto coop = VulkanCoopMatmulTunables::tuneSpace().candidates;
+  for (int64_t batch : {1, 8})
+    for (int64_t m : sizes)
+      for (int64_t n : sizes) {
+        for (int64_t k : sizes) {
+          auto t = CudaSimtMatmulTunables::forOutput(batch, m, n, k, 132);
+          EXPECT_TRUE(std::ranges::find(simt, t.config()) != simt.end())
+              << batch << "x" << m << "x" << n << "x" << k << ": " << TuneSpace::configText(t.config());
+        }
+        for (int64_t subgroup : {32, 64}) {
+          auto t = VulkanCoopMatmulTunables::forOutput({16, 16, 16, subgroup}, batch, m, n);
+          ASSERT_TRUE(t);
+          EXPECT_TRUE(std::ranges::find(coop, t->config()) != coop.end())
+              << batch << "x" << m << "x" << n << ": " << TuneSpace::configText(t->config());
+        }
+      }
+}
+
 TEST(Autotune, DatabaseRoundTripsThroughJson) {
   TuneSpace space = CpuMatmulTunables::tuneSpace();
   TuneDatabase db("cpu-test");

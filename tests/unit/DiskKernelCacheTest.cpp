@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <fstream>
 #include <unistd.h>
 
@@ -87,6 +88,15 @@ protected:
     }
     return results;
   }
+  /// Every program's tune keys and untuned configs as `e` compiles it.
+  std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>>
+  tuningOfAll(Engine &e) {
+    std::vector<std::pair<std::vector<std::string>, std::map<std::string, std::string>>> out;
+    for (const char *source : kPrograms)
+      if (auto program = e.compile(source))
+        out.emplace_back((*program)->tuneKeys(), (*program)->untunedConfigs());
+    return out;
+  }
   std::vector<fs::path> entryFiles() {
     std::vector<fs::path> files;
     for (const auto &f : fs::recursive_directory_iterator(root))
@@ -113,6 +123,15 @@ TEST_P(DiskKernelCacheTest, SecondEngineCompilesNothingAndCreatesNoMlirContext) 
   EXPECT_EQ(warm->compileCount(), 0u);
   EXPECT_EQ(warm->diskCacheHits(), std::size(kPrograms));
   EXPECT_EQ(Engine::mlirContextsCreated(), contexts);
+  // What the tuner asks of a program survives the disk: its tune keys (the
+  // matmul's) and, where a pass chose by the shape (CUDA's matmul), the
+  // untuned choice it times first.
+  auto tuning = tuningOfAll(*cold);
+  ASSERT_EQ(tuning.size(), std::size(kPrograms));
+  EXPECT_FALSE(tuning[1].first.empty());
+  EXPECT_EQ(tuningOfAll(*warm), tuning);
+  if (device.type == DeviceType::Cuda)
+    EXPECT_EQ(tuning[1].second.size(), 1u);
 }
 
 TEST_P(DiskKernelCacheTest, ReformattedTextHitsTheCanonicalEntry) {

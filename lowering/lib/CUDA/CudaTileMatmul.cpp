@@ -435,13 +435,14 @@ struct KilnCudaTileMatmulPass
         return replaceByWgmma(op, sized, std::nullopt, /*padK=*/false, gathered);
     kiln::CudaMmaMatmulTunables tiling{mmaTileN, mmaStages, mmaStepBytes};
     if (sized && tensorCores && kiln::fitsMmaMatmul(op, tf32)) {
-      if (auto tuned = kiln::tunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(), tf32))
+      // The default candidate stands for the untuned choice, which is
+      // none of the candidates where the tiles narrow.
+      kiln::TuneSpace space = kiln::CudaMmaMatmulTunables::tuneSpace();
+      auto tuned = kiln::tunedMatmulConfig(op, space, tf32);
+      if (tuned && *tuned != space.candidates.front())
         tiling = kiln::CudaMmaMatmulTunables::fromConfig(*tuned);
-      else {
+      else
         tiling = kiln::narrowTilesToFill(op, tiling, fillBlocks);
-        kiln::recordUntunedMatmulConfig(op, kiln::CudaMmaMatmulTunables::tuneSpace(),
-                                        tiling.config(), tf32);
-      }
       return kiln::buildMmaMatmul(op, tiling, maxSharedBytes);
     }
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c), kiln::findMatmulEpilogue(op, c)};
@@ -465,9 +466,12 @@ struct KilnCudaTileMatmulPass
     Value c = op.getDpsInits()[0];
     Location loc = op.getLoc();
     kiln::CudaWgmmaMatmulTunables tiling{wgmmaTileN, wgmmaStages};
-    auto tuned = sized && !f8 ? kiln::tunedMatmulConfig(
-                                    op, kiln::CudaWgmmaMatmulTunables::tuneSpace(), tf32)
-                              : std::nullopt;
+    kiln::TuneSpace space = kiln::CudaWgmmaMatmulTunables::tuneSpace();
+    auto tuned = sized && !f8 ? kiln::tunedMatmulConfig(op, space, tf32) : std::nullopt;
+    // The default candidate stands for the untuned choice (tiles narrowed
+    // and K split by the fill estimate), which is often none of them.
+    if (tuned && *tuned == space.candidates.front())
+      tuned.reset();
     if (tuned)
       tiling = kiln::CudaWgmmaMatmulTunables::fromConfig(*tuned);
     if (f8)
@@ -479,9 +483,6 @@ struct KilnCudaTileMatmulPass
         f8 ? 1 : cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementTypeBitWidth() / 8;
     tiling = kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/!tuned, maxSharedBytes,
                                     elementBytes);
-    if (sized && !f8 && !tuned)
-      kiln::recordUntunedMatmulConfig(op, kiln::CudaWgmmaMatmulTunables::tuneSpace(),
-                                      tiling.config(), tf32);
     // The wgmma kernel fuses no epilogue of a batched matmul but conv's
     // (bias, activation).
     kiln::MatmulFusion fused{kiln::zeroFillBefore(op, c),

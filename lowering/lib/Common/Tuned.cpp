@@ -94,10 +94,10 @@ std::optional<std::vector<int64_t>> tunedMatmulConfig(linalg::LinalgOp op,
 }
 
 void recordUntunedMatmulConfig(linalg::LinalgOp op, const TuneSpace &space,
-                               const std::vector<int64_t> &config, bool tf32) {
+                               const std::vector<int64_t> &config) {
   if (!llvm::is_contained(space.candidates, config))
     return;
-  auto [module, text] = matmulKey(op, space, tf32);
+  auto [module, text] = matmulKey(op, space, /*tf32=*/false);
   MLIRContext *ctx = module.getContext();
   NamedAttrList untuned;
   if (auto known = module->getAttrOfType<DictionaryAttr>("kiln.untuned"))

@@ -44,9 +44,9 @@ struct CudaMmaMatmulTunables {
   static constexpr std::array<CudaMmaMatmulTunables, 6> candidates() {
     return {{{}, {128, 4, 128}, {128, 4, 64}, {128, 3, 128}, {256, 3, 64}, portable()}};
   }
-  /// The same for the tune files (docs/autotune.md).
   /// The tiling as its tune space's config.
   std::vector<int64_t> config() const { return {tileN, stages, stepBytes}; }
+  /// The candidates for the tune files (docs/autotune.md).
   static TuneSpace tuneSpace() {
     TuneSpace space{"cuda.matmul.mma", {"tile_n", "stages", "step_bytes"}, {}};
     for (const CudaMmaMatmulTunables &c : candidates())
@@ -149,12 +149,14 @@ struct CudaSimtMatmulTunables {
   /// The untuned tiling of a `batch` x `m` x `n` output over a K of `k`
   /// (static sizes) on a GPU of `fillBlocks` SMs: the default
   /// where it launches at least `fillBlocks` blocks, else K cut into parts
-  /// of at least kMinPartK (at most kMaxUntunedSplitK of them) on 32 x 32
-  /// tiles where the rows are at most 32 and on narrow() tiles where those
-  /// alone launch too few blocks; narrow() unsplit otherwise. Fitted to
-  /// kiln-tune's timings on the H200 (docs/cuda.md: a decode step's
-  /// 16 x 4096 x 4096 0.21 -> 0.055 ms; 1024^3 on narrow() tiles is 5%
-  /// slower split).
+  /// of at least kMinPartK (at most kMaxUntunedSplitK of them): 32 x 32
+  /// tiles in kMaxUntunedSplitK parts where the rows are at most 32,
+  /// narrow() tiles in parts where those alone launch too few blocks,
+  /// narrow() unsplit otherwise. Always one of candidates() (the tuner
+  /// times it first). Fitted to kiln-tune's timings on the H200
+  /// (docs/cuda.md: a decode step's 16 x 4096 x 4096 0.21 -> 0.055 ms;
+  /// fewer parts on 32 x 32 tiles are slower than on narrow() ones; 1024^3
+  /// on narrow() tiles is 5% slower split).
   static constexpr CudaSimtMatmulTunables forOutput(int64_t batch, int64_t m, int64_t n,
                                                     int64_t k, int64_t fillBlocks) {
     auto blocksOf = [&](const CudaSimtMatmulTunables &t) {
@@ -165,7 +167,7 @@ struct CudaSimtMatmulTunables {
     int64_t splits = 1;
     while (splits * 2 <= kMaxUntunedSplitK && k / (splits * 2) >= kMinPartK)
       splits *= 2;
-    if (splits > 1 && m <= 32)
+    if (splits == kMaxUntunedSplitK && m <= 32)
       return {32, 8, 4, splits};
     CudaSimtMatmulTunables chosen = narrow();
     if (blocksOf(chosen) < fillBlocks)

@@ -5,9 +5,10 @@
 // key texts to configs (the compiler sets it from CompileOptions::tuned; a
 // lit test may write it), and every key asked for is recorded in
 // `kiln.tune_keys`, which the compiler moves into CompiledProgram::tuneKeys.
-// Where a template's untuned choice depends on the shape, its pass records
-// that choice in `kiln.untuned` (key -> config text), which becomes
-// CompiledProgram::untunedConfigs: the tuner times it first.
+// Where a template's untuned choice depends on the shape and is one of its
+// candidates, its pass records that choice in `kiln.untuned` (key -> config
+// text), which becomes CompiledProgram::untunedConfigs: the tuner times it
+// first. (Where it is none of them, the default candidate stands for it.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_COMMON_TUNED_H
@@ -37,10 +38,11 @@ std::optional<std::vector<int64_t>> tunedMatmulConfig(mlir::linalg::LinalgOp op,
                                                       const TuneSpace &space, bool tf32 = false);
 
 /// Records `config` as what the kernel of matmul `op` takes untuned, under
-/// the key tunedMatmulConfig names, where it is one of `space`'s
-/// candidates (else nothing: the tuner then times the default first).
+/// the key tunedMatmulConfig names (f32 inputs as f32), where it is one of
+/// `space`'s candidates (else nothing: the tuner then times the default
+/// first).
 void recordUntunedMatmulConfig(mlir::linalg::LinalgOp op, const TuneSpace &space,
-                               const std::vector<int64_t> &config, bool tf32 = false);
+                               const std::vector<int64_t> &config);
 
 /// "f32", "bf16", "i8", ... as tune keys write element types.
 std::string tuneDtypeName(mlir::Type type);
