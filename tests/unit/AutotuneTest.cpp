@@ -80,7 +80,8 @@ TEST(Autotune, EveryUntunedTilingChosenByTheShapeIsACandidate) {
         for (int64_t k : sizes) {
           auto t = CudaSimtMatmulTunables::forOutput(batch, m, n, k, 132);
           EXPECT_TRUE(std::ranges::find(simt, t.config()) != simt.end())
-              << batch << "x" << m << "x" << n << "x" << k << ": " << TuneSpace::configText(t.config());
+              << batch << "x" << m << "x" << n << "x" << k << ": "
+              << TuneSpace::configText(t.config());
         }
         for (int64_t subgroup : {32, 64}) {
           auto t = VulkanCoopMatmulTunables::forOutput({16, 16, 16, subgroup}, batch, m, n);

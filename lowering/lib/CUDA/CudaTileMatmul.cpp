@@ -217,7 +217,8 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const kiln::CudaSimtMatmulTun
   // The block's part of K: [kBegin, k).
   Value kBegin = kb.c(0), k = sizeOf(b, loc, a, aRank - 1);
   if (splits > 1) {
-    int64_t partK = llvm::divideCeil(llvm::divideCeil(*getConstantIntValue(k), step), splits) * step;
+    int64_t allSteps = llvm::divideCeil(*getConstantIntValue(k), step);
+    int64_t partK = llvm::divideCeil(allSteps, splits) * step;
     kBegin = kb.mul(kb.rem(block.z, splits), partK);
     k = b.createOrFold<arith::MinSIOp>(loc, kb.add(kBegin, partK), k);
   }
