@@ -135,11 +135,11 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
     keys = (*compiled)->tuneKeys();
   }
   // What the keys' kernels take untuned (a key tuned before is compiled
-  // without its entry).
+  // without its entry, and without the table compile() would add back).
   CompileOptions plain = base;
   for (const std::string &text : keys)
     plain.tuned.erase(text);
-  auto untunedCompile = engine.compile(program, plain);
+  auto untunedCompile = engine.compileAsGiven(program, plain);
   if (!untunedCompile)
     return std::unexpected(untunedCompile.error());
   const std::map<std::string, std::string> &untuned = (*untunedCompile)->untunedConfigs();

@@ -85,6 +85,7 @@ func.func @tuned(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<30
 // CHECK: %[[BEGIN:.*]] = arith.muli %[[PART]], %c512
 // CHECK: %[[END0:.*]] = arith.addi %[[BEGIN]], %c512
 // CHECK: %[[END:.*]] = arith.minsi %[[END0]], %c4096
+// CHECK: arith.addi %[[BEGIN]], %{{.*}} : index
 // CHECK: arith.cmpi ule, %{{.*}}, %[[END]]
 // CHECK: %[[LEN:.*]] = arith.subi %[[END]], %[[BEGIN]]
 // CHECK: %[[STEPS:.*]] = arith.ceildivsi %[[LEN]], %c8

@@ -92,6 +92,10 @@ public:
   size_t parseCount() const;
   size_t cacheHits() const { return hits; }
   /// Programs loaded from the disk cache.
+  /// compile() with `options` as they are: no tune table added (the
+  /// tuner's view of a kernel untuned).
+  Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
+                                                    const CompileOptions &options);
   size_t diskCacheHits() const { return diskHits; }
   /// MLIR contexts engines of this process have created: one per engine
   /// that compiled or canonicalised anything (its Compiler owns one).
@@ -103,9 +107,6 @@ public:
 
 private:
   Engine(DeviceId id, std::unique_ptr<Target> target, DiskCacheConfig disk);
-  /// compile() with `options` as they are: no tune table added.
-  Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
-                                                    const CompileOptions &options);
   /// The compiler, loaded (kiln/backend/CompilerLibrary.h) and created
   /// with its MLIR context at first use.
   Expected<Compiler *> compiler();
