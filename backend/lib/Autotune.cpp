@@ -128,20 +128,15 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
   Engine &engine = backend.kernels();
   const std::string &device = engine.target().fingerprint();
   CompileOptions base = apply(device, options);
-  if (keys.empty()) {
-    auto compiled = engine.compile(program, base);
-    if (!compiled)
-      return std::unexpected(compiled.error());
-    keys = (*compiled)->tuneKeys();
-  }
-  // What the keys' kernels take untuned (a key tuned before is compiled
-  // without its entry, and without the table compile() would add back).
-  CompileOptions plain = base;
-  for (const std::string &text : keys)
-    plain.tuned.erase(text);
+  // The program untuned (no tuned config, not even the table compile()
+  // would add): its tune keys, and what each kernel takes untuned.
+  CompileOptions plain = options;
+  plain.tuned.clear();
   auto untunedCompile = engine.compileAsGiven(program, plain);
   if (!untunedCompile)
     return std::unexpected(untunedCompile.error());
+  if (keys.empty())
+    keys = (*untunedCompile)->tuneKeys();
   const std::map<std::string, std::string> &untuned = (*untunedCompile)->untunedConfigs();
   std::vector<TuneEntry> entries;
   for (const std::string &text : keys) {
@@ -168,19 +163,16 @@ Autotuner::tune(Backend &backend, std::string_view program, const CompileOptions
     double best = 0;
     // What the kernel takes untuned (the default unless the pass chose by
     // the shape) is always timed, first; the others while the budget lasts.
-    std::vector<const std::vector<int64_t> *> order;
+    std::vector<std::vector<int64_t>> order = space->candidates;
     if (auto it = untuned.find(text); it != untuned.end())
-      if (auto first = space->parseConfig(it->second))
-        for (const std::vector<int64_t> &c : space->candidates)
-          if (c == *first)
-            order.push_back(&c);
-    for (const std::vector<int64_t> &c : space->candidates)
-      if (order.empty() || &c != order.front())
-        order.push_back(&c);
+      if (auto first = space->parseConfig(it->second)) {
+        auto at = std::ranges::find(order, *first);
+        std::rotate(order.begin(), at, at + 1);
+      }
     for (size_t j = 0; j < order.size(); ++j) {
       if (j > 0 && spentMs > budgetMs)
         break;
-      const std::vector<int64_t> &config = *order[j];
+      const std::vector<int64_t> &config = order[j];
       CompileOptions forced = base;
       forced.tuned[text] = TuneSpace::configText(config);
       auto compiled = engine.compile(program, forced);
