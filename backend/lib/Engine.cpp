@@ -134,19 +134,46 @@ size_t Engine::parseCount() const {
   return compilerInstance ? compilerInstance->parseCount() : 0;
 }
 
-std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &key) {
-  auto entry = disk.load(key);
-  if (!entry)
-    return nullptr;
+namespace {
+/// The key of a program stored under `base` compiled with the configs of
+/// `tuneKeys` that `options` name (no tune keys: `base` itself).
+CacheKey tunedDiskKey(CacheKey base, const std::vector<std::string> &tuneKeys,
+                      const CompileOptions &options) {
+  if (!tuneKeys.empty())
+    base.parts.emplace_back("tuned", options.tunedConfigsText(tuneKeys));
+  return base;
+}
+} // namespace
+
+std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &base,
+                                              const CompileOptions &options) {
   std::string_view kind = targetKind(deviceId.type).name;
-  auto cached = decodeCachedProgram(kind, *entry);
-  if (!cached) {
-    disk.reportBad(key, cached.error().message);
+  auto read = [&](const CacheKey &key) -> std::optional<std::pair<CacheEntry, CachedProgram>> {
+    auto entry = disk.load(key);
+    if (!entry)
+      return std::nullopt;
+    auto cached = decodeCachedProgram(kind, *entry);
+    if (!cached) {
+      disk.reportBad(key, cached.error().message);
+      return std::nullopt;
+    }
+    return std::pair{std::move(*entry), std::move(*cached)};
+  };
+  // `base` holds the program as last compiled (with tune keys, an alias of
+  // that compile's entry, whose key ends in its configs): where those are
+  // not `options`', the entry of `options`' configs is wanted.
+  auto found = read(base);
+  if (!found)
     return nullptr;
-  }
-  auto program = target_->load(*cached);
+  const std::vector<std::string> &tuneKeys = found->second.program.tuneKeys;
+  CacheKey wanted = tunedDiskKey(base, tuneKeys, options);
+  if (!tuneKeys.empty() &&
+      !found->first.key.ends_with("\ntuned=" + options.tunedConfigsText(tuneKeys) + "\n") &&
+      !(found = read(wanted)))
+    return nullptr;
+  auto program = target_->load(found->second);
   if (!program) {
-    disk.reportBad(key, "it does not load: " + program.error().message);
+    disk.reportBad(wanted, "it does not load: " + program.error().message);
     return nullptr;
   }
   ++diskHits;
@@ -176,12 +203,15 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
   std::string codegen = options.codegenKey();
   // Compiles that dump or take overrides have keys of their own.
   bool dumps = !options.dumpDir.empty() || !options.overrideDir.empty();
-  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen + "|" + KILN_VERSION +
+  std::string suffix = "|" + options.entry + "|" + target + "|" + codegen +
+                       options.tuneTableKey() + "|" + KILN_VERSION +
                        (dumps ? "|dump=" + options.dumpDir + "|override=" + options.overrideDir
                               : "");
   auto hash = [](std::string_view text) {
     return std::to_string(std::hash<std::string_view>{}(text));
   };
+  // On disk a program is keyed by the configs of its own tune keys only
+  // (loadFromDisk): tuning another kernel leaves its entry valid.
   auto diskKey = [&](const char *form, std::string_view text) {
     return CacheKey{target, {{"entry", options.entry}, {"codegen", codegen},
                              {form, std::string(text)}}};
@@ -195,7 +225,7 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
     ++hits;
     return it->second;
   }
-  if (auto program = dumps ? nullptr : loadFromDisk(textDiskKey))
+  if (auto program = dumps ? nullptr : loadFromDisk(textDiskKey, options))
     return cache[textKey] = program;
   // The key proper hashes the canonical IR, so reformatted text hits too;
   // on a miss the compile takes the same parse.
@@ -212,8 +242,12 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
     cache[textKey] = it->second;
     return it->second;
   }
-  if (auto program = dumps ? nullptr : loadFromDisk(irDiskKey)) {
-    disk.storeAlias(textDiskKey, irDiskKey);
+  if (auto program = dumps ? nullptr : loadFromDisk(irDiskKey, options)) {
+    const auto &tuneKeys = program->tuneKeys();
+    disk.storeAlias(textDiskKey, tunedDiskKey(irDiskKey, tuneKeys, options));
+    if (!tuneKeys.empty())
+      disk.storeAlias(tunedDiskKey(textDiskKey, tuneKeys, options),
+                      tunedDiskKey(irDiskKey, tuneKeys, options));
     return cache[key] = cache[textKey] = program;
   }
   CachedProgram cached;
@@ -223,9 +257,15 @@ Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view sourc
   ++compiles;
   // A program with hand-edited stages is not its program's kernel.
   if (!cached.program.overridden) {
+    const auto &tuneKeys = cached.program.tuneKeys;
+    CacheKey stored = tunedDiskKey(irDiskKey, tuneKeys, options);
     CacheEntry entry = encodeCachedProgram(targetKind(deviceId.type).name, cached);
-    disk.store(irDiskKey, std::move(entry.metadata), std::move(entry.blobs));
-    disk.storeAlias(textDiskKey, irDiskKey);
+    disk.store(stored, std::move(entry.metadata), std::move(entry.blobs));
+    disk.storeAlias(textDiskKey, stored);
+    if (!tuneKeys.empty()) {
+      disk.storeAlias(irDiskKey, stored);
+      disk.storeAlias(tunedDiskKey(textDiskKey, tuneKeys, options), stored);
+    }
   }
   cache[key] = cache[textKey] = *program;
   return *program;

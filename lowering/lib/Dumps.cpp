@@ -87,7 +87,7 @@ llvm::json::Array stringArray(const std::vector<std::string> &strings) {
 CompileDumps::CompileDumps(const CompileOptions &options, std::string target,
                            std::string detail, std::string_view canonical)
     : target(std::move(target)), detail(std::move(detail)), entry(options.entry),
-      codegen(options.codegenKey()) {
+      codegen(options.codegenKey() + options.tuneTableKey()) {
   if (options.dumpDir.empty() && options.overrideDir.empty())
     return;
   keyFolder = keyFolderName(this->target, entry,

@@ -43,13 +43,15 @@ Expected<AutotuneConfig> AutotuneConfig::fromEnvironment() {
   if (!disk)
     return std::unexpected(disk.error());
   if (!disk->root.empty())
-    config.directory = disk->root / "tune";
+    config.directory = tuneDirectoryOf(disk->root);
   if (const char *files = env("KILN_TUNE_FILE"))
     for (std::string_view f : tuning_detail::split(files, ':'))
       if (!f.empty())
         config.shippedFiles.emplace_back(f);
   return config;
 }
+
+fs::path tuneDirectoryOf(const fs::path &cacheRoot) { return cacheRoot / "tune"; }
 
 fs::path tuneFileOf(const fs::path &directory, std::string_view device) {
   return directory / (cacheDirectoryName(device) + ".json");

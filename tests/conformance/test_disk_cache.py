@@ -3,6 +3,7 @@ process compiles nothing and creates no MLIR context, with bit-identical
 results; bad entries are rebuilt; bundles export and import; 16 processes
 share one directory while some are killed. CPU here, lavapipe where it is
 installed; CUDA on the GPU machine (skipped, with the reason, elsewhere)."""
+import json
 import os
 import random
 import re
@@ -138,8 +139,12 @@ def test_kiln_cache_export_import_clear(tmp_path):
         run(path, tmp_path / name, cache)
     listed = kiln_cache(cache, "list")
     assert listed.returncode == 0 and listed.stdout.count("cpu @main") == len(paths), listed.stdout
+    # An entry and an alias of its text per program; one with tune keys (the
+    # matmul) also aliases its IR and its text with its configs.
+    files = len(entry_files(cache))
+    assert files == 2 * len(paths) + 2, files
     st = kiln_cache(cache, "stats")
-    assert f"total: {2 * len(paths)} entries" in st.stdout, st.stdout
+    assert f"total: {files} entries" in st.stdout, st.stdout
     bundle = tmp_path / "app.kilnbundle"
     exported = kiln_cache(cache, "export", str(bundle))
     assert exported.returncode == 0, exported.stderr
@@ -148,7 +153,7 @@ def test_kiln_cache_export_import_clear(tmp_path):
     shipped = tmp_path / "shipped"
     imported = kiln_cache(shipped, "import", str(bundle))
     assert imported.returncode == 0, imported.stderr
-    assert f"imported {2 * len(paths)} entries" in imported.stdout
+    assert f"imported {files} entries" in imported.stdout
     for name, path in paths.items():
         assert stats(run(path, tmp_path / f"shipped-{name}", shipped)) == (0, 1, 0)
     # A damaged bundle entry is refused, the others imported.
@@ -157,7 +162,7 @@ def test_kiln_cache_export_import_clear(tmp_path):
     bundle.write_bytes(bytes(data))
     damaged = kiln_cache(tmp_path / "damaged", "import", str(bundle))
     assert damaged.returncode == 1 and "refused" in damaged.stderr, damaged.stderr
-    assert f"imported {2 * len(paths) - 1} entries" in damaged.stdout
+    assert f"imported {files - 1} entries" in damaged.stdout
     # Usage errors: exit 2 with a message.
     assert kiln_cache(cache, "frobnicate").returncode == 2
     assert kiln_cache(cache, "import").returncode == 2
@@ -165,6 +170,61 @@ def test_kiln_cache_export_import_clear(tmp_path):
     notabundle.write_bytes(b"hello")
     bad = kiln_cache(cache, "import", str(notabundle))
     assert bad.returncode == 2 and "not a kiln cache bundle" in bad.stderr
+
+
+def test_bundle_ships_tune_files(tmp_path):
+    """A bundle carries the cache's tune files: the importing cache runs the
+    tuned kernels from disk with no benchmark; entries it had win over the
+    bundle's; a broken tune record is refused, naming the bundle and line."""
+    cache, shipped = tmp_path / "cache", tmp_path / "shipped"
+    path = write_programs(tmp_path)["matmul"]
+    env = dict(os.environ, KILN_CACHE_DIR=str(cache))
+    env.pop("KILN_AUTOTUNE", None)
+    tuned = subprocess.run([os.path.join(os.path.dirname(KILN_RUN), "kiln-tune"), str(path),
+                            "--budget-ms", "20"], capture_output=True, text=True, env=env)
+    assert tuned.returncode == 0, tuned.stderr
+    tune_file, = (cache / "tune").glob("*.json")
+    run(path, tmp_path / "cold", cache)
+    bundle = tmp_path / "app.kilnbundle"
+    exported = kiln_cache(cache, "export", str(bundle))
+    assert exported.returncode == 0 and "and 1 tune files" in exported.stdout, exported.stdout
+    # The importing cache already has an entry of another key, and one of
+    # the bundle's key (no timings): both stay, the cache's winning.
+    data = json.loads(tune_file.read_text())
+    theirs = data["entries"][0]
+    mine = dict(theirs, key=dict(theirs["key"], shape=[8, 4, 32]))
+    ours = dict(theirs, timings_ms=[])
+    (shipped / "tune").mkdir(parents=True)
+    (shipped / "tune" / tune_file.name).write_text(
+        json.dumps(dict(data, entries=[mine, ours])))
+    imported = kiln_cache(shipped, "import", str(bundle))
+    assert imported.returncode == 0, imported.stderr
+    assert "and 1 tune files" in imported.stdout, imported.stdout
+    merged = json.loads((shipped / "tune" / tune_file.name).read_text())["entries"]
+    assert sorted(e["key"]["shape"] for e in merged) == [[8, 4, 16], [8, 4, 32]]
+    assert [e["timings_ms"] for e in merged if e["key"] == theirs["key"]] == [[]]
+    proc = run(path, tmp_path / "warm", shipped)
+    assert stats(proc) == (0, 1, 0), proc.stdout
+    assert re.search(r"autotune: 1 tuned kernel\(s\), 0 benchmark", proc.stdout), proc.stdout
+    assert result_bytes(tmp_path / "warm") == result_bytes(tmp_path / "cold")
+    assert kiln_cache(shipped, "verify").returncode == 0
+    # A hand-broken tune record: refused by name and line, the rest imported,
+    # and a broken tune file in the cache is never replaced.
+    raw = bundle.read_bytes()
+    at = raw.index(b'"format"')
+    broken = tmp_path / "broken.kilnbundle"
+    broken.write_bytes(raw[:at] + b"'" + raw[at + 1:])
+    refused = kiln_cache(tmp_path / "fresh", "import", str(broken))
+    assert refused.returncode == 1, refused.stdout
+    assert re.search(r"broken.kilnbundle record #\d+ refused: tune file:1: ", refused.stderr), \
+        refused.stderr
+    assert f"imported {len(entry_files(cache))} entries and 0 tune files" in refused.stdout, \
+        refused.stdout
+    (shipped / "tune" / tune_file.name).write_text("{")
+    kept = kiln_cache(shipped, "import", str(bundle))
+    assert kept.returncode == 1 and "not replaced" in kept.stderr, kept.stderr
+    assert (shipped / "tune" / tune_file.name).read_text() == "{"
+    assert kiln_cache(shipped, "verify").returncode == 1
 
 
 def test_prune_deletes_other_builds_and_evicts_to_the_cap(tmp_path):

@@ -250,7 +250,8 @@ TEST(Autotune, ForcedConfigChangesTheCodeNotTheResult) {
   auto tuned = compiler->compileForCpu(kMatmul, forced);
   ASSERT_TRUE(tuned) << tuned.error().message;
   EXPECT_NE(plain->object, tuned->object);
-  EXPECT_NE(CompileOptions{}.codegenKey(), forced.codegenKey());
+  EXPECT_NE(CompileOptions{}.tuneTableKey(), forced.tuneTableKey());
+  EXPECT_NE(CompileOptions{}.tunedConfigsText({key}), forced.tunedConfigsText({key}));
   EXPECT_EQ(runMatmul(**backend), runMatmul(**backend, forced));
 }
 

@@ -3,10 +3,12 @@
 // Each device kind that this machine has: a second engine (as a fresh
 // process would) loads every program from the disk cache, compiling
 // nothing and creating no MLIR context, and computes bit-identical
-// results; bad entries are rebuilt. CUDA runs on the GPU machine and is
+// results; bad entries are rebuilt; a program's entry depends on its own
+// tuned configs alone. CUDA runs on the GPU machine and is
 // skipped, visibly, elsewhere.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/TuneSpaces.h"
 #include "kiln/backend/Engine.h"
 
 #include <gtest/gtest.h>
@@ -114,8 +116,12 @@ TEST_P(DiskKernelCacheTest, SecondEngineCompilesNothingAndCreatesNoMlirContext) 
   auto want = runAll(*cold);
   ASSERT_EQ(want.size(), std::size(kPrograms));
   EXPECT_EQ(cold->compileCount(), std::size(kPrograms));
-  // One entry per program, one alias per program text.
-  EXPECT_EQ(entryFiles().size(), 2 * std::size(kPrograms));
+  // One entry per program, one alias per program text; a program with tune
+  // keys also aliases its IR and its text with its configs.
+  auto tuning = tuningOfAll(*cold);
+  ASSERT_EQ(tuning.size(), std::size(kPrograms));
+  size_t tunable = std::ranges::count_if(tuning, [](auto &t) { return !t.first.empty(); });
+  EXPECT_EQ(entryFiles().size(), 2 * std::size(kPrograms) + 2 * tunable);
 
   size_t contexts = Engine::mlirContextsCreated();
   auto warm = engine();
@@ -126,12 +132,57 @@ TEST_P(DiskKernelCacheTest, SecondEngineCompilesNothingAndCreatesNoMlirContext) 
   // What the tuner asks of a program survives the disk: its tune keys (the
   // matmul's) and, where a pass chose by the shape (CUDA's matmul), the
   // untuned choice it times first.
-  auto tuning = tuningOfAll(*cold);
-  ASSERT_EQ(tuning.size(), std::size(kPrograms));
   EXPECT_FALSE(tuning[1].first.empty());
   EXPECT_EQ(tuningOfAll(*warm), tuning);
   if (device.type == DeviceType::Cuda)
     EXPECT_EQ(tuning[1].second.size(), 1u);
+}
+
+TEST_P(DiskKernelCacheTest, AProgramsEntryDependsOnItsOwnTunedConfigsAlone) {
+  const char *matmul = kPrograms[1];
+  auto cold = engine();
+  auto untuned = cold->compileAsGiven(matmul, {});
+  ASSERT_TRUE(untuned) << untuned.error().message;
+  ASSERT_EQ((*untuned)->tuneKeys().size(), 1u);
+  const std::string key = (*untuned)->tuneKeys()[0];
+  const std::vector<TuneSpace> spaces = kernelTuneSpaces();
+  const TuneSpace *space = nullptr;
+  for (const TuneSpace &s : spaces)
+    if (key.starts_with(s.name + "@"))
+      space = &s;
+  ASSERT_TRUE(space && space->candidates.size() > 1) << key;
+  // Another kernel's tuned config: the entry stays (it used to miss).
+  CompileOptions other, tuned;
+  other.tuned["cpu.matmul@" + CpuMatmulTunables::tuneSpace().hash() + ":matmul:f32,f32,f32:1x1x1"] =
+      TuneSpace::configText(CpuMatmulTunables::tuneSpace().candidates[1]);
+  ASSERT_FALSE(other.tuned.count(key));
+  auto warm = engine();
+  ASSERT_TRUE(warm->compileAsGiven(matmul, other));
+  EXPECT_EQ(warm->compileCount(), 0u);
+  EXPECT_EQ(warm->diskCacheHits(), 1u);
+  // Its own key tuned: compiled, and the untuned entry is still served to
+  // a table without it, from its own file.
+  tuned.tuned[key] = TuneSpace::configText(space->candidates[1]);
+  ASSERT_TRUE(warm->compileAsGiven(matmul, tuned));
+  EXPECT_EQ(warm->compileCount(), 1u);
+  for (const CompileOptions &options : {CompileOptions{}, tuned}) {
+    auto again = engine();
+    ASSERT_TRUE(again->compileAsGiven(matmul, options));
+    EXPECT_EQ(again->compileCount(), 0u);
+  }
+  // Without the untuned entry's file, a table without the key compiles
+  // again (the tuned entry, which the aliases name last, is never served).
+  size_t removed = 0;
+  for (const fs::path &file : entryFiles()) {
+    auto entry = verifyCacheFile(file);
+    if (entry && entry->key.ends_with("\ntuned=" + key + "=;\n") &&
+        entry->metadata.find("\"alias_of\"") == std::string::npos)
+      removed += fs::remove(file);
+  }
+  EXPECT_EQ(removed, 1u);
+  auto rebuilt = engine();
+  ASSERT_TRUE(rebuilt->compileAsGiven(matmul, {}));
+  EXPECT_EQ(rebuilt->compileCount(), 1u);
 }
 
 TEST_P(DiskKernelCacheTest, ReformattedTextHitsTheCanonicalEntry) {

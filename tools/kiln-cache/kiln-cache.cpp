@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/BuildId.h"
 #include "kiln/runtime/common/DiskCache.h"
+#include "kiln/runtime/common/TuneDatabase.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,12 +29,16 @@ constexpr const char *kUsage =
     "  prune        delete bad entries, other builds' entries, abandoned temporary\n"
     "               files, and the least recently used beyond KILN_CACHE_MAX_BYTES\n"
     "  clear        delete every entry\n"
-    "  export FILE  write this build's entries into a bundle FILE\n"
-    "  import FILE  add a bundle's entries (each verified) to the cache\n";
+    "  export FILE  write this build's entries and the tune files into a bundle FILE\n"
+    "  import FILE  add a bundle's entries and tune files (each verified) to the cache\n";
 
-// A bundle: this magic, then per entry its byte count (u64, little-endian)
-// and the entry file's bytes.
-constexpr std::string_view kBundleMagic = "KILNBUNDLE1\n";
+// A bundle: a magic, then records. Version 2 (written): per record a kind
+// byte (kEntryRecord: an entry file's bytes; kTuneRecord: a tune file's
+// JSON), its byte count (u64, little-endian) and the bytes. Version 1 (read
+// only): entries alone, no kind byte.
+constexpr std::string_view kBundleMagicPrefix = "KILNBUNDLE";
+constexpr char kBundleVersion = '2';
+constexpr char kEntryRecord = 'E', kTuneRecord = 'T';
 
 struct UsageError {
   std::string message;
@@ -57,6 +62,18 @@ std::vector<CacheFile> cacheFiles(const fs::path &root) {
   }
   std::sort(files.begin(), files.end(),
             [](const CacheFile &a, const CacheFile &b) { return a.path < b.path; });
+  return files;
+}
+
+/// The tune files under the cache (docs/autotune.md), one per device.
+std::vector<fs::path> tuneFiles(const fs::path &root) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(tuneDirectoryOf(root), ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->path().extension() == ".json" && it->is_regular_file(ec))
+      files.push_back(it->path());
+  std::sort(files.begin(), files.end());
   return files;
 }
 
@@ -122,6 +139,12 @@ int stats(const DiskCacheConfig &config) {
   if (temporary.entries)
     std::printf("; %llu temporary files of unfinished writes", (unsigned long long)temporary.entries);
   std::printf("\n");
+  for (const fs::path &file : tuneFiles(config.root)) {
+    auto db = TuneDatabase::read(file);
+    std::printf("tune file %s: %s\n", file.c_str(),
+                db ? (std::to_string(db->entries().size()) + " entries for " + db->device()).c_str()
+                   : ("BAD: " + db.error().message).c_str());
+  }
   return 0;
 }
 
@@ -150,8 +173,18 @@ int verify(const DiskCacheConfig &config) {
       std::printf("bad: %s: %s\n", f.path.c_str(), entry.error().message.c_str());
     }
   }
-  std::printf("%zu entries verified, %zu bad\n", good, bad);
-  return bad ? 1 : 0;
+  size_t goodTune = 0, badTune = 0;
+  for (const fs::path &file : tuneFiles(config.root)) {
+    if (auto db = TuneDatabase::read(file); db) {
+      ++goodTune;
+    } else {
+      ++badTune;
+      std::printf("bad: %s\n", db.error().message.c_str());
+    }
+  }
+  std::printf("%zu entries verified, %zu bad; %zu tune files verified, %zu bad\n", good, bad,
+              goodTune, badTune);
+  return bad || badTune ? 1 : 0;
 }
 
 /// Deletes the cache's files for which `doomed` says so, then the empty
@@ -203,17 +236,32 @@ int clear(const DiskCacheConfig &config) {
 }
 
 int exportBundle(const DiskCacheConfig &config, const std::string &file) {
-  std::string bundle(kBundleMagic);
-  size_t count = 0;
+  std::string bundle = std::string(kBundleMagicPrefix) + kBundleVersion + "\n";
+  auto record = [&](char kind, std::string_view bytes) {
+    bundle.push_back(kind);
+    for (int i = 0; i < 8; ++i)
+      bundle.push_back(static_cast<char>(uint64_t(bytes.size()) >> (8 * i)));
+    bundle += bytes;
+  };
+  size_t entries = 0, tunes = 0;
   fs::path namespaceDir = config.root / cacheDirectoryName(kBuildId);
   for (const CacheFile &f : cacheFiles(namespaceDir)) {
     auto bytes = readCacheFile(f.path);
     if (f.temporary || !bytes || !verifyCacheFile(f.path))
       continue;
-    for (int i = 0; i < 8; ++i)
-      bundle.push_back(static_cast<char>(uint64_t(bytes->size()) >> (8 * i)));
-    bundle += *bytes;
-    ++count;
+    record(kEntryRecord, *bytes);
+    ++entries;
+  }
+  for (const fs::path &tuneFile : tuneFiles(config.root)) {
+    auto text = readCacheFile(tuneFile);
+    auto db = text ? TuneDatabase::parse(*text, tuneFile.string())
+                   : makeError(ErrorKind::InvalidArgument, tuneFile.string() + ": cannot read");
+    if (!db) {
+      std::fprintf(stderr, "kiln-cache: not exported: %s\n", db.error().message.c_str());
+      continue;
+    }
+    record(kTuneRecord, *text);
+    ++tunes;
   }
   std::ofstream out(file, std::ios::binary);
   out.write(bundle.data(), static_cast<std::streamsize>(bundle.size()));
@@ -222,8 +270,25 @@ int exportBundle(const DiskCacheConfig &config, const std::string &file) {
     std::fprintf(stderr, "kiln-cache: cannot write %s\n", file.c_str());
     return 1;
   }
-  std::printf("exported %zu entries (%zu bytes) to %s\n", count, bundle.size(), file.c_str());
+  std::printf("exported %zu entries and %zu tune files (%zu bytes) to %s\n", entries, tunes,
+              bundle.size(), file.c_str());
   return 0;
+}
+
+/// Adds a bundle's tune file to the cache's file of its device: entries
+/// the cache has already win (they were measured here), the bundle's join.
+Expected<void> importTuneFile(const DiskCacheConfig &config, const TuneDatabase &shipped) {
+  fs::path target = tuneFileOf(tuneDirectoryOf(config.root), shipped.device());
+  TuneDatabase merged = shipped;
+  std::error_code ec;
+  if (fs::exists(target, ec)) {
+    auto current = TuneDatabase::read(target);
+    if (!current)
+      return makeError(ErrorKind::InvalidArgument,
+                       current.error().message + " (the cache's tune file; not replaced)");
+    merged.merge(*current);
+  }
+  return merged.write(target);
 }
 
 int importBundle(const DiskCacheConfig &config, const std::string &file) {
@@ -231,31 +296,51 @@ int importBundle(const DiskCacheConfig &config, const std::string &file) {
   if (!bytes)
     throw UsageError{"cannot read " + file};
   std::string_view rest(*bytes);
-  if (!rest.starts_with(kBundleMagic))
-    throw UsageError{file + ": not a kiln cache bundle"};
-  rest.remove_prefix(kBundleMagic.size());
+  char version = rest.size() > kBundleMagicPrefix.size() + 1 &&
+                         rest.starts_with(kBundleMagicPrefix) &&
+                         rest[kBundleMagicPrefix.size() + 1] == '\n'
+                     ? rest[kBundleMagicPrefix.size()]
+                     : 0;
+  if (version != '1' && version != kBundleVersion)
+    throw UsageError{file + ": not a kiln cache bundle" +
+                     (version ? std::string(" of a version this kiln reads") : "")};
+  rest.remove_prefix(kBundleMagicPrefix.size() + 2);
   DiskCache cache(config, kBuildId);
-  size_t imported = 0, refused = 0;
+  size_t entries = 0, tunes = 0, refused = 0;
   for (size_t index = 0; !rest.empty(); ++index) {
+    char kind = kEntryRecord;
+    if (version != '1') {
+      kind = rest.front();
+      rest.remove_prefix(1);
+    }
     uint64_t size = 0;
     for (int i = 0; i < 8 && i < static_cast<int>(rest.size()); ++i)
       size |= uint64_t(static_cast<uint8_t>(rest[i])) << (8 * i);
     if (rest.size() < 8 || rest.size() - 8 < size)
-      throw UsageError{file + ": truncated at entry #" + std::to_string(index)};
-    auto entry = decodeCacheEntry(rest.substr(8, size));
+      throw UsageError{file + ": truncated at record #" + std::to_string(index)};
+    std::string_view payload = rest.substr(8, size);
     rest.remove_prefix(8 + size);
-    Expected<void> stored =
-        entry ? cache.storeEntry(*entry) : Expected<void>(std::unexpected(entry.error()));
-    if (stored) {
-      ++imported;
+    std::string name = file + " record #" + std::to_string(index);
+    Expected<void> stored;
+    if (kind == kEntryRecord) {
+      auto entry = decodeCacheEntry(payload);
+      stored = entry ? cache.storeEntry(*entry) : Expected<void>(std::unexpected(entry.error()));
+      entries += stored.has_value();
+    } else if (kind == kTuneRecord) {
+      auto db = TuneDatabase::parse(payload, "tune file");
+      stored = db ? importTuneFile(config, *db) : Expected<void>(std::unexpected(db.error()));
+      tunes += stored.has_value();
     } else {
+      stored = makeError(ErrorKind::InvalidArgument, "unknown record kind");
+    }
+    if (!stored) {
       ++refused;
-      std::fprintf(stderr, "kiln-cache: %s: entry #%zu refused: %s\n", file.c_str(), index,
+      std::fprintf(stderr, "kiln-cache: %s refused: %s\n", name.c_str(),
                    stored.error().message.c_str());
     }
   }
-  std::printf("imported %zu entries into %s, refused %zu\n", imported, config.root.c_str(),
-              refused);
+  std::printf("imported %zu entries and %zu tune files into %s, refused %zu\n", entries, tunes,
+              config.root.c_str(), refused);
   return refused ? 1 : 0;
 }
 

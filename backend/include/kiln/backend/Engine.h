@@ -110,9 +110,11 @@ private:
   /// The compiler, loaded (kiln/backend/CompilerLibrary.h) and created
   /// with its MLIR context at first use.
   Expected<Compiler *> compiler();
-  /// The program stored on disk under `key`; null when there is none, or
-  /// it cannot be decoded or loaded (reported once, then rebuilt).
-  std::shared_ptr<Program> loadFromDisk(const CacheKey &key);
+  /// The program stored on disk under `base` (Engine::compileAsGiven's
+  /// key of its text or IR) compiled with `options`' tuned configs; null
+  /// when there is none, or it cannot be decoded or loaded (reported once,
+  /// then rebuilt).
+  std::shared_ptr<Program> loadFromDisk(const CacheKey &base, const CompileOptions &options);
   DeviceId deviceId;
   std::unique_ptr<Target> target_;
   std::unique_ptr<Compiler> compilerInstance;

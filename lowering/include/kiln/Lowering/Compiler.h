@@ -7,6 +7,7 @@
 #include "kiln/runtime/common/Error.h"
 #include "kiln/runtime/common/GpuPlan.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <map>
@@ -190,21 +191,33 @@ struct CompileOptions {
   /// whose key is here is built with that config, others with defaults.
   TuneTable tuned;
 
-  /// The options that change generated code, for kernel cache keys: the
-  /// tune table by a digest of its text, so that a program is never served
-  /// with other configs than the tune files say.
+  /// The options that change generated code, but for the tune table, for
+  /// kernel cache keys: a program depends on the configs of its own tune
+  /// keys alone (tunedConfigsText), so tuning another kernel keeps it.
   std::string codegenKey() const {
-    std::string tune;
-    if (!tuned.empty()) {
-      std::string table;
-      for (const auto &[key, config] : tuned)
-        table += key + "=" + config + ";";
-      tune = ",tune=" + stableHash(table);
-    }
     std::string sms = multiprocessors ? ",sms=" + std::to_string(multiprocessors) : "";
     return "threads=" + std::to_string(numThreads) + sms + ",mma=" + mma.key() +
-           (tf32 ? ",tf32" : "") + (wgmma ? "" : ",nowgmma") + (ptxas.empty() ? "" : ",cubin") +
-           tune;
+           (tf32 ? ",tf32" : "") + (wgmma ? "" : ",nowgmma") + (ptxas.empty() ? "" : ",cubin");
+  }
+  /// "key=config;" for each of `keys` in order, the config empty where the
+  /// table has none: what a program with these tune keys takes of it.
+  std::string tunedConfigsText(std::vector<std::string> keys) const {
+    std::sort(keys.begin(), keys.end());
+    std::string text;
+    for (const std::string &key : keys) {
+      auto it = tuned.find(key);
+      text += key + "=" + (it == tuned.end() ? "" : it->second) + ";";
+    }
+    return text;
+  }
+  /// A digest of the whole tune table, "" when it is empty: with
+  /// codegenKey, a key for what a compile may produce before its tune keys
+  /// are known.
+  std::string tuneTableKey() const {
+    std::vector<std::string> keys;
+    for (const auto &entry : tuned)
+      keys.push_back(entry.first);
+    return tuned.empty() ? "" : ",tune=" + stableHash(tunedConfigsText(std::move(keys)));
   }
 };
 

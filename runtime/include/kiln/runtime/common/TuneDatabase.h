@@ -76,6 +76,8 @@ private:
   std::vector<TuneEntry> entries_;
 };
 
+/// The tune files' directory of a disk cache rooted at `cacheRoot`.
+std::filesystem::path tuneDirectoryOf(const std::filesystem::path &cacheRoot);
 /// The file of `device`'s entries under a tune directory.
 std::filesystem::path tuneFileOf(const std::filesystem::path &directory,
                                  std::string_view device);
