@@ -136,11 +136,13 @@ size_t Engine::parseCount() const {
 
 namespace {
 /// The key of a program stored under `base` compiled with the configs of
-/// `tuneKeys` that `options` name (no tune keys: `base` itself).
+/// `tuneKeys` that `options` name (no tune keys: `base` itself). The
+/// configs go before the program, which stays the last part, so that no
+/// program text can end in what reads as another key's parts.
 CacheKey tunedDiskKey(CacheKey base, const std::vector<std::string> &tuneKeys,
                       const CompileOptions &options) {
   if (!tuneKeys.empty())
-    base.parts.emplace_back("tuned", options.tunedConfigsText(tuneKeys));
+    base.parts.emplace(base.parts.end() - 1, "tuned", options.tunedConfigsText(tuneKeys));
   return base;
 }
 } // namespace
@@ -159,18 +161,22 @@ std::shared_ptr<Program> Engine::loadFromDisk(const CacheKey &base,
     }
     return std::pair{std::move(*entry), std::move(*cached)};
   };
-  // `base` holds the program as last compiled (with tune keys, an alias of
-  // that compile's entry, whose key ends in its configs): where those are
-  // not `options`', the entry of `options`' configs is wanted.
+  // `base` holds the program as last used (with tune keys, an alias of the
+  // entry of those configs): where its configs are not `options`', the
+  // entry of `options`' configs is wanted, and `base` then names it.
   auto found = read(base);
   if (!found)
     return nullptr;
-  const std::vector<std::string> &tuneKeys = found->second.program.tuneKeys;
-  CacheKey wanted = tunedDiskKey(base, tuneKeys, options);
-  if (!tuneKeys.empty() &&
-      !found->first.key.ends_with("\ntuned=" + options.tunedConfigsText(tuneKeys) + "\n") &&
-      !(found = read(wanted)))
-    return nullptr;
+  CacheKey wanted = tunedDiskKey(base, found->second.program.tuneKeys, options);
+  if (wanted.parts.size() > base.parts.size()) {
+    CacheKey configs = wanted; // entry, codegen, tuned: the key's start
+    configs.parts.pop_back();
+    if (!found->first.key.starts_with(disk.keyText(configs))) {
+      if (!(found = read(wanted)))
+        return nullptr;
+      disk.storeAlias(base, found->first.key);
+    }
+  }
   auto program = target_->load(found->second);
   if (!program) {
     disk.reportBad(wanted, "it does not load: " + program.error().message);

@@ -358,10 +358,10 @@ void DiskCache::reportBad(const CacheKey &key, const std::string &why) const {
   reportOnce(pathOf(key), why);
 }
 
-void DiskCache::storeAlias(const CacheKey &alias, const CacheKey &entry) {
+void DiskCache::storeAlias(const CacheKey &alias, const std::string &entryKeyText) {
   if (!enabled())
     return;
-  nlohmann::json metadata = {{"alias_of", keyText(entry)}};
+  nlohmann::json metadata = {{"alias_of", entryKeyText}};
   CacheEntry file{keyText(alias), metadata.dump(), {}};
   publish(pathOf(alias), encodeCacheEntry(file));
 }

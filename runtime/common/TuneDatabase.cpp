@@ -307,7 +307,7 @@ TuneTable TuneDatabase::table(const std::vector<TuneSpace> &spaces) const {
   return out;
 }
 
-Expected<void> TuneDatabase::write(const fs::path &file) const {
+Expected<void> TuneDatabase::write(const fs::path &file, OnSameKey onSameKey) const {
   std::error_code ec;
   fs::create_directories(file.parent_path().empty() ? "." : file.parent_path(), ec);
   // One writer at a time merges with the file's current entries (a lock
@@ -322,11 +322,21 @@ Expected<void> TuneDatabase::write(const fs::path &file) const {
   }
   TuneDatabase merged(device_);
   merged.builtBy = builtBy;
-  if (fs::exists(file)) {
-    if (auto current = read(file); current && current->device_ == device_)
-      merged.merge(*current);
+  std::optional<TuneDatabase> current;
+  if (fs::exists(file, ec)) {
+    auto read = TuneDatabase::read(file);
+    if (!read) {
+      ::close(lock);
+      return makeError(ErrorKind::InvalidArgument, read.error().message + " (not replaced)");
+    }
+    if (read->device_ == device_)
+      current = std::move(*read);
   }
+  if (current && onSameKey == OnSameKey::Replace)
+    merged.merge(*current);
   merged.merge(*this);
+  if (current && onSameKey == OnSameKey::Keep)
+    merged.merge(*current);
   static std::atomic<uint64_t> counter = 0;
   fs::path temp =
       file.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);

@@ -156,9 +156,20 @@ def test_kiln_cache_export_import_clear(tmp_path):
     assert f"imported {files} entries" in imported.stdout
     for name, path in paths.items():
         assert stats(run(path, tmp_path / f"shipped-{name}", shipped)) == (0, 1, 0)
+    # A bundle of version 1 (entries only, no kind bytes) still imports.
+    raw, records, at = bundle.read_bytes(), [], len(b"KILNBUNDLE2\n")
+    while at < len(raw):
+        size = int.from_bytes(raw[at + 1:at + 9], "little")
+        records.append(raw[at + 9:at + 9 + size])
+        at += 9 + size
+    old = tmp_path / "old.kilnbundle"
+    old.write_bytes(b"KILNBUNDLE1\n" + b"".join(len(r).to_bytes(8, "little") + r for r in records))
+    from_old = kiln_cache(tmp_path / "from-old", "import", str(old))
+    assert from_old.returncode == 0 and f"imported {files} entries" in from_old.stdout, \
+        from_old.stdout + from_old.stderr
     # A damaged bundle entry is refused, the others imported.
     data = bytearray(bundle.read_bytes())
-    data[len(b"KILNBUNDLE1\n") + 8 + 60] ^= 0xFF
+    data[len(b"KILNBUNDLE2\n") + 1 + 8 + 60] ^= 0xFF
     bundle.write_bytes(bytes(data))
     damaged = kiln_cache(tmp_path / "damaged", "import", str(bundle))
     assert damaged.returncode == 1 and "refused" in damaged.stderr, damaged.stderr
@@ -185,13 +196,16 @@ def test_bundle_ships_tune_files(tmp_path):
     assert tuned.returncode == 0, tuned.stderr
     tune_file, = (cache / "tune").glob("*.json")
     run(path, tmp_path / "cold", cache)
+    # The exporting cache's file also holds a key that only the bundle will
+    # bring; the importing cache has another key, and the bundle's tuned
+    # key without timings: all three stay, the cache's winning.
+    data = json.loads(tune_file.read_text())
+    theirs = data["entries"][0]
+    shipped_only = dict(theirs, key=dict(theirs["key"], shape=[8, 4, 64]))
+    tune_file.write_text(json.dumps(dict(data, entries=[theirs, shipped_only])))
     bundle = tmp_path / "app.kilnbundle"
     exported = kiln_cache(cache, "export", str(bundle))
     assert exported.returncode == 0 and "and 1 tune files" in exported.stdout, exported.stdout
-    # The importing cache already has an entry of another key, and one of
-    # the bundle's key (no timings): both stay, the cache's winning.
-    data = json.loads(tune_file.read_text())
-    theirs = data["entries"][0]
     mine = dict(theirs, key=dict(theirs["key"], shape=[8, 4, 32]))
     ours = dict(theirs, timings_ms=[])
     (shipped / "tune").mkdir(parents=True)
@@ -201,7 +215,7 @@ def test_bundle_ships_tune_files(tmp_path):
     assert imported.returncode == 0, imported.stderr
     assert "and 1 tune files" in imported.stdout, imported.stdout
     merged = json.loads((shipped / "tune" / tune_file.name).read_text())["entries"]
-    assert sorted(e["key"]["shape"] for e in merged) == [[8, 4, 16], [8, 4, 32]]
+    assert sorted(e["key"]["shape"] for e in merged) == [[8, 4, 16], [8, 4, 32], [8, 4, 64]]
     assert [e["timings_ms"] for e in merged if e["key"] == theirs["key"]] == [[]]
     proc = run(path, tmp_path / "warm", shipped)
     assert stats(proc) == (0, 1, 0), proc.stdout

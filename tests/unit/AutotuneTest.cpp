@@ -204,6 +204,38 @@ TEST(Autotune, WriteMergesWithWhatAnotherWriterWrote) {
   fs::remove_all(dir);
 }
 
+TEST(Autotune, WriteKeepsTheFilesEntriesOnAskingAndNeverReplacesABrokenFile) {
+  TunerReset reset;
+  fs::path dir = freshDirectory("keep");
+  fs::path file = dir / "cpu-test.json";
+  TuneSpace space = CpuMatmulTunables::tuneSpace();
+  TuneDatabase there("cpu-test"), incoming("cpu-test");
+  there.insert(entryFor(space, {64, 64, 64}, 1));
+  incoming.insert(entryFor(space, {64, 64, 64}, 2));
+  incoming.insert(entryFor(space, {128, 128, 128}, 2));
+  ASSERT_TRUE(there.write(file));
+  ASSERT_TRUE(incoming.write(file, TuneDatabase::OnSameKey::Keep));
+  auto kept = TuneDatabase::read(file);
+  ASSERT_TRUE(kept) << kept.error().message;
+  ASSERT_EQ(kept->entries().size(), 2u);
+  EXPECT_EQ(kept->find(there.entries()[0].key)->best, there.entries()[0].best);
+  ASSERT_TRUE(incoming.write(file));
+  EXPECT_EQ(TuneDatabase::read(file)->find(there.entries()[0].key)->best,
+            incoming.entries()[0].best);
+  // A hand-broken file is the user's to fix: an error naming it, untouched.
+  writeText(file, "{\"format\": 1,\n oops\n");
+  for (auto onSameKey : {TuneDatabase::OnSameKey::Replace, TuneDatabase::OnSameKey::Keep}) {
+    auto refused = incoming.write(file, onSameKey);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find(file.string() + ":2:"), std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(refused.error().message.find("not replaced"), std::string::npos);
+  }
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{\"format\": 1,\n oops\n");
+  fs::remove_all(dir);
+}
+
 /// A 24x40 by 40xN matmul; a test that needs a kernel no other test has
 /// compiled or tuned in this process (or left in the disk cache) takes its
 /// own N.

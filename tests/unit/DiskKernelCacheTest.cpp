@@ -165,17 +165,31 @@ TEST_P(DiskKernelCacheTest, AProgramsEntryDependsOnItsOwnTunedConfigsAlone) {
   tuned.tuned[key] = TuneSpace::configText(space->candidates[1]);
   ASSERT_TRUE(warm->compileAsGiven(matmul, tuned));
   EXPECT_EQ(warm->compileCount(), 1u);
-  for (const CompileOptions &options : {CompileOptions{}, tuned}) {
+  // No program text reads as another text's key with configs (the
+  // configs precede the program in a key).
+  auto forged = warm->compileAsGiven(
+      std::string(matmul) + "\ntuned=" + tuned.tunedConfigsText({key}), tuned);
+  EXPECT_FALSE(forged) << "a forged program text hit the tuned program's entry";
+  for (const CompileOptions &options : {tuned, CompileOptions{}}) {
     auto again = engine();
     ASSERT_TRUE(again->compileAsGiven(matmul, options));
     EXPECT_EQ(again->compileCount(), 0u);
   }
+  // The text's alias now names the entry last used: the untuned one's.
+  size_t renamed = 0;
+  for (const fs::path &file : entryFiles()) {
+    auto entry = verifyCacheFile(file);
+    if (entry && entry->key.ends_with("\nprogram=" + std::string(matmul) + "\n") &&
+        entry->key.find("\ntuned=") == std::string::npos)
+      renamed += entry->metadata.find("tuned=" + key + "=;") != std::string::npos;
+  }
+  EXPECT_EQ(renamed, 1u);
   // Without the untuned entry's file, a table without the key compiles
   // again (the tuned entry, which the aliases name last, is never served).
   size_t removed = 0;
   for (const fs::path &file : entryFiles()) {
     auto entry = verifyCacheFile(file);
-    if (entry && entry->key.ends_with("\ntuned=" + key + "=;\n") &&
+    if (entry && entry->key.find("\ntuned=" + key + "=;\n") != std::string::npos &&
         entry->metadata.find("\"alias_of\"") == std::string::npos)
       removed += fs::remove(file);
   }

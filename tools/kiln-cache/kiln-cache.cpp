@@ -260,6 +260,8 @@ int exportBundle(const DiskCacheConfig &config, const std::string &file) {
       std::fprintf(stderr, "kiln-cache: not exported: %s\n", db.error().message.c_str());
       continue;
     }
+    if (tuneFile != tuneFileOf(tuneDirectoryOf(config.root), db->device()))
+      continue; // not the file of its device: kiln never reads it
     record(kTuneRecord, *text);
     ++tunes;
   }
@@ -273,22 +275,6 @@ int exportBundle(const DiskCacheConfig &config, const std::string &file) {
   std::printf("exported %zu entries and %zu tune files (%zu bytes) to %s\n", entries, tunes,
               bundle.size(), file.c_str());
   return 0;
-}
-
-/// Adds a bundle's tune file to the cache's file of its device: entries
-/// the cache has already win (they were measured here), the bundle's join.
-Expected<void> importTuneFile(const DiskCacheConfig &config, const TuneDatabase &shipped) {
-  fs::path target = tuneFileOf(tuneDirectoryOf(config.root), shipped.device());
-  TuneDatabase merged = shipped;
-  std::error_code ec;
-  if (fs::exists(target, ec)) {
-    auto current = TuneDatabase::read(target);
-    if (!current)
-      return makeError(ErrorKind::InvalidArgument,
-                       current.error().message + " (the cache's tune file; not replaced)");
-    merged.merge(*current);
-  }
-  return merged.write(target);
 }
 
 int importBundle(const DiskCacheConfig &config, const std::string &file) {
@@ -328,7 +314,10 @@ int importBundle(const DiskCacheConfig &config, const std::string &file) {
       entries += stored.has_value();
     } else if (kind == kTuneRecord) {
       auto db = TuneDatabase::parse(payload, "tune file");
-      stored = db ? importTuneFile(config, *db) : Expected<void>(std::unexpected(db.error()));
+      // Entries the cache has already win: they were measured here.
+      stored = db ? db->write(tuneFileOf(tuneDirectoryOf(config.root), db->device()),
+                              TuneDatabase::OnSameKey::Keep)
+                  : Expected<void>(std::unexpected(db.error()));
       tunes += stored.has_value();
     } else {
       stored = makeError(ErrorKind::InvalidArgument, "unknown record kind");

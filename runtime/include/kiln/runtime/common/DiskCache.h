@@ -83,8 +83,12 @@ public:
   /// Reports, once per process, an entry its user found unusable (it is
   /// then rebuilt and overwritten).
   void reportBad(const CacheKey &key, const std::string &why) const;
-  /// Publishes `alias` as another name for the entry stored under `entry`.
-  void storeAlias(const CacheKey &alias, const CacheKey &entry);
+  /// Publishes `alias` as another name for the entry stored under `entry`
+  /// (or whose full key text is `entryKeyText`).
+  void storeAlias(const CacheKey &alias, const std::string &entryKeyText);
+  void storeAlias(const CacheKey &alias, const CacheKey &entry) {
+    storeAlias(alias, keyText(entry));
+  }
 
   /// Publishes an entry as it is (an imported one) under its own key, in
   /// this build's namespace; an error when it is another build's, or the

@@ -56,10 +56,14 @@ public:
   static Expected<TuneDatabase> parse(std::string_view text, const std::string &file);
   static Expected<TuneDatabase> read(const std::filesystem::path &file);
   std::string toJson() const;
+  /// Which entry a write keeps where `file` and this database have a key.
+  enum class OnSameKey { Replace, Keep };
   /// Writes `file` atomically (temporary file and rename), merged with what
   /// is there now (another process may have written it meanwhile): this
-  /// database's entries win.
-  Expected<void> write(const std::filesystem::path &file) const;
+  /// database's entries win, or with Keep the file's. A file there that
+  /// does not parse is an error, never replaced.
+  Expected<void> write(const std::filesystem::path &file,
+                       OnSameKey onSameKey = OnSameKey::Replace) const;
 
   /// `other`'s entries join this one's, replacing entries of the same key.
   void merge(const TuneDatabase &other);
