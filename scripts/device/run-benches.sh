@@ -21,7 +21,7 @@ bench() { # name seconds command...
 bench kernels 240 $KILN_PAYLOAD/kiln-bench-cuda 20
 bench torch-kernels 120 python3 bench/torch_reference.py
 bench conv-attention 300 python3 bench/conv_attention.py --device cuda --dtypes f16 --runs 10
-bench autotune ${AUTOTUNE_SECONDS:-200} python3 bench/autotune.py --device cuda --repeats 2 --budget-ms 500 --only ${AUTOTUNE_ONLY:-bf16,tf32}
+bench autotune ${AUTOTUNE_SECONDS:-500} python3 bench/autotune.py --device cuda --repeats 3 --budget-ms 500 --dtypes ${AUTOTUNE_DTYPES:-bf16} --only ${AUTOTUNE_ONLY:-matmul}
 bench dispatch 60 python3 bench/python_dispatch.py --device cuda
 bench dispatch-cpu 60 python3 bench/python_dispatch.py --device cpu
 bench run-bench-cuda 30 $KILN_PAYLOAD/kiln-run examples/mlp.mlir --device cuda --bench 20

@@ -107,3 +107,29 @@ def test_large_constant():
     else:
         assert proc.returncode != 0
         assert "5000 elements is not supported on GPUs (at most 4096" in proc.stderr, proc.stderr
+
+
+def test_reduction_of_a_slice_at_an_offset_of_a_row_wise_op():
+    # A GPU row reduction took the neg as its first stage and read element
+    # 32 (written by thread 32) from thread 0 with no barrier: a race, 0 or
+    # stale data on lavapipe (differential seed 77001, program 11344).
+    x = RNG.uniform(-2, 2, (33,)).astype(np.float16)
+    t, r = tensor_type(x.shape, np.float16), tensor_type((), np.float16)
+    results, _ = run_kiln(f"func.func @main(%a: {t}) -> {r} {{\n"
+                          f"  %0 = kiln.neg %a : {t}\n"
+                          f"  %1 = kiln.slice %0 {{start = array<i64: 32>, stop = array<i64: 33>, "
+                          f"step = array<i64: 3>}} : {t} -> tensor<1xf16>\n"
+                          f"  %2 = kiln.reduce_sum %1 {{dims = array<i64: 0>}} : tensor<1xf16> -> {r}\n"
+                          f"  return %2 : {r}\n}}\n", [x])
+    assert results[0] == -x[32]
+    # Rows: the softmax-like stages read the row-wise op's output one row on.
+    y = RNG.uniform(-1, 1, (9, 64)).astype(np.float32)
+    ty, tr = tensor_type(y.shape, np.float32), tensor_type((8, 64), np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {ty}) -> {tr} {{\n"
+                          f"  %0 = kiln.exp %a : {ty}\n"
+                          f"  %1 = kiln.slice %0 {{start = array<i64: 1, 0>, stop = array<i64: 9, 64>, "
+                          f"step = array<i64: 1, 1>}} : {ty} -> {tr}\n"
+                          f"  %2 = kiln.softmax %1 {{dim = 1}} : {tr}\n"
+                          f"  return %2 : {tr}\n}}\n", [y])
+    e = np.exp(np.exp(y[1:].astype(np.float64)))
+    np.testing.assert_allclose(results[0], e / e.sum(1, keepdims=True), rtol=1e-5)

@@ -179,11 +179,18 @@ public:
     Operation *length = loopSources(op).back().first.getDefiningOp();
     if (ranges.back().first && length && !length->isBeforeInBlock(launch))
       return false;
-    for (OpOperand *in : op.getDpsInputOperands())
-      if (written.contains(rootOf(in->get())) &&
-          !sameRow(op.getMatchingIndexingMap(in)))
-        return false;
-    return true;
+    return llvm::all_of(written, [&](Value buffer) { return readsOwnRows(op, buffer); });
+  }
+
+  /// True if `op` reads `buffer`'s elements (through whatever view) only as
+  /// `buffer` indexes them, in its own row: what a stage wrote into
+  /// `buffer` is then read in the same block (a view shifted by an offset
+  /// would read another row's, or another thread's, elements).
+  bool readsOwnRows(linalg::GenericOp op, Value buffer) const {
+    return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      return rootOf(in->get()) != rootOf(buffer) ||
+             (sameView(in->get(), buffer) && sameRow(op.getMatchingIndexingMap(in)));
+    });
   }
 
   Operation *launchOp() const { return launch; }
@@ -388,6 +395,19 @@ private:
     moveLoopInvariantCode(loopLike);
   }
 
+  /// Whether views `a` and `b` of one buffer name the same element by the
+  /// same indices: one value, or one type whose layout is static.
+  static bool sameView(Value a, Value b) {
+    if (a == b)
+      return true;
+    auto type = dyn_cast<MemRefType>(a.getType());
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    return type && type == b.getType() && rootOf(a) == rootOf(b) &&
+           succeeded(type.getStridesAndOffset(strides, offset)) &&
+           !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic);
+  }
+
   /// The allocation (or argument) a view is a view of.
   static Value rootOf(Value v) {
     while (Operation *def = v.getDefiningOp()) {
@@ -415,7 +435,7 @@ private:
   /// loaded from it no longer holds.
   void wrote(Value buffer) {
     Value root = rootOf(buffer);
-    written.insert(root);
+    written.push_back(buffer);
     lastWrite[root] = stages;
     SmallVector<std::tuple<Value, AffineMap, int64_t, int64_t>> stale;
     for (auto &[key, value] : loaded)
@@ -437,22 +457,24 @@ private:
   /// * width apart, the same in every stage of that width).
   enum class Threads { First, All, Spread };
   struct Access {
-    Value root;
+    Value buffer; // the view accessed
     bool write;
     Threads threads;
     int64_t width;
   };
 
   void touched(Value buffer, bool write, Threads threads, int64_t width = 0) {
-    stageAccesses.push_back({rootOf(buffer), write, threads,
-                             threads == Threads::Spread ? width : 0});
+    stageAccesses.push_back({buffer, write, threads, threads == Threads::Spread ? width : 0});
   }
 
   /// Whether two accesses to one buffer, one of them a write, may touch an
-  /// element from different threads.
+  /// element from different threads (each thread's own elements of two
+  /// views differ unless the views are one).
   static bool conflict(const Access &a, const Access &b) {
-    return a.root == b.root && (a.write || b.write) &&
-           !(a.threads == b.threads && a.threads != Threads::All && a.width == b.width);
+    bool sameThreads = a.threads == b.threads && a.threads != Threads::All &&
+                       a.width == b.width &&
+                       (a.threads == Threads::First || sameView(a.buffer, b.buffer));
+    return rootOf(a.buffer) == rootOf(b.buffer) && (a.write || b.write) && !sameThreads;
   }
 
   /// An insertion point for the next stage: after a barrier, so that it sees
@@ -656,7 +678,7 @@ private:
   SmallVector<Value> outer;
   Value tid;
   int stages = 0;
-  llvm::SmallPtrSet<Value, 8> written; // buffers that stages of this kernel wrote
+  SmallVector<Value, 8> written;        // buffers that stages of this kernel wrote
   llvm::DenseMap<Value, int> lastWrite; // ... and the last stage that wrote each
   /// What this thread loaded (or stored) in unrolled chunks: (buffer,
   /// indexing map, chunk or -1 for a row's one value, width) -> the value.
@@ -764,6 +786,9 @@ public:
   }
   bool fitsRows(linalg::FillOp fill) const {
     return llvm::all_of(variants, [&](auto &k) { return k->fitsRows(fill); });
+  }
+  bool readsOwnRows(linalg::GenericOp op, Value buffer) const {
+    return llvm::all_of(variants, [&](auto &k) { return k->readsOwnRows(op, buffer); });
   }
   void addFill(linalg::FillOp fill) {
     for (auto &k : variants)
@@ -878,7 +903,8 @@ struct KilnGpuRowReductionsPass
             bool fillJoins = pendingFill &&
                              pendingFill.getOutputs()[0] == generic.getDpsInits()[0];
             if (pendingElementwise && (fillJoins || !pendingFill) &&
-                kernel->fits(pendingElementwise)) {
+                kernel->fits(pendingElementwise) &&
+                kernel->readsOwnRows(generic, pendingElementwise.getDpsInits()[0])) {
               kernel->addElementwise(pendingElementwise);
               pendingElementwise.erase();
             }

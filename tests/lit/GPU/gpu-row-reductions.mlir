@@ -187,3 +187,66 @@ func.func @other_row(%x: memref<8x8xf32>, %out: memref<8x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A reduction that reads a row-wise op's output through a view at an
+// offset (another thread's, or another row's, elements) does not take that
+// op as its first stage: it would read them with no barrier between.
+// CHECK-LABEL: func @offset_view_of_the_first_stage
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel"]
+// CHECK: memref.subview
+// CHECK: gpu.launch
+// CHECK-NOT: arith.negf
+// CHECK: gpu.terminator
+func.func @offset_view_of_the_first_stage(%x: memref<33xf16>, %out: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<33xf16>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<33xf16>) outs(%t : memref<33xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %0 = arith.negf %a : f16
+    linalg.yield %0 : f16
+  }
+  %v = memref.subview %t[32] [1] [3] : memref<33xf16> to memref<1xf16, strided<[3], offset: 32>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%v : memref<1xf16, strided<[3], offset: 32>>) outs(%out : memref<f32>) {
+  ^bb0(%a: f16, %acc: f32):
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.addf %0, %acc fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// The same for a later stage: the row-wise op reading the reduction's
+// input through a view one row on stays out of the kernel.
+// CHECK-LABEL: func @offset_view_in_a_later_stage
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+func.func @offset_view_in_a_later_stage(%x: memref<9x8xf32>, %out: memref<8x8xf32>) {
+  %e = memref.alloc() : memref<9x8xf32>
+  %m = memref.alloc() : memref<8xf32>
+  %xs = memref.subview %x[0, 0] [8, 8] [1, 1] : memref<9x8xf32> to memref<8x8xf32, strided<[8, 1]>>
+  %es = memref.subview %e[0, 0] [8, 8] [1, 1] : memref<9x8xf32> to memref<8x8xf32, strided<[8, 1]>>
+  %next = memref.subview %e[1, 0] [8, 8] [1, 1] : memref<9x8xf32> to memref<8x8xf32, strided<[8, 1], offset: 8>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xs : memref<8x8xf32, strided<[8, 1]>>) outs(%m : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %0 = arith.maximumf %a, %acc : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%xs, %m : memref<8x8xf32, strided<[8, 1]>>, memref<8xf32>) outs(%es : memref<8x8xf32, strided<[8, 1]>>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %0 = arith.subf %a, %mx : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%next : memref<8x8xf32, strided<[8, 1], offset: 8>>) outs(%out : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = math.exp %a : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
