@@ -1,6 +1,7 @@
 """Valid programs the lowering once failed on or crashed on, end to end
 against NumPy: a value returned twice, matmul epilogues whose output is not
 a result, a returned constant, an iota along a size-1 dim."""
+import math
 import os
 
 import numpy as np
@@ -133,3 +134,23 @@ def test_reduction_of_a_slice_at_an_offset_of_a_row_wise_op():
                           f"  return %2 : {tr}\n}}\n", [y])
     e = np.exp(np.exp(y[1:].astype(np.float64)))
     np.testing.assert_allclose(results[0], e / e.sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_f64_erf_to_an_ulp_and_inside_a_reduction():
+    # Vulkan builds f64 erf from arithmetic. Its 100-term series loop
+    # counted toward lavapipe's 65535 loop iterations per invocation, which
+    # cut a reduction of erf over 33x64 elements short (differential seed
+    # 77001, program 11376): now fdlibm's rational approximations, no loop.
+    x = np.concatenate([np.linspace(-7, 7, 4001), [0.0, 1e-300, 0.84375, 1.25, 1 / 0.35, 6.0]])
+    t = tensor_type(x.shape, np.float64)
+    results, _ = run_kiln(f"func.func @main(%a: {t}) -> {t} {{\n"
+                          f"  %0 = kiln.erf %a : {t}\n  return %0 : {t}\n}}\n", [x])
+    want = np.array([math.erf(v) for v in x])
+    assert (np.abs(results[0] - want) <= 2 * np.spacing(np.abs(want))).all()
+    y = RNG.uniform(-2, 2, (33, 64))
+    ty = tensor_type(y.shape, np.float64)
+    results, _ = run_kiln(f"func.func @main(%a: {ty}) -> tensor<f64> {{\n"
+                          f"  %0 = kiln.erf %a : {ty}\n"
+                          f"  %1 = kiln.reduce_max %0 {{dims = array<i64: 0, 1>}} : {ty} -> tensor<f64>\n"
+                          f"  return %1 : tensor<f64>\n}}\n", [y])
+    assert abs(results[0] - math.erf(y.max())) <= 2 * np.spacing(1.0)

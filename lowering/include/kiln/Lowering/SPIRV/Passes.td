@@ -59,12 +59,12 @@ def KilnSpirvExpandF64Math : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUM
     computes them from f64 arithmetic and bit operations (scalars or
     vectors): exp by Cody-Waite reduction and a degree-13 polynomial, log by
     exponent extraction and an atanh series, sin/cos by a three-part pi/2
-    reduction and Taylor polynomials, erf by its all-positive series (no
-    cancellation), tanh through expm1, log1p and pow from log and exp with
+    reduction and Taylor polynomials, erf by fdlibm's rational
+    approximations (no loop), tanh through expm1, log1p and pow from log and exp with
     the IEEE special cases. Accurate to a few ulp for the arguments kiln's
     tests use (|x| < 1e5 for sin/cos).
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def KilnSpirvExactF32Division : Pass<"kiln-spirv-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
