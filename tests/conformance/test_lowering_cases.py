@@ -154,3 +154,24 @@ def test_f64_erf_to_an_ulp_and_inside_a_reduction():
                           f"  %1 = kiln.reduce_max %0 {{dims = array<i64: 0, 1>}} : {ty} -> tensor<f64>\n"
                           f"  return %1 : tensor<f64>\n}}\n", [y])
     assert abs(results[0] - math.erf(y.max())) <= 2 * np.spacing(1.0)
+
+
+def test_reductions_over_several_adjacent_dims():
+    # GPUs ran these on a thread per output (one thread for a full sum) and
+    # lavapipe cut that thread's loop at 65535 iterations: a 300x300 sum of
+    # ones came out 65101. Now one loop over the collapsed dims.
+    x = np.ones((300, 300), np.float32)
+    t = tensor_type(x.shape, np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {t}) -> tensor<f32> {{\n"
+                          f"  %0 = kiln.reduce_sum %a {{dims = array<i64: 0, 1>}} : {t} -> tensor<f32>\n"
+                          f"  return %0 : tensor<f32>\n}}\n", [x])
+    assert results[0] == 90000
+    y = RNG.uniform(-1, 1, (2, 3, 150, 230)).astype(np.float32)
+    ty = tensor_type(y.shape, np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {ty}) -> (tensor<2x3xf32>, tensor<2x1x1x230xf32>) {{\n"
+                          f"  %0 = kiln.reduce_mean %a {{dims = array<i64: 2, 3>}} : {ty} -> tensor<2x3xf32>\n"
+                          f"  %1 = kiln.reduce_max %a {{dims = array<i64: 1, 2>, keep_dims = true}} : "
+                          f"{ty} -> tensor<2x1x1x230xf32>\n"
+                          f"  return %0, %1 : tensor<2x3xf32>, tensor<2x1x1x230xf32>\n}}\n", [y])
+    np.testing.assert_allclose(results[0], y.astype(np.float64).mean((2, 3)), rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(results[1], y.max((1, 2), keepdims=True))

@@ -35,6 +35,7 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOption
   KilnGpuScatterAddsOptions scatterAdds;
   scatterAdds.atomicTypes.assign(options.atomicAddTypes.begin(), options.atomicAddTypes.end());
   pm.addPass(createKilnGpuScatterAdds(scatterAdds));
+  pm.addPass(createKilnGpuNormalizeReductions());
   pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = options.hoistRowValues;

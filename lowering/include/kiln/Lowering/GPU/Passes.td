@@ -134,6 +134,26 @@ def KilnGpuScatterAdds : Pass<"kiln-gpu-scatter-adds", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
 }
 
+def KilnGpuNormalizeReductions
+    : Pass<"kiln-gpu-normalize-reductions", "mlir::ModuleOp"> {
+  let summary = "Merge a reduction's adjacent reduced loops; parallel loops outside";
+  let description = [{
+    The GPU reduction passes take a reduction over the innermost loop. One
+    over several loops (a sum over all dims of a matrix, a mean over H and
+    W) or over an outer loop (a column sum) fell to the generic mapping,
+    which parallelises only the loops outside the first reduced one: one
+    thread for a full reduction (16M elements serially for a 4096^2 sum on
+    CUDA), two for a max over dims 1 and 2 of 2x3x150x230; lavapipe ends an
+    invocation's loops after 65535 iterations, silently, so a 300x300 sum
+    came out 65101. Adjacent reduction loops that every operand indexes
+    contiguously, over buffers whose layout lets them collapse, become one
+    loop over collapsed views; then the parallel loops move outside the
+    reduced ones, so that each output (or row of the row passes) has its
+    own thread or block.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"];
+}
+
 def KilnGpuSplitReductions : Pass<"kiln-gpu-split-reductions", "mlir::ModuleOp"> {
   let summary = "Split reductions of few long rows across blocks";
   let description = [{

@@ -1,0 +1,92 @@
+// RUN: kiln-opt %s --kiln-gpu-normalize-reductions --split-input-file | FileCheck %s
+
+// A full reduction of a matrix: one loop over the collapsed buffer (the
+// generic mapping ran it on one thread; lavapipe cut it at 65535
+// iterations).
+// CHECK-LABEL: func @full
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<300x300xf32> into memref<90000xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[FLAT]] : memref<90000xf32>)
+// CHECK: math.erf
+func.func @full(%x: memref<300x300xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x : memref<300x300xf32>) outs(%out : memref<f32>) {
+  ^bb0(%in: f32, %o: f32):
+    %e = math.erf %in : f32
+    %s = arith.addf %e, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A mean over H and W of NCHW: rows of H*W, the output untouched.
+// CHECK-LABEL: func @spatial
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x3x5x7xf32> into memref<2x3x35xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : memref<2x3x35xf32>) outs(%{{.*}} : memref<2x3xf32>)
+func.func @spatial(%x: memref<2x3x5x7xf32>, %out: memref<2x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x : memref<2x3x5x7xf32>) outs(%out : memref<2x3xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not collapsed: reduced dims that are not adjacent (the parallel loop
+// moves outside them), and adjacent ones of a view whose rows are not
+// contiguous (a column slice).
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-LABEL: func @kept
+// CHECK-NOT: memref.collapse_shape
+// CHECK: indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK-NOT: memref.collapse_shape
+// CHECK: iterator_types = ["reduction", "reduction"]
+func.func @kept(%x: memref<4x5x6xf32>, %o1: memref<5xf32>, %y: memref<8x8xf32>, %o2: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction"]} ins(%x : memref<4x5x6xf32>) outs(%o1 : memref<5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  %v = memref.subview %y[0, 0] [8, 4] [1, 1] : memref<8x8xf32> to memref<8x4xf32, strided<[8, 1]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%v : memref<8x4xf32, strided<[8, 1]>>) outs(%o2 : memref<f32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Nor a pooling window's loops, which index the input through sums (its
+// loops in order already).
+// CHECK-LABEL: func @window
+// CHECK-NOT: memref.collapse_shape
+func.func @window(%x: memref<1x2x10x24xf32>, %w: memref<3x5xf32>, %out: memref<1x2x3x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 3 + d4, d3 * 5 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x2x10x24xf32>, memref<3x5xf32>) outs(%out : memref<1x2x3x4xf32>) {
+  ^bb0(%in: f32, %k: f32, %o: f32):
+    %m = arith.maximumf %in, %o : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum: the reduced loop goes inside, so that each column is a
+// row for the reduction passes.
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func @columns
+// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[COL]]], iterator_types = ["parallel", "reduction"]}
+func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<1000x8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
