@@ -175,3 +175,19 @@ def test_reductions_over_several_adjacent_dims():
                           f"  return %0, %1 : tensor<2x3xf32>, tensor<2x1x1x230xf32>\n}}\n", [y])
     np.testing.assert_allclose(results[0], y.astype(np.float64).mean((2, 3)), rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(results[1], y.max((1, 2), keepdims=True))
+
+
+def test_matmul_returned_and_consumed():
+    # The matmul's output was fused away into its consumer's epilogue though
+    # it was also a result (an output argument): garbage on the CPU
+    # (differential seed 90210, program 5137); CUDA shares the matcher.
+    a = RNG.uniform(-1, 1, (8, 33)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (33, 16)).astype(np.float32)
+    ta, tb, tr = (tensor_type(s, np.float32) for s in ((8, 33), (33, 16), (8, 16)))
+    results, _ = run_kiln(f"func.func @main(%a: {ta}, %b: {tb}) -> ({tr}, {tr}) {{\n"
+                          f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+                          f"  %1 = kiln.neg %0 : {tr}\n"
+                          f"  return %0, %1 : {tr}, {tr}\n}}\n", [a, b])
+    want = a.astype(np.float64) @ b
+    np.testing.assert_allclose(results[0], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(results[1], -want, rtol=1e-5, atol=1e-5)

@@ -49,8 +49,12 @@ linalg::GenericOp findMatmulEpilogue(linalg::LinalgOp matmul, Value c) {
       return {};
     }
   }
-  // C must be dead after the epilogue: its only other users are the fill
-  // before the matmul, the matmul and deallocation.
+  // C must be dead after the epilogue: a temporary whose only other users
+  // are the fill before the matmul, the matmul and deallocation. An output
+  // buffer (an argument: the matmul is also a result) is read after the
+  // function returns.
+  if (!c.getDefiningOp<memref::AllocOp>())
+    return {};
   for (Operation *user : c.getUsers())
     if (user != matmul && user != e &&
         !isa<linalg::FillOp, memref::DeallocOp>(user))

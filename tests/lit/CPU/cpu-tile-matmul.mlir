@@ -177,3 +177,26 @@ func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>
   linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
   return
 }
+
+// -----
+
+// C is an output argument (the matmul is a result, and an elementwise op
+// of it another): the elementwise op stays apart, or C would never be
+// written (differential seed 90210, program 5137).
+// CHECK-LABEL: func @result_and_consumer
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %arg2
+// CHECK: linalg.generic
+// CHECK: arith.negf
+func.func @result_and_consumer(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>, %out: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x32xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c : memref<8x32xf32>) outs(%out : memref<8x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  }
+  return
+}
+

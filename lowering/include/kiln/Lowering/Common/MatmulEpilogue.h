@@ -15,7 +15,8 @@ namespace kiln {
 
 /// The elementwise generic right after `matmul` (C of rank 2, or 3 for a
 /// batch_matmul) that can run on its
-/// registers: it reads C in place and nothing else reads C afterwards, its
+/// registers: it reads C in place, C is a temporary (an allocation, not an
+/// output argument) and nothing else reads it afterwards, its
 /// output is contiguous and the other inputs are rows or row values. Null
 /// when there is none. When there is one, the allocations and constants
 /// between the two move above `matmul`, so that everything the epilogue
