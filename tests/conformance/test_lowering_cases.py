@@ -175,6 +175,14 @@ def test_reductions_over_several_adjacent_dims():
                           f"  return %0, %1 : tensor<2x3xf32>, tensor<2x1x1x230xf32>\n}}\n", [y])
     np.testing.assert_allclose(results[0], y.astype(np.float64).mean((2, 3)), rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(results[1], y.max((1, 2), keepdims=True))
+    # More outputs than a grid of row blocks (65535 on Vulkan): the loops
+    # keep their order (moving them made a grid Vulkan refused).
+    z = RNG.uniform(-1, 1, (100, 2, 1000)).astype(np.float32)
+    tz = tensor_type(z.shape, np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {tz}) -> tensor<100x1000xf32> {{\n"
+                          f"  %0 = kiln.reduce_sum %a {{dims = array<i64: 1>}} : {tz} -> tensor<100x1000xf32>\n"
+                          f"  return %0 : tensor<100x1000xf32>\n}}\n", [z])
+    np.testing.assert_allclose(results[0], z.astype(np.float64).sum(1), rtol=1e-5, atol=1e-6)
 
 
 def test_matmul_returned_and_consumed():

@@ -73,9 +73,25 @@ bool collapsible(linalg::GenericOp op, ArrayRef<ReassociationIndices> runs) {
   return true;
 }
 
+/// Most outputs for which the parallel loops move outside: each output
+/// then has a block of the row passes, and their grid is not capped
+/// (Vulkan's maxComputeWorkGroupCount is at least 65535); more (or a
+/// run-time count) keep the generic mapping's order.
+constexpr int64_t kMaxRowBlocks = 65535;
+
 /// The loops of `op`, parallel ones first, each kind in its order; empty
-/// where they are in that order already.
+/// where they are in that order already, or where that would make more
+/// outputs than kMaxRowBlocks.
 SmallVector<unsigned> parallelLoopsFirst(linalg::GenericOp op) {
+  int64_t outputs = 1;
+  for (auto [range, type] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::parallel) {
+      if (ShapedType::isDynamic(range) || range > kMaxRowBlocks)
+        return {};
+      outputs *= range;
+      if (outputs > kMaxRowBlocks)
+        return {};
+    }
   SmallVector<unsigned> order;
   for (utils::IteratorType kind : {utils::IteratorType::parallel, utils::IteratorType::reduction})
     for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))

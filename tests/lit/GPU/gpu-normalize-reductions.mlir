@@ -90,3 +90,18 @@ func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// More outputs than a grid of row blocks takes (65535 on Vulkan): the
+// loops keep their order.
+// CHECK-LABEL: func @many_outputs
+// CHECK: iterator_types = ["parallel", "reduction", "parallel"]
+func.func @many_outputs(%x: memref<100x2x1000xf32>, %out: memref<100x1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : memref<100x2x1000xf32>) outs(%out : memref<100x1000xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
