@@ -20,6 +20,7 @@ bench() { # name seconds command...
 }
 bench kernels 240 $KILN_PAYLOAD/kiln-bench-cuda 20
 bench torch-kernels 120 python3 bench/torch_reference.py
+bench reductions 120 python3 bench/reductions.py --device cuda
 bench conv-attention 300 python3 bench/conv_attention.py --device cuda --dtypes f16 --runs 10
 bench autotune ${AUTOTUNE_SECONDS:-500} python3 bench/autotune.py --device cuda --repeats 3 --budget-ms 500 --dtypes ${AUTOTUNE_DTYPES:-bf16} --only ${AUTOTUNE_ONLY:-matmul}
 bench dispatch 60 python3 bench/python_dispatch.py --device cuda

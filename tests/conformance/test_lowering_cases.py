@@ -175,14 +175,67 @@ def test_reductions_over_several_adjacent_dims():
                           f"  return %0, %1 : tensor<2x3xf32>, tensor<2x1x1x230xf32>\n}}\n", [y])
     np.testing.assert_allclose(results[0], y.astype(np.float64).mean((2, 3)), rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(results[1], y.max((1, 2), keepdims=True))
-    # More outputs than a grid of row blocks (65535 on Vulkan): the loops
-    # keep their order (moving them made a grid Vulkan refused).
+    # A sum over a middle dim with 100000 outputs: a thread per output.
     z = RNG.uniform(-1, 1, (100, 2, 1000)).astype(np.float32)
     tz = tensor_type(z.shape, np.float32)
     results, _ = run_kiln(f"func.func @main(%a: {tz}) -> tensor<100x1000xf32> {{\n"
                           f"  %0 = kiln.reduce_sum %a {{dims = array<i64: 1>}} : {tz} -> tensor<100x1000xf32>\n"
                           f"  return %0 : tensor<100x1000xf32>\n}}\n", [z])
     np.testing.assert_allclose(results[0], z.astype(np.float64).sum(1), rtol=1e-5, atol=1e-6)
+
+
+def reduce_program(op, shape, dims, result_shape):
+    t, r = tensor_type(shape, np.float32), tensor_type(result_shape, np.float32)
+    listed = ", ".join(str(d) for d in dims)
+    return (f"func.func @main(%a: {t}) -> {r} {{\n"
+            f"  %0 = kiln.reduce_{op} %a {{dims = array<i64: {listed}>}} : {t} -> {r}\n"
+            f"  return %0 : {r}\n}}\n")
+
+
+def test_reductions_over_dims_apart_and_outer_dims():
+    # Each ran on a thread per output over all its elements, which lavapipe
+    # cut at 65535 loop iterations: batch-norm statistics (dims 0, 2, 3)
+    # summed ones to 65536 or so, not 69000; a channel sum of NCHW (dim 1,
+    # 65536 outputs) ran on one thread over all 196608 elements and came out
+    # wrong everywhere. Now dims apart reduce innermost first into a
+    # temporary, outer dims with many outputs run a thread per output.
+    ones = np.ones((2, 3, 150, 230), np.float32)
+    results, _ = run_kiln(reduce_program("sum", ones.shape, (0, 2, 3), (3,)), [ones])
+    np.testing.assert_array_equal(results[0], [69000, 69000, 69000])
+    x = RNG.uniform(-1, 1, (1000, 3, 1000)).astype(np.float32)
+    results, _ = run_kiln(reduce_program("max", x.shape, (0, 2), (3,)), [x])
+    np.testing.assert_array_equal(results[0], x.max((0, 2)))
+    y = RNG.uniform(-1, 1, (1, 3, 256, 256)).astype(np.float32)
+    for op in ("sum", "max", "mean"):
+        results, _ = run_kiln(reduce_program(op, y.shape, (1,), (1, 256, 256)), [y])
+        np.testing.assert_allclose(results[0], getattr(y.astype(np.float64), op)(1),
+                                   rtol=1e-5, atol=1e-6)
+    # A slice's rows are not contiguous, so its dims do not collapse.
+    w = RNG.uniform(-1, 1, (400, 400)).astype(np.float32)
+    t, ts = tensor_type(w.shape, np.float32), tensor_type((400, 200), np.float32)
+    results, _ = run_kiln(f"func.func @main(%a: {t}) -> tensor<f32> {{\n"
+                          f"  %s = kiln.slice %a {{start = array<i64: 0, 0>, stop = array<i64: 400, 200>, "
+                          f"step = array<i64: 1, 1>}} : {t} -> {ts}\n"
+                          f"  %0 = kiln.reduce_sum %s {{dims = array<i64: 0, 1>}} : {ts} -> tensor<f32>\n"
+                          f"  return %0 : tensor<f32>\n}}\n", [w])
+    assert abs(results[0] - w[:, :200].astype(np.float64).sum()) < 1e-2
+
+
+def test_more_rows_than_a_vulkan_grid():
+    # Vulkan refused row kernels of more than 65535 rows (one block each,
+    # maxComputeWorkGroupCount); now each block loops over rows.
+    # (Not skipped as "unsupported": that was the failure.)
+    x = RNG.uniform(-1, 1, (70000, 8)).astype(np.float32)
+    t = tensor_type(x.shape, np.float32)
+    results, proc = run_kiln(reduce_program("sum", x.shape, (1,), (70000,)), [x], check=False)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(results[0], x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-6)
+    results, proc = run_kiln(f"func.func @main(%a: {t}) -> {t} {{\n"
+                             f"  %0 = kiln.softmax %a {{dim = 1}} : {t}\n"
+                             f"  return %0 : {t}\n}}\n", [x], check=False)
+    assert proc.returncode == 0, proc.stderr
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(results[0], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
 def test_matmul_returned_and_consumed():

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -54,6 +55,19 @@ Value reductionIdentity(OpBuilder &b, Location loc, vector::CombiningKind kind, 
             : kind == Kind::MINUI || kind == Kind::AND ? APInt::getMaxValue(w)
                                                        : APInt(w, 0);
   return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+linalg::GenericOp buildCombine(OpBuilder &b, Location loc, const RowReduction &reduction,
+                               Value acc, Value partials, Value out, ArrayRef<AffineMap> maps,
+                               ArrayRef<utils::IteratorType> iterators) {
+  return linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{partials}, ValueRange{out}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(reduction.element, args[0]);
+        mapping.map(acc, args[1]);
+        linalg::YieldOp::create(nb, l, nb.clone(*reduction.combiner, mapping)->getResults());
+      });
 }
 
 bool hasScalarBody(linalg::GenericOp op) {

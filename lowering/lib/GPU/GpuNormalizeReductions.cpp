@@ -1,11 +1,23 @@
 //===- GpuNormalizeReductions.cpp - kiln-gpu-normalize-reductions --------===//
 //
-// A reduction over adjacent loops (all dims of a matrix, H and W of NCHW)
-// becomes one over a single loop of collapsed views, and its parallel loops
-// move outside its reduced ones, so that the GPU reduction passes (or the
-// generic mapping) give each output its own thread or block.
+// Gives every reduction a GPU mapping in which no thread reduces a long
+// run of elements alone (slow on a GPU; lavapipe ends an invocation's loops
+// after 65535 iterations, silently):
+//
+//   - adjacent reduction loops (all dims of a matrix, H and W of NCHW)
+//     become one loop over collapsed views;
+//   - a reduction whose inputs are contiguous along a parallel dim (a
+//     channel mean of NCHW, a column sum) with many outputs or short
+//     reductions runs a thread per output, serially over the reduction
+//     (loads coalesced across threads): scf.parallel over the outputs;
+//   - otherwise the parallel loops move outside the reduced ones, so that
+//     the row passes give each output a block (looping past a capped grid);
+//   - a reduction still over several loops (dims 0, 2, 3 of NCHW; a view
+//     that does not collapse) reduces its innermost reduced loop into a
+//     temporary first, then the temporary over the others.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,6 +34,15 @@ using namespace mlir;
 
 namespace {
 
+using utils::IteratorType;
+
+/// A thread per output reduces at most this many elements serially...
+constexpr int64_t kMaxSerialReduction = 4096;
+/// ... where its outputs fill the GPU (64 blocks of 256 threads) or its
+/// reduction is this short (a block per output would idle most threads).
+constexpr int64_t kMinThreadPerOutputs = 16384;
+constexpr int64_t kShortReduction = 64;
+
 /// Runs of two or more adjacent reduction loops of `op`.
 SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
   SmallVector<ReassociationIndices> runs;
@@ -32,7 +53,7 @@ SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
     run.clear();
   };
   for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray())) {
-    if (type != utils::IteratorType::reduction)
+    if (type != IteratorType::reduction)
       close();
     else
       run.push_back(static_cast<int64_t>(d));
@@ -41,13 +62,17 @@ SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
   return runs;
 }
 
+bool projectedPermutations(linalg::GenericOp op) {
+  return llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isProjectedPermutation(); });
+}
+
 /// Whether each operand's view of `op` can collapse the dims `runs` index
 /// (maps are projected permutations keeping each run contiguous; layouts
 /// let memref.collapse_shape merge them without a copy).
 bool collapsible(linalg::GenericOp op, ArrayRef<ReassociationIndices> runs) {
   // A window's index sums (pooling) collapse no dims.
-  if (!llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isProjectedPermutation(); }) ||
+  if (!projectedPermutations(op) ||
       !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), runs))
     return false;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -73,47 +98,123 @@ bool collapsible(linalg::GenericOp op, ArrayRef<ReassociationIndices> runs) {
   return true;
 }
 
-/// Most outputs for which the parallel loops move outside: each output
-/// then has a block of the row passes, and their grid is not capped
-/// (Vulkan's maxComputeWorkGroupCount is at least 65535); more (or a
-/// run-time count) keep the generic mapping's order.
-constexpr int64_t kMaxRowBlocks = 65535;
-
-/// The loops of `op`, parallel ones first, each kind in its order; empty
-/// where they are in that order already, or where that would make more
-/// outputs than kMaxRowBlocks.
-SmallVector<unsigned> parallelLoopsFirst(linalg::GenericOp op) {
-  int64_t outputs = 1;
+/// The product of the static ranges of `op`'s loops of `kind`; nullopt if
+/// one is a run-time size.
+std::optional<int64_t> staticCount(linalg::GenericOp op, IteratorType kind) {
+  int64_t count = 1;
   for (auto [range, type] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::parallel) {
-      if (ShapedType::isDynamic(range) || range > kMaxRowBlocks)
-        return {};
-      outputs *= range;
-      if (outputs > kMaxRowBlocks)
-        return {};
+    if (type == kind) {
+      if (ShapedType::isDynamic(range))
+        return std::nullopt;
+      count *= range;
     }
+  return count;
+}
+
+/// Whether an input of `op` is contiguous along a parallel loop: a block
+/// per output would read it strided, a thread per output coalesced.
+bool readsAcrossOutputs(linalg::GenericOp op) {
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto last = map.getNumResults() ? dyn_cast<AffineDimExpr>(map.getResults().back())
+                                    : nullptr;
+    return last && op.getIteratorTypesArray()[last.getPosition()] == IteratorType::parallel;
+  });
+}
+
+bool threadPerOutput(linalg::GenericOp op) {
+  std::optional<int64_t> outputs = staticCount(op, IteratorType::parallel),
+                         length = staticCount(op, IteratorType::reduction);
+  // A pooling window's loops keep the generic mapping's order.
+  return projectedPermutations(op) && readsAcrossOutputs(op) && outputs && length &&
+         *length <= kMaxSerialReduction &&
+         (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
+}
+
+/// `op` with its parallel loops first, each kind in its order.
+linalg::GenericOp parallelLoopsFirst(IRRewriter &rewriter, linalg::GenericOp op) {
   SmallVector<unsigned> order;
-  for (utils::IteratorType kind : {utils::IteratorType::parallel, utils::IteratorType::reduction})
+  for (IteratorType kind : {IteratorType::parallel, IteratorType::reduction})
     for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
       if (type == kind)
         order.push_back(static_cast<unsigned>(d));
   if (llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
-    order.clear();
-  return order;
+    return op;
+  FailureOr<linalg::GenericOp> swapped = linalg::interchangeGenericOp(rewriter, op, order);
+  return succeeded(swapped) ? *swapped : op;
+}
+
+/// Splits `op` (parallel loops first, two or more reduction loops) in two:
+/// its innermost loop reduced into a temporary of the other loops' ranges,
+/// then the temporary reduced over the remaining reduction loops into the
+/// output. Returns both, or nothing where `op` is no row reduction over
+/// its innermost loop alone.
+std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>>
+reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  unsigned rank = op.getNumLoops();
+  Value out = op.getDpsInits()[0];
+  Type accType = getElementTypeOrSelf(out.getType());
+  rewriter.setInsertionPoint(op);
+
+  SmallVector<OpFoldResult> sizes;
+  for (Range range : ArrayRef(cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(rewriter, loc)).drop_back())
+    sizes.push_back(range.size);
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+  Value partials =
+      memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, accType), dynamicSizes);
+
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.back() = AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1);
+  SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+  iterators.back() = IteratorType::reduction;
+  auto first = linalg::GenericOp::create(rewriter, loc, TypeRange{}, op.getDpsInputs(),
+                                         ValueRange{partials}, maps, iterators);
+  IRMapping same;
+  op.getRegion().cloneInto(&first.getRegion(), same);
+  std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(first);
+  Value acc = first.getBody()->getArguments().back();
+  if (!reduction ||
+      !llvm::is_contained(reduction->combiner->getOperands(), acc)) {
+    rewriter.eraseOp(first);
+    rewriter.eraseOp(partials.getDefiningOp());
+    return std::nullopt;
+  }
+  rewriter.setInsertionPoint(first);
+  linalg::FillOp::create(rewriter, loc,
+                         kiln::reductionIdentity(rewriter, loc, reduction->kind, accType),
+                         partials);
+
+  rewriter.setInsertionPoint(op);
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<AffineMap> combineMaps = {
+      AffineMap::getMultiDimIdentityMap(rank - 1, ctx),
+      AffineMap::get(rank - 1, 0, outMap.getResults(), ctx)};
+  SmallVector<IteratorType> combineIterators(op.getIteratorTypesArray());
+  combineIterators.pop_back();
+  linalg::GenericOp second = kiln::buildCombine(rewriter, loc, *reduction, acc, partials, out,
+                                                combineMaps, combineIterators);
+  rewriter.eraseOp(op);
+  return std::make_pair(first, second);
 }
 
 struct KilnGpuNormalizeReductionsPass
     : kiln::impl::KilnGpuNormalizeReductionsBase<KilnGpuNormalizeReductionsPass> {
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> reductions;
+    SmallVector<linalg::GenericOp> work;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0)
-        reductions.push_back(op);
+      if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0 &&
+          op.getNumDpsInits() == 1 && !llvm::is_contained(op.getStaticLoopRanges(), 0))
+        work.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : reductions) {
-      SmallVector<ReassociationIndices> runs = adjacentReductionLoops(op);
-      if (!runs.empty() && collapsible(op, runs)) {
+    while (!work.empty()) {
+      linalg::GenericOp op = work.pop_back_val();
+      if (SmallVector<ReassociationIndices> runs = adjacentReductionLoops(op);
+          !runs.empty() && collapsible(op, runs)) {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::CollapseResult> collapsed =
             linalg::collapseOpIterationDims(op, runs, rewriter);
@@ -122,8 +223,21 @@ struct KilnGpuNormalizeReductionsPass
           op = cast<linalg::GenericOp>(collapsed->collapsedOp.getOperation());
         }
       }
-      if (SmallVector<unsigned> order = parallelLoopsFirst(op); !order.empty())
-        (void)linalg::interchangeGenericOp(rewriter, op, order);
+      bool serial = threadPerOutput(op);
+      op = parallelLoopsFirst(rewriter, op);
+      if (serial) {
+        // The generic mapping's loops, built now: the row passes would
+        // take the reduction, now innermost, as rows.
+        rewriter.setInsertionPoint(op);
+        if (succeeded(linalg::linalgOpToParallelLoops(rewriter, op)))
+          rewriter.eraseOp(op);
+        continue;
+      }
+      if (op.getNumReductionLoops() > 1 && projectedPermutations(op))
+        if (auto split = reduceInnermostFirst(rewriter, op)) {
+          work.push_back(split->first);
+          work.push_back(split->second);
+        }
     }
   }
 };

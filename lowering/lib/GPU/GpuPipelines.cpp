@@ -40,6 +40,8 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOption
   KilnGpuRowReductionsOptions rows;
   rows.hoistRowValues = options.hoistRowValues;
   rows.runTimeSizes = options.vectorizeRunTimeSizes;
+  if (!maxGrid.empty())
+    rows.maxGridX = maxGrid.front();
   pm.addPass(createKilnGpuRowReductions(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = VectorizeTunables{}.gpuLanes;

@@ -61,6 +61,10 @@ using Kind = vector::CombiningKind;
 /// registers (8192 f32 over 256 threads); longer rows loop and read again.
 constexpr int64_t kMaxRowElementsPerThread = 32;
 
+/// The grid of a target without a cap below the row counts taken (CUDA's
+/// 2^31-1 blocks in x).
+constexpr int64_t kUncappedGridX = std::numeric_limits<int32_t>::max();
+
 /// What a loop range is, so that ranges of one run-time size compare equal:
 /// (null, size) when static, else the argument dim or value it comes from.
 using RangeKey = std::pair<Value, int64_t>;
@@ -137,7 +141,8 @@ public:
   /// The rows of `first`'s loops but the innermost; a run-time size among
   /// them is read on the host (`b`, where the kernel's launch goes).
   RowKernel(OpBuilder &b, Location loc, linalg::GenericOp first, int64_t blockSize,
-            int64_t lanes, bool hoistRowValues, RowParts &parts, RowVariant variant = {})
+            int64_t lanes, int64_t maxGridX, bool hoistRowValues, RowParts &parts,
+            RowVariant variant = {})
       : outerRanges(ArrayRef(loopKeys(first)).drop_back()), blockSize(blockSize),
         lanes(lanes), hoistRowValues(hoistRowValues), alignedRow(variant.alignedRow),
         fullRows(variant.fullRows), loc(loc), parts(parts) {
@@ -150,15 +155,31 @@ public:
       sizes.push_back(sizeOf(b, loc, source));
       rows = b.createOrFold<arith::MulIOp>(loc, rows, sizes.back());
     }
+    // More rows than the grid takes (Vulkan's 65535; a run-time count may
+    // be more): each block loops over rows blockId, blockId + grid, ...
+    std::optional<int64_t> staticRows = getConstantIntValue(rows);
+    bool rowLoop = staticRows ? *staticRows > maxGridX : maxGridX < kUncappedGridX;
+    Value grid = rowLoop ? kiln::indexValue(b, loc, kiln::HostSizes(b, loc).min(rows, b.getIndexAttr(maxGridX)))
+                         : rows;
     if (launchIf) // an empty grid otherwise, which the runtime skips
-      rows = arith::SelectOp::create(b, loc, launchIf, rows, c(0));
-    launch = gpu::LaunchOp::create(b, loc, rows, c(1), c(1), c(blockSize),
+      grid = arith::SelectOp::create(b, loc, launchIf, grid, c(0));
+    launch = gpu::LaunchOp::create(b, loc, grid, c(1), c(1), c(blockSize),
                                    c(1), c(1));
     OpBuilder ib = OpBuilder::atBlockBegin(&launch.getBody().front());
+    ib.setInsertionPoint(gpu::TerminatorOp::create(ib, loc));
     tid = launch.getThreadIds().x;
+    Value row = launch.getBlockIds().x;
+    stageBlock = &launch.getBody().front();
+    if (rowLoop) {
+      // Uniform per block, so the stages' barriers stay block-wide.
+      auto loop = scf::ForOp::create(ib, loc, row, rows, launch.getGridSize().x);
+      stageBlock = loop.getBody();
+      row = loop.getInductionVar();
+      ib.setInsertionPointToStart(stageBlock);
+    }
     // The row's outer indices, innermost outer dim fastest.
     outer.resize(outerRanges.size());
-    Value rest = launch.getBlockIds().x;
+    Value rest = row;
     for (int64_t d = static_cast<int64_t>(outerRanges.size()) - 1; d >= 0; --d) {
       Value size = outerRanges[d].first
                        ? sizes[d]
@@ -166,7 +187,6 @@ public:
       outer[d] = arith::RemUIOp::create(ib, loc, rest, size);
       rest = arith::DivUIOp::create(ib, loc, rest, size);
     }
-    gpu::TerminatorOp::create(ib, loc);
   }
 
   /// True if `op` iterates over this kernel's rows and reads what earlier
@@ -481,7 +501,7 @@ private:
   /// what earlier stages stored (endStage drops it when nothing the stage
   /// touched needs it).
   OpBuilder beginStage() {
-    OpBuilder b(launch.getBody().front().getTerminator());
+    OpBuilder b(stageBlock->getTerminator());
     stageAccesses.clear();
     if (stages++ > 0)
       barrier = gpu::BarrierOp::create(b, loc);
@@ -675,6 +695,7 @@ private:
   Location loc;
   RowParts &parts;
   gpu::LaunchOp launch;
+  Block *stageBlock; // where stages go: the launch's body or its loop over rows
   SmallVector<Value> outer;
   Value tid;
   int stages = 0;
@@ -720,7 +741,7 @@ reductionStage(linalg::GenericOp op) {
   for (int64_t r : ArrayRef(ranges).drop_back())
     rows = ShapedType::isDynamic(r) || ShapedType::isDynamic(rows) ? ShapedType::kDynamic
                                                                    : rows * r;
-  if (rows == 0 || (!ShapedType::isDynamic(rows) && rows > std::numeric_limits<int32_t>::max()))
+  if (rows == 0 || (!ShapedType::isDynamic(rows) && rows > kUncappedGridX))
     return std::nullopt;
   return std::make_pair(*reduction, *allReduce);
 }
@@ -743,11 +764,12 @@ bool isRowElementwise(linalg::GenericOp op) {
 class RowKernels {
 public:
   RowKernels(OpBuilder &b, linalg::GenericOp first, const kiln::GpuRowReductionTunables &tiling,
-             bool hoistRowValues, bool runTimeVectors, RowParts &parts) {
+             int64_t maxGridX, bool hoistRowValues, bool runTimeVectors, RowParts &parts) {
     Location loc = first.getLoc();
     auto make = [&](RowVariant variant) {
       variants.push_back(std::make_unique<RowKernel>(b, loc, first, tiling.blockSize,
-                                                     tiling.vectorWidth, hoistRowValues, parts,
+                                                     tiling.vectorWidth, maxGridX,
+                                                     hoistRowValues, parts,
                                                      variant));
     };
     std::pair<Value, int64_t> row = loopSources(first).back();
@@ -893,7 +915,7 @@ struct KilnGpuRowReductionsPass
                     "row_reduction", {kiln::tuneDtypeName(element)}, {rows, ranges.back()}))
                 tiling = kiln::GpuRowReductionTunables::fromConfig(*tuned);
             }
-            kernel.emplace(b, generic, tiling, hoistRowValues, runTimeSizes, parts);
+            kernel.emplace(b, generic, tiling, maxGridX, hoistRowValues, runTimeSizes, parts);
             // The fill of this reduction's output right before it, and a
             // row-wise op before that: the first stages (a fill left in
             // place would run before the row-wise op, so that one stays too).

@@ -155,15 +155,8 @@ void split(linalg::GenericOp op, const Split &plan) {
                                         op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
   SmallVector<utils::IteratorType> combineIterators(rank - 1, utils::IteratorType::parallel);
   combineIterators.push_back(utils::IteratorType::reduction);
-  BlockArgument acc = op.getBody()->getArguments().back();
-  linalg::GenericOp::create(
-      b, loc, TypeRange{}, ValueRange{partials}, ValueRange{out}, combineMaps,
-      combineIterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        IRMapping mapping;
-        mapping.map(reduction.element, args[0]);
-        mapping.map(acc, args[1]);
-        linalg::YieldOp::create(nb, l, nb.clone(*reduction.combiner, mapping)->getResults());
-      });
+  kiln::buildCombine(b, loc, reduction, op.getBody()->getArguments().back(), partials, out,
+                     combineMaps, combineIterators);
 
   // The tail: out[outer...] = reduce(out[outer...], x[outer..., S*L:n]).
   if (covered < length)

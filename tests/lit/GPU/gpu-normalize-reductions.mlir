@@ -26,7 +26,7 @@ func.func @full(%x: memref<300x300xf32>, %out: memref<f32>) {
 func.func @spatial(%x: memref<2x3x5x7xf32>, %out: memref<2x3xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x : memref<2x3x5x7xf32>) outs(%out : memref<2x3xf32>) {
   ^bb0(%in: f32, %o: f32):
-    %s = arith.addf %in, %o : f32
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
   return
@@ -34,26 +34,34 @@ func.func @spatial(%x: memref<2x3x5x7xf32>, %out: memref<2x3xf32>) {
 
 // -----
 
-// Not collapsed: reduced dims that are not adjacent (the parallel loop
-// moves outside them), and adjacent ones of a view whose rows are not
-// contiguous (a column slice).
+// Reduced dims that are not adjacent (the parallel loop moves outside
+// them), and adjacent ones of a view whose rows are not contiguous (a
+// column slice): the innermost reduced loop first, into a temporary
+// filled with the identity, then the temporary over the other.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func @kept
 // CHECK-NOT: memref.collapse_shape
-// CHECK: indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: %[[P:.*]] = memref.alloc() : memref<5x4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<5x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[ROWS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : memref<4x5x6xf32>) outs(%[[P]] : memref<5x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[OUT]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<5x4xf32>) outs(%{{.*}} : memref<5xf32>)
 // CHECK-NOT: memref.collapse_shape
-// CHECK: iterator_types = ["reduction", "reduction"]
+// CHECK: %[[Q:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<8x4xf32, strided<[8, 1]>>) outs(%[[Q]] : memref<8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[Q]] : memref<8xf32>) outs(%{{.*}} : memref<f32>)
 func.func @kept(%x: memref<4x5x6xf32>, %o1: memref<5xf32>, %y: memref<8x8xf32>, %o2: memref<f32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction"]} ins(%x : memref<4x5x6xf32>) outs(%o1 : memref<5xf32>) {
   ^bb0(%in: f32, %o: f32):
-    %s = arith.addf %in, %o : f32
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
   %v = memref.subview %y[0, 0] [8, 4] [1, 1] : memref<8x8xf32> to memref<8x4xf32, strided<[8, 1]>>
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%v : memref<8x4xf32, strided<[8, 1]>>) outs(%o2 : memref<f32>) {
   ^bb0(%in: f32, %o: f32):
-    %s = arith.addf %in, %o : f32
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
   return
@@ -85,7 +93,7 @@ func.func @window(%x: memref<1x2x10x24xf32>, %w: memref<3x5xf32>, %out: memref<1
 func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<1000x8xf32>) outs(%out : memref<8xf32>) {
   ^bb0(%in: f32, %o: f32):
-    %s = arith.addf %in, %o : f32
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
   return
@@ -93,14 +101,33 @@ func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
 
 // -----
 
-// More outputs than a grid of row blocks takes (65535 on Vulkan): the
-// loops keep their order.
+// Inputs contiguous along an output dim with many outputs (a channel
+// sum), or a short reduction: a thread per output, its loop over the
+// reduced dim inside (the generic mapping ran one thread over all).
 // CHECK-LABEL: func @many_outputs
-// CHECK: iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = {{.*}} to (%c100, %c1000)
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c2
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<100x2x1000xf32>
+// CHECK-NOT: linalg.generic
 func.func @many_outputs(%x: memref<100x2x1000xf32>, %out: memref<100x1000xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : memref<100x2x1000xf32>) outs(%out : memref<100x1000xf32>) {
   ^bb0(%in: f32, %o: f32):
-    %s = arith.addf %in, %o : f32
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Few outputs of long strided reductions (a column sum of 1000 rows by 8)
+// stay rows of the row passes: a block per output.
+// CHECK-LABEL: func @run_time_columns
+// CHECK: iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<?x8xf32>)
+func.func @run_time_columns(%x: memref<?x8xf32>, %out: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<?x8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
     linalg.yield %s : f32
   }
   return

@@ -26,6 +26,15 @@ std::optional<RowReduction> matchRowReduction(mlir::linalg::GenericOp op);
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::vector::CombiningKind kind, mlir::Type type);
 
+/// A linalg.generic over `iterators` folding `partials` into `out` (through
+/// `maps`) with `reduction`'s combiner, cloned from the body whose output
+/// argument is `acc`: the second step of a reduction split in two.
+mlir::linalg::GenericOp buildCombine(mlir::OpBuilder &b, mlir::Location loc,
+                                     const RowReduction &reduction, mlir::Value acc,
+                                     mlir::Value partials, mlir::Value out,
+                                     llvm::ArrayRef<mlir::AffineMap> maps,
+                                     llvm::ArrayRef<mlir::utils::IteratorType> iterators);
+
 /// True if every op of the generic's body is a scalar arith/math op.
 bool hasScalarBody(mlir::linalg::GenericOp op);
 

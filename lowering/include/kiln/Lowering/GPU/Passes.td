@@ -136,20 +136,25 @@ def KilnGpuScatterAdds : Pass<"kiln-gpu-scatter-adds", "mlir::ModuleOp"> {
 
 def KilnGpuNormalizeReductions
     : Pass<"kiln-gpu-normalize-reductions", "mlir::ModuleOp"> {
-  let summary = "Merge a reduction's adjacent reduced loops; parallel loops outside";
+  let summary = "Give each reduction a mapping where no thread reduces a long run alone";
   let description = [{
     The GPU reduction passes take a reduction over the innermost loop. One
     over several loops (a sum over all dims of a matrix, a mean over H and
-    W) or over an outer loop (a column sum) fell to the generic mapping,
-    which parallelises only the loops outside the first reduced one: one
-    thread for a full reduction (16M elements serially for a 4096^2 sum on
-    CUDA), two for a max over dims 1 and 2 of 2x3x150x230; lavapipe ends an
-    invocation's loops after 65535 iterations, silently, so a 300x300 sum
-    came out 65101. Adjacent reduction loops that every operand indexes
-    contiguously, over buffers whose layout lets them collapse, become one
-    loop over collapsed views; then the parallel loops move outside the
-    reduced ones, so that each output (or row of the row passes) has its
-    own thread or block.
+    W, batch-norm statistics over dims 0, 2, 3) or over an outer loop (a
+    column sum, a channel mean) fell to the generic mapping, which
+    parallelises only the loops outside the first reduced one: one thread
+    for a full reduction (16M elements serially for a 4096^2 sum on CUDA);
+    lavapipe ends an invocation's loops after 65535 iterations, silently,
+    so a 300x300 sum came out 65101. Now adjacent reduction loops that
+    every operand indexes contiguously, over buffers whose layout lets
+    them collapse, become one loop over collapsed views. A reduction whose
+    inputs are contiguous along an output dim runs a thread per output
+    (scf.parallel over the outputs, the reduction serial inside: coalesced)
+    where it has at least 16384 outputs or at most 64 elements each, and at
+    most 4096. Otherwise the parallel loops move outside the reduced ones,
+    so that the row passes give each output a block; a reduction still over
+    several loops then reduces its innermost one into a temporary (filled
+    with the combiner's identity) and the temporary over the others.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"];
 }
@@ -198,7 +203,11 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
                         "vector accesses where it is a multiple of the lanes "
                         "(unmasked where it fills every thread's chunks), else "
                         "scalar; CUDA: SPIR-V's runtime arrays cannot be "
-                        "retyped">];
+                        "retyped">,
+                 Option<"maxGridX", "max-grid-x", "int64_t", "2147483647",
+                        "most blocks along x; past it (or, below 2^31-1, for a "
+                        "run-time row count) each block loops over rows "
+                        "(SPIR-V, whose all-reduce lowering is structured)">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
