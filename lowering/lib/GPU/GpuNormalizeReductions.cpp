@@ -1,8 +1,8 @@
 //===- GpuNormalizeReductions.cpp - kiln-gpu-normalize-reductions --------===//
 //
-// Gives every reduction a GPU mapping in which no thread reduces a long
-// run of elements alone (slow on a GPU; lavapipe ends an invocation's loops
-// after 65535 iterations, silently):
+// Maps reductions so that no thread reduces a long run of elements alone
+// (slow on a GPU; lavapipe ends an invocation's loops after 65535
+// iterations, silently):
 //
 //   - adjacent reduction loops (all dims of a matrix, H and W of NCHW)
 //     become one loop over collapsed views;
@@ -16,6 +16,9 @@
 //     that does not collapse) reduces its innermost reduced loop into a
 //     temporary first, then the temporary over the others.
 //
+// Left to the generic mapping's thread per output: bodies the row passes
+// do not take (linalg.index, several outputs) and pooling windows.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/GPU/Passes.h"
@@ -24,6 +27,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUNORMALIZEREDUCTIONS
@@ -62,9 +66,26 @@ SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
   return runs;
 }
 
-bool projectedPermutations(linalg::GenericOp op) {
-  return llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isProjectedPermutation(); });
+/// Whether every map of `op` indexes with loops in some order, each at most
+/// once, with `zeros` also size-1 dims (a broadcast row: a mean kept as
+/// 1x3x1x1 for a variance).
+bool projectedPermutations(linalg::GenericOp op, bool zeros = false) {
+  return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+    if (!zeros)
+      return map.isProjectedPermutation();
+    // AffineMap's own check takes zeros only in maps of no more results
+    // than dims, which a kept 1x3x1x1 over three loops is not.
+    llvm::SmallBitVector seen(map.getNumDims());
+    return llvm::all_of(map.getResults(), [&](AffineExpr e) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e))
+        return c.getValue() == 0;
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d || seen.test(d.getPosition()))
+        return false;
+      seen.set(d.getPosition());
+      return true;
+    });
+  });
 }
 
 /// Whether each operand's view of `op` can collapse the dims `runs` index
@@ -111,22 +132,30 @@ std::optional<int64_t> staticCount(linalg::GenericOp op, IteratorType kind) {
   return count;
 }
 
-/// Whether an input of `op` is contiguous along a parallel loop: a block
-/// per output would read it strided, a thread per output coalesced.
+/// Whether an input that `op` reads along its reduction is contiguous along
+/// a parallel loop: a block per output would read it strided, a thread per
+/// output coalesced. (Inputs of one value per output, a row's statistics,
+/// do not count.)
 bool readsAcrossOutputs(linalg::GenericOp op) {
+  SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
   return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
     AffineMap map = op.getMatchingIndexingMap(in);
+    bool alongReduction = llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return d && iterators[d.getPosition()] == IteratorType::reduction;
+    });
     auto last = map.getNumResults() ? dyn_cast<AffineDimExpr>(map.getResults().back())
                                     : nullptr;
-    return last && op.getIteratorTypesArray()[last.getPosition()] == IteratorType::parallel;
+    return alongReduction && last && iterators[last.getPosition()] == IteratorType::parallel;
   });
 }
 
 bool threadPerOutput(linalg::GenericOp op) {
   std::optional<int64_t> outputs = staticCount(op, IteratorType::parallel),
                          length = staticCount(op, IteratorType::reduction);
-  // A pooling window's loops keep the generic mapping's order.
-  return projectedPermutations(op) && readsAcrossOutputs(op) && outputs && length &&
+  // A pooling window's index sums: its windows stay the generic mapping's.
+  return projectedPermutations(op, /*zeros=*/true) && readsAcrossOutputs(op) && outputs &&
+         length &&
          *length <= kMaxSerialReduction &&
          (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
 }
@@ -159,7 +188,8 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
   rewriter.setInsertionPoint(op);
 
   SmallVector<OpFoldResult> sizes;
-  for (Range range : ArrayRef(cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(rewriter, loc)).drop_back())
+  auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+  for (Range range : ArrayRef(linalgOp.createLoopRanges(rewriter, loc)).drop_back())
     sizes.push_back(range.size);
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
@@ -173,16 +203,15 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
   iterators.back() = IteratorType::reduction;
   auto first = linalg::GenericOp::create(rewriter, loc, TypeRange{}, op.getDpsInputs(),
                                          ValueRange{partials}, maps, iterators);
-  IRMapping same;
-  op.getRegion().cloneInto(&first.getRegion(), same);
+  IRMapping unchanged;
+  op.getRegion().cloneInto(&first.getRegion(), unchanged);
   std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(first);
-  Value acc = first.getBody()->getArguments().back();
-  if (!reduction ||
-      !llvm::is_contained(reduction->combiner->getOperands(), acc)) {
+  if (!reduction) {
     rewriter.eraseOp(first);
     rewriter.eraseOp(partials.getDefiningOp());
     return std::nullopt;
   }
+  Value acc = first.getBody()->getArguments().back();
   rewriter.setInsertionPoint(first);
   linalg::FillOp::create(rewriter, loc,
                          kiln::reductionIdentity(rewriter, loc, reduction->kind, accType),
@@ -206,8 +235,7 @@ struct KilnGpuNormalizeReductionsPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> work;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0 &&
-          op.getNumDpsInits() == 1 && !llvm::is_contained(op.getStaticLoopRanges(), 0))
+      if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0)
         work.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -233,7 +261,9 @@ struct KilnGpuNormalizeReductionsPass
           rewriter.eraseOp(op);
         continue;
       }
-      if (op.getNumReductionLoops() > 1 && projectedPermutations(op))
+      if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&
+          projectedPermutations(op, /*zeros=*/true) &&
+          !llvm::is_contained(op.getStaticLoopRanges(), 0))
         if (auto split = reduceInnermostFirst(rewriter, op)) {
           work.push_back(split->first);
           work.push_back(split->second);

@@ -159,8 +159,10 @@ public:
     // be more): each block loops over rows blockId, blockId + grid, ...
     std::optional<int64_t> staticRows = getConstantIntValue(rows);
     bool rowLoop = staticRows ? *staticRows > maxGridX : maxGridX < kUncappedGridX;
-    Value grid = rowLoop ? kiln::indexValue(b, loc, kiln::HostSizes(b, loc).min(rows, b.getIndexAttr(maxGridX)))
-                         : rows;
+    Value grid = rows;
+    if (rowLoop)
+      grid = kiln::indexValue(b, loc,
+                              kiln::HostSizes(b, loc).min(rows, b.getIndexAttr(maxGridX)));
     if (launchIf) // an empty grid otherwise, which the runtime skips
       grid = arith::SelectOp::create(b, loc, launchIf, grid, c(0));
     launch = gpu::LaunchOp::create(b, loc, grid, c(1), c(1), c(blockSize),

@@ -132,3 +132,44 @@ func.func @run_time_columns(%x: memref<?x8xf32>, %out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A row's statistic read along its row (softmax's max, 20000 rows of 16)
+// does not make the reduction one read across outputs: the row passes
+// keep it (a thread per row would also leave the row kernel).
+// CHECK-LABEL: func @row_statistic
+// CHECK-NOT: scf.parallel
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+func.func @row_statistic(%x: memref<20000x16xf32>, %m: memref<20000xf32>, %out: memref<20000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %m : memref<20000x16xf32>, memref<20000xf32>) outs(%out : memref<20000xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %o fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A variance's reduction reads the kept mean through zeros (1x3x1x1): no
+// collapse, but the split still takes it (batch-norm statistics), one
+// reduced loop at a time.
+// CHECK-LABEL: func @broadcast_mean
+// CHECK: %[[P:.*]] = memref.alloc() : memref<3x4x64xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<4x3x64x300xf32>, memref<1x3x1x1xf32>) outs(%[[P]] : memref<3x4x64xf32>)
+// CHECK: %[[Q:.*]] = memref.alloc() : memref<3x4xf32>
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]] : memref<3x4x64xf32>) outs(%[[Q]] : memref<3x4xf32>)
+// CHECK: iterator_types = ["parallel", "reduction"]} ins(%[[Q]] : memref<3x4xf32>) outs(%{{.*}} : memref<1x3x1x1xf32>)
+func.func @broadcast_mean(%x: memref<4x3x64x300xf32>, %m: memref<1x3x1x1xf32>, %out: memref<1x3x1x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%x, %m : memref<4x3x64x300xf32>, memref<1x3x1x1xf32>) outs(%out : memref<1x3x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %q = arith.mulf %d, %d : f32
+    %s = arith.addf %q, %o fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}

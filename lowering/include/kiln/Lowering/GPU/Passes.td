@@ -206,8 +206,11 @@ def KilnGpuRowReductions : Pass<"kiln-gpu-row-reductions", "mlir::ModuleOp"> {
                         "retyped">,
                  Option<"maxGridX", "max-grid-x", "int64_t", "2147483647",
                         "most blocks along x; past it (or, below 2^31-1, for a "
-                        "run-time row count) each block loops over rows "
-                        "(SPIR-V, whose all-reduce lowering is structured)">];
+                        "run-time row count) each block loops over rows. Only "
+                        "for an all-reduce lowering that may sit in an scf.for "
+                        "and ends in a barrier (SPIR-V's; upstream's, used on "
+                        "CUDA, branches and reads its buffer after the last "
+                        "barrier)">];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
