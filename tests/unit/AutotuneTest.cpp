@@ -53,6 +53,20 @@ TEST(Autotune, KeyTextRoundTrips) {
   EXPECT_FALSE(TuneKey::parse("no-template:matmul:f32"));
 }
 
+TEST(Autotune, ACandidateReplacesTheUntunedChoiceOnlyBeyondTheNoise) {
+  TuneWinner winner{0.03};
+  EXPECT_TRUE(winner.offer(0, 1.00)); // the untuned choice, timed first
+  EXPECT_FALSE(winner.offer(1, 0.98)); // 2% faster: noise, untuned stays
+  EXPECT_EQ(winner.best, 0u);
+  EXPECT_TRUE(winner.offer(2, 0.96)); // 4% faster
+  EXPECT_FALSE(winner.offer(3, 0.965));
+  EXPECT_TRUE(winner.offer(4, 0.959)); // past the untuned choice, the fastest wins
+  EXPECT_EQ(winner.best, 4u);
+  TuneWinner withoutUntuned{0.03}; // its compile failed: no margin for the next
+  EXPECT_TRUE(withoutUntuned.offer(1, 1.0));
+  EXPECT_TRUE(withoutUntuned.offer(2, 0.99));
+}
+
 TEST(Autotune, EveryTemplateDeclaresItsDefaultFirst) {
   for (const TuneSpace &s : kernelTuneSpaces()) {
     ASSERT_FALSE(s.candidates.empty()) << s.name;

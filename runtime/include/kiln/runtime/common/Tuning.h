@@ -98,6 +98,28 @@ inline int64_t anchorToPowerOfTwo(int64_t d) {
   return int64_t{1} << std::min(exponent, 62L);
 }
 
+/// A key's best candidate so far, offered its timings in tuning order, the
+/// untuned choice first: another candidate replaces that one only where
+/// its median is lower by more than `minGainOverFirst` (a fraction), so
+/// that timings within the tuner's noise keep what a run without a tune
+/// file gets; past it, the fastest wins.
+struct TuneWinner {
+  double minGainOverFirst = 0;
+  std::optional<size_t> best;
+  double bestMs = 0;
+
+  /// Whether candidate `index` (`index == 0`: the untuned choice), timed
+  /// at `medianMs`, becomes the best.
+  bool offer(size_t index, double medianMs) {
+    double needed = best == size_t{0} ? bestMs * (1 - minGainOverFirst) : bestMs;
+    if (best && medianMs >= needed)
+      return false;
+    best = index;
+    bestMs = medianMs;
+    return true;
+  }
+};
+
 namespace tuning_detail {
 inline std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
