@@ -21,11 +21,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -46,6 +50,9 @@ constexpr int64_t kMaxSerialReduction = 4096;
 /// reduction is this short (a block per output would idle most threads).
 constexpr int64_t kMinThreadPerOutputs = 16384;
 constexpr int64_t kShortReduction = 64;
+/// Loads a thread per output keeps in flight: its loop is unrolled so far
+/// (one at a time, each a trip to memory, it ran at 2.7x its floor).
+constexpr uint64_t kSerialUnroll = 4;
 
 /// Runs of two or more adjacent reduction loops of `op`.
 SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
@@ -173,6 +180,71 @@ linalg::GenericOp parallelLoopsFirst(IRRewriter &rewriter, linalg::GenericOp op)
   return succeeded(swapped) ? *swapped : op;
 }
 
+/// `op` (parallel loops first, static ranges) as a thread per output: an
+/// scf.parallel over the outputs, each output loaded once into a register
+/// carried through an scf.for per reduced loop (the innermost unrolled by
+/// kSerialUnroll, so that its loads are in flight together; the combining
+/// order stays the loops') and stored once.
+void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned outputs = op.getNumParallelLoops();
+  rewriter.setInsertionPoint(op);
+  auto c = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  SmallVector<Value> lower(outputs, c(rewriter, 0)), steps(outputs, c(rewriter, 1)), upper;
+  for (int64_t range : ArrayRef(ranges).take_front(outputs))
+    upper.push_back(c(rewriter, range));
+  auto parallel = scf::ParallelOp::create(rewriter, loc, lower, upper, steps);
+  OpBuilder b(parallel.getBody()->getTerminator());
+  // Loop indices in the op's loop order; reduced loops 0 where outputs
+  // are indexed (their maps do not read them).
+  SmallVector<Value> ivs(parallel.getInductionVars());
+  ivs.append(ranges.size() - outputs, c(b, 0));
+  SmallVector<Value> inits;
+  for (OpOperand &out : op.getDpsInitsMutable())
+    inits.push_back(memref::LoadOp::create(
+        b, loc, out.get(), kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs)));
+  Block *body = op.getBody();
+  scf::ForOp innermost;
+  std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+      [&](OpBuilder &nb, unsigned d, ValueRange accs) -> SmallVector<Value> {
+    if (d == ranges.size()) {
+      IRMapping mapping;
+      for (OpOperand *in : op.getDpsInputOperands())
+        mapping.map(body->getArgument(in->getOperandNumber()),
+                    memref::LoadOp::create(nb, loc, in->get(),
+                                           kiln::indicesFor(nb, loc, op.getMatchingIndexingMap(in), ivs)));
+      mapping.map(op.getRegionOutputArgs(), accs);
+      for (Operation &bodyOp : body->without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(bodyOp))
+          mapping.map(index.getResult(), ivs[index.getDim()]);
+        else
+          nb.clone(bodyOp, mapping);
+      }
+      return llvm::map_to_vector(body->getTerminator()->getOperands(),
+                                 [&](Value v) { return mapping.lookupOrDefault(v); });
+    }
+    auto loop = scf::ForOp::create(
+        nb, loc, c(nb, 0), c(nb, ranges[d]), c(nb, 1), accs,
+        [&](OpBuilder &lb, Location, Value iv, ValueRange carried) {
+          ivs[d] = iv;
+          scf::YieldOp::create(lb, loc, nest(lb, d + 1, carried));
+        });
+    if (d + 1 == ranges.size())
+      innermost = loop;
+    return loop.getResults();
+  };
+  SmallVector<Value> results = nest(b, outputs, inits);
+  for (unsigned d = outputs; d < ranges.size(); ++d)
+    ivs[d] = c(b, 0);
+  for (auto [out, result] : llvm::zip(op.getDpsInitsMutable(), results))
+    memref::StoreOp::create(b, loc, result, out.get(),
+                            kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs));
+  if (ranges.back() >= static_cast<int64_t>(kSerialUnroll))
+    (void)loopUnrollByFactor(innermost, kSerialUnroll);
+  rewriter.eraseOp(op);
+}
+
 /// Splits `op` (parallel loops first, two or more reduction loops) in two:
 /// its innermost loop reduced into a temporary of the other loops' ranges,
 /// then the temporary reduced over the remaining reduction loops into the
@@ -254,11 +326,9 @@ struct KilnGpuNormalizeReductionsPass
       bool serial = threadPerOutput(op);
       op = parallelLoopsFirst(rewriter, op);
       if (serial) {
-        // The generic mapping's loops, built now: the row passes would
-        // take the reduction, now innermost, as rows.
-        rewriter.setInsertionPoint(op);
-        if (succeeded(linalg::linalgOpToParallelLoops(rewriter, op)))
-          rewriter.eraseOp(op);
+        // Built now: the row passes would take the reduction, now
+        // innermost, as rows.
+        buildThreadPerOutput(rewriter, op);
         continue;
       }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&
