@@ -16,8 +16,9 @@
 //     that does not collapse) reduces its innermost reduced loop into a
 //     temporary first, then the temporary over the others.
 //
-// Left to the generic mapping's thread per output: bodies the row passes
-// do not take (linalg.index, several outputs) and pooling windows.
+// Left to the generic mapping's thread per output: pooling windows, and
+// bodies the row passes do not take (linalg.index, several outputs) unless
+// read across outputs (an argmax over a middle dim takes the second way).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
@@ -32,6 +33,8 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallBitVector.h"
+
+#include <algorithm>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNGPUNORMALIZEREDUCTIONS
@@ -52,7 +55,7 @@ constexpr int64_t kMinThreadPerOutputs = 16384;
 constexpr int64_t kShortReduction = 64;
 /// Loads a thread per output keeps in flight: its loop is unrolled so far
 /// (one at a time, each a trip to memory, it ran at 2.7x its floor).
-constexpr uint64_t kSerialUnroll = 4;
+constexpr int64_t kSerialUnroll = 4;
 
 /// Runs of two or more adjacent reduction loops of `op`.
 SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
@@ -167,15 +170,21 @@ bool threadPerOutput(linalg::GenericOp op) {
          (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
 }
 
+bool parallelLoopsAreFirst(linalg::GenericOp op) {
+  SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
+  return std::is_partitioned(iterators.begin(), iterators.end(),
+                             [](IteratorType t) { return t == IteratorType::parallel; });
+}
+
 /// `op` with its parallel loops first, each kind in its order.
 linalg::GenericOp parallelLoopsFirst(IRRewriter &rewriter, linalg::GenericOp op) {
+  if (parallelLoopsAreFirst(op))
+    return op;
   SmallVector<unsigned> order;
   for (IteratorType kind : {IteratorType::parallel, IteratorType::reduction})
     for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
       if (type == kind)
         order.push_back(static_cast<unsigned>(d));
-  if (llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
-    return op;
   FailureOr<linalg::GenericOp> swapped = linalg::interchangeGenericOp(rewriter, op, order);
   return succeeded(swapped) ? *swapped : op;
 }
@@ -190,58 +199,54 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned outputs = op.getNumParallelLoops();
   rewriter.setInsertionPoint(op);
-  auto c = [&](OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  SmallVector<Value> lower(outputs, c(rewriter, 0)), steps(outputs, c(rewriter, 1)), upper;
-  for (int64_t range : ArrayRef(ranges).take_front(outputs))
-    upper.push_back(c(rewriter, range));
-  auto parallel = scf::ParallelOp::create(rewriter, loc, lower, upper, steps);
-  OpBuilder b(parallel.getBody()->getTerminator());
-  // Loop indices in the op's loop order; reduced loops 0 where outputs
-  // are indexed (their maps do not read them).
-  SmallVector<Value> ivs(parallel.getInductionVars());
-  ivs.append(ranges.size() - outputs, c(b, 0));
-  SmallVector<Value> inits;
-  for (OpOperand &out : op.getDpsInitsMutable())
-    inits.push_back(memref::LoadOp::create(
-        b, loc, out.get(), kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs)));
-  Block *body = op.getBody();
-  scf::ForOp innermost;
-  std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
-      [&](OpBuilder &nb, unsigned d, ValueRange accs) -> SmallVector<Value> {
-    if (d == ranges.size()) {
-      IRMapping mapping;
-      for (OpOperand *in : op.getDpsInputOperands())
-        mapping.map(body->getArgument(in->getOperandNumber()),
-                    memref::LoadOp::create(nb, loc, in->get(),
-                                           kiln::indicesFor(nb, loc, op.getMatchingIndexingMap(in), ivs)));
-      mapping.map(op.getRegionOutputArgs(), accs);
-      for (Operation &bodyOp : body->without_terminator()) {
-        if (auto index = dyn_cast<linalg::IndexOp>(bodyOp))
-          mapping.map(index.getResult(), ivs[index.getDim()]);
-        else
-          nb.clone(bodyOp, mapping);
-      }
-      return llvm::map_to_vector(body->getTerminator()->getOperands(),
-                                 [&](Value v) { return mapping.lookupOrDefault(v); });
-    }
-    auto loop = scf::ForOp::create(
-        nb, loc, c(nb, 0), c(nb, ranges[d]), c(nb, 1), accs,
-        [&](OpBuilder &lb, Location, Value iv, ValueRange carried) {
-          ivs[d] = iv;
-          scf::YieldOp::create(lb, loc, nest(lb, d + 1, carried));
-        });
-    if (d + 1 == ranges.size())
-      innermost = loop;
-    return loop.getResults();
+  auto constants = [&](OpBuilder &b, ArrayRef<int64_t> values) {
+    return llvm::map_to_vector(
+        values, [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); });
   };
-  SmallVector<Value> results = nest(b, outputs, inits);
-  for (unsigned d = outputs; d < ranges.size(); ++d)
-    ivs[d] = c(b, 0);
-  for (auto [out, result] : llvm::zip(op.getDpsInitsMutable(), results))
-    memref::StoreOp::create(b, loc, result, out.get(),
-                            kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs));
-  if (ranges.back() >= static_cast<int64_t>(kSerialUnroll))
-    (void)loopUnrollByFactor(innermost, kSerialUnroll);
+  SmallVector<int64_t> zeros(ranges.size(), 0), ones(ranges.size(), 1);
+  auto parallel = scf::ParallelOp::create(
+      rewriter, loc, constants(rewriter, ArrayRef(zeros).take_front(outputs)),
+      constants(rewriter, ArrayRef(ranges).take_front(outputs)),
+      constants(rewriter, ArrayRef(ones).take_front(outputs)));
+  OpBuilder b(parallel.getBody()->getTerminator());
+  // Loop indices in the op's loop order; the outputs' maps do not read the
+  // reduced loops, whose slots are 0 for them.
+  SmallVector<Value> ivs(parallel.getInductionVars());
+  ivs.append(constants(b, ArrayRef(zeros).drop_front(outputs)));
+  SmallVector<SmallVector<Value>> outputIndices;
+  SmallVector<Value> inits;
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    outputIndices.push_back(kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs));
+    inits.push_back(memref::LoadOp::create(b, loc, out.get(), outputIndices.back()));
+  }
+  Block *body = op.getBody();
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, constants(b, ArrayRef(zeros).drop_front(outputs)),
+      constants(b, ArrayRef(ranges).drop_front(outputs)),
+      constants(b, ArrayRef(ones).drop_front(outputs)), inits,
+      [&](OpBuilder &nb, Location, ValueRange reduced, ValueRange accs) {
+        llvm::copy(reduced, ivs.begin() + outputs);
+        IRMapping mapping;
+        for (OpOperand *in : op.getDpsInputOperands())
+          mapping.map(body->getArgument(in->getOperandNumber()),
+                      memref::LoadOp::create(
+                          nb, loc, in->get(),
+                          kiln::indicesFor(nb, loc, op.getMatchingIndexingMap(in), ivs)));
+        mapping.map(op.getRegionOutputArgs(), accs);
+        for (Operation &bodyOp : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(bodyOp))
+            mapping.map(index.getResult(), ivs[index.getDim()]);
+          else
+            nb.clone(bodyOp, mapping);
+        }
+        return llvm::map_to_vector(body->getTerminator()->getOperands(),
+                                   [&](Value v) { return mapping.lookupOrDefault(v); });
+      });
+  for (auto [out, result, indices] :
+       llvm::zip(op.getDpsInits(), nest.results, outputIndices))
+    memref::StoreOp::create(b, loc, result, out, indices);
+  if (ranges.back() >= kSerialUnroll)
+    (void)loopUnrollByFactor(nest.loops.back(), static_cast<uint64_t>(kSerialUnroll));
   rewriter.eraseOp(op);
 }
 
@@ -325,7 +330,7 @@ struct KilnGpuNormalizeReductionsPass
       }
       bool serial = threadPerOutput(op);
       op = parallelLoopsFirst(rewriter, op);
-      if (serial) {
+      if (serial && parallelLoopsAreFirst(op)) {
         // Built now: the row passes would take the reduction, now
         // innermost, as rows.
         buildThreadPerOutput(rewriter, op);

@@ -143,6 +143,32 @@ func.func @unrolled(%x: memref<1x8x20000xf32>, %out: memref<1x20000xf32>) {
 
 // -----
 
+// An argmax over a middle dim (two outputs, linalg.index in the body): the
+// index is the reduced loop's; 6 iterations: one unrolled step of 4 (its
+// loop of one trip folded away), then a loop over the other 2.
+// CHECK-LABEL: func @argmax_middle
+// CHECK: scf.parallel
+// CHECK-COUNT-2: memref.load %{{.*}} : memref<1x20000x{{.*}}>
+// CHECK-NOT: linalg.index
+// CHECK-COUNT-4: arith.index_cast
+// CHECK: %[[T:.*]]:2 = scf.for %{{.*}} = %c4 to %c6 step %{{.*}} iter_args
+// CHECK: memref.store %[[T]]#0
+// CHECK: memref.store %[[T]]#1
+func.func @argmax_middle(%x: memref<1x6x20000xf32>, %v: memref<1x20000xf32>, %i: memref<1x20000xi64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : memref<1x6x20000xf32>) outs(%v, %i : memref<1x20000xf32>, memref<1x20000xi64>) {
+  ^bb0(%in: f32, %best: f32, %at: i64):
+    %k = linalg.index 1 : index
+    %k64 = arith.index_cast %k : index to i64
+    %gt = arith.cmpf ogt, %in, %best : f32
+    %nb = arith.select %gt, %in, %best : f32
+    %ni = arith.select %gt, %k64, %at : i64
+    linalg.yield %nb, %ni : f32, i64
+  }
+  return
+}
+
+// -----
+
 // Few outputs of long strided reductions (a column sum of 1000 rows by 8)
 // stay rows of the row passes: a block per output.
 // CHECK-LABEL: func @run_time_columns
