@@ -29,6 +29,9 @@ subset+=" or (rows_kept_in_registers and 20000)"
 /usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || failed+=("test_cpu_ops (cpu)")
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py \
   -k "$subset" || failed+=("test_cpu_ops (vulkan)")
+# The GPU reduction passes' cases (a stack-use-after-scope in one, session 27).
+KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_lowering_cases.py \
+  || failed+=("test_lowering_cases (vulkan)")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test-sanitizers: FAILED: ${failed[*]}"
   exit 1

@@ -264,9 +264,12 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
   Type accType = getElementTypeOrSelf(out.getType());
   rewriter.setInsertionPoint(op);
 
+  // Named: a range-for over a view of the returned vector would read it
+  // after its destruction.
+  SmallVector<Range, 4> ranges =
+      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(rewriter, loc);
   SmallVector<OpFoldResult> sizes;
-  auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
-  for (Range range : ArrayRef(linalgOp.createLoopRanges(rewriter, loc)).drop_back())
+  for (const Range &range : ArrayRef(ranges).drop_back())
     sizes.push_back(range.size);
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
