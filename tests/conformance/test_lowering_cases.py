@@ -267,6 +267,57 @@ def test_more_rows_than_a_vulkan_grid():
     np.testing.assert_allclose(results[0], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+def window_reference(x, kernel, stride, reduce):
+    """reduce(window) ([N, C, KH, KW] in float64 -> [N, C]) at each place of
+    [kernel] along x's last two dims (no padding), one slice per place: the
+    long windows here have few places."""
+    out = [(x.shape[2 + d] - kernel[d]) // stride[d] + 1 for d in range(2)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for i in range(out[0]):
+        for j in range(out[1]):
+            view = x[:, :, i * stride[0]:i * stride[0] + kernel[0],
+                     j * stride[1]:j * stride[1] + kernel[1]]
+            y[:, :, i, j] = reduce(view.astype(np.float64))
+    return y
+
+
+# x shape, kernel, stride: windows of more than 65535 taps (lavapipe ended
+# a thread's loops there, silently), global, strided and one-dimensional.
+LONG_WINDOWS = [((1, 2, 300, 300), (300, 300), (300, 300)),
+                ((1, 2, 300, 300), (260, 260), (20, 20)),
+                ((1, 1, 1, 80000), (1, 70000), (1, 1000))]
+
+
+def test_pools_and_depthwise_convs_over_long_windows():
+    # A thread per output summed each whole window: on lavapipe a global
+    # average pool of 300x300 gave 0.72 for 1.0 and a max pool missed the
+    # maximum in the window's last taps; a depthwise conv the same.
+    for shape, kernel, stride in LONG_WINDOWS:
+        x = RNG.uniform(0, 1, shape).astype(np.float32)
+        x[..., -1, -1] = 5  # the maximum in the windows' last taps
+        want = {"avg_pool2d": window_reference(x, kernel, stride, lambda v: v.mean((2, 3))),
+                "max_pool2d": window_reference(x, kernel, stride, lambda v: v.max((2, 3)))}
+        t, r = tensor_type(shape, np.float32), tensor_type(want["max_pool2d"].shape, np.float32)
+        attrs = (f"kernel = array<i64: {kernel[0]}, {kernel[1]}>, "
+                 f"stride = array<i64: {stride[0]}, {stride[1]}>")
+        for op, ref in want.items():
+            results, _ = run_kiln(f"func.func @main(%a: {t}) -> {r} {{\n"
+                                  f"  %0 = kiln.{op} %a {{{attrs}}} : {t} -> {r}\n"
+                                  f"  return %0 : {r}\n}}\n", [x])
+            np.testing.assert_allclose(results[0], ref, rtol=2e-5, err_msg=f"{op} {shape} {kernel}")
+        # A depthwise conv (a channel per group) whose weights are the
+        # window: the sum of products, one generic like the pools.
+        w = RNG.uniform(0, 1, (shape[1], 1) + kernel).astype(np.float32)
+        tw = tensor_type(w.shape, np.float32)
+        results, _ = run_kiln(
+            f"func.func @main(%a: {t}, %w: {tw}) -> {r} {{\n"
+            f"  %0 = kiln.conv2d %a, %w {{stride = array<i64: {stride[0]}, {stride[1]}>, "
+            f"groups = {shape[1]} : i64}} : ({t}, {tw}) -> {r}\n"
+            f"  return %0 : {r}\n}}\n", [x, w])
+        want = window_reference(x, kernel, stride, lambda v: (v * w[:, 0]).sum((2, 3)))
+        np.testing.assert_allclose(results[0], want, rtol=2e-5, err_msg=f"conv {shape} {kernel}")
+
+
 def test_matmul_returned_and_consumed():
     # The matmul's output was fused away into its consumer's epilogue though
     # it was also a result (an output argument): garbage on the CPU

@@ -16,9 +16,11 @@
 //     that does not collapse) reduces its innermost reduced loop into a
 //     temporary first, then the temporary over the others.
 //
-// Left to the generic mapping's thread per output: pooling windows, and
-// bodies the row passes do not take (linalg.index, several outputs) unless
-// read across outputs (an argmax over a middle dim takes the second way).
+// A pooling window (index sums) longer than a thread's serial share is
+// split the fourth way. Left to the generic mapping's thread per output:
+// shorter windows, and bodies the row passes do not take (linalg.index,
+// several outputs) unless read across outputs (an argmax over a middle dim
+// takes the second way).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
@@ -168,6 +170,14 @@ bool threadPerOutput(linalg::GenericOp op) {
          length &&
          *length <= kMaxSerialReduction &&
          (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
+}
+
+/// Whether `op` (a pooling window's index sums, which the row passes do not
+/// collapse) reduces more elements per output than a thread should alone:
+/// such a window is split like a reduction over several dims.
+bool longWindow(linalg::GenericOp op) {
+  std::optional<int64_t> length = staticCount(op, IteratorType::reduction);
+  return !length || *length > kMaxSerialReduction;
 }
 
 bool parallelLoopsAreFirst(linalg::GenericOp op) {
@@ -340,7 +350,7 @@ struct KilnGpuNormalizeReductionsPass
         continue;
       }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&
-          projectedPermutations(op, /*zeros=*/true) &&
+          (projectedPermutations(op, /*zeros=*/true) || longWindow(op)) &&
           !llvm::is_contained(op.getStaticLoopRanges(), 0))
         if (auto split = reduceInnermostFirst(rewriter, op)) {
           work.push_back(split->first);

@@ -52,9 +52,20 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> padding,
 }
 
 /// The input position of output position `out` and window offset `tap`
-/// along one spatial dim.
-AffineExpr windowIndex(AffineExpr out, AffineExpr tap, int64_t stride, int64_t dilation) {
+/// along one spatial dim of `span` places (padded). A window of `kernel`
+/// taps spanning the whole dim (a global pool) has one place and reads at
+/// its tap alone: a plain reduction, which the GPU reduction passes take.
+AffineExpr windowIndex(AffineExpr out, AffineExpr tap, int64_t stride, int64_t dilation,
+                       int64_t kernel, int64_t span) {
+  if (span == dilation * (kernel - 1) + 1)
+    return tap * dilation;
   return out * stride + tap * dilation;
+}
+
+/// Window sums may be reassociated, like kiln's reduce_sum: the GPU
+/// reduction passes then split a long window across threads.
+arith::FastMathFlagsAttr reassociable(OpBuilder &b) {
+  return arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc);
 }
 
 /// Replaces `op` by its result when it has no elements (a batch of 0, no
@@ -277,12 +288,15 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     SmallVector<int64_t> grouped = {outShape[0], groups, outShape[1] / groups, outShape[2],
                                     outShape[3]};
     Value init = accumulator(b, loc, grouped, element, 0.0, outSizes);
+    ArrayRef<int64_t> xShape = cast<RankedTensorType>(x.getType()).getShape(),
+                      wShape = cast<RankedTensorType>(w.getType()).getShape();
     AffineExpr dn, dg, dog, doh, dow, dc, dkh, dkw;
     bindDims(ctx, dn, dg, dog, doh, dow, dc, dkh, dkw);
     SmallVector<AffineMap> maps = {
         AffineMap::get(8, 0,
-                       {dn, dg, dc, windowIndex(doh, dkh, stride[0], dilation[0]),
-                        windowIndex(dow, dkw, stride[1], dilation[1])},
+                       {dn, dg, dc,
+                        windowIndex(doh, dkh, stride[0], dilation[0], wShape[3], xShape[3]),
+                        windowIndex(dow, dkw, stride[1], dilation[1], wShape[4], xShape[4])},
                        ctx),
         AffineMap::get(8, 0, {dg, dog, dc, dkh, dkw}, ctx),
         AffineMap::get(8, 0, {dn, dg, dog, doh, dow}, ctx)};
@@ -294,8 +308,10 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                       Value xv = castScalar(nb, l, args[0], element, acc);
                       Value wv = castScalar(nb, l, args[1], element, acc);
                       Value product = arith::MulFOp::create(nb, l, xv, wv);
-                      linalg::YieldOp::create(
-                          nb, l, arith::AddFOp::create(nb, l, args[2], product).getResult());
+                      linalg::YieldOp::create(nb, l,
+                                              arith::AddFOp::create(nb, l, args[2], product,
+                                                                    reassociable(nb))
+                                                  .getResult());
                     })
                     .getResult(0);
     return sum;
@@ -382,6 +398,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     MLIRContext *ctx = getContext();
     ArrayRef<int64_t> outShape = op.getType().getShape();
     ArrayRef<int64_t> wShape = op.getW().getType().getShape();
+    ArrayRef<int64_t> xShape = cast<RankedTensorType>(x.getType()).getShape();
     ArrayRef<int64_t> stride = op.getStride(), dilation = op.getDilation();
     AffineExpr dn, dg, di, dj, dc, dy, dz;
     bindDims(ctx, dn, dg, di, dj, dc, dy, dz);
@@ -391,8 +408,12 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                              op.getType().getElementType(), outSizes);
     return copyGeneric(b, loc, x, init,
                        AffineMap::get(7, 0,
-                                      {dn, windowIndex(dy, di, stride[0], dilation[0]),
-                                       windowIndex(dz, dj, stride[1], dilation[1]), dg, dc},
+                                      {dn,
+                                       windowIndex(dy, di, stride[0], dilation[0], wShape[2],
+                                                   xShape[1]),
+                                       windowIndex(dz, dj, stride[1], dilation[1], wShape[3],
+                                                   xShape[2]),
+                                       dg, dc},
                                       ctx));
   }
 
@@ -470,8 +491,11 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
     for (int64_t d = 0; d < rank; ++d)
       outExprs.push_back(getAffineDimExpr(d, ctx));
     xExprs.assign(outExprs.begin(), outExprs.end() - 2);
-    xExprs.push_back(windowIndex(outExprs[rank - 2], kh, stride[0], 1));
-    xExprs.push_back(windowIndex(outExprs[rank - 1], kw, stride[1], 1));
+    ArrayRef<int64_t> xShape = cast<RankedTensorType>(x.getType()).getShape();
+    xExprs.push_back(
+        windowIndex(outExprs[rank - 2], kh, stride[0], 1, kernel[0], xShape[rank - 2]));
+    xExprs.push_back(
+        windowIndex(outExprs[rank - 1], kw, stride[1], 1, kernel[1], xShape[rank - 1]));
     SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, xExprs, ctx),
                                    AffineMap::get(dims, 0, {kh, kw}, ctx),
                                    AffineMap::get(dims, 0, outExprs, ctx)};
@@ -483,7 +507,8 @@ struct PoolToGeneric : OpConversionPattern<OpT> {
             [&](OpBuilder &b, Location l, ValueRange args) {
               Value v = castScalar(b, l, args[0], element, acc);
               Value r = isMax ? arith::MaximumFOp::create(b, l, args[2], v).getResult()
-                              : arith::AddFOp::create(b, l, args[2], v).getResult();
+                              : arith::AddFOp::create(b, l, args[2], v, reassociable(b))
+                                    .getResult();
               linalg::YieldOp::create(b, l, r);
             })
             .getResult(0);

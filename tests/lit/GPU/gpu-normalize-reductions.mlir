@@ -84,6 +84,28 @@ func.func @window(%x: memref<1x2x10x24xf32>, %w: memref<3x5xf32>, %out: memref<1
 
 // -----
 
+// A window longer than a thread's serial share (kMaxSerialReduction) is
+// split like a reduction over several dims: its inner tap into a
+// temporary first (lavapipe stops a thread's loops after 65535 iterations).
+// CHECK-DAG: #[[LONGX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 20 + d4, d3 * 20 + d5)>
+// CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func @long_window
+// CHECK-NOT: memref.collapse_shape
+// CHECK: %[[P:.*]] = memref.alloc() : memref<1x2x3x3x80xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<1x2x3x3x80xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[LONGX]], #{{.*}}, #[[TAPS]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<1x2x120x120xf32>, memref<80x80xf32>) outs(%[[P]] : memref<1x2x3x3x80xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : memref<1x2x3x3x80xf32>) outs(%{{.*}} : memref<1x2x3x3xf32>)
+func.func @long_window(%x: memref<1x2x120x120xf32>, %w: memref<80x80xf32>, %out: memref<1x2x3x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 20 + d4, d3 * 20 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x2x120x120xf32>, memref<80x80xf32>) outs(%out : memref<1x2x3x3xf32>) {
+  ^bb0(%in: f32, %k: f32, %o: f32):
+    %s = arith.addf %o, %in fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A column sum: the reduced loop goes inside, so that each column is a
 // row for the reduction passes.
 // CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>

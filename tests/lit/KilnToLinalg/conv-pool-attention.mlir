@@ -21,6 +21,7 @@
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 // CHECK-DAG: #[[PX:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 2 + d3, d2 * 2 + d4)>
 // CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// CHECK-DAG: #[[TAPX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
 // CHECK-LABEL: func @conv
 // CHECK: linalg.generic {indexing_maps = [#[[WPERM]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<2x3x2x3x2xf16>) outs(%{{.*}} : tensor<2x3x3x2x2xf16>)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x9x6x2x2xf16>) attrs = {kiln.conv_image}
@@ -100,6 +101,17 @@ func.func @max_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
 func.func @avg_pool(%x: tensor<2x7x6xf32>) -> tensor<2x4x4xf32> {
   %r = kiln.avg_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<2x7x6xf32> -> tensor<2x4x4xf32>
   return %r : tensor<2x4x4xf32>
+}
+
+// A global pool (an output of one place) reads the input at the window's
+// taps alone, a plain reduction for the GPU reduction passes; its sum may
+// be reassociated like reduce_sum's.
+// CHECK-LABEL: func @global_avg_pool
+// CHECK: linalg.generic {indexing_maps = [#[[TAPX]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+func.func @global_avg_pool(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x1x1xf32> {
+  %r = kiln.avg_pool2d %x {kernel = array<i64: 7, 7>} : tensor<2x3x7x7xf32> -> tensor<2x3x1x1xf32>
+  return %r : tensor<2x3x1x1xf32>
 }
 
 // attention: one kiln_kernel.attention (1/sqrt(8) as its scale) writing
