@@ -2,7 +2,8 @@
 reductions) in kiln against torch on the same GPU, same run: a full sum of
 a matrix, column sums, a spatial mean (global average pool), batch-norm
 statistics (dims 0, 2, 3: not adjacent), a channel mean (dim 1 of NCHW), a
-max over dims 0 and 2 and a sum over a middle dim. Each time is the median
+max over dims 0 and 2, a sum over a middle dim, and global average and max
+pools (avg_pool2d/max_pool2d over whole images). Each time is the median
 over --repeats of --calls back-to-back calls on device-resident tensors,
 then one sync, divided by --calls. Prints a markdown table with each
 case's floor (its input read once at 4.3 TB/s, the H200's HBM3e);
@@ -26,23 +27,32 @@ HBM_BYTES_PER_MS = 4.3e9
 
 
 def cases(small):
-    """(name, op, input shape, reduced dims)."""
+    """(name, op, input shape, reduced dims; a pool's kernel)."""
     if small:
         return [("sum all 512x512", "sum", (512, 512), (0, 1)),
                 ("column sum 512x512", "sum", (512, 512), (0,)),
                 ("mean dims 2,3 of 4x16x28x28", "mean", (4, 16, 28, 28), (2, 3)),
                 ("sum dims 0,2,3 of 4x16x28x28", "sum", (4, 16, 28, 28), (0, 2, 3)),
-                ("mean dim 1 of 1x3x256x256", "mean", (1, 3, 256, 256), (1,))]
+                ("mean dim 1 of 1x3x256x256", "mean", (1, 3, 256, 256), (1,)),
+                ("global avg pool 4x16x28x28", "avg_pool2d", (4, 16, 28, 28), (28, 28))]
     return [("sum all 4096x4096", "sum", (4096, 4096), (0, 1)),
             ("column sum 4096x4096", "sum", (4096, 4096), (0,)),
             ("mean dims 2,3 of 32x256x56x56", "mean", (32, 256, 56, 56), (2, 3)),
             ("sum dims 0,2,3 of 32x256x56x56", "sum", (32, 256, 56, 56), (0, 2, 3)),
             ("mean dim 1 of 8x3x512x512", "mean", (8, 3, 512, 512), (1,)),
             ("max dims 0,2 of 1000x3x1000", "max", (1000, 3, 1000), (0, 2)),
-            ("sum dim 1 of 64x128x4096", "sum", (64, 128, 4096), (1,))]
+            ("sum dim 1 of 64x128x4096", "sum", (64, 128, 4096), (1,)),
+            ("global avg pool 32x256x56x56", "avg_pool2d", (32, 256, 56, 56), (56, 56)),
+            ("global max pool 32x256x56x56", "max_pool2d", (32, 256, 56, 56), (56, 56)),
+            ("global avg pool 8x64x300x300", "avg_pool2d", (8, 64, 300, 300), (300, 300))]
 
 
 def program(op, shape, dims):
+    if op.endswith("pool2d"):
+        t, r = tensor_type(shape, "f32"), tensor_type(shape[:2] + (1, 1), "f32")
+        return (f"func.func @main(%x: {t}) -> {r} {{\n"
+                f"  %r = kiln.{op} %x {{kernel = array<i64: {dims[0]}, {dims[1]}>}} : {t} -> {r}\n"
+                f"  return %r : {r}\n}}\n")
     out_shape = tuple(s for d, s in enumerate(shape) if d not in dims)
     t, r = tensor_type(shape, "f32"), tensor_type(out_shape, "f32")
     listed = ", ".join(str(d) for d in dims)
@@ -52,6 +62,8 @@ def program(op, shape, dims):
 
 
 def torch_fn(op, dims):
+    if op.endswith("pool2d"):
+        return lambda x: getattr(torch.nn.functional, op)(x, dims)
     if op == "max":
         return lambda x: torch.amax(x, dim=dims)
     return lambda x: getattr(torch, op)(x, dim=dims)

@@ -318,6 +318,30 @@ def test_pools_and_depthwise_convs_over_long_windows():
         np.testing.assert_allclose(results[0], want, rtol=2e-5, err_msg=f"conv {shape} {kernel}")
 
 
+def test_matmuls_of_a_long_k():
+    # Vulkan's f32 matmuls ran a thread per output over all of K: wrong
+    # past 65535 on lavapipe (0.29 relative error for K = 70000). Static,
+    # run-time and batched K.
+    k = 70000
+    a = RNG.uniform(-1, 1, (2, 2, k)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (2, k, 3)).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    # Sums of about 90 in size; one ended early would be off by tens, a
+    # sequential f32 sum of 70000 is off by some 1e-4.
+    tol = {"rtol": 1e-4, "atol": 1e-2}
+    for ka, kb in [(k, k), ("?", "?")]:
+        ta, tb = f"tensor<2x{ka}xf32>", f"tensor<{kb}x3xf32>"
+        results, _ = run_kiln(f"func.func @main(%a: {ta}, %b: {tb}) -> tensor<2x3xf32> {{\n"
+                              f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> tensor<2x3xf32>\n"
+                              f"  return %0 : tensor<2x3xf32>\n}}\n", [a[0], b[0]])
+        np.testing.assert_allclose(results[0], want[0], **tol)
+    ta, tb, tr = (tensor_type(s, np.float32) for s in (a.shape, b.shape, (2, 2, 3)))
+    results, _ = run_kiln(f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+                          f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+                          f"  return %0 : {tr}\n}}\n", [a, b])
+    np.testing.assert_allclose(results[0], want, **tol)
+
+
 def test_matmul_returned_and_consumed():
     # The matmul's output was fused away into its consumer's epilogue though
     # it was also a result (an output argument): garbage on the CPU

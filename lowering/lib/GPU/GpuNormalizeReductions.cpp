@@ -16,8 +16,9 @@
 //     that does not collapse) reduces its innermost reduced loop into a
 //     temporary first, then the temporary over the others.
 //
-// A pooling window (index sums) longer than a thread's serial share is
-// split the fourth way. Left to the generic mapping's thread per output:
+// Matmuls the targets' tiling passes left become such reductions first. A
+// pooling window (index sums) longer than a thread's serial share is split
+// the fourth way. Left to the generic mapping's thread per output:
 // shorter windows, and bodies the row passes do not take (linalg.index,
 // several outputs) unless read across outputs (an argmax over a middle dim
 // takes the second way).
@@ -58,6 +59,9 @@ constexpr int64_t kShortReduction = 64;
 /// Loads a thread per output keeps in flight: its loop is unrolled so far
 /// (one at a time, each a trip to memory, it ran at 2.7x its floor).
 constexpr int64_t kSerialUnroll = 4;
+/// A matmul's thread per output sums at most this much of K (unrolled:
+/// 4096 trips, well inside lavapipe's 65535).
+constexpr int64_t kMaxSerialMatmul = 16384;
 
 /// Runs of two or more adjacent reduction loops of `op`.
 SmallVector<ReassociationIndices> adjacentReductionLoops(linalg::GenericOp op) {
@@ -133,7 +137,7 @@ bool collapsible(linalg::GenericOp op, ArrayRef<ReassociationIndices> runs) {
 
 /// The product of the static ranges of `op`'s loops of `kind`; nullopt if
 /// one is a run-time size.
-std::optional<int64_t> staticCount(linalg::GenericOp op, IteratorType kind) {
+std::optional<int64_t> staticCount(linalg::LinalgOp op, IteratorType kind) {
   int64_t count = 1;
   for (auto [range, type] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
     if (type == kind) {
@@ -320,15 +324,51 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
   return std::make_pair(first, second);
 }
 
+/// Maps a matmul that the target's tiling passes left (Vulkan's f32, f64
+/// and integer ones). A thread per output reads B coalesced across threads
+/// and A's row broadcast, whatever the count of outputs, so it stays where
+/// K is short. A long K, or a run-time K of few outputs, becomes a
+/// reduction of a reassociable sum (as the tiled kernels sum K in tiles)
+/// for the row passes: no thread sums it alone. (Left as it was: a
+/// run-time K of many or run-time outputs, whose block per output would
+/// read B strided; lavapipe ends such a thread past 65535 iterations.)
+void mapMatmul(IRRewriter &rewriter, linalg::LinalgOp op) {
+  int64_t k = op.getStaticLoopRanges().back();
+  bool serial = !ShapedType::isDynamic(k) && k <= kMaxSerialMatmul;
+  bool fewOutputs = staticCount(op, IteratorType::parallel).value_or(kMinThreadPerOutputs) <
+                    kMinThreadPerOutputs;
+  // A short K over run-time sizes, or a run-time K of many outputs: the
+  // generic mapping's thread per output.
+  if (serial ? op.hasDynamicShape() : ShapedType::isDynamic(k) && !fewOutputs)
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+  if (failed(generic))
+    return;
+  Operation *sum = generic->getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(sum))
+    add.setFastmathAttr(arith::FastMathFlagsAttr::get(
+        op->getContext(), add.getFastmath() | arith::FastMathFlags::reassoc));
+  if (serial)
+    buildThreadPerOutput(rewriter, *generic);
+}
+
 struct KilnGpuNormalizeReductionsPass
     : kiln::impl::KilnGpuNormalizeReductionsBase<KilnGpuNormalizeReductionsPass> {
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::LinalgOp> matmuls;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) && op.hasPureBufferSemantics())
+        matmuls.push_back(op);
+    });
+    for (linalg::LinalgOp op : matmuls)
+      mapMatmul(rewriter, op);
     SmallVector<linalg::GenericOp> work;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0)
         work.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     while (!work.empty()) {
       linalg::GenericOp op = work.pop_back_val();
       if (SmallVector<ReassociationIndices> runs = adjacentReductionLoops(op);

@@ -244,3 +244,32 @@ func.func @broadcast_mean(%x: memref<4x3x64x300xf32>, %m: memref<1x3x1x1xf32>, %
   }
   return
 }
+
+// -----
+
+// Matmuls the tiling passes left (Vulkan's f32 ones) are reductions over
+// K with a reassociable sum: a long K, or a run-time K of few outputs, is
+// a row for the row passes (a thread summed all 70000 of it, past
+// lavapipe's 65535 iterations); many outputs of a short K, a thread per
+// output; run-time sizes of many outputs stay the generic mapping's.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmuls
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x70000xf32>, memref<70000x3xf32>) outs(%{{.*}} : memref<2x3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c128, %c256)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c4 iter_args
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x?xf32>, memref<?x3xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>)
+func.func @matmuls(%a: memref<2x70000xf32>, %b: memref<70000x3xf32>, %c: memref<2x3xf32>,
+                   %d: memref<128x64xf32>, %e: memref<64x256xf32>, %f: memref<128x256xf32>,
+                   %g: memref<2x?xf32>, %h: memref<?x3xf32>, %i: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<2x70000xf32>, memref<70000x3xf32>) outs(%c : memref<2x3xf32>)
+  linalg.matmul ins(%d, %e : memref<128x64xf32>, memref<64x256xf32>) outs(%f : memref<128x256xf32>)
+  linalg.matmul ins(%g, %h : memref<2x?xf32>, memref<?x3xf32>) outs(%c : memref<2x3xf32>)
+  linalg.matmul ins(%i, %i : memref<?x?xf32>, memref<?x?xf32>) outs(%i : memref<?x?xf32>)
+  return
+}
