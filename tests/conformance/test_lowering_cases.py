@@ -221,6 +221,32 @@ def test_reductions_over_dims_apart_and_outer_dims():
     assert abs(results[0] - w[:, :200].astype(np.float64).sum()) < 1e-2
 
 
+def test_column_reductions_in_chunks():
+    # Few outputs read across (a column sum of 8 columns): a thread per
+    # column and chunk of rows, then the partials over the chunks, twice
+    # where they are many (70001 rows), the last chunk short. Each kind's
+    # identity starts a chunk: max of negatives, integer sums, any.
+    for rows, cols in [(1001, 7), (70001, 3), (4096, 300)]:
+        x = RNG.uniform(-2, -1, (rows, cols)).astype(np.float32)
+        for op in ("sum", "max", "min", "mean"):
+            results, _ = run_kiln(reduce_program(op, x.shape, (0,), (cols,)), [x])
+            np.testing.assert_allclose(results[0], getattr(x.astype(np.float64), op)(0),
+                                       rtol=1e-4, err_msg=f"{op} {rows}x{cols}")
+        n = RNG.integers(-9, 9, (rows, cols)).astype(np.int32)
+        t, r = tensor_type(n.shape, np.int32), tensor_type((cols,), np.int32)
+        results, _ = run_kiln(f"func.func @main(%a: {t}) -> {r} {{\n"
+                              f"  %0 = kiln.reduce_sum %a {{dims = array<i64: 0>}} : {t} -> {r}\n"
+                              f"  return %0 : {r}\n}}\n", [n])
+        np.testing.assert_array_equal(results[0], n.sum(0))
+        b = np.zeros((rows, cols), np.bool_)
+        b[-1, 0] = True  # only in the last, short chunk
+        t, r = tensor_type(b.shape, np.bool_), tensor_type((cols,), np.bool_)
+        results, _ = run_kiln(f"func.func @main(%a: {t}) -> {r} {{\n"
+                              f"  %0 = kiln.reduce_any %a {{dims = array<i64: 0>}} : {t} -> {r}\n"
+                              f"  return %0 : {r}\n}}\n", [b])
+        np.testing.assert_array_equal(results[0], b.any(0))
+
+
 def test_variances_whose_reduction_reads_a_broadcast_mean():
     # The reduction reads x and the kept mean (1x3x1x1: a map with zeros),
     # which the split first refused: one thread per output again, and

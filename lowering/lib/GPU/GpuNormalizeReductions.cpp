@@ -35,6 +35,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 #include <algorithm>
@@ -59,6 +60,10 @@ constexpr int64_t kShortReduction = 64;
 /// Loads a thread per output keeps in flight: its loop is unrolled so far
 /// (one at a time, each a trip to memory, it ran at 2.7x its floor).
 constexpr int64_t kSerialUnroll = 4;
+/// A thread per output of a window (the generic mapping's loops, not
+/// unrolled) sums at most this many taps: lavapipe ends an invocation's
+/// loops after 65535 iterations in all, the outer window loops' included.
+constexpr int64_t kMaxSerialWindow = 32768;
 /// A matmul's thread per output sums at most this much of K (unrolled:
 /// 4096 trips, well inside lavapipe's 65535).
 constexpr int64_t kMaxSerialMatmul = 16384;
@@ -176,12 +181,26 @@ bool threadPerOutput(linalg::GenericOp op) {
          (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
 }
 
-/// Whether `op` (a pooling window's index sums, which the row passes do not
-/// collapse) reduces more elements per output than a thread should alone:
-/// such a window is split like a reduction over several dims.
+/// Whether `op` (a pooling window's or direct conv's index sums, which the
+/// row passes do not collapse) has more taps than its thread per output
+/// may loop over: such a window is split like a reduction over several
+/// dims (its taps over the outer window loops in a temporary: slow, so
+/// only where a thread would pass lavapipe's limit; a 3x3 conv of 512
+/// channels to one took 35 s on lavapipe split at 4096 taps, 20 ms not).
 bool longWindow(linalg::GenericOp op) {
   std::optional<int64_t> length = staticCount(op, IteratorType::reduction);
-  return !length || *length > kMaxSerialReduction;
+  return !length || *length > kMaxSerialWindow;
+}
+
+/// Whether `op`, read across outputs but no thread per output (too few
+/// outputs, or too long a reduction, for a thread each), one reduced loop
+/// of static sizes, runs a thread per output and chunk of the reduction.
+bool chunked(linalg::GenericOp op) {
+  std::optional<int64_t> outputs = staticCount(op, IteratorType::parallel),
+                         length = staticCount(op, IteratorType::reduction);
+  return op.getNumReductionLoops() == 1 && projectedPermutations(op, /*zeros=*/true) &&
+         readsAcrossOutputs(op) && outputs && *outputs > 0 && length &&
+         *length > kShortReduction && !threadPerOutput(op);
 }
 
 bool parallelLoopsAreFirst(linalg::GenericOp op) {
@@ -203,41 +222,110 @@ linalg::GenericOp parallelLoopsFirst(IRRewriter &rewriter, linalg::GenericOp op)
   return succeeded(swapped) ? *swapped : op;
 }
 
+/// The scalar that a linalg.fill right before `op` (nothing but pure ops
+/// between) filled `out` with, the fill erased: a thread per output starts
+/// from it instead of loading it (one launch less). Null if there is none.
+Value takeFill(IRRewriter &rewriter, linalg::GenericOp op, OpOperand &out) {
+  // The thread per output must write every element the fill did (no
+  // constant index into a longer dim), and nothing else read them first:
+  // not `op` as an input, nothing before it (views included).
+  AffineMap map = op.getMatchingIndexingMap(&out);
+  auto type = cast<MemRefType>(out.get().getType());
+  for (auto [d, e] : llvm::enumerate(map.getResults()))
+    if (isa<AffineConstantExpr>(e) && type.getDimSize(d) != 1)
+      return nullptr;
+  for (Operation *user : out.get().getUsers()) {
+    Operation *here = op->getBlock()->findAncestorOpInBlock(*user);
+    if (user != op && !isa<linalg::FillOp>(user) && !(here && op->isBeforeInBlock(here)))
+      return nullptr;
+  }
+  if (llvm::is_contained(op.getDpsInputs(), out.get()))
+    return nullptr;
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.getOutputs()[0] == out.get()) {
+      Value value = fill.getInputs()[0];
+      if (value.getType() != type.getElementType())
+        return nullptr;
+      rewriter.eraseOp(fill);
+      return value;
+    }
+    if (!isPure(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// A thread per output and chunk of the one reduced loop: `count` chunks
+/// of `size`, each combined from `identity` into `partials` [count,
+/// outputs...].
+struct Chunks {
+  int64_t count, size;
+  Value partials, identity;
+};
+
 /// `op` (parallel loops first, static ranges) as a thread per output: an
 /// scf.parallel over the outputs, each output loaded once into a register
 /// carried through an scf.for per reduced loop (the innermost unrolled by
 /// kSerialUnroll, so that its loads are in flight together; the combining
-/// order stays the loops') and stored once.
-void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op) {
+/// order stays the loops') and stored once (an output just filled starts
+/// from the fill's value instead). With `chunks`, a thread per
+/// output and chunk instead, storing into the chunk's partial.
+void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
+                          std::optional<Chunks> chunks = std::nullopt) {
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned outputs = op.getNumParallelLoops();
+  // Looked for before anything is built between the fills and `op`.
+  SmallVector<Value> filled;
+  for (OpOperand &out : op.getDpsInitsMutable())
+    filled.push_back(chunks ? nullptr : takeFill(rewriter, op, out));
   rewriter.setInsertionPoint(op);
   auto constants = [&](OpBuilder &b, ArrayRef<int64_t> values) {
     return llvm::map_to_vector(
         values, [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); });
   };
   SmallVector<int64_t> zeros(ranges.size(), 0), ones(ranges.size(), 1);
+  // The chunk outermost: the last output dim stays the threads' fastest.
+  SmallVector<int64_t> threads;
+  if (chunks)
+    threads.push_back(chunks->count);
+  threads.append(ranges.begin(), ranges.begin() + outputs);
   auto parallel = scf::ParallelOp::create(
-      rewriter, loc, constants(rewriter, ArrayRef(zeros).take_front(outputs)),
-      constants(rewriter, ArrayRef(ranges).take_front(outputs)),
-      constants(rewriter, ArrayRef(ones).take_front(outputs)));
+      rewriter, loc, constants(rewriter, ArrayRef(zeros).take_front(threads.size())),
+      constants(rewriter, threads), constants(rewriter, ArrayRef(ones).take_front(threads.size())));
   OpBuilder b(parallel.getBody()->getTerminator());
   // Loop indices in the op's loop order; the outputs' maps do not read the
   // reduced loops, whose slots are 0 for them.
-  SmallVector<Value> ivs(parallel.getInductionVars());
+  SmallVector<Value> ivs = parallel.getInductionVars();
+  if (chunks)
+    ivs.erase(ivs.begin());
   ivs.append(constants(b, ArrayRef(zeros).drop_front(outputs)));
+  SmallVector<Value> lbs = constants(b, ArrayRef(zeros).drop_front(outputs)),
+                     ubs = constants(b, ArrayRef(ranges).drop_front(outputs));
   SmallVector<SmallVector<Value>> outputIndices;
   SmallVector<Value> inits;
-  for (OpOperand &out : op.getDpsInitsMutable()) {
-    outputIndices.push_back(kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs));
-    inits.push_back(memref::LoadOp::create(b, loc, out.get(), outputIndices.back()));
+  if (chunks) {
+    // This thread's chunk [lbs, ubs) of the one reduced loop.
+    Value chunk = parallel.getInductionVars().front();
+    Value size = arith::ConstantIndexOp::create(b, loc, chunks->size);
+    lbs.front() = arith::MulIOp::create(b, loc, chunk, size);
+    ubs.front() = arith::MinSIOp::create(b, loc, ubs.front(),
+                                         arith::AddIOp::create(b, loc, lbs.front(), size));
+    outputIndices.push_back({chunk});
+    llvm::append_range(outputIndices.back(), ArrayRef(ivs).take_front(outputs));
+    inits.push_back(chunks->identity);
+  } else {
+    for (OpOperand &out : op.getDpsInitsMutable()) {
+      outputIndices.push_back(kiln::indicesFor(b, loc, op.getMatchingIndexingMap(&out), ivs));
+      Value init = filled[out.getOperandNumber() - op.getNumDpsInputs()];
+      inits.push_back(init ? init
+                           : memref::LoadOp::create(b, loc, out.get(), outputIndices.back()));
+    }
   }
   Block *body = op.getBody();
   scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, constants(b, ArrayRef(zeros).drop_front(outputs)),
-      constants(b, ArrayRef(ranges).drop_front(outputs)),
-      constants(b, ArrayRef(ones).drop_front(outputs)), inits,
+      b, loc, lbs, ubs, constants(b, ArrayRef(ones).drop_front(outputs)), inits,
       [&](OpBuilder &nb, Location, ValueRange reduced, ValueRange accs) {
         llvm::copy(reduced, ivs.begin() + outputs);
         IRMapping mapping;
@@ -256,12 +344,58 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op) {
         return llvm::map_to_vector(body->getTerminator()->getOperands(),
                                    [&](Value v) { return mapping.lookupOrDefault(v); });
       });
-  for (auto [out, result, indices] :
-       llvm::zip(op.getDpsInits(), nest.results, outputIndices))
+  SmallVector<Value> stored = chunks ? SmallVector<Value>{chunks->partials}
+                                     : SmallVector<Value>(op.getDpsInits());
+  for (auto [out, result, indices] : llvm::zip(stored, nest.results, outputIndices))
     memref::StoreOp::create(b, loc, result, out, indices);
-  if (ranges.back() >= kSerialUnroll)
+  if ((chunks ? chunks->size : ranges.back()) >= kSerialUnroll)
     (void)loopUnrollByFactor(nest.loops.back(), static_cast<uint64_t>(kSerialUnroll));
   rewriter.eraseOp(op);
+}
+
+/// Threads a chunked thread per output (below) aims for: 64 blocks of
+/// 1024, enough to keep the H200's 132 SMs loading.
+constexpr int64_t kChunkedThreads = 65536;
+
+/// `op` (parallel loops first, one static reduced loop, read across
+/// outputs) where its outputs are too few for a thread each (a column sum
+/// of 4096 columns: a block per column read it strided): a thread per
+/// output and chunk of the reduction, loads still coalesced across the
+/// outputs, into partials [chunks, outputs...] filled by the threads; then
+/// the partials reduced over the chunks into the output, a generic read
+/// across outputs returned for normalising (a thread per output again).
+linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
+                                              const kiln::RowReduction &reduction,
+                                              int64_t outputs, int64_t length) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  int64_t count = std::clamp(llvm::divideCeilSigned(kChunkedThreads, outputs), int64_t{2},
+                             llvm::divideCeilSigned(length, kShortReduction));
+  count = std::max(count, llvm::divideCeilSigned(length, kMaxSerialReduction));
+  int64_t size = llvm::divideCeilSigned(length, count);
+  count = llvm::divideCeilSigned(length, size);
+  unsigned rank = op.getNumLoops();
+  SmallVector<int64_t> shape = {count};
+  llvm::append_range(shape, ArrayRef(op.getStaticLoopRanges()).drop_back());
+  Value out = op.getDpsInits()[0];
+  Type accType = getElementTypeOrSelf(out.getType());
+  Value acc = op.getRegionOutputArgs()[0];
+  rewriter.setInsertionPoint(op);
+  Value partials = memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, accType));
+  Value identity = kiln::reductionIdentity(rewriter, loc, reduction.kind, accType);
+
+  // The combine reads the partials with the chunk loop last, the outputs'
+  // dims contiguous (coalesced across the threads of its outputs).
+  SmallVector<AffineExpr> chunkFirst = {getAffineDimExpr(rank - 1, ctx)};
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    chunkFirst.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> combineMaps = {AffineMap::get(rank, 0, chunkFirst, ctx),
+                                        op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
+  rewriter.setInsertionPointAfter(op);
+  linalg::GenericOp combine = kiln::buildCombine(rewriter, loc, reduction, acc, partials, out,
+                                                 combineMaps, op.getIteratorTypesArray());
+  buildThreadPerOutput(rewriter, op, Chunks{count, size, partials, identity});
+  return combine;
 }
 
 /// Splits `op` (parallel loops first, two or more reduction loops) in two:
@@ -329,7 +463,7 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
 /// and A's row broadcast, whatever the count of outputs, so it stays where
 /// K is short. A long K, or a run-time K of few outputs, becomes a
 /// reduction of a reassociable sum (as the tiled kernels sum K in tiles)
-/// for the row passes: no thread sums it alone. (Left as it was: a
+/// for the mappings below: no thread sums it alone. (Left as it was: a
 /// run-time K of many or run-time outputs, whose block per output would
 /// read B strided; lavapipe ends such a thread past 65535 iterations.)
 void mapMatmul(IRRewriter &rewriter, linalg::LinalgOp op) {
@@ -389,6 +523,13 @@ struct KilnGpuNormalizeReductionsPass
         buildThreadPerOutput(rewriter, op);
         continue;
       }
+      if (chunked(op) && parallelLoopsAreFirst(op))
+        if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op)) {
+          work.push_back(buildChunkedThreadPerOutput(
+              rewriter, op, *reduction, *staticCount(op, IteratorType::parallel),
+              *staticCount(op, IteratorType::reduction)));
+          continue;
+        }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&
           (projectedPermutations(op, /*zeros=*/true) || longWindow(op)) &&
           !llvm::is_contained(op.getStaticLoopRanges(), 0))

@@ -84,19 +84,19 @@ func.func @window(%x: memref<1x2x10x24xf32>, %w: memref<3x5xf32>, %out: memref<1
 
 // -----
 
-// A window longer than a thread's serial share (kMaxSerialReduction) is
-// split like a reduction over several dims: its inner tap into a
+// A window longer than a thread may loop (kMaxSerialWindow) is split
+// like a reduction over several dims: its inner tap into a
 // temporary first (lavapipe stops a thread's loops after 65535 iterations).
 // CHECK-DAG: #[[LONGX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 20 + d4, d3 * 20 + d5)>
 // CHECK-DAG: #[[TAPS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
 // CHECK-LABEL: func @long_window
 // CHECK-NOT: memref.collapse_shape
-// CHECK: %[[P:.*]] = memref.alloc() : memref<1x2x3x3x80xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<1x2x3x3x80xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[LONGX]], #{{.*}}, #[[TAPS]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<1x2x120x120xf32>, memref<80x80xf32>) outs(%[[P]] : memref<1x2x3x3x80xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : memref<1x2x3x3x80xf32>) outs(%{{.*}} : memref<1x2x3x3xf32>)
-func.func @long_window(%x: memref<1x2x120x120xf32>, %w: memref<80x80xf32>, %out: memref<1x2x3x3xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 20 + d4, d3 * 20 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x2x120x120xf32>, memref<80x80xf32>) outs(%out : memref<1x2x3x3xf32>) {
+// CHECK: %[[P:.*]] = memref.alloc() : memref<1x2x3x3x200xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<1x2x3x3x200xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[LONGX]], #{{.*}}, #[[TAPS]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<1x2x240x240xf32>, memref<200x200xf32>) outs(%[[P]] : memref<1x2x3x3x200xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : memref<1x2x3x3x200xf32>) outs(%{{.*}} : memref<1x2x3x3xf32>)
+func.func @long_window(%x: memref<1x2x240x240xf32>, %w: memref<200x200xf32>, %out: memref<1x2x3x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 20 + d4, d3 * 20 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : memref<1x2x240x240xf32>, memref<200x200xf32>) outs(%out : memref<1x2x3x3xf32>) {
   ^bb0(%in: f32, %k: f32, %o: f32):
     %s = arith.addf %o, %in fastmath<reassoc> : f32
     linalg.yield %s : f32
@@ -106,12 +106,41 @@ func.func @long_window(%x: memref<1x2x120x120xf32>, %w: memref<80x80xf32>, %out:
 
 // -----
 
-// A column sum: the reduced loop goes inside, so that each column is a
-// row for the reduction passes.
-// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
-// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0)>
+// A direct conv of 512 channels to one (4608 taps) stays a thread per
+// output: split, its taps took 1.5M blocks and 35 s on lavapipe.
+// CHECK-LABEL: func @many_channel_window
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @many_channel_window(%x: memref<1x512x34x34xf32>, %w: memref<512x3x3xf32>, %out: memref<1x32x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x512x34x34xf32>, memref<512x3x3xf32>) outs(%out : memref<1x32x32xf32>) {
+  ^bb0(%in: f32, %k: f32, %o: f32):
+    %p = arith.mulf %in, %k : f32
+    %s = arith.addf %o, %p fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum of too few columns for a thread each (a block per column
+// read it strided): a thread per column and chunk of 63 rows (16 chunks),
+// coalesced across the columns, the chunk the outer parallel dim; the
+// partials [16, 8] then a thread per column over its 16.
 // CHECK-LABEL: func @columns
-// CHECK: linalg.generic {indexing_maps = [#[[T]], #[[COL]]], iterator_types = ["parallel", "reduction"]}
+// CHECK: %[[P:.*]] = memref.alloc() : memref<16x8xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.parallel (%[[C:.*]], %[[J:.*]]) = {{.*}} to (%c16, %c8)
+// CHECK: %[[LO:.*]] = arith.muli %[[C]], %c63
+// CHECK: %[[END:.*]] = arith.addi %[[LO]], %c63
+// CHECK: %[[HI:.*]] = arith.minsi %c1000, %[[END]]
+// CHECK: scf.for %{{.*}} = %[[LO]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ZERO]])
+// CHECK: memref.store %{{.*}}, %[[P]][%[[C]], %[[J]]] : memref<16x8xf32>
+// CHECK: scf.parallel (%{{.*}}) = {{.*}} to (%c8{{.*}})
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c4 iter_args
+// CHECK: memref.load %[[P]]
+// CHECK-NOT: linalg.generic
 func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<1000x8xf32>) outs(%out : memref<8xf32>) {
   ^bb0(%in: f32, %o: f32):
@@ -136,6 +165,29 @@ func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
 // CHECK: memref.store %[[SUM]], %{{.*}} : memref<100x1000xf32>
 // CHECK-NOT: linalg.generic
 func.func @many_outputs(%x: memref<100x2x1000xf32>, %out: memref<100x1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : memref<100x2x1000xf32>) outs(%out : memref<100x1000xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// An output filled right before (a reduce_sum's zeros): the thread per
+// output starts from the fill's value, and the fill, a launch of its own,
+// goes.
+// CHECK-LABEL: func @filled
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel
+// CHECK-NOT: memref.load %{{.*}} : memref<100x1000xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2 step %{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+func.func @filled(%x: memref<100x2x1000xf32>, %out: memref<100x1000xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<100x1000xf32>)
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x : memref<100x2x1000xf32>) outs(%out : memref<100x1000xf32>) {
   ^bb0(%in: f32, %o: f32):
     %s = arith.addf %in, %o fastmath<reassoc> : f32
@@ -248,21 +300,27 @@ func.func @broadcast_mean(%x: memref<4x3x64x300xf32>, %m: memref<1x3x1x1xf32>, %
 // -----
 
 // Matmuls the tiling passes left (Vulkan's f32 ones) are reductions over
-// K with a reassociable sum: a long K, or a run-time K of few outputs, is
-// a row for the row passes (a thread summed all 70000 of it, past
-// lavapipe's 65535 iterations); many outputs of a short K, a thread per
-// output; run-time sizes of many outputs stay the generic mapping's.
+// K with a reassociable sum. A long K of few outputs (a thread summed all
+// 70000 of it, past lavapipe's 65535 iterations) runs in chunks of 64, a
+// thread per chunk and output, then the 1094 partials in chunks of 61,
+// then the 18 left; many outputs of a short K, a thread per output; a
+// run-time K of few outputs is a row for the row passes; run-time sizes
+// of many outputs stay the generic mapping's.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @matmuls
-// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x70000xf32>, memref<70000x3xf32>) outs(%{{.*}} : memref<2x3xf32>)
+// CHECK: memref.alloc() : memref<1094x2x3xf32>
+// CHECK: scf.parallel ({{.*}}) = {{.*}} to (%c1094, %c2, %c3)
 // CHECK: arith.mulf
 // CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK: memref.alloc() : memref<18x2x3xf32>
+// CHECK: scf.parallel ({{.*}}) = {{.*}} to (%c18, %c2{{.*}}, %c3{{.*}})
+// CHECK: scf.parallel ({{.*}}) = {{.*}} to (%c2{{.*}}, %c3{{.*}})
 // CHECK-NOT: linalg.matmul
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c128, %c256)
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c4 iter_args
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x?xf32>, memref<?x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x?xf32>, memref<?x3xf32>)
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>)
 func.func @matmuls(%a: memref<2x70000xf32>, %b: memref<70000x3xf32>, %c: memref<2x3xf32>,
                    %d: memref<128x64xf32>, %e: memref<64x256xf32>, %f: memref<128x256xf32>,
