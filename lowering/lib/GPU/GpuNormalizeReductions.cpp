@@ -380,6 +380,9 @@ linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::Gene
   Value out = op.getDpsInits()[0];
   Type accType = getElementTypeOrSelf(out.getType());
   Value acc = op.getRegionOutputArgs()[0];
+  // The output's fill moves next to the combine, whose thread per output
+  // then starts from it (the chunks do not touch the output).
+  Value filled = takeFill(rewriter, op, *op.getDpsInitOperand(0));
   rewriter.setInsertionPoint(op);
   Value partials = memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, accType));
   Value identity = kiln::reductionIdentity(rewriter, loc, reduction.kind, accType);
@@ -392,6 +395,8 @@ linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::Gene
   SmallVector<AffineMap> combineMaps = {AffineMap::get(rank, 0, chunkFirst, ctx),
                                         op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
   rewriter.setInsertionPointAfter(op);
+  if (filled)
+    linalg::FillOp::create(rewriter, loc, filled, out);
   linalg::GenericOp combine = kiln::buildCombine(rewriter, loc, reduction, acc, partials, out,
                                                  combineMaps, op.getIteratorTypesArray());
   buildThreadPerOutput(rewriter, op, Chunks{count, size, partials, identity});

@@ -127,8 +127,12 @@ func.func @many_channel_window(%x: memref<1x512x34x34xf32>, %w: memref<512x3x3xf
 // A column sum of too few columns for a thread each (a block per column
 // read it strided): a thread per column and chunk of 63 rows (16 chunks),
 // coalesced across the columns, the chunk the outer parallel dim; the
-// partials [16, 8] then a thread per column over its 16.
+// partials [16, 8] then a thread per column over its 16, starting from the
+// output's fill (no launch of its own).
 // CHECK-LABEL: func @columns
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NOT: linalg.fill
 // CHECK: %[[P:.*]] = memref.alloc() : memref<16x8xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[C:.*]], %[[J:.*]]) = {{.*}} to (%c16, %c8)
@@ -138,10 +142,13 @@ func.func @many_channel_window(%x: memref<1x512x34x34xf32>, %w: memref<512x3x3xf
 // CHECK: scf.for %{{.*}} = %[[LO]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ZERO]])
 // CHECK: memref.store %{{.*}}, %[[P]][%[[C]], %[[J]]] : memref<16x8xf32>
 // CHECK: scf.parallel (%{{.*}}) = {{.*}} to (%c8{{.*}})
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16{{.*}} step %c4 iter_args(%{{.*}} = %[[ONE]])
 // CHECK: memref.load %[[P]]
 // CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.fill
 func.func @columns(%x: memref<1000x8xf32>, %out: memref<8xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%out : memref<8xf32>)
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<1000x8xf32>) outs(%out : memref<8xf32>) {
   ^bb0(%in: f32, %o: f32):
     %s = arith.addf %in, %o fastmath<reassoc> : f32
