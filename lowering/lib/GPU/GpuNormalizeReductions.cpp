@@ -10,6 +10,8 @@
 //     channel mean of NCHW, a column sum) with many outputs or short
 //     reductions runs a thread per output, serially over the reduction
 //     (loads coalesced across threads): scf.parallel over the outputs;
+//     with too few outputs, or too long a reduction, a thread per output
+//     and chunk of it, then a thread per output over the chunks' partials;
 //   - otherwise the parallel loops move outside the reduced ones, so that
 //     the row passes give each output a block (looping past a capped grid);
 //   - a reduction still over several loops (dims 0, 2, 3 of NCHW; a view
@@ -17,11 +19,11 @@
 //     temporary first, then the temporary over the others.
 //
 // Matmuls the targets' tiling passes left become such reductions first. A
-// pooling window (index sums) longer than a thread's serial share is split
-// the fourth way. Left to the generic mapping's thread per output:
-// shorter windows, and bodies the row passes do not take (linalg.index,
-// several outputs) unless read across outputs (an argmax over a middle dim
-// takes the second way).
+// pooling window (index sums) of more taps than a thread may loop over
+// (kMaxSerialWindow) is split the fourth way. Left to the generic
+// mapping's thread per output: shorter windows, and bodies the row passes
+// do not take (linalg.index, several outputs) unless read across outputs
+// (an argmax over a middle dim takes the second way).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
