@@ -18,12 +18,14 @@
 //     that does not collapse) reduces its innermost reduced loop into a
 //     temporary first, then the temporary over the others.
 //
-// Matmuls the targets' tiling passes left become such reductions first. A
-// pooling window (index sums) of more taps than a thread may loop over
-// (kMaxSerialWindow) is split the fourth way. Left to the generic
-// mapping's thread per output: shorter windows, and bodies the row passes
-// do not take (linalg.index, several outputs) unless read across outputs
-// (an argmax over a middle dim takes the second way).
+// Matmuls the targets' tiling passes left become such reductions first
+// (a long or run-time K of many outputs in chunks of K, their count at run
+// time where K is a run-time size). A pooling window (index sums) of more
+// taps than a thread may loop over (kMaxSerialWindow) is split the fourth
+// way. Left to the generic mapping's thread per output: shorter windows,
+// and bodies the row passes do not take (linalg.index, several outputs)
+// unless read across outputs (an argmax over a middle dim takes the second
+// way).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
@@ -66,8 +68,8 @@ constexpr int64_t kSerialUnroll = 4;
 /// unrolled) sums at most this many taps: lavapipe ends an invocation's
 /// loops after 65535 iterations in all, the outer window loops' included.
 constexpr int64_t kMaxSerialWindow = 32768;
-/// A matmul's thread per output sums at most this much of K (unrolled:
-/// 4096 trips, well inside lavapipe's 65535).
+/// A matmul's thread per output (or per output and chunk) sums at most this
+/// much of K (unrolled: 4096 trips, well inside lavapipe's 65535).
 constexpr int64_t kMaxSerialMatmul = 16384;
 
 /// Runs of two or more adjacent reduction loops of `op`.
@@ -230,7 +232,8 @@ linalg::GenericOp parallelLoopsFirst(IRRewriter &rewriter, linalg::GenericOp op)
 Value takeFill(IRRewriter &rewriter, linalg::GenericOp op, OpOperand &out) {
   // The thread per output must write every element the fill did (no
   // constant index into a longer dim), and nothing else read them first:
-  // not `op` as an input, nothing before it (views included).
+  // not `op` as an input, nothing before it (views included; its sizes
+  // read no element).
   AffineMap map = op.getMatchingIndexingMap(&out);
   auto type = cast<MemRefType>(out.get().getType());
   for (auto [d, e] : llvm::enumerate(map.getResults()))
@@ -238,7 +241,8 @@ Value takeFill(IRRewriter &rewriter, linalg::GenericOp op, OpOperand &out) {
       return nullptr;
   for (Operation *user : out.get().getUsers()) {
     Operation *here = op->getBlock()->findAncestorOpInBlock(*user);
-    if (user != op && !isa<linalg::FillOp>(user) && !(here && op->isBeforeInBlock(here)))
+    if (user != op && !isa<linalg::FillOp, memref::DimOp>(user) &&
+        !(here && op->isBeforeInBlock(here)))
       return nullptr;
   }
   if (llvm::is_contained(op.getDpsInputs(), out.get()))
@@ -258,53 +262,61 @@ Value takeFill(IRRewriter &rewriter, linalg::GenericOp op, OpOperand &out) {
   return nullptr;
 }
 
+/// The sizes of `op`'s loops, built before it.
+SmallVector<Value> loopSizes(OpBuilder &b, linalg::GenericOp op) {
+  // Named: a range-for over a view of the returned vector would read it
+  // after its destruction.
+  SmallVector<Range, 4> ranges =
+      cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, op.getLoc());
+  return llvm::map_to_vector(ranges, [&](const Range &range) {
+    return getValueOrCreateConstantIndexOp(b, op.getLoc(), range.size);
+  });
+}
+
 /// A thread per output and chunk of the one reduced loop: `count` chunks
 /// of `size`, each combined from `identity` into `partials` [count,
 /// outputs...].
 struct Chunks {
-  int64_t count, size;
+  Value count;
+  int64_t size;
   Value partials, identity;
 };
 
-/// `op` (parallel loops first, static ranges) as a thread per output: an
-/// scf.parallel over the outputs, each output loaded once into a register
-/// carried through an scf.for per reduced loop (the innermost unrolled by
+/// `op` (parallel loops first) as a thread per output: an scf.parallel
+/// over the outputs, each output loaded once into a register carried
+/// through an scf.for per reduced loop (the innermost unrolled by
 /// kSerialUnroll, so that its loads are in flight together; the combining
 /// order stays the loops') and stored once (an output just filled starts
-/// from the fill's value instead). With `chunks`, a thread per
-/// output and chunk instead, storing into the chunk's partial.
+/// from the fill's value instead). With `chunks`, a thread per output and
+/// chunk instead, storing into the chunk's partial.
 void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
                           std::optional<Chunks> chunks = std::nullopt) {
   Location loc = op.getLoc();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned outputs = op.getNumParallelLoops();
   // Looked for before anything is built between the fills and `op`.
   SmallVector<Value> filled;
   for (OpOperand &out : op.getDpsInitsMutable())
     filled.push_back(chunks ? nullptr : takeFill(rewriter, op, out));
   rewriter.setInsertionPoint(op);
-  auto constants = [&](OpBuilder &b, ArrayRef<int64_t> values) {
-    return llvm::map_to_vector(
-        values, [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); });
-  };
-  SmallVector<int64_t> zeros(ranges.size(), 0), ones(ranges.size(), 1);
+  SmallVector<Value> ranges = loopSizes(rewriter, op);
   // The chunk outermost: the last output dim stays the threads' fastest.
-  SmallVector<int64_t> threads;
+  SmallVector<Value> threads;
   if (chunks)
     threads.push_back(chunks->count);
   threads.append(ranges.begin(), ranges.begin() + outputs);
-  auto parallel = scf::ParallelOp::create(
-      rewriter, loc, constants(rewriter, ArrayRef(zeros).take_front(threads.size())),
-      constants(rewriter, threads), constants(rewriter, ArrayRef(ones).take_front(threads.size())));
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0),
+        one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto parallel = scf::ParallelOp::create(rewriter, loc, SmallVector<Value>(threads.size(), zero),
+                                          threads, SmallVector<Value>(threads.size(), one));
   OpBuilder b(parallel.getBody()->getTerminator());
   // Loop indices in the op's loop order; the outputs' maps do not read the
   // reduced loops, whose slots are 0 for them.
+  unsigned reduced = ranges.size() - outputs;
   SmallVector<Value> ivs = parallel.getInductionVars();
   if (chunks)
     ivs.erase(ivs.begin());
-  ivs.append(constants(b, ArrayRef(zeros).drop_front(outputs)));
-  SmallVector<Value> lbs = constants(b, ArrayRef(zeros).drop_front(outputs)),
-                     ubs = constants(b, ArrayRef(ranges).drop_front(outputs));
+  ivs.append(reduced, zero);
+  SmallVector<Value> lbs(reduced, zero), ubs(ranges.begin() + outputs, ranges.end());
   SmallVector<SmallVector<Value>> outputIndices;
   SmallVector<Value> inits;
   if (chunks) {
@@ -327,9 +339,9 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
   }
   Block *body = op.getBody();
   scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, lbs, ubs, constants(b, ArrayRef(ones).drop_front(outputs)), inits,
-      [&](OpBuilder &nb, Location, ValueRange reduced, ValueRange accs) {
-        llvm::copy(reduced, ivs.begin() + outputs);
+      b, loc, lbs, ubs, SmallVector<Value>(reduced, one), inits,
+      [&](OpBuilder &nb, Location, ValueRange reducedIvs, ValueRange accs) {
+        llvm::copy(reducedIvs, ivs.begin() + outputs);
         IRMapping mapping;
         for (OpOperand *in : op.getDpsInputOperands())
           mapping.map(body->getArgument(in->getOperandNumber()),
@@ -350,7 +362,10 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
                                      : SmallVector<Value>(op.getDpsInits());
   for (auto [out, result, indices] : llvm::zip(stored, nest.results, outputIndices))
     memref::StoreOp::create(b, loc, result, out, indices);
-  if ((chunks ? chunks->size : ranges.back()) >= kSerialUnroll)
+  // A run-time length is unrolled too (with a remainder loop).
+  std::optional<int64_t> length =
+      chunks ? std::optional<int64_t>(chunks->size) : getConstantIntValue(ranges.back());
+  if (!length || *length >= kSerialUnroll)
     (void)loopUnrollByFactor(nest.loops.back(), static_cast<uint64_t>(kSerialUnroll));
   rewriter.eraseOp(op);
 }
@@ -359,26 +374,34 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
 /// 1024, enough to keep the H200's 132 SMs loading.
 constexpr int64_t kChunkedThreads = 65536;
 
-/// `op` (parallel loops first, one static reduced loop, read across
-/// outputs) where its outputs are too few for a thread each (a column sum
-/// of 4096 columns: a block per column read it strided): a thread per
-/// output and chunk of the reduction, loads still coalesced across the
-/// outputs, into partials [chunks, outputs...] filled by the threads; then
-/// the partials reduced over the chunks into the output, a generic read
-/// across outputs returned for normalising (a thread per output again).
+/// `op` (parallel loops first, one reduced loop, read across outputs)
+/// where its outputs are too few for a thread each (a column sum of 4096
+/// columns: a block per column read it strided) or its reduction too long:
+/// a thread per output and chunk of at most `maxSize` of the reduction,
+/// loads still coalesced across the outputs, into partials [chunks,
+/// outputs...] filled by the threads; then the partials reduced over the
+/// chunks into the output, a generic read across outputs returned for
+/// normalising (a thread per output again). Static sizes choose the chunks
+/// for kChunkedThreads; run-time ones take chunks of `maxSize`.
 linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
                                               const kiln::RowReduction &reduction,
-                                              int64_t outputs, int64_t length) {
+                                              int64_t maxSize) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
-  int64_t count = std::clamp(llvm::divideCeilSigned(kChunkedThreads, outputs), int64_t{2},
-                             llvm::divideCeilSigned(length, kShortReduction));
-  count = std::max(count, llvm::divideCeilSigned(length, kMaxSerialReduction));
-  int64_t size = llvm::divideCeilSigned(length, count);
-  count = llvm::divideCeilSigned(length, size);
+  std::optional<int64_t> outputs = staticCount(op, IteratorType::parallel),
+                         length = staticCount(op, IteratorType::reduction);
+  int64_t size = maxSize;
+  std::optional<int64_t> count;
+  if (outputs && length) {
+    count = std::clamp(llvm::divideCeilSigned(kChunkedThreads, std::max<int64_t>(*outputs, 1)),
+                       int64_t{2}, llvm::divideCeilSigned(*length, kShortReduction));
+    count = std::max(*count, llvm::divideCeilSigned(*length, maxSize));
+    size = std::max<int64_t>(llvm::divideCeilSigned(*length, *count), 1);
+    count = llvm::divideCeilSigned(*length, size);
+  } else if (length) {
+    count = llvm::divideCeilSigned(*length, size);
+  }
   unsigned rank = op.getNumLoops();
-  SmallVector<int64_t> shape = {count};
-  llvm::append_range(shape, ArrayRef(op.getStaticLoopRanges()).drop_back());
   Value out = op.getDpsInits()[0];
   Type accType = getElementTypeOrSelf(out.getType());
   Value acc = op.getRegionOutputArgs()[0];
@@ -386,7 +409,22 @@ linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::Gene
   // then starts from it (the chunks do not touch the output).
   Value filled = takeFill(rewriter, op, *op.getDpsInitOperand(0));
   rewriter.setInsertionPoint(op);
-  Value partials = memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, accType));
+  SmallVector<Value> sizes = loopSizes(rewriter, op);
+  Value chunkCount =
+      count ? arith::ConstantIndexOp::create(rewriter, loc, *count).getResult()
+            : arith::CeilDivSIOp::create(rewriter, loc, sizes.back(),
+                                         arith::ConstantIndexOp::create(rewriter, loc, size))
+                  .getResult();
+  SmallVector<int64_t> shape = {count.value_or(ShapedType::kDynamic)};
+  llvm::append_range(shape, ArrayRef(op.getStaticLoopRanges()).drop_back());
+  SmallVector<Value> dynamicSizes;
+  if (!count)
+    dynamicSizes.push_back(chunkCount);
+  for (auto [range, value] : llvm::zip(ArrayRef(shape).drop_front(), sizes))
+    if (ShapedType::isDynamic(range))
+      dynamicSizes.push_back(value);
+  Value partials =
+      memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, accType), dynamicSizes);
   Value identity = kiln::reductionIdentity(rewriter, loc, reduction.kind, accType);
 
   // The combine reads the partials with the chunk loop last, the outputs'
@@ -401,7 +439,7 @@ linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::Gene
     linalg::FillOp::create(rewriter, loc, filled, out);
   linalg::GenericOp combine = kiln::buildCombine(rewriter, loc, reduction, acc, partials, out,
                                                  combineMaps, op.getIteratorTypesArray());
-  buildThreadPerOutput(rewriter, op, Chunks{count, size, partials, identity});
+  buildThreadPerOutput(rewriter, op, Chunks{chunkCount, size, partials, identity});
   return combine;
 }
 
@@ -468,19 +506,16 @@ reduceInnermostFirst(IRRewriter &rewriter, linalg::GenericOp op) {
 /// Maps a matmul that the target's tiling passes left (Vulkan's f32, f64
 /// and integer ones). A thread per output reads B coalesced across threads
 /// and A's row broadcast, whatever the count of outputs, so it stays where
-/// K is short. A long K, or a run-time K of few outputs, becomes a
-/// reduction of a reassociable sum (as the tiled kernels sum K in tiles)
-/// for the mappings below: no thread sums it alone. (Left as it was: a
-/// run-time K of many or run-time outputs, whose block per output would
-/// read B strided; lavapipe ends such a thread past 65535 iterations.)
+/// K is short. A long or run-time K becomes a reduction of a reassociable
+/// sum (as the tiled kernels sum K in tiles), so that no thread sums it
+/// alone: over many or run-time outputs, a thread per output and chunk of
+/// K here (a block per output would read B strided); over few, the
+/// mappings below.
 void mapMatmul(IRRewriter &rewriter, linalg::LinalgOp op) {
   int64_t k = op.getStaticLoopRanges().back();
   bool serial = !ShapedType::isDynamic(k) && k <= kMaxSerialMatmul;
-  bool fewOutputs = staticCount(op, IteratorType::parallel).value_or(kMinThreadPerOutputs) <
-                    kMinThreadPerOutputs;
-  // A short K over run-time sizes, or a run-time K of many outputs: the
-  // generic mapping's thread per output.
-  if (serial ? op.hasDynamicShape() : ShapedType::isDynamic(k) && !fewOutputs)
+  // A short K over run-time sizes: the generic mapping's thread per output.
+  if (serial && op.hasDynamicShape())
     return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
@@ -491,7 +526,14 @@ void mapMatmul(IRRewriter &rewriter, linalg::LinalgOp op) {
     add.setFastmathAttr(arith::FastMathFlagsAttr::get(
         op->getContext(), add.getFastmath() | arith::FastMathFlags::reassoc));
   if (serial)
-    buildThreadPerOutput(rewriter, *generic);
+    return buildThreadPerOutput(rewriter, *generic);
+  if (staticCount(*generic, IteratorType::parallel).value_or(kMinThreadPerOutputs) <
+          kMinThreadPerOutputs ||
+      !readsAcrossOutputs(*generic))
+    return;
+  if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(*generic))
+    buildThreadPerOutput(rewriter, buildChunkedThreadPerOutput(rewriter, *generic, *reduction,
+                                                               kMaxSerialMatmul));
 }
 
 struct KilnGpuNormalizeReductionsPass
@@ -532,9 +574,8 @@ struct KilnGpuNormalizeReductionsPass
       }
       if (chunked(op) && parallelLoopsAreFirst(op))
         if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op)) {
-          work.push_back(buildChunkedThreadPerOutput(
-              rewriter, op, *reduction, *staticCount(op, IteratorType::parallel),
-              *staticCount(op, IteratorType::reduction)));
+          work.push_back(
+              buildChunkedThreadPerOutput(rewriter, op, *reduction, kMaxSerialReduction));
           continue;
         }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&

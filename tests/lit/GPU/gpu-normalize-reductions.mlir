@@ -135,10 +135,10 @@ func.func @many_channel_window(%x: memref<1x512x34x34xf32>, %w: memref<512x3x3xf
 // CHECK-NOT: linalg.fill
 // CHECK: %[[P:.*]] = memref.alloc() : memref<16x8xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: scf.parallel (%[[C:.*]], %[[J:.*]]) = {{.*}} to (%c16, %c8)
+// CHECK: scf.parallel (%[[C:.*]], %[[J:.*]]) = {{.*}} to (%c16, %c8{{.*}})
 // CHECK: %[[LO:.*]] = arith.muli %[[C]], %c63
 // CHECK: %[[END:.*]] = arith.addi %[[LO]], %c63
-// CHECK: %[[HI:.*]] = arith.minsi %c1000, %[[END]]
+// CHECK: %[[HI:.*]] = arith.minsi %c1000{{.*}}, %[[END]]
 // CHECK: scf.for %{{.*}} = %[[LO]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ZERO]])
 // CHECK: memref.store %{{.*}}, %[[P]][%[[C]], %[[J]]] : memref<16x8xf32>
 // CHECK: scf.parallel (%{{.*}}) = {{.*}} to (%c8{{.*}})
@@ -311,14 +311,17 @@ func.func @broadcast_mean(%x: memref<4x3x64x300xf32>, %m: memref<1x3x1x1xf32>, %
 // 70000 of it, past lavapipe's 65535 iterations) runs in chunks of 64, a
 // thread per chunk and output, then the 1094 partials in chunks of 61,
 // then the 18 left; many outputs of a short K, a thread per output; a
-// run-time K of few outputs is a row for the row passes; run-time sizes
-// of many outputs stay the generic mapping's.
+// run-time K of few outputs is a row for the row passes; a run-time K of
+// run-time (or many) outputs, a thread per output and chunk of at most
+// 16384 of K (their count ceil(K / 16384) at run time), then a thread per
+// output over the partials (the generic mapping's thread per output ran
+// all of K).
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @matmuls
 // CHECK: memref.alloc() : memref<1094x2x3xf32>
-// CHECK: scf.parallel ({{.*}}) = {{.*}} to (%c1094, %c2, %c3)
+// CHECK: scf.parallel ({{.*}}) = {{.*}} to (%c1094, %c2{{.*}}, %c3{{.*}})
 // CHECK: arith.mulf
 // CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
 // CHECK: memref.alloc() : memref<18x2x3xf32>
@@ -328,7 +331,17 @@ func.func @broadcast_mean(%x: memref<4x3x64x300xf32>, %m: memref<1x3x1x1xf32>, %
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%c128, %c256)
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c4 iter_args
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x?xf32>, memref<?x3xf32>)
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<?x?xf32>, memref<?x?xf32>)
+// CHECK: %[[N:.*]] = arith.ceildivsi %{{.*}}, %c16384 : index
+// CHECK: %[[P:.*]] = memref.alloc(%[[N]], %[[M:.*]], %[[L:.*]]) : memref<?x?x?xf32>
+// CHECK: scf.parallel (%[[CHUNK:.*]], %{{.*}}, %{{.*}}) = {{.*}} to (%[[N]], %{{.*}}, %{{.*}})
+// CHECK: %[[FROM:.*]] = arith.muli %[[CHUNK]], %c16384
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[FROM]] to
+// CHECK: memref.store %{{.*}}, %[[P]][%[[CHUNK]], %{{.*}}, %{{.*}}]
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = {{.*}} to (%[[M]], %[[L]])
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.load %[[P]]
+// CHECK-NOT: linalg.matmul
 func.func @matmuls(%a: memref<2x70000xf32>, %b: memref<70000x3xf32>, %c: memref<2x3xf32>,
                    %d: memref<128x64xf32>, %e: memref<64x256xf32>, %f: memref<128x256xf32>,
                    %g: memref<2x?xf32>, %h: memref<?x3xf32>, %i: memref<?x?xf32>) {
@@ -336,5 +349,25 @@ func.func @matmuls(%a: memref<2x70000xf32>, %b: memref<70000x3xf32>, %c: memref<
   linalg.matmul ins(%d, %e : memref<128x64xf32>, memref<64x256xf32>) outs(%f : memref<128x256xf32>)
   linalg.matmul ins(%g, %h : memref<2x?xf32>, memref<?x3xf32>) outs(%c : memref<2x3xf32>)
   linalg.matmul ins(%i, %i : memref<?x?xf32>, memref<?x?xf32>) outs(%i : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+// A run-time matmul's zeros (kiln.matmul's fill) move next to the combine
+// of its chunks, whose thread per output starts from them: two launches,
+// no fill, though the output's sizes are read (memref.dim) in between.
+// CHECK-LABEL: func @filled_run_time_matmul
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK-NOT: memref.load %arg2
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK-NOT: linalg.fill
+func.func @filled_run_time_matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
   return
 }
