@@ -11,13 +11,21 @@
 // - otherwise the loops whose iv indexes the output directly (those of every
 //   dim but the scattered one) become parallel around the others: their
 //   iterations write distinct elements, and each runs its scattered dim in
-//   index order, so the result is the serial loop's.
+//   index order, so the result is the serial loop's;
+// - unless that leaves no parallel loop or a thread more than
+//   kMaxSerialScatter (or a run-time count of) indices (slow, and lavapipe
+//   ends an invocation's loops after 65535 iterations, silently) and the
+//   target adds a wider type atomically (f16/bf16 in f32, i8/i16 in i32):
+//   then the output is widened into a temporary, the adds are atomic
+//   there, and the sums are rounded back once (more exact than rounding
+//   after each add; integers wrap as before).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -87,13 +95,91 @@ std::optional<ScatterNest> matchNest(scf::ForOp top) {
 /// The addend, if the nest stores current + addend with one add.
 Value atomicAddend(ScatterNest nest) {
   Operation *add = nest.store.getValueToStore().getDefiningOp();
-  if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add) ||
+  if (!isa_and_nonnull<arith::AddFOp, arith::AddIOp>(add) || !add->hasOneUse() ||
       !nest.current.getResult().hasOneUse())
     return {};
   Value current = nest.current.getResult();
   if (add->getOperand(0) == current)
     return add->getOperand(1);
   return add->getOperand(1) == current ? add->getOperand(0) : Value();
+}
+
+/// A load-add-store that adds in a wider type than it stores: the stored
+/// element, the add's other operand in the wider type, and the ops the
+/// atomic add replaces.
+struct WideAdd {
+  Type wide;
+  Value addend;
+  SmallVector<Operation *> replaced;
+};
+
+/// The type that `elem`'s atomic adds may be done in, if the target has no
+/// atomic add of `elem` itself.
+Type widerAtomicType(Type elem, ArrayRef<std::string> atomicTypes) {
+  auto available = [&](StringRef name) { return llvm::is_contained(atomicTypes, name); };
+  MLIRContext *ctx = elem.getContext();
+  if ((elem.isF16() || elem.isBF16()) && available("f32"))
+    return Float32Type::get(ctx);
+  if ((elem.isInteger(8) || elem.isInteger(16)) && available("i32"))
+    return IntegerType::get(ctx, 32);
+  return {};
+}
+
+/// The nest's add done in `wide`: current + addend in the element type (the
+/// addend is extended), or f16/bf16's trunc(ext(current) + addend).
+std::optional<WideAdd> matchWideAdd(ScatterNest nest, Type wide) {
+  Operation *stored = nest.store.getValueToStore().getDefiningOp();
+  if (Value addend = atomicAddend(nest))
+    return WideAdd{wide, addend, {nest.current, stored, nest.store}};
+  auto trunc = dyn_cast_or_null<arith::TruncFOp>(stored);
+  auto add = trunc ? trunc.getIn().getDefiningOp<arith::AddFOp>() : arith::AddFOp();
+  if (!add || add.getType() != wide || !add->hasOneUse() || !trunc->hasOneUse() ||
+      !nest.current->hasOneUse())
+    return std::nullopt;
+  for (auto [mine, other] : {std::pair{add.getLhs(), add.getRhs()}, {add.getRhs(), add.getLhs()}}) {
+    auto ext = mine.getDefiningOp<arith::ExtFOp>();
+    if (ext && ext.getIn() == nest.current.getResult() && ext->hasOneUse())
+      return WideAdd{wide, other, {nest.current, ext, add, trunc, nest.store}};
+  }
+  return std::nullopt;
+}
+
+/// The product of the static trip counts of `loops`; nullopt if one is a
+/// run-time count.
+std::optional<int64_t> tripCount(ArrayRef<scf::ForOp> loops) {
+  int64_t trips = 1;
+  for (scf::ForOp loop : loops) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
+                           ub = getConstantIntValue(loop.getUpperBound()),
+                           step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0)
+      return std::nullopt;
+    trips *= std::max<int64_t>(0, llvm::divideCeilSigned(*ub - *lb, *step));
+  }
+  return trips;
+}
+
+/// `from` converted elementwise into `to` (same shape): a linalg.generic.
+void convertInto(OpBuilder &b, Location loc, Value from, Value to) {
+  unsigned rank = cast<MemRefType>(from.getType()).getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  Type target = getElementTypeOrSelf(to.getType());
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{from}, ValueRange{to},
+      SmallVector<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        unsigned width = v.getType().getIntOrFloatBitWidth(),
+                 targetWidth = target.getIntOrFloatBitWidth();
+        if (isa<FloatType>(target))
+          v = width < targetWidth ? Value(arith::ExtFOp::create(nb, l, target, v))
+                                  : Value(arith::TruncFOp::create(nb, l, target, v));
+        else
+          v = width < targetWidth ? Value(arith::ExtSIOp::create(nb, l, target, v))
+                                  : Value(arith::TruncIOp::create(nb, l, target, v));
+        linalg::YieldOp::create(nb, l, v);
+      });
 }
 
 std::string typeName(Type type) {
@@ -139,6 +225,31 @@ void rebuild(ScatterNest nest, ArrayRef<scf::ForOp> parallel,
   nest.top.erase();
 }
 
+/// A thread of the in-order mapping adds at most this many indices.
+constexpr int64_t kMaxSerialScatter = 32768;
+
+/// The nest as one parallel loop nest of atomic adds of `addend` (in the
+/// body) into `into` at the store's indices, without the `replaced` ops.
+void rebuildAtomic(ScatterNest nest, Value addend, ArrayRef<Operation *> replaced, Value into) {
+  Block *innermost = nest.loops.back().getBody();
+  Type elem = getElementTypeOrSelf(into.getType());
+  auto kind = isa<FloatType>(elem) ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  rebuild(nest, nest.loops, [&](OpBuilder &ob, IRMapping &mapping) {
+    for (Operation &op : innermost->without_terminator())
+      if (!llvm::is_contained(replaced, &op))
+        ob.clone(op, mapping);
+    SmallVector<Value> indices;
+    for (Value index : nest.store.getIndices())
+      indices.push_back(mapping.lookupOrDefault(index));
+    Location loc = nest.store.getLoc();
+    Value value = mapping.lookupOrDefault(addend); // may be defined outside
+    if (value.getType() != elem)
+      value = isa<FloatType>(elem) ? Value(arith::ExtFOp::create(ob, loc, elem, value))
+                                   : Value(arith::ExtSIOp::create(ob, loc, elem, value));
+    memref::AtomicRMWOp::create(ob, loc, kind, value, into, indices);
+  });
+}
+
 struct KilnGpuScatterAddsPass : kiln::impl::KilnGpuScatterAddsBase<KilnGpuScatterAddsPass> {
   using KilnGpuScatterAddsBase::KilnGpuScatterAddsBase;
 
@@ -150,31 +261,43 @@ struct KilnGpuScatterAddsPass : kiln::impl::KilnGpuScatterAddsBase<KilnGpuScatte
           if (std::optional<ScatterNest> nest = matchNest(loop))
             nests.push_back(*nest);
     for (ScatterNest nest : nests) {
-      Block *innermost = nest.loops.back().getBody();
-      SmallVector<scf::ForOp> columns;
+      SmallVector<scf::ForOp> columns, scattered;
       for (scf::ForOp loop : nest.loops)
-        if (llvm::is_contained(nest.store.getIndices(), loop.getInductionVar()))
-          columns.push_back(loop);
-      Type elem = nest.store.getValueToStore().getType();
-      Value addend = atomicAddend(nest);
-      if (columns.size() < nest.loops.size() && addend &&
-          llvm::is_contained(atomicTypes, typeName(elem))) {
-        Operation *add = nest.store.getValueToStore().getDefiningOp();
-        auto kind = isa<FloatType>(elem) ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-        rebuild(nest, nest.loops, [&](OpBuilder &ob, IRMapping &mapping) {
-          for (Operation &op : innermost->without_terminator())
-            if (&op != nest.current && &op != add && &op != nest.store)
-              ob.clone(op, mapping);
-          SmallVector<Value> indices;
-          for (Value index : nest.store.getIndices())
-            indices.push_back(mapping.lookupOrDefault(index));
-          memref::AtomicRMWOp::create(ob, nest.store.getLoc(), kind, mapping.lookup(addend),
-                                      nest.store.getMemRef(), indices);
-        });
+        (llvm::is_contained(nest.store.getIndices(), loop.getInductionVar()) ? columns
+                                                                             : scattered)
+            .push_back(loop);
+      Value out = nest.store.getMemRef();
+      Type elem = getElementTypeOrSelf(out.getType());
+      if (Value addend = atomicAddend(nest);
+          addend && !scattered.empty() && llvm::is_contained(atomicTypes, typeName(elem))) {
+        rebuildAtomic(nest, addend,
+                      {nest.current, nest.store.getValueToStore().getDefiningOp(), nest.store},
+                      out);
         continue;
       }
+      // A run-time count of indices may be long.
+      std::optional<int64_t> serial = tripCount(scattered);
+      if (Type wide = widerAtomicType(elem, atomicTypes);
+          wide && (columns.empty() || !serial || *serial > kMaxSerialScatter))
+        if (std::optional<WideAdd> add = matchWideAdd(nest, wide)) {
+          OpBuilder b(nest.top);
+          Location loc = nest.top.getLoc();
+          auto type = cast<MemRefType>(out.getType());
+          SmallVector<Value> sizes;
+          for (int64_t d = 0; d < type.getRank(); ++d)
+            if (type.isDynamicDim(d))
+              sizes.push_back(memref::DimOp::create(b, loc, out, d));
+          Value sums = memref::AllocOp::create(b, loc, MemRefType::get(type.getShape(), wide),
+                                               sizes);
+          convertInto(b, loc, out, sums);
+          b.setInsertionPointAfter(nest.top);
+          convertInto(b, loc, sums, out);
+          rebuildAtomic(nest, add->addend, add->replaced, sums);
+          continue;
+        }
       if (columns.empty())
         continue; // one scattered dim and no atomics: the serial loop stays
+      Block *innermost = nest.loops.back().getBody();
       rebuild(nest, columns, [&](OpBuilder &ob, IRMapping &mapping) {
         for (Operation &op : innermost->without_terminator())
           ob.clone(op, mapping);

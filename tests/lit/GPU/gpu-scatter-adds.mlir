@@ -92,3 +92,98 @@ func.func @rounded(%idx: memref<64x2000xi64>, %src: memref<64x2000xf16>, %out: m
   }
   return
 }
+
+// -----
+
+// One dim of f16 and no f16 atomics: with f32 atomics the output is summed
+// in an f32 temporary and rounded back once, else the serial loop stays.
+// CHECK-LABEL: func @halves
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: memref.alloc
+// ATOMIC-LABEL: func @halves
+// ATOMIC: %[[SUMS:.*]] = memref.alloc() : memref<100xf32>
+// ATOMIC: linalg.generic {{.*}} ins(%arg2 : memref<100xf16>) outs(%[[SUMS]] : memref<100xf32>)
+// ATOMIC: arith.extf
+// ATOMIC: scf.parallel (%[[I:.*]]) = (%c0) to (%c100000) step (%c1)
+// ATOMIC: %[[S:.*]] = memref.load %arg1[%[[I]]]
+// ATOMIC: %[[W:.*]] = arith.extf %[[S]] : f16 to f32
+// ATOMIC: memref.atomic_rmw addf %[[W]], %[[SUMS]]
+// ATOMIC-NOT: memref.store
+// ATOMIC: linalg.generic {{.*}} ins(%[[SUMS]] : memref<100xf32>) outs(%arg2 : memref<100xf16>)
+// ATOMIC: arith.truncf
+func.func @halves(%idx: memref<100000xi64>, %src: memref<100000xf16>, %out: memref<100xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 100000 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %e = memref.load %idx[%i] : memref<100000xi64>
+    %k = arith.index_cast %e : i64 to index
+    %cur = memref.load %out[%k] : memref<100xf16>
+    %s = memref.load %src[%i] : memref<100000xf16>
+    %a = arith.extf %cur : f16 to f32
+    %b = arith.extf %s : f16 to f32
+    %sum = arith.addf %a, %b : f32
+    %t = arith.truncf %sum : f32 to f16
+    memref.store %t, %out[%k] : memref<100xf16>
+  }
+  return
+}
+
+// -----
+
+// i8 adds wrap: summed in an i32 temporary (i32 atomics) and truncated
+// back, the same bits.
+// ATOMIC-LABEL: func @bytes
+// ATOMIC: %[[SUMS:.*]] = memref.alloc() : memref<16xi32>
+// ATOMIC: arith.extsi
+// ATOMIC: scf.parallel
+// ATOMIC: %[[S:.*]] = memref.load %arg1
+// ATOMIC: %[[W:.*]] = arith.extsi %[[S]] : i8 to i32
+// ATOMIC: memref.atomic_rmw addi %[[W]], %[[SUMS]]
+// ATOMIC: arith.trunci
+func.func @bytes(%idx: memref<1000xi64>, %src: memref<1000xi8>, %out: memref<16xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %e = memref.load %idx[%i] : memref<1000xi64>
+    %k = arith.index_cast %e : i64 to index
+    %cur = memref.load %out[%k] : memref<16xi8>
+    %s = memref.load %src[%i] : memref<1000xi8>
+    %sum = arith.addi %cur, %s : i8
+    memref.store %sum, %out[%k] : memref<16xi8>
+  }
+  return
+}
+
+// -----
+
+// Columns of 40000 indices each: longer than a thread adds in order
+// (lavapipe ends a thread's loops after 65535 iterations), so widened too.
+// CHECK-LABEL: func @long_columns
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1)
+// CHECK-NEXT: scf.for
+// ATOMIC-LABEL: func @long_columns
+// ATOMIC: memref.alloc() : memref<4x300xf32>
+// ATOMIC: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c40000)
+// ATOMIC: memref.atomic_rmw addf
+func.func @long_columns(%idx: memref<4x40000xi64>, %src: memref<4x40000xf16>, %out: memref<4x300xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c40000 = arith.constant 40000 : index
+  scf.for %r = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c40000 step %c1 {
+      %e = memref.load %idx[%r, %j] : memref<4x40000xi64>
+      %k = arith.index_cast %e : i64 to index
+      %cur = memref.load %out[%r, %k] : memref<4x300xf16>
+      %s = memref.load %src[%r, %j] : memref<4x40000xf16>
+      %a = arith.extf %cur : f16 to f32
+      %b = arith.extf %s : f16 to f32
+      %sum = arith.addf %a, %b : f32
+      %t = arith.truncf %sum : f32 to f16
+      memref.store %t, %out[%r, %k] : memref<4x300xf16>
+    }
+  }
+  return
+}

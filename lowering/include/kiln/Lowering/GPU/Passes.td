@@ -126,12 +126,16 @@ def KilnGpuScatterAdds : Pass<"kiln-gpu-scatter-adds", "mlir::ModuleOp"> {
     memref.atomic_rmw where the stored type is in `atomic-types` and some
     loop's iv does not index the store directly; else with the loops whose
     iv indexes the store directly parallel around the others, which keep
-    their order (the serial result, deterministic).
+    their order (the serial result, deterministic). Where that leaves no
+    parallel loop or long serial loops, an f16/bf16 or i8/i16 output whose
+    wider type is in `atomic-types` is summed atomically in a widened
+    temporary and rounded back once.
   }];
   let options = [ListOption<"atomicTypes", "atomic-types", "std::string",
                             "element types the target adds atomically in global memory "
                             "(f32, f64, i32, i64)">];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect"];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def KilnGpuNormalizeReductions
