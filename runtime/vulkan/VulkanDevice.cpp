@@ -212,6 +212,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   bool atomicFloatExtension = has(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  VkPhysicalDeviceShaderAtomicInt64Features atomicInt64{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+  bool atomicInt64Extension = has(VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME);
   // KILN_VULKAN_PIPELINE_STATS=1: the driver's statistics of each kernel
   // (registers, shared memory, ...) are printed as its pipeline is created.
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executableInfo{
@@ -241,12 +244,16 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
          {has16i8, link(f16i8)},
          {cooperativeExtension, link(cooperative)},
          {atomicFloatExtension, link(atomicFloat)},
+         {atomicInt64Extension, link(atomicInt64)},
          {executableExtension, link(executableInfo)}});
   l.vkGetPhysicalDeviceFeatures2(physical, &features);
   p.float32AtomicAdd = atomicFloat.shaderBufferFloat32AtomicAdd;
   p.float64AtomicAdd = atomicFloat.shaderBufferFloat64AtomicAdd;
   if (p.float32AtomicAdd || p.float64AtomicAdd)
     enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  p.int64Atomics = atomicInt64.shaderBufferInt64Atomics;
+  if (p.int64Atomics)
+    enabled.push_back(VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME);
   if (cooperative.cooperativeMatrix) {
     enabled.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     p.cooperativeMatrices = cooperativeMatricesOf(l, physical);
@@ -260,6 +267,7 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
          {has16i8, link(f16i8)},
          {cooperative.cooperativeMatrix != VK_FALSE, link(cooperative)},
          {p.float32AtomicAdd || p.float64AtomicAdd, link(atomicFloat)},
+         {p.int64Atomics, link(atomicInt64)},
          {p.pipelineStatistics, link(executableInfo)}});
   p.float16 = f16i8.shaderFloat16;
   p.int8 = f16i8.shaderInt8;

@@ -61,7 +61,7 @@ int64_t lanesFor(kiln::kernel::AttentionOp op, int64_t lanes) {
   return lanes > 1 && depth % lanes == 0 && width % lanes == 0 && contiguous ? lanes : 1;
 }
 
-void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes) {
+void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterations) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
@@ -113,83 +113,188 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes) {
                        });
   };
 
+  // Keys [from, to) of query row (n, i) (from >= to: none) into the f32
+  // sums at `sums`[at(d)], zeroed first: the row's running max and total.
+  auto runKeys = [&](OpBuilder &pb, Value n, Value i, Value from, Value to, Value sums,
+                     function_ref<SmallVector<Value>(Value)> at) {
+    forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
+      store(fb, splat(fb, f32Const(fb, 0.0)), sums, at(d));
+    });
+    return scf::ForOp::create(
+        pb, loc, from, to, index(1), ValueRange{f32Const(pb, minusInf), f32Const(pb, 0.0)},
+        [&](OpBuilder &kb, Location, Value j, ValueRange state) {
+          Value m = state[0], l = state[1];
+          // q.k, `lanes` products at a time, summed across lanes last.
+          auto dot = scf::ForOp::create(
+              kb, loc, index(0), depth, index(lanes), ValueRange{splat(kb, f32Const(kb, 0.0))},
+              [&](OpBuilder &db, Location, Value e, ValueRange sum) {
+                Value prod = arith::MulFOp::create(db, loc, load(db, op.getQ(), {n, i, e}),
+                                                   load(db, op.getK(), {n, j, e}));
+                scf::YieldOp::create(db, loc,
+                                     ValueRange{arith::AddFOp::create(db, loc, sum[0], prod)});
+              });
+          Value qk = dot.getResult(0);
+          if (lanes > 1)
+            qk = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, qk);
+          Value s =
+              arith::MulFOp::create(kb, loc, qk, f32Const(kb, op.getScale().convertToDouble()));
+          if (Value mask = op.getMask()) {
+            // A mask dim of static size 1 broadcasts (a `?` one is the
+            // scores' own).
+            SmallVector<Value> maskAt, ivs{n, i, j};
+            for (auto [dim, iv] : llvm::enumerate(ivs))
+              maskAt.push_back(isOne(mask, dim) ? index(0) : iv);
+            Value bit = memref::LoadOp::create(kb, loc, mask, maskAt);
+            s = bit.getType().isInteger(1)
+                    ? Value(arith::SelectOp::create(kb, loc, bit, s, f32Const(kb, minusInf)))
+                    : Value(arith::AddFOp::create(kb, loc, s, widen(kb, bit)));
+          }
+          // NaN scores are not skipped: they make the row NaN.
+          Value live = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::UNE, s,
+                                             f32Const(kb, minusInf));
+          auto update = scf::IfOp::create(
+              kb, loc, live,
+              [&](OpBuilder &ub, Location) {
+                Value grows = arith::CmpFOp::create(ub, loc, arith::CmpFPredicate::OGT, s, m);
+                auto rescale = scf::IfOp::create(
+                    ub, loc, grows,
+                    [&](OpBuilder &rb, Location) {
+                      Value alpha =
+                          math::ExpOp::create(rb, loc, arith::SubFOp::create(rb, loc, m, s));
+                      forEachChunk(rb, width, [&](OpBuilder &fb, Value d) {
+                        Value sum = load(fb, sums, at(d));
+                        store(fb, arith::MulFOp::create(fb, loc, sum, splat(fb, alpha)), sums,
+                              at(d));
+                      });
+                      scf::YieldOp::create(rb, loc,
+                                           ValueRange{arith::MulFOp::create(rb, loc, l, alpha)});
+                    },
+                    [&](OpBuilder &rb, Location) { scf::YieldOp::create(rb, loc, ValueRange{l}); });
+                Value max = arith::SelectOp::create(ub, loc, grows, s, m);
+                Value p = math::ExpOp::create(ub, loc, arith::SubFOp::create(ub, loc, s, max));
+                Value rounded = p;
+                if (element != f32)
+                  rounded = widen(ub, arith::TruncFOp::create(ub, loc, element, p));
+                forEachChunk(ub, width, [&](OpBuilder &fb, Value d) {
+                  Value sum = load(fb, sums, at(d));
+                  Value next = arith::AddFOp::create(
+                      fb, loc, sum,
+                      arith::MulFOp::create(fb, loc, splat(fb, rounded),
+                                            load(fb, op.getV(), {n, j, d})));
+                  store(fb, next, sums, at(d));
+                });
+                Value total = arith::AddFOp::create(ub, loc, rescale.getResult(0), p);
+                scf::YieldOp::create(ub, loc, ValueRange{max, total});
+              },
+              [&](OpBuilder &ub, Location) { scf::YieldOp::create(ub, loc, ValueRange{m, l}); });
+          scf::YieldOp::create(kb, loc, update.getResults());
+        });
+  };
+  // Causal: query i sees keys 0..i.
+  auto endOf = [&](OpBuilder &pb, Value i) {
+    return op.getCausal()
+               ? Value(arith::MinUIOp::create(pb, loc, keys, arith::AddIOp::create(pb, loc, i, index(1))))
+               : keys;
+  };
+
+  // A thread runs some (1 + depth + 2 width) iterations a key (the dot
+  // product, the sums' update, a rescale at worst; half the bound is kept
+  // for the sums' zeroing and a second round where a grid dim is capped). Where `maxIterations`
+  // bounds a thread's loops (lavapipe ends an invocation's loops after
+  // 65535 iterations in all, silently), a row's keys run in chunks of at
+  // most so many, a thread per row and chunk, into partial sums, maxima
+  // and totals; then a thread per output element combines its row's
+  // chunks (a loop over the chunks).
+  std::optional<int64_t> staticKeys = getConstantIntValue(keys),
+                         staticDepth = getConstantIntValue(depth),
+                         staticWidth = getConstantIntValue(width);
+  int64_t perKey = 1 + staticDepth.value_or(0) + 2 * staticWidth.value_or(0);
+  int64_t chunk = std::max<int64_t>(1, maxIterations / perKey);
+  if (maxIterations > 0 && lanes == 1 && staticDepth && staticWidth &&
+      !(staticKeys && *staticKeys <= chunk)) {
+    Value chunkSize = index(chunk);
+    Value chunks = arith::CeilDivSIOp::create(b, loc, keys, chunkSize);
+    auto alloc = [&](ArrayRef<Value> sizes) {
+      SmallVector<int64_t> shape(sizes.size(), ShapedType::kDynamic);
+      return memref::AllocOp::create(b, loc, MemRefType::get(shape, f32), sizes).getResult();
+    };
+    Value partialSums = alloc({batch, rows, chunks, width});
+    Value partialMax = alloc({batch, rows, chunks}), partialTotal = alloc({batch, rows, chunks});
+    // Rows innermost, on the grid's x (2^24 threads): a grid dim past its
+    // cap gives each thread several rounds, each a chunk's budget.
+    auto chunkLoop = scf::ParallelOp::create(
+        b, loc, ValueRange{index(0), index(0), index(0)}, ValueRange{batch, chunks, rows},
+        ValueRange{index(1), index(1), index(1)}, [&](OpBuilder &pb, Location, ValueRange ivs) {
+          Value n = ivs[0], c = ivs[1], i = ivs[2];
+          Value from = arith::MulIOp::create(pb, loc, c, chunkSize);
+          Value to = arith::MinUIOp::create(pb, loc, endOf(pb, i),
+                                            arith::AddIOp::create(pb, loc, from, chunkSize));
+          auto keyLoop = runKeys(pb, n, i, from, to, partialSums, [&](Value d) {
+            return SmallVector<Value>{n, i, c, d};
+          });
+          memref::StoreOp::create(pb, loc, keyLoop.getResult(0), partialMax, ValueRange{n, i, c});
+          memref::StoreOp::create(pb, loc, keyLoop.getResult(1), partialTotal, ValueRange{n, i, c});
+          scf::ReduceOp::create(pb, loc);
+        });
+    chunkLoop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
+    scf::ParallelOp::create(
+        b, loc, ValueRange{index(0), index(0), index(0)}, ValueRange{batch, width, rows},
+        ValueRange{index(1), index(1), index(1)}, [&](OpBuilder &pb, Location, ValueRange ivs) {
+          Value n = ivs[0], d = ivs[1], i = ivs[2];
+          auto overChunks = [&](ValueRange inits, auto body) {
+            return scf::ForOp::create(pb, loc, index(0), chunks, index(1), inits,
+                                      [&](OpBuilder &fb, Location, Value c, ValueRange state) {
+                                        scf::YieldOp::create(fb, loc, body(fb, c, state));
+                                      })
+                .getResults();
+          };
+          Value m = overChunks(ValueRange{f32Const(pb, minusInf)},
+                               [&](OpBuilder &fb, Value c, ValueRange state) {
+                                 Value mc = memref::LoadOp::create(fb, loc, partialMax,
+                                                                   ValueRange{n, i, c});
+                                 return SmallVector<Value>{
+                                     arith::MaximumFOp::create(fb, loc, state[0], mc)};
+                               })[0];
+          // A chunk without live keys (max -inf) adds nothing; all of them
+          // so leave 0 / 0 = NaN, as one loop over the keys does.
+          ValueRange combined = overChunks(
+              ValueRange{f32Const(pb, 0.0), f32Const(pb, 0.0)},
+              [&](OpBuilder &fb, Value c, ValueRange state) {
+                Value mc = memref::LoadOp::create(fb, loc, partialMax, ValueRange{n, i, c});
+                Value empty = arith::CmpFOp::create(fb, loc, arith::CmpFPredicate::OEQ, mc,
+                                                    f32Const(fb, minusInf));
+                Value weight = arith::SelectOp::create(
+                    fb, loc, empty, f32Const(fb, 0.0),
+                    math::ExpOp::create(fb, loc, arith::SubFOp::create(fb, loc, mc, m)));
+                Value lc = memref::LoadOp::create(fb, loc, partialTotal, ValueRange{n, i, c});
+                Value sc = memref::LoadOp::create(fb, loc, partialSums, ValueRange{n, i, c, d});
+                auto weighted = [&](Value sum, Value v) -> Value {
+                  return arith::AddFOp::create(fb, loc, sum,
+                                               arith::MulFOp::create(fb, loc, v, weight));
+                };
+                return SmallVector<Value>{weighted(state[0], lc), weighted(state[1], sc)};
+              });
+          // Compared here: an i1 kernel argument would be a bool push
+          // constant, which SPIR-V does not allow.
+          Value none = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, chunks, index(0));
+          Value o = arith::SelectOp::create(
+              pb, loc, none, f32Const(pb, 0.0),
+              arith::DivFOp::create(pb, loc, combined[1], combined[0]));
+          store(pb, o, op.getOut(), ValueRange{n, i, d});
+          scf::ReduceOp::create(pb, loc);
+        });
+    op->erase();
+    return;
+  }
+
   auto rowLoop = scf::ParallelOp::create(
       b, loc, ValueRange{index(0), index(0)}, ValueRange{batch, rows},
       ValueRange{index(1), index(1)},
       [&](OpBuilder &pb, Location, ValueRange ivs) {
         Value n = ivs[0], i = ivs[1];
-        forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
-          store(fb, splat(fb, f32Const(fb, 0.0)), acc, ValueRange{n, i, d});
-        });
-        // Causal: query i sees keys 0..i.
-        Value end = keys;
-        if (op.getCausal())
-          end = arith::MinUIOp::create(pb, loc, end, arith::AddIOp::create(pb, loc, i, index(1)));
-        auto keyLoop = scf::ForOp::create(
-            pb, loc, index(0), end, index(1), ValueRange{f32Const(pb, minusInf), f32Const(pb, 0.0)},
-            [&](OpBuilder &kb, Location, Value j, ValueRange state) {
-              Value m = state[0], l = state[1];
-              // q.k, `lanes` products at a time, summed across lanes last.
-              auto dot = scf::ForOp::create(
-                  kb, loc, index(0), depth, index(lanes), ValueRange{splat(kb, f32Const(kb, 0.0))},
-                  [&](OpBuilder &db, Location, Value e, ValueRange sum) {
-                    Value prod = arith::MulFOp::create(db, loc, load(db, op.getQ(), {n, i, e}),
-                                                       load(db, op.getK(), {n, j, e}));
-                    scf::YieldOp::create(db, loc, ValueRange{arith::AddFOp::create(db, loc, sum[0], prod)});
-                  });
-              Value qk = dot.getResult(0);
-              if (lanes > 1)
-                qk = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, qk);
-              Value s = arith::MulFOp::create(kb, loc, qk,
-                                              f32Const(kb, op.getScale().convertToDouble()));
-              if (Value mask = op.getMask()) {
-                // A mask dim of static size 1 broadcasts (a `?` one is
-                // the scores' own).
-                SmallVector<Value> at, ivs{n, i, j};
-                for (auto [dim, iv] : llvm::enumerate(ivs))
-                  at.push_back(isOne(mask, dim) ? index(0) : iv);
-                Value bit = memref::LoadOp::create(kb, loc, mask, at);
-                s = bit.getType().isInteger(1)
-                        ? Value(arith::SelectOp::create(kb, loc, bit, s, f32Const(kb, minusInf)))
-                        : Value(arith::AddFOp::create(kb, loc, s, widen(kb, bit)));
-              }
-              // NaN scores are not skipped: they make the row NaN.
-              Value live = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::UNE, s,
-                                                 f32Const(kb, minusInf));
-              auto update = scf::IfOp::create(
-                  kb, loc, live,
-                  [&](OpBuilder &ub, Location) {
-                    Value grows = arith::CmpFOp::create(ub, loc, arith::CmpFPredicate::OGT, s, m);
-                    auto rescale = scf::IfOp::create(
-                        ub, loc, grows,
-                        [&](OpBuilder &rb, Location) {
-                          Value alpha = math::ExpOp::create(rb, loc, arith::SubFOp::create(rb, loc, m, s));
-                          forEachChunk(rb, width, [&](OpBuilder &fb, Value d) {
-                            Value sum = load(fb, acc, {n, i, d});
-                            store(fb, arith::MulFOp::create(fb, loc, sum, splat(fb, alpha)), acc,
-                                  ValueRange{n, i, d});
-                          });
-                          scf::YieldOp::create(rb, loc, ValueRange{arith::MulFOp::create(rb, loc, l, alpha)});
-                        },
-                        [&](OpBuilder &rb, Location) { scf::YieldOp::create(rb, loc, ValueRange{l}); });
-                    Value max = arith::SelectOp::create(ub, loc, grows, s, m);
-                    Value p = math::ExpOp::create(ub, loc, arith::SubFOp::create(ub, loc, s, max));
-                    Value rounded = p;
-                    if (element != f32)
-                      rounded = widen(ub, arith::TruncFOp::create(ub, loc, element, p));
-                    forEachChunk(ub, width, [&](OpBuilder &fb, Value d) {
-                      Value sum = load(fb, acc, {n, i, d});
-                      Value next = arith::AddFOp::create(
-                          fb, loc, sum,
-                          arith::MulFOp::create(fb, loc, splat(fb, rounded), load(fb, op.getV(), {n, j, d})));
-                      store(fb, next, acc, ValueRange{n, i, d});
-                    });
-                    Value total = arith::AddFOp::create(ub, loc, rescale.getResult(0), p);
-                    scf::YieldOp::create(ub, loc, ValueRange{max, total});
-                  },
-                  [&](OpBuilder &ub, Location) { scf::YieldOp::create(ub, loc, ValueRange{m, l}); });
-              scf::YieldOp::create(kb, loc, update.getResults());
-            });
+        Value end = endOf(pb, i);
+        auto keyLoop = runKeys(pb, n, i, index(0), end, acc,
+                               [&](Value d) { return SmallVector<Value>{n, i, d}; });
         Value l = keyLoop.getResult(1);
         forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
           Value sum = load(fb, acc, {n, i, d});
@@ -214,7 +319,7 @@ struct KilnAttentionToLoopsPass
         ops.push_back(op);
     });
     for (auto op : ops)
-      lowerToLoops(op, lanesFor(op, lanes));
+      lowerToLoops(op, lanesFor(op, lanes), maxThreadIterations);
   }
 };
 

@@ -22,7 +22,9 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
 void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOptions &options) {
   ArrayRef<int64_t> maxGrid = options.maxGrid;
   pm.addPass(createKilnGpuCopiesToLinalg());
-  pm.addPass(createKilnAttentionToLoops());
+  KilnAttentionToLoopsOptions attention;
+  attention.maxThreadIterations = options.maxThreadIterations;
+  pm.addPass(createKilnAttentionToLoops(attention));
   pm.addPass(createKilnExpandMath());
   KilnGpuScansOptions scans;
   if (!maxGrid.empty())

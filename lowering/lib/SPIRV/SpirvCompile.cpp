@@ -87,10 +87,15 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
     o.capabilities.push_back("AtomicFloat64AddEXT");
     o.atomicAddTypes.push_back("f64");
   }
+  if (target.int64AtomicAdd) {
+    o.capabilities.push_back("Int64Atomics");
+    o.atomicAddTypes.push_back("i64");
+  }
   o.subgroupSize = target.subgroupSize;
   o.maxWorkgroupBytes = target.maxWorkgroupBytes;
   o.maxWorkgroupInvocations = target.maxWorkgroupInvocations;
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
+  o.maxThreadIterations = target.maxInvocationLoopIterations;
   o.exactF32Division = target.int64;
   for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
                                   {32, target.preserveNan32},
@@ -110,11 +115,12 @@ std::string describe(const VulkanTarget &target) {
   for (bool feature : {target.float16, target.float64, target.int8, target.int16, target.int64,
                        target.storage8, target.storage16, target.preserveNan16,
                        target.preserveNan32, target.preserveNan64, target.float32AtomicAdd,
-                       target.float64AtomicAdd})
+                       target.float64AtomicAdd, target.int64AtomicAdd})
     text += feature ? '1' : '0';
   for (uint32_t count : target.maxWorkgroupCount)
     text += " " + std::to_string(count);
   text += " buffers" + std::to_string(target.maxStorageBuffers);
+  text += " loops" + std::to_string(target.maxInvocationLoopIterations);
   text += " subgroup" + std::to_string(target.subgroupSize) + " workgroup" +
           std::to_string(target.maxWorkgroupBytes) + "B" +
           std::to_string(target.maxWorkgroupInvocations) + " coopmat";

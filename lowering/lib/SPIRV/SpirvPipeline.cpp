@@ -45,6 +45,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());
   outlining.hoistRowValues = true;
   outlining.atomicAddTypes.assign(options.atomicAddTypes.begin(), options.atomicAddTypes.end());
+  outlining.maxThreadIterations = options.maxThreadIterations;
   buildGpuKernelOutliningPipeline(pm, outlining);
   GpuSPIRVAttachTargetOptions target;
   target.spirvVersion = options.version;
@@ -75,6 +76,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   }
   kernels.addPass(createKilnSpirvNoContraction());
   kernels.addPass(spirv::createSPIRVUpdateVCEPass());
+  kernels.addPass(createKilnSpirvInt64Atomics());
 }
 
 void registerKilnSpirvPipelines() {

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-attention-to-loops --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-attention-to-loops="lanes=8" --split-input-file | FileCheck %s --check-prefix=LANES
+// RUN: kiln-opt %s --kiln-attention-to-loops="max-thread-iterations=64" --split-input-file | FileCheck %s --check-prefix=CHUNKS
 
 // One parallel iteration per (batch, query row); causal rows stop at key
 // i; a key raises the max only through the rescaling branch; the
@@ -7,8 +8,8 @@
 // CHECK-LABEL: func.func @causal_bf16
 // CHECK-NOT: kiln_kernel.attention
 // CHECK: scf.parallel (%[[N:.*]], %[[I:.*]]) = ({{.*}}) to (%c2, %c5)
-// CHECK: memref.store %{{.*}}, %arg4[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xf32>
 // CHECK: %[[END:.*]] = arith.minui
+// CHECK: memref.store %{{.*}}, %arg4[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xf32>
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args
 // CHECK: memref.load %arg1[%[[N]], %[[J]], %{{.*}}] : memref<2x7x8xbf16>
 // CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
@@ -19,6 +20,28 @@
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: memref.store %{{.*}}, %arg3[%[[N]], %[[I]], %{{.*}}] : memref<2x5x4xbf16>
+// With 64 loop iterations a thread (Vulkan's bound, scaled down): 17 a
+// key (q.k of 8, two updates of 4 sums, the key loop's), so chunks of 3
+// keys, ceil(7 / 3) of them, each a thread per row and chunk into partial
+// sums, maxima and totals; then a thread per output element weighs its
+// row's chunks by exp(max_c - max) (0 for a chunk of no live keys).
+// CHUNKS-LABEL: func.func @causal_bf16
+// CHUNKS: %[[CHUNKS:.*]] = arith.ceildivsi %{{.*}}, %[[SIZE:.*]] : index
+// CHUNKS: %[[SUMS:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %[[CHUNKS]], %{{.*}}) : memref<?x?x?x?xf32>
+// CHUNKS: %[[MAX:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %[[CHUNKS]]) : memref<?x?x?xf32>
+// CHUNKS: scf.parallel (%[[N:.*]], %[[C:.*]], %[[I:.*]]) = ({{.*}}) to (%{{.*}}, %[[CHUNKS]], %{{.*}})
+// CHUNKS: %[[FROM:.*]] = arith.muli %[[C]], %[[SIZE]]
+// CHUNKS: %[[END:.*]] = arith.minui %c7
+// CHUNKS: %[[TO:.*]] = arith.minui %[[END]]
+// CHUNKS: scf.for %{{.*}} = %[[FROM]] to %[[TO]]
+// CHUNKS: memref.store %{{.*}}, %[[SUMS]][%[[N]], %[[I]], %[[C]], %{{.*}}]
+// CHUNKS: memref.store %{{.*}}, %[[MAX]][%[[N]], %[[I]], %[[C]]]
+// CHUNKS: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c2{{.*}}, %c4{{.*}}, %c5{{.*}})
+// CHUNKS: arith.maximumf
+// CHUNKS: arith.cmpf oeq
+// CHUNKS: math.exp
+// CHUNKS: arith.divf
+// CHUNKS: arith.truncf %{{.*}} : f32 to bf16
 func.func @causal_bf16(%q: memref<2x5x8xbf16>, %k: memref<2x7x8xbf16>, %v: memref<2x7x4xbf16>,
                        %out: memref<2x5x4xbf16>, %acc: memref<2x5x4xf32>) {
   kiln_kernel.attention ins(%q, %k, %v : memref<2x5x8xbf16>, memref<2x7x8xbf16>, memref<2x7x4xbf16>)

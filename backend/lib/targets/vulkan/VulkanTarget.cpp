@@ -261,6 +261,10 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   t.subgroupSize = device.subgroupSize;
   t.float32AtomicAdd = device.float32AtomicAdd;
   t.float64AtomicAdd = device.float64AtomicAdd;
+  t.int64AtomicAdd = device.int64Atomics && device.int64;
+  // Only llvmpipe's loop limiter is known to end loops.
+  if (device.name.find("llvmpipe") == std::string::npos)
+    t.maxInvocationLoopIterations = 0;
   t.maxWorkgroupBytes = device.maxSharedMemoryBytes;
   t.maxWorkgroupInvocations = device.maxWorkgroupInvocations;
   t.f16CooperativeMatrix = f16CooperativeMatrixOf(device);

@@ -120,6 +120,12 @@ struct VulkanTarget {
   /// Storage buffers one kernel may bind (maxPerStageDescriptorStorageBuffers;
   /// lavapipe's 32 when compiling without a device).
   uint32_t maxStorageBuffers = 32;
+  /// Loop iterations one invocation may run, 0 for no bound: lavapipe
+  /// (llvmpipe) ends an invocation's loops after 65535 in all, silently, so
+  /// there kernels whose threads loop over a run of a program's size
+  /// (attention's keys) keep within half of it. Bounded when compiling
+  /// without a device (lavapipe's limits).
+  uint32_t maxInvocationLoopIterations = 32768;
   /// Invocations per subgroup (32 on NVIDIA, 8 on lavapipe).
   uint32_t subgroupSize = 32;
   /// Workgroup memory and invocations one workgroup may have
@@ -130,6 +136,9 @@ struct VulkanTarget {
   /// Atomic f32/f64 adds on storage buffers (VK_EXT_shader_atomic_float):
   /// scatter_add's atomics; none by default, as not every device has them.
   bool float32AtomicAdd = false, float64AtomicAdd = false;
+  /// Atomic i64 adds on storage buffers (VK_KHR_shader_atomic_int64, with
+  /// Int64): i64 scatter_add's atomics.
+  bool int64AtomicAdd = false;
   /// The device's f16 x f16 -> f32 cooperative-matrix shape (M, N, K) that
   /// f16 matmuls run on (VK_KHR_cooperative_matrix, kiln-spirv-tile-matmul);
   /// zeros: none, matmuls stay loop nests.

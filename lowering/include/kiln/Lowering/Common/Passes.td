@@ -80,10 +80,18 @@ def KilnAttentionToLoops : Pass<"kiln-attention-to-loops", "mlir::ModuleOp"> {
     With `lanes` > 1 the head-dim loops (the q.k dot product, the sums'
     updates) move that many elements a step as vectors, where the head dims
     are multiples of it (the CPU; SPIR-V's runtime arrays take no vectors).
+    With `max-thread-iterations` > 0 (Vulkan: lavapipe ends an invocation's
+    loops after 65535 iterations, silently) and static head dims, a row's
+    keys run in chunks that keep a thread within it, a thread per row and
+    chunk into partial sums, maxima and totals, then a thread per output
+    element combines its row's chunks.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"1",
            "Elements per step of the head-dim loops (1: scalar)">,
+    Option<"maxThreadIterations", "max-thread-iterations", "int64_t", /*default=*/"0",
+           "Loop iterations one thread may run (0: no bound); longer rows of "
+           "keys run in chunks">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect",

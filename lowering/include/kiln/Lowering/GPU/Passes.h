@@ -32,6 +32,8 @@ struct GpuOutliningOptions {
   /// reads flat buffers of run-time size by vectors; SPIR-V's runtime
   /// arrays of scalars cannot be retyped.
   bool vectorizeRunTimeSizes = false;
+  /// kiln-attention-to-loops' max-thread-iterations (0: none).
+  int64_t maxThreadIterations = 0;
 };
 
 /// Bufferized kernels -> gpu.launch_func on the host and outlined kernels in

@@ -35,6 +35,9 @@ struct SpirvPipelineOptions {
   /// i32 everywhere (OpAtomicIAdd is core), f32/f64 where the device has
   /// VK_EXT_shader_atomic_float.
   std::vector<std::string> atomicAddTypes = {"i32"};
+  /// Loop iterations one invocation may run (VulkanTarget's
+  /// maxInvocationLoopIterations; 0: no bound).
+  int64_t maxThreadIterations = 32768;
   /// What every Vulkan 1.1 compute device kiln targets has: subgroup
   /// arithmetic, and 8/16/64-bit types (lavapipe and NVIDIA have them all).
   static SpirvPipelineOptions baseline();

@@ -145,4 +145,15 @@ def KilnSpirvNoContraction : Pass<"kiln-spirv-no-contraction", "mlir::spirv::Mod
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
+def KilnSpirvInt64Atomics : Pass<"kiln-spirv-int64-atomics", "mlir::spirv::ModuleOp"> {
+  let summary = "Declare Int64Atomics where a module has 64-bit integer atomics";
+  let description = [{
+    OpAtomicIAdd on an i64 (scatter_add on a device with
+    shaderBufferInt64Atomics) needs the Int64Atomics capability, which
+    spirv-update-vce does not deduce; runs after it and adds the capability
+    to the module's version-capability-extension triple.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect"];
+}
+
 #endif

@@ -57,6 +57,9 @@ struct VulkanDeviceProperties {
   /// Atomic float adds on storage buffers (VK_EXT_shader_atomic_float,
   /// enabled where the driver has it): scatter_add's atomics.
   bool float32AtomicAdd = false, float64AtomicAdd = false;
+  /// Atomic 64-bit integer ops on storage buffers (VK_KHR_shader_atomic_int64,
+  /// enabled where the driver has it): i64 scatter_add's atomics.
+  bool int64Atomics = false;
   /// Subgroup-scope cooperative-matrix shapes, where the driver has
   /// VK_KHR_cooperative_matrix (then enabled); empty elsewhere.
   std::vector<VulkanCooperativeMatrix> cooperativeMatrices;
