@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from kiln_harness import run_kiln, tensor_type
+from kiln_harness import attention_ref, run_kiln, tensor_type
 
 RNG = np.random.default_rng(7)
 
@@ -366,6 +366,59 @@ def test_matmuls_of_a_long_k():
                           f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
                           f"  return %0 : {tr}\n}}\n", [a, b])
     np.testing.assert_allclose(results[0], want, **tol)
+    # A run-time K over run-time or many (16384) outputs ran the generic
+    # mapping's thread per output (error 66 for (3, 70000) x (70000, 4)
+    # of `?` dims); now chunks of K, then their partials.
+    a = RNG.uniform(-1, 1, (128, k)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (k, 128)).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    for ta, tb, tr, rows, cols in [("?x?", "?x?", "?x?", 3, 4),
+                                   ("128x?", "?x128", "128x128", 128, 128)]:
+        ta, tb, tr = (f"tensor<{t}xf32>" for t in (ta, tb, tr))
+        results, _ = run_kiln(f"func.func @main(%a: {ta}, %b: {tb}) -> {tr} {{\n"
+                              f"  %0 = kiln.matmul %a, %b : ({ta}, {tb}) -> {tr}\n"
+                              f"  return %0 : {tr}\n}}\n",
+                              [np.ascontiguousarray(a[:rows]), np.ascontiguousarray(b[:, :cols])])
+        np.testing.assert_allclose(results[0], want[:rows, :cols], **tol)
+
+
+def test_long_scatter_adds_without_atomics_of_their_type():
+    # kiln adds f16 and i8 atomically on no GPU (nor i64 on Vulkan before
+    # VK_KHR_shader_atomic_int64 was used): a 1-D scatter_add ran on one
+    # thread, a 2-D one a thread per column, each over all its indices
+    # (wrong past 65535 on lavapipe). Now summed atomically in f32 / i32
+    # and rounded back once where the target adds those atomically.
+    n = 70000
+    def scatter(x, idx, src):
+        t = lambda v: tensor_type(v.shape, v.dtype)
+        program = (f"func.func @main(%x: {t(x)}, %i: {t(idx)}, %s: {t(src)}) -> {t(x)} {{\n"
+                   f"  %0 = kiln.scatter_add %x, %i, %s {{dim = {x.ndim - 1}}} : "
+                   f"({t(x)}, {t(idx)}, {t(src)}) -> {t(x)}\n  return %0 : {t(x)}\n}}\n")
+        return run_kiln(program, [x, idx, src])[0][0]
+
+    def reference(x, idx, src):
+        want = x.astype(np.float64 if x.dtype.kind == "f" else np.int64)
+        rows = np.indices(idx.shape)[0] if idx.ndim == 2 else None
+        np.add.at(want, (rows, idx) if idx.ndim == 2 else idx, src)
+        return want
+
+    # Sums of some 35 (70 adds of up to 1); 4500 adds missed would be
+    # off by about 2, f16 rounding after each add by well under 0.5.
+    for shape, out in [((n,), (1000,)), ((2, n), (2, 1000))]:
+        x = np.zeros(out, np.float16)
+        idx = RNG.integers(0, out[-1], shape)
+        src = RNG.uniform(0, 1, shape).astype(np.float16)
+        np.testing.assert_allclose(scatter(x, idx, src), reference(x, idx, src), atol=0.5)
+    # i8 wraps like the serial loop's adds.
+    x = RNG.integers(-100, 100, 16).astype(np.int8)
+    idx, src = RNG.integers(0, 16, n), RNG.integers(-128, 128, n).astype(np.int8)
+    want = reference(x, idx, src).astype(np.int8)  # two's complement wrap
+    np.testing.assert_array_equal(scatter(x, idx, src), want)
+    # i64: atomics on Vulkan where the device has VK_KHR_shader_atomic_int64
+    # (lavapipe does; one thread lost the counts past 65535 before).
+    counts, idx = np.zeros(100, np.int64), RNG.integers(0, 100, n)
+    np.testing.assert_array_equal(scatter(counts, idx, np.ones(n, np.int64)),
+                                  np.bincount(idx, minlength=100))
 
 
 def test_matmul_returned_and_consumed():
@@ -382,3 +435,41 @@ def test_matmul_returned_and_consumed():
     want = a.astype(np.float64) @ b
     np.testing.assert_allclose(results[0], want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(results[1], -want, rtol=1e-5, atol=1e-5)
+
+
+def test_attention_over_many_keys():
+    # Vulkan's attention ran a thread per query row over all its keys, some
+    # 1 + depth + 2 width loop iterations a key: lavapipe ended it past
+    # 65535 in all, about 500 keys of head dim 64 (1000 keys: the last
+    # tenth never added, off by 0.1). The keys now run in chunks. v is 1
+    # on the last tenth of the keys only, so a row that stops early is far
+    # off; all-masked rows stay NaN, causal rows stop at their own key.
+    def attend(q, k, v, mask=None, causal=False):
+        t = lambda a: tensor_type(a.shape, a.dtype)
+        args = "%q, %k, %v" + (", %m" if mask is not None else "")
+        sig = ", ".join(t(a) for a in (q, k, v) + ((mask,) if mask is not None else ()))
+        params = ", ".join(f"%{n}: {t(a)}" for n, a in zip("qkvm", (q, k, v, mask))
+                           if a is not None)
+        attrs = " {causal = true}" if causal else ""
+        program = (f"func.func @main({params}) -> {t(q)} {{\n"
+                   f"  %r = kiln.attention {args}{attrs} : ({sig}) -> {t(q)}\n"
+                   f"  return %r : {t(q)}\n}}\n")
+        return run_kiln(program, [a for a in (q, k, v, mask) if a is not None])[0][0]
+
+    for lq, lk, d, causal in [(2, 70000, 4, False), (3, 1000, 64, False), (300, 300, 64, True)]:
+        q = RNG.uniform(-1, 1, (1, lq, d)).astype(np.float32)
+        k = RNG.uniform(-1, 1, (1, lk, d)).astype(np.float32)
+        v = np.zeros((1, lk, d), np.float32)
+        v[:, lk - lk // 10:] = 1
+        np.testing.assert_allclose(attend(q, k, v, causal=causal),
+                                   attention_ref(q, k, v, causal=causal), rtol=1e-3, atol=1e-4)
+    q = RNG.uniform(-1, 1, (1, 2, 64)).astype(np.float32)
+    k = RNG.uniform(-1, 1, (1, 1000, 64)).astype(np.float32)
+    v = RNG.uniform(-1, 1, (1, 1000, 64)).astype(np.float32)
+    mask = np.ones((1, 2, 1000), bool)
+    mask[:, 0, :900] = False  # row 0 sees the last 100 keys, row 1 none: NaN, as torch
+    mask[:, 1] = False
+    got = attend(q, k, v, mask=mask)
+    assert np.isnan(got[:, 1]).all()
+    np.testing.assert_allclose(got[:, 0], attention_ref(q, k, v, mask=mask)[:, 0], rtol=1e-3,
+                               atol=1e-4)
