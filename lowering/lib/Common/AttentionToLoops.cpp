@@ -102,7 +102,6 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
   Value width = sizeOf(b, loc, op.getV(), 2);
   const double minusInf = -std::numeric_limits<double>::infinity();
   Value acc = op.getAcc();
-  Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, index(0));
 
   // for d < count, `lanes` at a time: body(d), at the builder's point.
   auto forEachChunk = [&](OpBuilder &ob, Value count, auto body) {
@@ -287,6 +286,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
     return;
   }
 
+  Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, index(0));
   auto rowLoop = scf::ParallelOp::create(
       b, loc, ValueRange{index(0), index(0)}, ValueRange{batch, rows},
       ValueRange{index(1), index(1)},
