@@ -94,7 +94,7 @@ CONV_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "f64"])
 @pytest.mark.parametrize("case", CONV_CASES, ids=[str(i) for i in range(len(CONV_CASES))])
 def test_conv2d(case, dtype):
     xs, ws, stride, padding, dilation, groups, bias = case
@@ -134,7 +134,7 @@ POOL_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "f64"])
 @pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
 @pytest.mark.parametrize("case", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
 def test_pool(case, op, dtype):
@@ -166,7 +166,7 @@ ATTENTION_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "f64"])
 @pytest.mark.parametrize("case", ATTENTION_CASES,
                          ids=[str(i) for i in range(len(ATTENTION_CASES))])
 def test_attention(case, dtype):

@@ -1,11 +1,11 @@
 //===- AttentionToLoops.cpp - the kiln-attention-to-loops pass ------------===//
 //
 // One query row per iteration of a parallel loop, its keys in order: the
-// score s = q.k * scale (+ mask) in f32; when s raises the running max m,
-// the row's sums and l are scaled by exp(m_old - s) (rare after the first
-// keys: the expected number of new maxima of n random scores is ln n);
-// p = exp(s - m) joins l unrounded and, rounded to q's type as flash
-// kernels round it, multiplies v into the sums. Masked keys (s = -inf) are
+// score s = q.k * scale (+ mask) in f32 (f64 for f64 inputs); when s raises
+// the running max m, the row's sums and l are scaled by exp(m_old - s) (rare
+// after the first keys: the expected number of new maxima of n random scores
+// is ln n); p = exp(s - m) joins l unrounded and, rounded to q's type as
+// flash kernels round it, multiplies v into the sums. Masked keys (s = -inf) are
 // skipped; a row whose keys are all masked ends 0 / 0 = NaN, as in torch;
 // the head-dim loops (q.k, the sums' updates) move `lanes` elements a step
 // where the option asks (the CPU's vectors; the GPUs' threads keep scalars);
@@ -65,22 +65,23 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto index = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
-  Type f32 = b.getF32Type();
+  // Scores and sums in acc's type: f32, or f64 for f64 inputs.
+  Type compute = cast<MemRefType>(op.getAcc().getType()).getElementType();
   Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
-  // The head-dim loops move `lanes` elements a step: f32 (or vector<lanes x
-  // f32>) values.
-  Type f32s = lanes == 1 ? f32 : Type(VectorType::get({lanes}, f32));
-  auto f32Const = [&](OpBuilder &ob, double v) -> Value {
-    return arith::ConstantOp::create(ob, loc, ob.getF32FloatAttr(v));
+  // The head-dim loops move `lanes` elements a step: compute (or vector<lanes x
+  // compute>) values.
+  Type computes = lanes == 1 ? compute : Type(VectorType::get({lanes}, compute));
+  auto computeConst = [&](OpBuilder &ob, double v) -> Value {
+    return arith::ConstantOp::create(ob, loc, ob.getFloatAttr(compute, v));
   };
   auto splat = [&](OpBuilder &ob, Value scalar) -> Value {
-    return lanes == 1 ? scalar : vector::BroadcastOp::create(ob, loc, f32s, scalar).getResult();
+    return lanes == 1 ? scalar : vector::BroadcastOp::create(ob, loc, computes, scalar).getResult();
   };
   auto widen = [&](OpBuilder &ob, Value v) -> Value {
-    Type to = isa<VectorType>(v.getType()) ? f32s : f32;
+    Type to = isa<VectorType>(v.getType()) ? computes : compute;
     return v.getType() == to ? v : arith::ExtFOp::create(ob, loc, to, v);
   };
-  // `lanes` elements of `buffer` from `at` (innermost), as f32s.
+  // `lanes` elements of `buffer` from `at` (innermost), in the compute type.
   auto load = [&](OpBuilder &ob, Value buffer, ValueRange at) -> Value {
     if (lanes == 1)
       return widen(ob, memref::LoadOp::create(ob, loc, buffer, at));
@@ -89,7 +90,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
   };
   auto store = [&](OpBuilder &ob, Value value, Value buffer, ValueRange at) {
     Type stored = cast<MemRefType>(buffer.getType()).getElementType();
-    if (stored != f32)
+    if (stored != compute)
       value = arith::TruncFOp::create(
           ob, loc, lanes == 1 ? stored : Type(VectorType::get({lanes}, stored)), value);
     if (lanes == 1)
@@ -112,20 +113,20 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
                        });
   };
 
-  // Keys [from, to) of query row (n, i) (from >= to: none) into the f32
+  // Keys [from, to) of query row (n, i) (from >= to: none) into the
   // sums at `sums`[at(d)], zeroed first: the row's running max and total.
   auto runKeys = [&](OpBuilder &pb, Value n, Value i, Value from, Value to, Value sums,
                      function_ref<SmallVector<Value>(Value)> at) {
     forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
-      store(fb, splat(fb, f32Const(fb, 0.0)), sums, at(d));
+      store(fb, splat(fb, computeConst(fb, 0.0)), sums, at(d));
     });
     return scf::ForOp::create(
-        pb, loc, from, to, index(1), ValueRange{f32Const(pb, minusInf), f32Const(pb, 0.0)},
+        pb, loc, from, to, index(1), ValueRange{computeConst(pb, minusInf), computeConst(pb, 0.0)},
         [&](OpBuilder &kb, Location, Value j, ValueRange state) {
           Value m = state[0], l = state[1];
           // q.k, `lanes` products at a time, summed across lanes last.
           auto dot = scf::ForOp::create(
-              kb, loc, index(0), depth, index(lanes), ValueRange{splat(kb, f32Const(kb, 0.0))},
+              kb, loc, index(0), depth, index(lanes), ValueRange{splat(kb, computeConst(kb, 0.0))},
               [&](OpBuilder &db, Location, Value e, ValueRange sum) {
                 Value prod = arith::MulFOp::create(db, loc, load(db, op.getQ(), {n, i, e}),
                                                    load(db, op.getK(), {n, j, e}));
@@ -136,7 +137,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
           if (lanes > 1)
             qk = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, qk);
           Value s =
-              arith::MulFOp::create(kb, loc, qk, f32Const(kb, op.getScale().convertToDouble()));
+              arith::MulFOp::create(kb, loc, qk, computeConst(kb, op.getScale().convertToDouble()));
           if (Value mask = op.getMask()) {
             // A mask dim of static size 1 broadcasts (a `?` one is the
             // scores' own).
@@ -145,12 +146,12 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
               maskAt.push_back(isOne(mask, dim) ? index(0) : iv);
             Value bit = memref::LoadOp::create(kb, loc, mask, maskAt);
             s = bit.getType().isInteger(1)
-                    ? Value(arith::SelectOp::create(kb, loc, bit, s, f32Const(kb, minusInf)))
+                    ? Value(arith::SelectOp::create(kb, loc, bit, s, computeConst(kb, minusInf)))
                     : Value(arith::AddFOp::create(kb, loc, s, widen(kb, bit)));
           }
           // NaN scores are not skipped: they make the row NaN.
           Value live = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::UNE, s,
-                                             f32Const(kb, minusInf));
+                                             computeConst(kb, minusInf));
           auto update = scf::IfOp::create(
               kb, loc, live,
               [&](OpBuilder &ub, Location) {
@@ -172,7 +173,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
                 Value max = arith::SelectOp::create(ub, loc, grows, s, m);
                 Value p = math::ExpOp::create(ub, loc, arith::SubFOp::create(ub, loc, s, max));
                 Value rounded = p;
-                if (element != f32)
+                if (element != compute)
                   rounded = widen(ub, arith::TruncFOp::create(ub, loc, element, p));
                 forEachChunk(ub, width, [&](OpBuilder &fb, Value d) {
                   Value sum = load(fb, sums, at(d));
@@ -215,7 +216,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
     Value chunks = arith::CeilDivSIOp::create(b, loc, keys, chunkSize);
     auto alloc = [&](ArrayRef<Value> sizes) {
       SmallVector<int64_t> shape(sizes.size(), ShapedType::kDynamic);
-      return memref::AllocOp::create(b, loc, MemRefType::get(shape, f32), sizes).getResult();
+      return memref::AllocOp::create(b, loc, MemRefType::get(shape, compute), sizes).getResult();
     };
     Value partialSums = alloc({batch, rows, chunks, width});
     Value partialMax = alloc({batch, rows, chunks}), partialTotal = alloc({batch, rows, chunks});
@@ -247,7 +248,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
                                       })
                 .getResults();
           };
-          Value m = overChunks(ValueRange{f32Const(pb, minusInf)},
+          Value m = overChunks(ValueRange{computeConst(pb, minusInf)},
                                [&](OpBuilder &fb, Value c, ValueRange state) {
                                  Value mc = memref::LoadOp::create(fb, loc, partialMax,
                                                                    ValueRange{n, i, c});
@@ -257,13 +258,13 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
           // A chunk without live keys (max -inf) adds nothing; all of them
           // so leave 0 / 0 = NaN, as one loop over the keys does.
           ValueRange combined = overChunks(
-              ValueRange{f32Const(pb, 0.0), f32Const(pb, 0.0)},
+              ValueRange{computeConst(pb, 0.0), computeConst(pb, 0.0)},
               [&](OpBuilder &fb, Value c, ValueRange state) {
                 Value mc = memref::LoadOp::create(fb, loc, partialMax, ValueRange{n, i, c});
                 Value empty = arith::CmpFOp::create(fb, loc, arith::CmpFPredicate::OEQ, mc,
-                                                    f32Const(fb, minusInf));
+                                                    computeConst(fb, minusInf));
                 Value weight = arith::SelectOp::create(
-                    fb, loc, empty, f32Const(fb, 0.0),
+                    fb, loc, empty, computeConst(fb, 0.0),
                     math::ExpOp::create(fb, loc, arith::SubFOp::create(fb, loc, mc, m)));
                 Value lc = memref::LoadOp::create(fb, loc, partialTotal, ValueRange{n, i, c});
                 Value sc = memref::LoadOp::create(fb, loc, partialSums, ValueRange{n, i, c, d});
@@ -277,7 +278,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
           // constant, which SPIR-V does not allow.
           Value none = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::eq, chunks, index(0));
           Value o = arith::SelectOp::create(
-              pb, loc, none, f32Const(pb, 0.0),
+              pb, loc, none, computeConst(pb, 0.0),
               arith::DivFOp::create(pb, loc, combined[1], combined[0]));
           store(pb, o, op.getOut(), ValueRange{n, i, d});
           scf::ReduceOp::create(pb, loc);
@@ -298,7 +299,7 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
         Value l = keyLoop.getResult(1);
         forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
           Value sum = load(fb, acc, {n, i, d});
-          Value o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, f32Const(fb, 0.0)),
+          Value o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, computeConst(fb, 0.0)),
                                             arith::DivFOp::create(fb, loc, sum, splat(fb, l)));
           store(fb, o, op.getOut(), ValueRange{n, i, d});
         });

@@ -56,9 +56,11 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("needs q [B, Lq, E], k [B, Lk, E] and v [B, Lk, Ev]");
   if (!sameShape(shape(getOut()).getShape(), out) || !sameShape(shape(getAcc()).getShape(), out))
     return emitOpError("needs out and acc of shape [B, Lq, Ev]");
-  if (!shape(getAcc()).getElementType().isF32() ||
-      shape(getOut()).getElementType() != shape(getQ()).getElementType())
-    return emitOpError("needs out of q's element type and acc of f32");
+  Type element = shape(getQ()).getElementType();
+  Type accElement = element.isF64() ? element : Float32Type::get(getContext());
+  if (shape(getAcc()).getElementType() != accElement ||
+      shape(getOut()).getElementType() != element)
+    return emitOpError("needs out of q's element type and acc of f32 (f64 for f64 q)");
   if (Value mask = getMask()) {
     SmallVector<int64_t, 3> scores{q[0], q[1], k[1]};
     for (auto [size, full] : llvm::zip(shape(mask).getShape(), scores))

@@ -77,7 +77,7 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
                                         tensor::getMixedSize(rewriter, loc, q3, 1),
                                         rewriter.getIndexAttr(v.getDimSize(v.getRank() - 1))};
   Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, element);
-  Value acc = tensor::EmptyOp::create(rewriter, loc, outSizes, rewriter.getF32Type());
+  Value acc = tensor::EmptyOp::create(rewriter, loc, outSizes, computeFloatType(element));
   auto fused = kernel::AttentionOp::create(
       rewriter, loc, TypeRange{out.getType(), acc.getType()}, q3,
       rank3(adaptor.getK()), rank3(adaptor.getV()), mask, out, acc,

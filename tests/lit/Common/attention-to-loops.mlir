@@ -68,6 +68,24 @@ func.func @bool_mask(%q: memref<2x5x8xf32>, %k: memref<2x3x8xf32>, %v: memref<2x
 
 // -----
 
+// f64 inputs: scores and sums in f64 (acc's type), nothing widened or
+// rounded (the f32 compute type failed to verify: extf f64 -> f32).
+// CHECK-LABEL: func.func @f64_inputs
+// CHECK: scf.parallel
+// CHECK-NOT: arith.extf
+// CHECK-NOT: arith.truncf
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f64
+// CHECK: math.exp %{{.*}} : f64
+// CHECK: memref.store %{{.*}}, %arg3[%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x5x4xf64>
+func.func @f64_inputs(%q: memref<2x5x8xf64>, %k: memref<2x3x8xf64>, %v: memref<2x3x4xf64>,
+                      %out: memref<2x5x4xf64>, %acc: memref<2x5x4xf64>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<2x5x8xf64>, memref<2x3x8xf64>, memref<2x3x4xf64>)
+      outs(%out, %acc : memref<2x5x4xf64>, memref<2x5x4xf64>) {scale = 0.35 : f64}
+  return
+}
+
+// -----
+
 // Run-time batch and lengths: the loops' bounds are memref.dim of the
 // buffers; no keys at all give 0, not 0 / 0.
 // CHECK-LABEL: func.func @run_time_lengths

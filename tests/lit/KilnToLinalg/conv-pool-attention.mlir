@@ -142,6 +142,14 @@ func.func @attention(%q: tensor<2x5x8xf16>, %k: tensor<2x7x8xf16>, %v: tensor<2x
   return %r : tensor<2x5x4xf16>
 }
 
+// f64 attention keeps its scratch in f64 (f32 only below f64).
+// CHECK-LABEL: func @attention_f64
+// CHECK: kiln_kernel.attention {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2x5x4xf64>, tensor<2x5x4xf64>)
+func.func @attention_f64(%q: tensor<2x5x8xf64>, %k: tensor<2x7x8xf64>, %v: tensor<2x7x4xf64>) -> tensor<2x5x4xf64> {
+  %r = kiln.attention %q, %k, %v : (tensor<2x5x8xf64>, tensor<2x7x8xf64>, tensor<2x7x4xf64>) -> tensor<2x5x4xf64>
+  return %r : tensor<2x5x4xf64>
+}
+
 // Batch dims are flattened into one; a [Lq, Lk] mask becomes [1, Lq, Lk].
 // CHECK-LABEL: func @attention_4d_mask
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x1x4xf32>

@@ -33,10 +33,10 @@ def KilnKernel_AttentionOp : Op<KilnKernel_Dialect, "attention", [
     static shapes. `mask` [1 or B, 1 or Lq, 1 or Lk] broadcasts: added to
     the scores (q's type) or, as i1, keeps the scores where true. `causal`
     keeps key j for query i where j <= i. Scores, softmax and the sum over
-    keys are f32; the unnormalised probabilities are rounded to q's type
-    before they multiply v, as flash-attention kernels do. `acc` [B, Lq, Ev]
-    f32 is scratch a kernel may keep its running sums in. On tensors the op
-    returns out and acc; on buffers it writes them.
+    keys are f32 (f64 for f64 q); the unnormalised probabilities are rounded
+    to q's type before they multiply v, as flash-attention kernels do. `acc`
+    [B, Lq, Ev] of that type is scratch a kernel may keep its running sums
+    in. On tensors the op returns out and acc; on buffers it writes them.
   }];
   let arguments = (ins AnyShaped:$q, AnyShaped:$k, AnyShaped:$v,
                    Optional<AnyShaped>:$mask, AnyShaped:$out, AnyShaped:$acc,
