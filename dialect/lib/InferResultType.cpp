@@ -107,12 +107,25 @@ std::optional<SmallVector<int64_t>> inferShape(OperationName name,
     std::optional<int64_t> dim = intAttr(attrs, "dim");
     if (!dim || !inRange(*dim, x.size()))
       return std::nullopt;
+    // Along `dim` a sum (`?` if a term is); off it, a static size wins over
+    // a `?` (the verifier's rule).
     SmallVector<int64_t> shape(x);
     shape[*dim] = 0;
-    for (RankedTensorType t : in)
-      if (t.getRank() != static_cast<int64_t>(x.size()) ||
-          llvm::AddOverflow(shape[*dim], t.getDimSize(*dim), shape[*dim]))
+    for (RankedTensorType t : in) {
+      if (t.getRank() != static_cast<int64_t>(x.size()))
         return std::nullopt;
+      for (auto [d, size] : llvm::enumerate(t.getShape())) {
+        int64_t &r = shape[d];
+        if (static_cast<int64_t>(d) != *dim) {
+          if (ShapedType::isDynamic(r))
+            r = size;
+        } else if (ShapedType::isDynamic(size) || ShapedType::isDynamic(r)) {
+          r = ShapedType::kDynamic;
+        } else if (llvm::AddOverflow(r, size, r)) {
+          return std::nullopt;
+        }
+      }
+    }
     return shape;
   }
   if (isOneOf<GatherOp>(name))

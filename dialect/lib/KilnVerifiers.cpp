@@ -505,11 +505,17 @@ LogicalResult ConcatOp::verify() {
     if (type.getRank() != rank)
       return emitOpError() << "operand #" << i << " has rank "
                            << type.getRank() << ", expected " << rank;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != getDim() && type.getDimSize(d) != first.getDimSize(d))
-        return emitOpError() << "operand #" << i << " has size "
-                             << type.getDimSize(d) << " in dim " << d
-                             << ", expected " << first.getDimSize(d);
+    // Off `dim`, a `?` is the other operands' size (checked at run time).
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t size = type.getDimSize(d);
+      if (d == getDim() || ShapedType::isDynamic(size))
+        continue;
+      if (ShapedType::isDynamic(want[d]))
+        want[d] = size;
+      else if (size != want[d])
+        return emitOpError() << "operand #" << i << " has size " << size
+                             << " in dim " << d << ", expected " << want[d];
+    }
     int64_t size = type.getDimSize(getDim()), &sum = want[getDim()];
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(sum))
       sum = ShapedType::kDynamic;

@@ -245,6 +245,30 @@ def test_pools_pads_concats_and_broadcasts(n):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+CONCAT_BESIDE_STATIC = """
+func.func @main(%x: tensor<?x4xf32>, %y: tensor<6x3xf32>) -> (tensor<6x7xf32>, tensor<6x7xf32>) {
+  %a = kiln.concat %x, %y {dim = 1} : (tensor<?x4xf32>, tensor<6x3xf32>) -> tensor<6x7xf32>
+  %b = kiln.concat %y, %x {dim = 1} : (tensor<6x3xf32>, tensor<?x4xf32>) -> tensor<6x7xf32>
+  return %a, %b : tensor<6x7xf32>, tensor<6x7xf32>
+}
+"""
+
+
+# A `?` dim beside a static one off the concatenated dim is that size (the
+# verifier refused it with "expected -9223372036854775808"); other rows
+# are a named error.
+def test_concat_of_a_run_time_dim_beside_a_static_one():
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-1, 1, (6, 4)).astype(np.float32)
+    y = rng.uniform(-1, 1, (6, 3)).astype(np.float32)
+    (a, b), _ = run_kiln(CONCAT_BESIDE_STATIC, [x, y])
+    np.testing.assert_array_equal(a, np.concatenate([x, y], 1))
+    np.testing.assert_array_equal(b, np.concatenate([y, x], 1))
+    _, proc = run_kiln(CONCAT_BESIDE_STATIC, [x[:5], y], check=False)
+    assert proc.returncode == 2 and "invalid_argument" in proc.stderr, proc.stderr
+    assert "input #0" in proc.stderr, proc.stderr
+
+
 SIZES_OF_SUMS = """
 func.func @main(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %z: tensor<?x?xf32>,
                 %w: tensor<?x3xf32>)

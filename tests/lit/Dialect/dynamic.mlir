@@ -53,3 +53,18 @@ func.func @conv_image_sizes(%x: tensor<?x?x?x9xf32>, %w: tensor<8x4x3x3xf32>) ->
   %m = kiln.max_pool2d %c {kernel = array<i64: 2, 2>} : tensor<?x8x?x9xf32> -> tensor<?x8x?x4xf32>
   return %m : tensor<?x8x?x4xf32>
 }
+
+// -----
+
+// concat: off the concatenated dim a `?` is the other operand's static size
+// (it gave "expected -9223372036854775808" before); along it a `?` term
+// makes the sum `?`.
+// CHECK-LABEL: func.func @concat_of_run_time_sizes
+// CHECK: kiln.concat %{{.*}}, %{{.*}} {dim = 1 : i64} : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+// CHECK: kiln.concat %{{.*}}, %{{.*}} {dim = 0 : i64} : (tensor<8x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+func.func @concat_of_run_time_sizes(%x: tensor<?x4xf32>, %y: tensor<8x4xf32>)
+    -> (tensor<8x8xf32>, tensor<?x4xf32>) {
+  %a = kiln.concat %x, %y {dim = 1} : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+  %b = kiln.concat %y, %x {dim = 0} : (tensor<8x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %a, %b : tensor<8x8xf32>, tensor<?x4xf32>
+}

@@ -784,6 +784,16 @@ func.func @concat_overflow(%x: tensor<4611686018427387904xi8>) {
 
 // -----
 
+// A `?` off the concatenated dim takes the static size; two static sizes
+// that differ are named even where the first operand's is `?`.
+func.func @concat_static_sizes_differ(%x: tensor<?x4xf32>, %y: tensor<8x4xf32>, %z: tensor<6x4xf32>) {
+  // expected-error @+1 {{operand #2 has size 6 in dim 0, expected 8}}
+  %r = kiln.concat %x, %y, %z {dim = 1} : (tensor<?x4xf32>, tensor<8x4xf32>, tensor<6x4xf32>) -> tensor<8x12xf32>
+  return
+}
+
+// -----
+
 // conv2d, the pools and attention.
 func.func @conv_negative_stride(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
   // expected-error @+1 {{attribute 'stride' = [-1, 1] must be positive}}
