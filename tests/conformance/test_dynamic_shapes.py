@@ -269,6 +269,34 @@ def test_concat_of_a_run_time_dim_beside_a_static_one():
     assert "input #0" in proc.stderr, proc.stderr
 
 
+RETURNED_TWICE_AND_SLICED = """
+func.func @main(%x: tensor<?x6xf64>, %w: tensor<4xf64>)
+    -> (tensor<?x6xf64>, tensor<?x6xf64>, tensor<5x4xf64>) {
+  %m = kiln.mul %x, %x : (tensor<?x6xf64>, tensor<?x6xf64>) -> tensor<?x6xf64>
+  %s = kiln.slice %x {start = array<i64: 2, 1>, stop = array<i64: 7, 5>, step = array<i64: 1, 1>}
+      : tensor<?x6xf64> -> tensor<5x4xf64>
+  %n = kiln.rms_norm %s, %w {eps = 1.0e-5 : f64} : (tensor<5x4xf64>, tensor<4xf64>) -> tensor<5x4xf64>
+  return %m, %m, %n : tensor<?x6xf64>, tensor<?x6xf64>, tensor<5x4xf64>
+}
+"""
+
+
+# Found by the differential test's `?` programs: a value of `?` rows
+# returned twice (its copy had no run-time size: invalid IR on every
+# target), and a row kernel reading a slice of a `?` buffer in vectors
+# (Vulkan: a pointer bitcast into a runtime array, which spirv-val refuses).
+def test_a_run_time_value_returned_twice_and_a_slice_of_one_in_rows():
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (9, 6))
+    w = rng.uniform(-1, 1, (4,))
+    (m1, m2, n), _ = run_kiln(RETURNED_TWICE_AND_SLICED, [x, w])
+    np.testing.assert_array_equal(m1, x * x)
+    np.testing.assert_array_equal(m2, x * x)
+    s = x[2:7, 1:5]
+    np.testing.assert_allclose(n, s / np.sqrt((s * s).mean(-1, keepdims=True) + 1e-5) * w,
+                               rtol=1e-12)
+
+
 SIZES_OF_SUMS = """
 func.func @main(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %z: tensor<?x?xf32>,
                 %w: tensor<?x3xf32>)

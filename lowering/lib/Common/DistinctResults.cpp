@@ -1,8 +1,9 @@
 //===- DistinctResults.cpp - the kiln-distinct-results pass ---------------===//
 //
 // A buffer returned more than once (`return %0, %0`) is returned once; each
-// further occurrence returns a copy in a buffer of its own, so that
-// buffer-results-to-out-params gives every result its own out-param.
+// further occurrence returns a copy in a buffer of its own (of the same
+// run-time sizes), so that buffer-results-to-out-params gives every result
+// its own out-param.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
@@ -28,7 +29,12 @@ struct KilnDistinctResultsPass
         if (!type || seen.insert(operand.get()).second)
           continue;
         OpBuilder b(ret);
-        Value copy = memref::AllocOp::create(b, ret.getLoc(), type);
+        // A `?` dim of the copy is the returned buffer's size.
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(memref::DimOp::create(b, ret.getLoc(), operand.get(), d));
+        Value copy = memref::AllocOp::create(b, ret.getLoc(), type, sizes);
         memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
         operand.set(copy);
       }

@@ -133,8 +133,11 @@ struct KilnSpirvVectorBuffersPass
     auto block = dyn_cast<spirv::StructType>(ptr.getPointeeType());
     if (!block || block.getNumElements() != 1)
       return success();
-    auto array = dyn_cast<spirv::ArrayType>(block.getElementType(0));
-    if (!array)
+    // A static buffer is an array, one of `?` sizes a runtime array.
+    Type arrayType = block.getElementType(0);
+    auto array = dyn_cast<spirv::ArrayType>(arrayType);
+    auto runtimeArray = dyn_cast<spirv::RuntimeArrayType>(arrayType);
+    if (!array && !runtimeArray)
       return success();
     std::optional<SmallVector<Access>> accesses = accessesOf(module, var);
     if (!accesses)
@@ -156,11 +159,12 @@ struct KilnSpirvVectorBuffersPass
       return success();
     }
     int64_t lanes = vector.getNumElements();
-    unsigned elementBytes = array.getArrayStride()
-                                ? array.getArrayStride()
-                                : vector.getElementTypeBitWidth() / 8;
-    auto vectorArray = spirv::ArrayType::get(
-        vector, (array.getNumElements() + lanes - 1) / lanes, elementBytes * lanes);
+    unsigned stride = array ? array.getArrayStride() : runtimeArray.getArrayStride();
+    unsigned elementBytes = stride ? stride : vector.getElementTypeBitWidth() / 8;
+    Type vectorArray =
+        array ? Type(spirv::ArrayType::get(vector, (array.getNumElements() + lanes - 1) / lanes,
+                                           elementBytes * lanes))
+              : Type(spirv::RuntimeArrayType::get(vector, elementBytes * lanes));
     auto offset = static_cast<spirv::StructType::OffsetInfo>(
         block.hasOffset() ? block.getMemberOffset(0) : 0);
     auto vectorBlock = spirv::StructType::get({vectorArray}, {offset});

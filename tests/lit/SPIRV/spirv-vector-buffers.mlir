@@ -39,3 +39,32 @@ spirv.module Logical GLSL450 {
     spirv.ReturnValue %x : vector<4xf32>
   }
 }
+
+// -----
+
+// A buffer of run-time size (a runtime array) is handled alike: left as
+// a pointer bitcast before, which spirv-val rejects ("not a logical
+// pointer"). Aligned: a runtime array of vec2 of f64; unaligned: lanes.
+// CHECK-LABEL: spirv.module
+// CHECK: spirv.GlobalVariable @aligned bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<vector<2xf64>, stride=16> [0])>, StorageBuffer>
+// CHECK: spirv.GlobalVariable @unaligned bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>
+// CHECK: spirv.Load "StorageBuffer" %{{.*}} ["Aligned", 16] : vector<2xf64>
+// CHECK-COUNT-2: spirv.Load "StorageBuffer" %{{.*}} : f64
+// CHECK-NOT: spirv.Bitcast
+spirv.module Logical GLSL450 {
+  spirv.GlobalVariable @aligned bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>
+  spirv.GlobalVariable @unaligned bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>
+  spirv.func @k(%i: i32) -> vector<2xf64> "None" {
+    %c0 = spirv.Constant 0 : i32
+    %a = spirv.mlir.addressof @aligned : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>
+    %pa = spirv.AccessChain %a[%c0, %i] : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>, i32, i32 -> !spirv.ptr<f64, StorageBuffer>
+    %va = spirv.Bitcast %pa : !spirv.ptr<f64, StorageBuffer> to !spirv.ptr<vector<2xf64>, StorageBuffer>
+    %x = spirv.Load "StorageBuffer" %va ["Aligned", 16] : vector<2xf64>
+    %u = spirv.mlir.addressof @unaligned : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>
+    %pu = spirv.AccessChain %u[%c0, %i] : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f64, stride=8> [0])>, StorageBuffer>, i32, i32 -> !spirv.ptr<f64, StorageBuffer>
+    %vu = spirv.Bitcast %pu : !spirv.ptr<f64, StorageBuffer> to !spirv.ptr<vector<2xf64>, StorageBuffer>
+    %y = spirv.Load "StorageBuffer" %vu : vector<2xf64>
+    %s = spirv.FAdd %x, %y : vector<2xf64>
+    spirv.ReturnValue %s : vector<2xf64>
+  }
+}

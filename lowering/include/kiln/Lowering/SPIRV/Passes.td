@@ -102,7 +102,8 @@ def KilnSpirvVectorBuffers : Pass<"kiln-spirv-vector-buffers", "mlir::spirv::Mod
     memory access, which kiln-vectorize sets where it proves it) is retyped
     as an array of those vectors and indexed by index / lanes: one 16-byte
     access. A buffer with mixed accesses keeps its scalars and its vector
-    accesses become one scalar access per lane.
+    accesses become one scalar access per lane. Buffers of run-time sizes
+    (runtime arrays) are treated alike.
   }];
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
