@@ -297,6 +297,24 @@ def test_a_run_time_value_returned_twice_and_a_slice_of_one_in_rows():
                                rtol=1e-12)
 
 
+MEAN_OVER_STATIC_AND_RUN_TIME_DIMS = """
+func.func @main(%x: tensor<5x2x?xf16>) -> tensor<5xf16> {
+  %m = kiln.reduce_mean %x {dims = array<i64: 1, 2>} : tensor<5x2x?xf16> -> tensor<5xf16>
+  return %m : tensor<5xf16>
+}
+"""
+
+
+# A mean over a static and a `?` dim: its divisor (2 x the run-time size)
+# failed to compile on CUDA and Vulkan ("a value computed on the device is
+# used on the host"): found by the differential test.
+@pytest.mark.parametrize("n", [1, 7, 300])
+def test_mean_over_a_static_and_a_run_time_dim(n):
+    x = np.random.default_rng(n).uniform(-1, 1, (5, 2, n)).astype(np.float16)
+    (m,), _ = run_kiln(MEAN_OVER_STATIC_AND_RUN_TIME_DIMS, [x])
+    np.testing.assert_allclose(m, x.astype(np.float64).mean((1, 2)), rtol=2e-3, atol=1e-3)
+
+
 SIZES_OF_SUMS = """
 func.func @main(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %z: tensor<?x?xf32>,
                 %w: tensor<?x3xf32>)

@@ -95,6 +95,17 @@ void sinkScalarsOfSizes(Block &body) {
   }
 }
 
+/// Whether host op `op` (pure: a view, a size, a constant) may move above
+/// `first`: none of its operands is defined from `first` on.
+bool hoistsAbove(Operation *op, Operation *first) {
+  return isPure(op) && op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
+         llvm::none_of(op->getOperands(), [&](Value v) {
+           Operation *def = v.getDefiningOp();
+           return def && def->getBlock() == first->getBlock() &&
+                  (def == first || first->isBeforeInBlock(def));
+         });
+}
+
 /// Moves `ops` into `scf.parallel (0) to (1) { scf.parallel (0) to (1) }`,
 /// which maps to one block of one thread.
 LogicalResult wrapSerial(ArrayRef<Operation *> ops) {
@@ -365,15 +376,23 @@ struct KilnGpuMapLoopsPass
       sinkScalarsOfSizes(body);
       SmallVector<scf::ParallelOp> loops;
       SmallVector<SmallVector<Operation *>> serialGroups(1);
-      for (Operation &op : body) {
+      for (Operation &op : llvm::make_early_inc_range(body)) {
         if (auto loop = dyn_cast<scf::ParallelOp>(op))
           loops.push_back(loop);
+        SmallVector<Operation *> &group = serialGroups.back();
         if (staysOnHost(&op)) {
-          if (!serialGroups.back().empty())
+          if (group.empty())
+            continue;
+          // A view or size the group's later ops read moves above the
+          // group rather than split it: the parts would pass values the
+          // device computed through the host (a `?` mean's divisor).
+          if (hoistsAbove(&op, group.front()))
+            op.moveBefore(group.front());
+          else
             serialGroups.emplace_back();
           continue;
         }
-        serialGroups.back().push_back(&op);
+        group.push_back(&op);
       }
       for (scf::ParallelOp loop : loops) {
         // (Keyed before merging, which may fold static dims into `?` ones.)

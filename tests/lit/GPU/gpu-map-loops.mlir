@@ -47,6 +47,35 @@ func.func @serial(%m: memref<16xf32>) {
 
 // -----
 
+// A subview between serial ops that share a device value (a `?` mean's
+// divisor) moves above them: one serial kernel, not two passing the
+// divisor through the host ("a value computed on the device is used on
+// the host" before).
+// CHECK-LABEL: func @serial_around_a_view
+// CHECK: memref.subview
+// CHECK: scf.parallel
+// CHECK: arith.uitofp
+// CHECK: memref.store
+// CHECK: memref.load
+// CHECK: arith.divf
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @serial_around_a_view(%a: memref<5xf32>, %b: memref<5xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %i = arith.index_castui %n : index to i64
+  %f = arith.uitofp %i : i64 to f32
+  %x = memref.load %a[%c0] : memref<5xf32>
+  %y = arith.divf %x, %f : f32
+  memref.store %y, %b[%c0] : memref<5xf32>
+  %sa = memref.subview %a[4] [1] [1] : memref<5xf32> to memref<1xf32, strided<[1], offset: 4>>
+  %z = memref.load %sa[%c0] : memref<1xf32, strided<[1], offset: 4>>
+  %w = arith.divf %z, %f : f32
+  memref.store %w, %b[%c0] : memref<5xf32>
+  return
+}
+
+// -----
+
 // An innermost dim shorter than a block takes the next dims into the
 // threads' dim until it fills one, and dims past the third merge into it (a
 // grid has three, and the rest would run one after the other in each
