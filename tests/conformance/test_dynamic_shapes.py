@@ -315,6 +315,39 @@ def test_mean_over_a_static_and_a_run_time_dim(n):
     np.testing.assert_allclose(m, x.astype(np.float64).mean((1, 2)), rtol=2e-3, atol=1e-3)
 
 
+SLICES_OF_RUN_TIME_BUFFERS = """
+func.func @main(%x: tensor<7x?x1x16xf32>, %y: tensor<33x?x7x?xf16>)
+    -> (tensor<1x1x1x1xf32>, tensor<1xf16>, tensor<1x1x1x1xf16>) {
+  %s = kiln.slice %x {start = array<i64: 6, 6, 0, 7>, stop = array<i64: 7, 7, 1, 8>,
+      step = array<i64: 1, 1, 1, 2>} : tensor<7x?x1x16xf32> -> tensor<1x1x1x1xf32>
+  %m = kiln.reduce_min %s {dims = array<i64: 0, 1>, keep_dims = true}
+      : tensor<1x1x1x1xf32> -> tensor<1x1x1x1xf32>
+  %t = kiln.slice %y {start = array<i64: 32, 6, 4, 0>, stop = array<i64: 33, 8, 7, 1>,
+      step = array<i64: 3, 3, 2, 2>} : tensor<33x?x7x?xf16> -> tensor<1x1x2x1xf16>
+  %r = kiln.reduce_min %t {dims = array<i64: 0, 1, 2>} : tensor<1x1x2x1xf16> -> tensor<1xf16>
+  %u = kiln.slice %t {start = array<i64: 0, 0, 1, 0>, stop = array<i64: 1, 1, 2, 1>,
+      step = array<i64: 1, 1, 3, 2>} : tensor<1x1x2x1xf16> -> tensor<1x1x1x1xf16>
+  return %m, %r, %u : tensor<1x1x1x1xf32>, tensor<1xf16>, tensor<1x1x1x1xf16>
+}
+"""
+
+
+# Found by the differential test's `?` programs (Vulkan): a reduction
+# reading a reshaped slice of a `?` buffer made a kernel argument of `?`
+# strides ("failed to legalize operation 'gpu.func'"); sunk into the
+# kernel, its index delinearised with floordivsi, which had no SPIR-V
+# pattern.
+def test_reshaped_slices_of_run_time_buffers():
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, (7, 9, 1, 16)).astype(np.float32)
+    y = rng.uniform(-1, 1, (33, 10, 7, 3)).astype(np.float16)
+    (m, r, u), _ = run_kiln(SLICES_OF_RUN_TIME_BUFFERS, [x, y])
+    np.testing.assert_array_equal(m, x[6:7, 6:7, 0:1, 7:8:2])
+    t = y[32:33:3, 6:8:3, 4:7:2, 0:1:2]
+    np.testing.assert_array_equal(r, t.min((0, 1, 2)))
+    np.testing.assert_array_equal(u, t[:, :, 1:2:3, :])
+
+
 SIZES_OF_SUMS = """
 func.func @main(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %z: tensor<?x?xf32>,
                 %w: tensor<?x3xf32>)

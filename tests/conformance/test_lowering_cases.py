@@ -473,3 +473,36 @@ def test_attention_over_many_keys():
     assert np.isnan(got[:, 1]).all()
     np.testing.assert_allclose(got[:, 0], attention_ref(q, k, v, mask=mask)[:, 0], rtol=1e-3,
                                atol=1e-4)
+
+
+def test_long_rows_of_64_bit_accumulators():
+    # The row passes all-reduce 32-bit words only: an f64 or i64 sum of a
+    # `?` row ran on one thread (lavapipe: 32756 for 49979 over 100001
+    # elements, 65535 for each of 200 rows of 70000), and two means of one
+    # `?` row failed to compile (their divisor shared by two serial
+    # kernels). Now in chunks of 4096, their partials summed after.
+    x = RNG.uniform(0, 1, 100001)
+    program = """
+func.func @main(%a: tensor<?xf64>) -> (tensor<f64>, tensor<1xf64>, tensor<f64>) {
+  %s = kiln.reduce_sum %a {dims = array<i64: 0>} : tensor<?xf64> -> tensor<f64>
+  %c = kiln.concat %a, %a {dim = 0} : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+  %m = kiln.reduce_mean %c {dims = array<i64: 0>, keep_dims = true} : tensor<?xf64> -> tensor<1xf64>
+  %n = kiln.reduce_max %c {dims = array<i64: 0>} : tensor<?xf64> -> tensor<f64>
+  return %s, %m, %n : tensor<f64>, tensor<1xf64>, tensor<f64>
+}
+"""
+    (s, m, n), _ = run_kiln(program, [x])
+    np.testing.assert_allclose(s, x.sum(), rtol=1e-12)
+    np.testing.assert_allclose(m, [x.mean()], rtol=1e-12)
+    assert n == x.max()
+    rows = RNG.integers(-9, 9, (200, 70000))
+    program = """
+func.func @main(%a: tensor<?x?xi64>, %b: tensor<200x70000xi64>) -> (tensor<?xi64>, tensor<200xi64>) {
+  %s = kiln.reduce_sum %a {dims = array<i64: 1>} : tensor<?x?xi64> -> tensor<?xi64>
+  %t = kiln.reduce_sum %b {dims = array<i64: 1>} : tensor<200x70000xi64> -> tensor<200xi64>
+  return %s, %t : tensor<?xi64>, tensor<200xi64>
+}
+"""
+    (s, t), _ = run_kiln(program, [rows, rows])
+    np.testing.assert_array_equal(s, rows.sum(1))
+    np.testing.assert_array_equal(t, rows.sum(1))

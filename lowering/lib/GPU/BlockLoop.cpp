@@ -120,6 +120,8 @@ std::optional<gpu::AllReduceOperation> allReduceOf(vector::CombiningKind kind) {
   }
 }
 
+bool allReducesOn(Type accType) { return accType.isF32() || accType.isInteger(32); }
+
 Value HostSizes::alloc(ArrayRef<OpFoldResult> shape, Type element) {
   SmallVector<int64_t> sizes;
   SmallVector<Value> dynamic;

@@ -61,8 +61,11 @@ bool staysOnHost(Operation *op) {
 }
 
 /// Sinks pure scalar ops computed from the host's sizes into the parallel
-/// loops that use them (a mean's element count, converted to a float): they
-/// run on the device, from the sizes passed to the kernel.
+/// loops that use them (a mean's element count, converted to a float), or
+/// right before the serial ops that do: they run on the device, from the
+/// sizes passed to the kernel, each kernel computing its own (two means of
+/// one `?` row in serial kernels apart shared one divisor, which the
+/// device computed and the host would have passed on).
 void sinkScalarsOfSizes(Block &body) {
   std::function<bool(Operation *)> ofSizes = [&](Operation *op) {
     if (staysOnHost(op))
@@ -78,17 +81,22 @@ void sinkScalarsOfSizes(Block &body) {
   for (Operation &op : body)
     if (!staysOnHost(&op) && ofSizes(&op))
       ops.push_back(&op);
+  auto topOf = [&](Operation *user) {
+    while (user->getBlock() != &body)
+      user = user->getParentOp();
+    return user;
+  };
   for (Operation *op : llvm::reverse(ops)) {
-    bool onDevice = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return user->getBlock() != &body;
+    bool onDevice = llvm::none_of(op->getUsers(), [&](Operation *user) {
+      Operation *top = topOf(user);
+      return staysOnHost(top) && !isa<scf::ParallelOp, gpu::LaunchOp>(top);
     });
     if (op->use_empty() || !onDevice)
       continue;
     for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
-      Operation *top = use.getOwner();
-      while (top->getBlock() != &body)
-        top = top->getParentOp();
-      OpBuilder b = OpBuilder::atBlockBegin(&top->getRegion(0).front());
+      Operation *top = topOf(use.getOwner());
+      OpBuilder b = top->getNumRegions() ? OpBuilder::atBlockBegin(&top->getRegion(0).front())
+                                         : OpBuilder(top);
       use.set(b.clone(*op)->getResult(cast<OpResult>(use.get()).getResultNumber()));
     }
     op->erase();

@@ -12,6 +12,8 @@
 //     (loads coalesced across threads): scf.parallel over the outputs;
 //     with too few outputs, or too long a reduction, a thread per output
 //     and chunk of it, then a thread per output over the chunks' partials;
+//     so do long or run-time rows of accumulators the row passes cannot
+//     all-reduce (f64, i64);
 //   - otherwise the parallel loops move outside the reduced ones, so that
 //     the row passes give each output a block (looping past a capped grid);
 //   - a reduction still over several loops (dims 0, 2, 3 of NCHW; a view
@@ -30,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
+#include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -207,6 +210,20 @@ bool chunked(linalg::GenericOp op) {
          *length > kShortReduction && !threadPerOutput(op);
 }
 
+/// Whether `op`, one reduced loop of a run-time or long length whose
+/// accumulator the row passes cannot all-reduce (f64, i64), would be left
+/// to a thread per output over the whole row: such rows run in chunks too.
+/// (An f64 sum of a `?` row ran on one thread: slow on every GPU, and
+/// lavapipe ended it after 65535 iterations, silently.)
+bool longRowsWithoutAllReduce(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 1 || op.getNumDpsInits() != 1 ||
+      !projectedPermutations(op, /*zeros=*/true) ||
+      kiln::allReducesOn(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
+    return false;
+  std::optional<int64_t> length = staticCount(op, IteratorType::reduction);
+  return !length || *length > kMaxSerialReduction;
+}
+
 bool parallelLoopsAreFirst(linalg::GenericOp op) {
   SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
   return std::is_partitioned(iterators.begin(), iterators.end(),
@@ -374,9 +391,10 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
 /// 1024, enough to keep the H200's 132 SMs loading.
 constexpr int64_t kChunkedThreads = 65536;
 
-/// `op` (parallel loops first, one reduced loop, read across outputs)
-/// where its outputs are too few for a thread each (a column sum of 4096
-/// columns: a block per column read it strided) or its reduction too long:
+/// `op` (parallel loops first, one reduced loop) read across outputs where
+/// its outputs are too few for a thread each (a column sum of 4096
+/// columns: a block per column read it strided) or its reduction too long,
+/// or a long row no block can all-reduce (longRowsWithoutAllReduce):
 /// a thread per output and chunk of at most `maxSize` of the reduction,
 /// loads still coalesced across the outputs, into partials [chunks,
 /// outputs...] filled by the threads; then the partials reduced over the
@@ -552,6 +570,9 @@ struct KilnGpuNormalizeReductionsPass
       if (op.hasPureBufferSemantics() && op.getNumReductionLoops() > 0)
         work.push_back(op);
     });
+    // Combines of chunks' partials: a thread per output sums their count
+    // (at most 65535 for rows of 2^28), never chunked again.
+    llvm::SmallPtrSet<Operation *, 4> combines;
     while (!work.empty()) {
       linalg::GenericOp op = work.pop_back_val();
       if (SmallVector<ReassociationIndices> runs = adjacentReductionLoops(op);
@@ -572,10 +593,13 @@ struct KilnGpuNormalizeReductionsPass
         buildThreadPerOutput(rewriter, op);
         continue;
       }
-      if (chunked(op) && parallelLoopsAreFirst(op))
+      bool longRows = longRowsWithoutAllReduce(op) && !combines.contains(op);
+      if ((chunked(op) || longRows) && parallelLoopsAreFirst(op))
         if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op)) {
-          work.push_back(
-              buildChunkedThreadPerOutput(rewriter, op, *reduction, kMaxSerialReduction));
+          linalg::GenericOp combine =
+              buildChunkedThreadPerOutput(rewriter, op, *reduction, kMaxSerialReduction);
+          combines.insert(combine);
+          work.push_back(combine);
           continue;
         }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&

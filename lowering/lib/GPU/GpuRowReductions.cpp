@@ -730,8 +730,7 @@ reductionStage(linalg::GenericOp op) {
   if (!reduction)
     return std::nullopt;
   Type accType = reduction->combiner->getResult(0).getType();
-  // Shuffles move 32-bit words.
-  if (!accType.isF32() && !accType.isInteger(32))
+  if (!kiln::allReducesOn(accType))
     return std::nullopt;
   std::optional<gpu::AllReduceOperation> allReduce = kiln::allReduceOf(reduction->kind);
   if (!allReduce)

@@ -7,8 +7,9 @@
 // lavapipe) and one pointer on CUDA (kernel parameters are bounded to 4 KiB).
 // Only slices whose every use in the launch is a load, a store or another
 // slice are sunk: fold-memref-alias-ops folds those into the accesses once
-// kernels are outlined. (Reshapes of a buffer keep its identity layout and
-// were never copies; they stay kernel arguments.)
+// kernels are outlined, reshapes of slices too. (Reshapes of a whole buffer
+// keep its identity layout and were never copies; they stay kernel
+// arguments.)
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/GPU/Passes.h"
@@ -28,7 +29,16 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-bool isFoldableView(Operation *op) { return isa_and_nonnull<memref::SubViewOp>(op); }
+/// A slice, or a reshape of one (it keeps the slice's strides: a kernel
+/// argument with `?` strides or offset, which SPIR-V cannot take, where the
+/// slice was of a buffer of run-time sizes).
+bool isFoldableView(Operation *op) {
+  if (isa_and_nonnull<memref::SubViewOp>(op))
+    return true;
+  if (!isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(op))
+    return false;
+  return !cast<MemRefType>(op->getResult(0).getType()).getLayout().isIdentity();
+}
 
 /// Whether every use of `view` inside `body` is an access that
 /// fold-memref-alias-ops rewrites onto the view's source, or such a view.

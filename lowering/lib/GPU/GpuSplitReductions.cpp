@@ -177,7 +177,7 @@ planRunTimeSplit(linalg::GenericOp op) {
     return std::nullopt;
   Type accType = reduction->combiner->getResult(0).getType();
   std::optional<gpu::AllReduceOperation> allReduce = kiln::allReduceOf(reduction->kind);
-  if (!allReduce || !(accType.isF32() || accType.isInteger(32)))
+  if (!allReduce || !kiln::allReducesOn(accType))
     return std::nullopt;
   for (OpOperand *in : op.getDpsInputOperands())
     if (!isa<MemRefType>(in->get().getType()) || !op.getMatchingIndexingMap(in).isIdentity())

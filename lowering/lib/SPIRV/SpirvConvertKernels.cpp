@@ -3,9 +3,11 @@
 // Outlined kernels -> spirv.modules, as upstream convert-gpu-to-spirv does
 // for Vulkan shaders (each gpu.module converted in a copy beside it; the
 // host's launches keep naming the original), with the same pattern sets
-// and one they lack: float atomic adds (memref.atomic_rmw addf, from
+// and what they lack: float atomic adds (memref.atomic_rmw addf, from
 // kiln-gpu-scatter-adds) become OpAtomicFAddEXT, which the target env allows
-// where the device has VK_EXT_shader_atomic_float.
+// where the device has VK_EXT_shader_atomic_float; floor and ceil divisions
+// (folded views of `?` strides delinearise with them) expand to divisions
+// that round toward zero.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/SPIRV/Passes.h"
@@ -16,6 +18,7 @@
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
 #include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
 #include "mlir/Conversion/VectorToSPIRV/VectorToSPIRV.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -76,6 +79,7 @@ struct KilnSpirvConvertKernelsPass
       ScfToSPIRVContext scfContext;
       populateSCFToSPIRVPatterns(types, scfContext, patterns);
       arith::populateArithToSPIRVPatterns(types, patterns);
+      arith::populateCeilFloorDivExpandOpsPatterns(patterns);
       populateMemRefToSPIRVPatterns(types, patterns);
       populateFuncToSPIRVPatterns(types, patterns);
       populateVectorToSPIRVPatterns(types, patterns);

@@ -76,6 +76,39 @@ func.func @serial_around_a_view(%a: memref<5xf32>, %b: memref<5xf32>, %n: index)
 
 // -----
 
+// A float of a size (a mean's divisor) used by two serial kernels with a
+// parallel loop between them is computed in each (one computed on the
+// device and read by the next serial kernel failed to compile).
+// CHECK-LABEL: func @divisor_of_two_serial_kernels
+// CHECK: scf.parallel
+// CHECK: arith.uitofp
+// CHECK: arith.divf
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: arith.uitofp
+// CHECK: arith.divf
+func.func @divisor_of_two_serial_kernels(%a: memref<?xf32>, %b: memref<f32>, %c: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %i = arith.index_castui %n : index to i64
+  %f = arith.uitofp %i : i64 to f32
+  %x = memref.load %b[] : memref<f32>
+  %y = arith.divf %x, %f : f32
+  memref.store %y, %b[] : memref<f32>
+  scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%j] : memref<?xf32>
+    memref.store %v, %a[%j] : memref<?xf32>
+    scf.reduce
+  }
+  %z = memref.load %c[] : memref<f32>
+  %w = arith.divf %z, %f : f32
+  memref.store %w, %c[] : memref<f32>
+  return
+}
+
+// -----
+
 // An innermost dim shorter than a block takes the next dims into the
 // threads' dim until it fills one, and dims past the third merge into it (a
 // grid has three, and the rest would run one after the other in each

@@ -265,6 +265,34 @@ func.func @run_time_columns(%x: memref<?x8xf32>, %out: memref<8xf32>) {
 
 // -----
 
+// A `?` row of f64, which no block all-reduces (shuffles move 32-bit
+// words), runs a thread per chunk of 4096 into partials of a run-time
+// count, then the partials are summed: one thread over the whole row
+// before. f32 rows stay the row passes'.
+// CHECK-LABEL: func @run_time_f64_row
+// CHECK: %[[N:.*]] = memref.dim %arg0
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivsi %[[N]], %c4096
+// CHECK: %[[PARTS:.*]] = memref.alloc(%[[CHUNKS]]) : memref<?xf64>
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK: memref.store %{{.*}}, %[[PARTS]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PARTS]] : memref<?xf64>)
+// CHECK: iterator_types = ["reduction"]} ins(%arg2 : memref<?xf32>)
+func.func @run_time_f64_row(%x: memref<?xf64>, %out: memref<f64>, %y: memref<?xf32>, %o32: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%x : memref<?xf64>) outs(%out : memref<f64>) {
+  ^bb0(%in: f64, %o: f64):
+    %s = arith.addf %in, %o fastmath<reassoc> : f64
+    linalg.yield %s : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%y : memref<?xf32>) outs(%o32 : memref<f32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A row's statistic read along its row (softmax's max, 20000 rows of 16)
 // does not make the reduction one read across outputs: the row passes
 // keep it (a thread per row would also leave the row kernel).

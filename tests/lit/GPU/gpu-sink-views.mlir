@@ -63,3 +63,30 @@ func.func @other_use(%in: memref<8xf32>, %out: memref<4xf32>) {
   }
   return
 }
+
+// A reshape of a slice keeps the slice's strides (`?` ones where the
+// buffer has a `?` dim, which a SPIR-V kernel argument cannot have): it is
+// cloned in with its slice; a reshape of a whole buffer stays an argument.
+// CHECK-LABEL: func.func @reshaped_slice
+// CHECK: %[[E:.*]] = memref.expand_shape %arg2
+// CHECK: gpu.launch
+// CHECK: %[[S:.*]] = memref.subview %arg0[6, 6, 7] [1, 1, 2] [1, 1, 2]
+// CHECK: %[[C:.*]] = memref.collapse_shape %[[S]]
+// CHECK: memref.load %[[C]]
+// CHECK: memref.load %[[E]]
+func.func @reshaped_slice(%in: memref<7x?x16xf32>, %out: memref<2xf32>, %flat: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = memref.subview %in[6, 6, 7] [1, 1, 2] [1, 1, 2] : memref<7x?x16xf32> to memref<1x1x2xf32, strided<[?, 16, 2], offset: ?>>
+  %c = memref.collapse_shape %s [[0, 1], [2]] : memref<1x1x2xf32, strided<[?, 16, 2], offset: ?>> into memref<1x2xf32, strided<[?, 2], offset: ?>>
+  %e = memref.expand_shape %flat [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %x = memref.load %c[%c0, %tx] : memref<1x2xf32, strided<[?, 2], offset: ?>>
+    %y = memref.load %e[%c0, %tx] : memref<2x2xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %out[%tx] : memref<2xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --kiln-spirv-convert-kernels | FileCheck %s
+// RUN: kiln-opt %s --kiln-spirv-convert-kernels --split-input-file | FileCheck %s
 
 // A kernel becomes a spirv.module placed before its gpu.module, which the
 // host's launch keeps naming; scatter_add's float atomic add becomes a
@@ -19,6 +19,30 @@ module attributes {gpu.container_module} {
       %0 = memref.atomic_rmw addf %v, %out[%i] : (f32, memref<100xf32>) -> f32
       %1 = memref.atomic_rmw addi %n, %counts[%i] : (i32, memref<100xi32>) -> i32
       %2 = memref.atomic_rmw addi %m, %totals[%i] : (i64, memref<100xi64>) -> i64
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Floor and ceil divisions (a folded view of `?` strides delinearises its
+// index with floordivsi) expand to divisions toward zero: ArithToSPIRV has
+// no pattern for them, and the kernel failed to legalize.
+// CHECK: spirv.module @{{.*}}divisions
+// CHECK-NOT: floordivsi
+// CHECK-NOT: ceildivsi
+// CHECK: spirv.SDiv
+// CHECK: gpu.module @divisions
+module attributes {gpu.container_module} {
+  gpu.module @divisions attributes {spirv.target_env = #spirv.target_env<#spirv.vce<v1.3, [Shader], [SPV_KHR_storage_buffer_storage_class]>, #spirv.resource_limits<>>} {
+    gpu.func @divisions(%out: memref<2xi32>, %a: i32, %b: i32) kernel attributes {spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [1, 1, 1]>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %f = arith.floordivsi %a, %b : i32
+      %c = arith.ceildivsi %a, %b : i32
+      memref.store %f, %out[%c0] : memref<2xi32>
+      memref.store %c, %out[%c1] : memref<2xi32>
       gpu.return
     }
   }

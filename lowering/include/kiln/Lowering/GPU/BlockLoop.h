@@ -89,6 +89,11 @@ llvm::SmallVector<mlir::Value> buildThreadStrideLoop(
 /// `kind` reduction, if it has one.
 std::optional<mlir::gpu::AllReduceOperation> allReduceOf(mlir::vector::CombiningKind kind);
 
+/// Whether a block's threads can all-reduce partials of `accType`: the
+/// row passes' shuffles move 32-bit words (f32, i32). Other accumulators
+/// (f64, i64) are left to kiln-gpu-normalize-reductions.
+bool allReducesOn(mlir::Type accType);
+
 } // namespace kiln
 
 #endif // KILN_LOWERING_GPU_BLOCKLOOP_H
