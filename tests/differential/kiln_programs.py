@@ -35,6 +35,7 @@ TRANSCENDENTAL_ULPS = 16
 DIV_ULPS = 3
 DIMS = (1, 1, 2, 3, 4, 5, 7, 8, 16, 17, 33, 64, 257)
 MAX_ELEMENTS = 8192
+DYNAMIC_PROGRAMS = 0.3  # the fraction whose inputs may have `?` dims
 
 
 def is_float(dtype):
@@ -62,8 +63,10 @@ def int_range(dtype):
     return int(info.min), int(info.max)
 
 
-def tensor_type(shape, dtype):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+def tensor_type(shape, dtype, dyn=()):
+    """`dyn[i]`: dim i is `?` (a run-time size)."""
+    dyn = tuple(dyn) or (False,) * len(shape)
+    return "tensor<" + "".join("?x" if q else f"{d}x" for d, q in zip(shape, dyn)) + dtype + ">"
 
 
 def fmt_f64(v):
@@ -75,10 +78,11 @@ def arr(values):
 
 
 class Value:
-    def __init__(self, name, dtype, ref, err):
+    def __init__(self, name, dtype, ref, err, dyn=None):
         self.name, self.dtype = name, dtype
         self.ref = np.asarray(ref)
         self.err = np.where(np.isnan(err), np.inf, np.asarray(err, np.float64)) + np.zeros(self.ref.shape)
+        self.dyn = tuple(bool(q) for q in dyn) if dyn is not None else (False,) * self.ref.ndim
 
     @property
     def shape(self):
@@ -86,7 +90,11 @@ class Value:
 
     @property
     def type(self):
-        return tensor_type(self.shape, self.dtype)
+        return tensor_type(self.shape, self.dtype, self.dyn)
+
+    @property
+    def dynamic(self):
+        return any(self.dyn)
 
     def known_fraction(self):
         return 1.0 if self.err.size == 0 else float(np.isfinite(self.err).mean())
@@ -107,13 +115,20 @@ def unknown_if(mask, err):
 class Program:
     """One kiln function under construction; `ops` emit its text and values."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, dynamic=False):
         self.rng = rng
+        # Dynamic programs give some inputs `?` dims; ops without a rule for
+        # their result's `?` dims (dyn=) take only static values (pick).
+        self.dynamic = dynamic
         self.args, self.lines, self.values, self.inputs = [], [], [], []
         self.ops_used = []
 
     # -- values -------------------------------------------------------------
-    def new_input(self, shape, dtype):
+    def run_time_dims(self, shape):
+        """A `?` mask for a new input of a dynamic program (half its dims)."""
+        return tuple(self.dynamic and bool(self.rng.random() < 0.5) for _ in shape)
+
+    def new_input(self, shape, dtype, dyn=None):
         rng = self.rng
         if is_float(dtype):
             data = round_to_dtype(rng.uniform(-2.0, 2.0, shape), dtype)
@@ -125,14 +140,15 @@ class Program:
             lo = 0 if dtype.startswith("u") else -20
             host = rng.integers(lo, 21, shape).astype(NP_DTYPE[dtype])
             data = host.astype(np.int64)
-        v = Value(f"%a{len(self.args)}", dtype, data, np.zeros(np.shape(data)))
+        v = Value(f"%a{len(self.args)}", dtype, data, np.zeros(np.shape(data)), dyn)
         self.args.append(v)
         self.inputs.append(host)
         self.values.append(v)
         return v
 
-    def emit(self, op, text_fn, dtype, ref, err):
-        """Adds one op whose text is text_fn(result_name, result_type)."""
+    def emit(self, op, text_fn, dtype, ref, err, dyn=None):
+        """Adds one op whose text is text_fn(result_name, result_type);
+        `dyn`: the result's `?` dims, as kiln infers them (default none)."""
         ref = np.asarray(ref)
         if is_float(dtype):
             ref = ref.astype(np.float64)
@@ -147,7 +163,7 @@ class Program:
             ref = ref.astype(np.int64)
         else:
             ref = ref.astype(bool)
-        v = Value(f"%v{len(self.lines)}", dtype, ref, err)
+        v = Value(f"%v{len(self.lines)}", dtype, ref, err, dyn)
         if v.ref.size and v.known_fraction() < 0.5:
             return None  # a check that knows nothing has no power
         text = text_fn(v.name, v.type)
@@ -188,8 +204,8 @@ def render(programs_and_results):
 # Each op picks operands among the program's values, returns the new Value or
 # None when it does not apply (the generator then tries another op).
 
-def pick(p, cond=lambda v: True):
-    choices = [v for v in p.values if cond(v)]
+def pick(p, cond=lambda v: True, dyn_ok=False):
+    choices = [v for v in p.values if cond(v) and (dyn_ok or not v.dynamic)]
     if not choices:
         return None
     # Prefer recent values, so programs are chains rather than fans.
@@ -229,7 +245,7 @@ STEP = {"floor": np.floor, "ceil": np.ceil, "round": np.round, "sign": np.sign}
 
 
 def op_unary_float(p):
-    x = pick(p, lambda v: is_float(v.dtype))
+    x = pick(p, lambda v: is_float(v.dtype), dyn_ok=True)
     if x is None:
         return None
     name = p.rng.choice(sorted(UNARY_FLOAT) + sorted(STEP))
@@ -252,19 +268,21 @@ def op_unary_float(p):
             d = lipschitz(deriv, x.ref, x.err) if callable(deriv) else deriv
             err = d * x.err + rounding(
                 x.dtype, ref, ulps, 1.0 if ulps == TRANSCENDENTAL_ULPS else 0.0)
-    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} : {t}", x.dtype, ref, err)
+    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} : {t}", x.dtype, ref, err,
+                  x.dyn)
 
 
 def broadcast_partner(p, x, dtype):
     """An existing value of `dtype` broadcastable with x, or a new input."""
-    y = pick(p, lambda v: v.dtype == dtype and _broadcastable(v.shape, x.shape))
+    y = pick(p, lambda v: v.dtype == dtype and _broadcastable(v.shape, x.shape)
+             and broadcast_dyn(v, x) is not None, dyn_ok=True)
     if y is None or p.rng.random() < 0.3:
         shape = list(x.shape)
         for i in range(len(shape)):  # drop leading dims / set some to 1
             if p.rng.random() < 0.3:
                 shape[i] = 1
         shape = shape[p.rng.integers(0, len(shape) + 1):] if p.rng.random() < 0.3 else shape
-        y = p.new_input(tuple(shape), dtype)
+        y = p.new_input(tuple(shape), dtype, p.run_time_dims(shape))
     return y
 
 
@@ -276,15 +294,33 @@ def _broadcastable(a, b):
         return False
 
 
+def broadcast_dyn(*values):
+    """The `?` dims of the values' broadcast, as kiln infers them (a `?`
+    against a static n != 1 is n, against a static 1 or a `?` stays `?`),
+    or None where a `?` would stretch (it never does: a run-time error)."""
+    shape = np.broadcast_shapes(*(v.shape for v in values))
+    dyn = []
+    for i, size in enumerate(shape):
+        dims = [(v.shape[j], v.dyn[j]) for v in values
+                for j in [i - len(shape) + v.ref.ndim] if j >= 0]
+        if any(q and n != size for n, q in dims):
+            return None
+        dyn.append(any(q for _, q in dims) and all(q or n == 1 for n, q in dims))
+    return tuple(dyn)
+
+
 def binary_text(name, a, b):
     return lambda r, t: f"{r} = kiln.{name} {a.name}, {b.name} : ({a.type}, {b.type}) -> {t}"
 
 
 def op_binary(p):
-    a = pick(p, lambda v: v.dtype != "i1")
+    a = pick(p, lambda v: v.dtype != "i1", dyn_ok=True)
     if a is None:
         return None
     b = broadcast_partner(p, a, a.dtype)
+    dyn = broadcast_dyn(a, b)
+    if dyn is None:
+        return None
     if p.rng.random() < 0.5:
         a, b = b, a
     x, y, ex, ey = a.ref, b.ref, a.err, b.err
@@ -310,60 +346,70 @@ def op_binary(p):
             q = np.where(y == 0, 0, np.trunc(x / safe)).astype(np.int64)
             ref = q if name == "div" else np.where(y == 0, 0, x - q * safe)
             err = ex + ey + 0 * ref
-    return p.emit(name, binary_text(name, a, b), a.dtype, ref, err)
+    return p.emit(name, binary_text(name, a, b), a.dtype, ref, err, dyn)
 
 
 def op_compare(p):
-    a = pick(p, lambda v: v.dtype != "i1")
+    a = pick(p, lambda v: v.dtype != "i1", dyn_ok=True)
     if a is None:
         return None
     b = broadcast_partner(p, a, a.dtype)
+    dyn = broadcast_dyn(a, b)
+    if dyn is None:
+        return None
     name = p.rng.choice(["eq", "ne", "lt", "le", "gt", "ge"])
     f = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
          "gt": np.greater, "ge": np.greater_equal}[name]
     ref = f(a.ref, b.ref)
     close = np.abs(a.ref - b.ref) <= a.err + b.err
     err = unknown_if(close & ((a.err + b.err) > 0), 0.0)
-    return p.emit(name, binary_text(name, a, b), "i1", ref, err)
+    return p.emit(name, binary_text(name, a, b), "i1", ref, err, dyn)
 
 
 def op_logic(p):
-    a = pick(p, lambda v: v.dtype in ("i1", "i32", "i8", "ui8"))
+    a = pick(p, lambda v: v.dtype in ("i1", "i32", "i8", "ui8"), dyn_ok=True)
     if a is None:
         return None
     b = broadcast_partner(p, a, a.dtype)
+    dyn = broadcast_dyn(a, b)
+    if dyn is None:
+        return None
     name = p.rng.choice(["and", "or", "xor"])
     f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[name]
     ref = f(a.ref, b.ref)
     if a.dtype == "ui8":
         ref = ref & 0xFF
-    return p.emit(name, binary_text(name, a, b), a.dtype, ref, a.err + b.err)
+    return p.emit(name, binary_text(name, a, b), a.dtype, ref, a.err + b.err, dyn)
 
 
 def op_not(p):
-    a = pick(p, lambda v: v.dtype in ("i1", "i32", "i64"))
+    a = pick(p, lambda v: v.dtype in ("i1", "i32", "i64"), dyn_ok=True)
     if a is None:
         return None
     ref = ~a.ref
-    return p.emit("not", lambda r, t: f"{r} = kiln.not {a.name} : {t}", a.dtype, ref, a.err)
+    return p.emit("not", lambda r, t: f"{r} = kiln.not {a.name} : {t}", a.dtype, ref, a.err,
+                  a.dyn)
 
 
 def op_select(p):
-    c = pick(p, lambda v: v.dtype == "i1")
+    c = pick(p, lambda v: v.dtype == "i1", dyn_ok=True)
     if c is None:
         return None
     a = broadcast_partner(p, c, p.rng.choice(["f32", "f16", "i32", "i64"]))
     b = broadcast_partner(p, a, a.dtype)
     if not _broadcastable(np.broadcast_shapes(a.shape, b.shape), c.shape):
         return None
+    dyn = broadcast_dyn(c, a, b)
+    if dyn is None:
+        return None
     ref = np.where(c.ref, a.ref, b.ref)
     err = unknown_if(~np.isfinite(c.err), np.where(c.ref, a.err, b.err))
     return p.emit("select", lambda r, t: f"{r} = kiln.select {c.name}, {a.name}, {b.name} : "
-                  f"({c.type}, {a.type}, {b.type}) -> {t}", a.dtype, ref, err)
+                  f"({c.type}, {a.type}, {b.type}) -> {t}", a.dtype, ref, err, dyn)
 
 
 def op_clamp(p):
-    x = pick(p, lambda v: v.dtype != "i1")
+    x = pick(p, lambda v: v.dtype != "i1", dyn_ok=True)
     if x is None:
         return None
     lo, hi = sorted(np.round(p.rng.uniform(-3, 3, 2), 1))
@@ -376,11 +422,11 @@ def op_clamp(p):
     if is_float(x.dtype):
         ref = np.clip(x.ref, round_to_dtype(lo, x.dtype), round_to_dtype(hi, x.dtype))
     return p.emit("clamp", lambda r, t: f"{r} = kiln.clamp {x.name} {{min = {fmt_f64(lo)}, "
-                  f"max = {fmt_f64(hi)}}} : {t}", x.dtype, ref, x.err)
+                  f"max = {fmt_f64(hi)}}} : {t}", x.dtype, ref, x.err, x.dyn)
 
 
 def op_cast(p):
-    x = pick(p)
+    x = pick(p, dyn_ok=True)
     if x is None:
         return None
     # bf16 only where the program has it already: on Vulkan it is
@@ -406,7 +452,8 @@ def op_cast(p):
             if x.ref.size and (x.ref.min() < lo or x.ref.max() > hi):
                 return None
             ref, err = x.ref, x.err
-    return p.emit("cast", lambda r, t: f"{r} = kiln.cast {x.name} : {x.type} -> {t}", to, ref, err)
+    return p.emit("cast", lambda r, t: f"{r} = kiln.cast {x.name} : {x.type} -> {t}", to, ref, err,
+                  x.dyn)
 
 
 def op_reshape(p):
@@ -428,39 +475,45 @@ def op_reshape(p):
 
 
 def op_transpose(p):
-    x = pick(p, lambda v: v.ref.ndim >= 2)
+    x = pick(p, lambda v: v.ref.ndim >= 2, dyn_ok=True)
     if x is None:
         return None
     perm = tuple(int(i) for i in p.rng.permutation(x.ref.ndim))
     return p.emit("transpose", lambda r, t: f"{r} = kiln.transpose {x.name} {{perm = {arr(perm)}}} "
-                  f": {x.type} -> {t}", x.dtype, x.ref.transpose(perm), x.err.transpose(perm))
+                  f": {x.type} -> {t}", x.dtype, x.ref.transpose(perm), x.err.transpose(perm),
+                  [x.dyn[i] for i in perm])
 
 
 def op_broadcast(p):
-    x = pick(p, lambda v: v.ref.ndim <= 3)
+    x = pick(p, lambda v: v.ref.ndim <= 3, dyn_ok=True)
     if x is None:
         return None
-    shape = tuple(int(p.rng.choice(DIMS[:8])) if d == 1 else d for d in x.shape)
-    if p.rng.random() < 0.5:
+    # Static 1s stretch (a `?` never does).
+    shape = tuple(int(p.rng.choice(DIMS[:8])) if d == 1 and not q else d
+                  for d, q in zip(x.shape, x.dyn))
+    lead = p.rng.random() < 0.5
+    if lead:
         shape = (int(p.rng.choice(DIMS[2:7])),) + shape
     if int(np.prod(shape)) > MAX_ELEMENTS:
         return None
     return p.emit("broadcast", lambda r, t: f"{r} = kiln.broadcast {x.name} : {x.type} -> {t}",
-                  x.dtype, np.broadcast_to(x.ref, shape), np.broadcast_to(x.err, shape))
+                  x.dtype, np.broadcast_to(x.ref, shape), np.broadcast_to(x.err, shape),
+                  (False,) * lead + x.dyn)
 
 
 def op_flip(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1)
+    x = pick(p, lambda v: v.ref.ndim >= 1, dyn_ok=True)
     if x is None:
         return None
     dims = sorted(int(d) for d in p.rng.choice(x.ref.ndim, p.rng.integers(1, x.ref.ndim + 1),
                                                  replace=False))
     return p.emit("flip", lambda r, t: f"{r} = kiln.flip {x.name} {{dims = {arr(dims)}}} : {t} -> {t}",
-                  x.dtype, np.flip(x.ref, dims), np.flip(x.err, dims))
+                  x.dtype, np.flip(x.ref, dims), np.flip(x.err, dims), x.dyn)
 
 
 def op_slice(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1 and v.ref.size > 0)
+    # (Of a `?` dim too: the result's size is the attributes'.)
+    x = pick(p, lambda v: v.ref.ndim >= 1 and v.ref.size > 0, dyn_ok=True)
     if x is None:
         return None
     start, stop, step = [], [], []
@@ -475,7 +528,7 @@ def op_slice(p):
 
 
 def op_pad(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype != "i1")
+    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype != "i1", dyn_ok=True)
     if x is None:
         return None
     low = [int(p.rng.integers(0, 3)) for _ in x.shape]
@@ -486,26 +539,28 @@ def op_pad(p):
         return None
     return p.emit("pad", lambda r, t: f"{r} = kiln.pad {x.name} {{low = {arr(low)}, high = "
                   f"{arr(high)}, value = {fmt_f64(value)}}} : {x.type} -> {t}", x.dtype,
-                  np.pad(x.ref, widths, constant_values=value), np.pad(x.err, widths))
+                  np.pad(x.ref, widths, constant_values=value), np.pad(x.err, widths), x.dyn)
 
 
 def op_concat(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1)
+    x = pick(p, lambda v: v.ref.ndim >= 1, dyn_ok=True)
     if x is None:
         return None
     dim = int(p.rng.integers(0, x.ref.ndim))
     y = pick(p, lambda v: v.dtype == x.dtype and v.ref.ndim == x.ref.ndim and all(
-        a == b for i, (a, b) in enumerate(zip(v.shape, x.shape)) if i != dim))
+        a == b for i, (a, b) in enumerate(zip(v.shape, x.shape)) if i != dim), dyn_ok=True)
     if y is None or p.rng.random() < 0.3:
         shape = list(x.shape)
         shape[dim] = int(p.rng.choice(DIMS[:9]))
-        y = p.new_input(tuple(shape), x.dtype)
+        y = p.new_input(tuple(shape), x.dtype, p.run_time_dims(shape))
     a, b = (x, y) if p.rng.random() < 0.5 else (y, x)
     if a.ref.size + b.ref.size > MAX_ELEMENTS:
         return None
+    # Along `dim` a sum (`?` if a term is); off it a static size wins.
+    dyn = [qa or qb if i == dim else qa and qb for i, (qa, qb) in enumerate(zip(a.dyn, b.dyn))]
     return p.emit("concat", lambda r, t: f"{r} = kiln.concat {a.name}, {b.name} {{dim = {dim}}} : "
                   f"({a.type}, {b.type}) -> {t}", x.dtype, np.concatenate([a.ref, b.ref], dim),
-                  np.concatenate([a.err, b.err], dim))
+                  np.concatenate([a.err, b.err], dim), dyn)
 
 
 def index_input(p, shape, bound):
@@ -554,7 +609,7 @@ def reduce_dims(p, x):
 
 
 def op_reduce(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1)
+    x = pick(p, lambda v: v.ref.ndim >= 1, dyn_ok=True)
     if x is None:
         return None
     dims = reduce_dims(p, x)
@@ -583,15 +638,19 @@ def op_reduce(p):
             if name == "reduce_mean":
                 ref, err = ref / n, err / n
             err = err + rounding(x.dtype, ref)
+    dyn = [q and d not in dims for d, q in enumerate(x.dyn) if keep or d not in dims]
     return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} {{dims = {arr(dims)}"
-                  f"{', keep_dims = true' if keep else ''}}} : {x.type} -> {t}", x.dtype, ref, err)
+                  f"{', keep_dims = true' if keep else ''}}} : {x.type} -> {t}", x.dtype, ref, err,
+                  dyn)
 
 
 def op_argmax(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype != "i1" and 0 not in v.shape)
+    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype != "i1" and 0 not in v.shape, dyn_ok=True)
     if x is None:
         return None
     dim = int(p.rng.integers(0, x.ref.ndim))
+    if x.dyn[dim]:  # over a `?` dim: unsupported (it could be empty)
+        return None
     name = p.rng.choice(["argmax", "argmin"])
     keep = bool(p.rng.random() < 0.3)
     v = x.ref if name == "argmax" else -x.ref
@@ -603,12 +662,14 @@ def op_argmax(p):
     err = unknown_if(rivals & (np.squeeze(e, dim) > 0) | ~np.isfinite(np.squeeze(e, dim)), 0.0)
     if keep:
         ref, err = np.expand_dims(ref, dim), np.expand_dims(err, dim)
+    dyn = [q for d, q in enumerate(x.dyn) if keep or d != dim]
     return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} {{dim = {dim}"
-                  f"{', keep_dims = true' if keep else ''}}} : {x.type} -> {t}", "i64", ref, err)
+                  f"{', keep_dims = true' if keep else ''}}} : {x.type} -> {t}", "i64", ref, err,
+                  dyn)
 
 
 def op_cumsum(p):
-    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype not in ("i1", "ui8", "i8"))
+    x = pick(p, lambda v: v.ref.ndim >= 1 and v.dtype not in ("i1", "ui8", "i8"), dyn_ok=True)
     if x is None:
         return None
     dim = int(p.rng.integers(0, x.ref.ndim))
@@ -619,11 +680,11 @@ def op_cumsum(p):
         err = err + n * UNIT_ROUNDOFF[accumulator(x.dtype)] * np.cumsum(np.abs(x.ref), dim) \
             + rounding(x.dtype, ref)
     return p.emit("cumsum", lambda r, t: f"{r} = kiln.cumsum {x.name} {{dim = {dim}}} : {t}",
-                  x.dtype, ref, err)
+                  x.dtype, ref, err, x.dyn)
 
 
 def op_softmax(p):
-    x = pick(p, lambda v: is_float(v.dtype) and v.ref.ndim >= 1 and 0 not in v.shape)
+    x = pick(p, lambda v: is_float(v.dtype) and v.ref.ndim >= 1 and 0 not in v.shape, dyn_ok=True)
     if x is None:
         return None
     dim = int(p.rng.integers(0, x.ref.ndim))
@@ -642,12 +703,13 @@ def op_softmax(p):
         ref = logy
         err = E + own * (1 + np.abs(x.ref - m)) + rounding(x.dtype, ref)
     return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} {{dim = {dim}}} : {t}",
-                  x.dtype, ref, err)
+                  x.dtype, ref, err, x.dyn)
 
 
 def op_norm(p):
+    # The normalised dim static (the weights are).
     x = pick(p, lambda v: v.dtype in ("f32", "f16", "f64") and v.ref.ndim >= 1 and v.shape[-1] > 1
-             and 0 not in v.shape)
+             and 0 not in v.shape and not v.dyn[-1], dyn_ok=True)
     if x is None:
         return None
     n = x.shape[-1]
@@ -682,20 +744,28 @@ def op_norm(p):
             + rounding(x.dtype, ref, 3)
         text = lambda r, t: (f"{r} = kiln.rms_norm {x.name}, {w.name} {{eps = {fmt_f64(eps)}}} : "
                              f"({x.type}, {w.type}) -> {t}")
-    return p.emit(name, text, x.dtype, ref, err)
+    return p.emit(name, text, x.dtype, ref, err, x.dyn)
 
 
 def op_matmul(p):
     a = pick(p, lambda v: v.dtype in ("f32", "f16", "bf16", "f64", "i8", "i32")
-             and 2 <= v.ref.ndim <= 3 and 0 not in v.shape)
+             and 2 <= v.ref.ndim <= 3 and 0 not in v.shape, dyn_ok=True)
     if a is None:
         return None
     k = a.shape[-1]
     n = int(p.rng.choice(DIMS[:11]))
     bshape = (k, n) if a.ref.ndim == 2 or p.rng.random() < 0.5 else (a.shape[0], k, n)
-    b = pick(p, lambda v: v.dtype == a.dtype and v.shape == bshape)
+    b = pick(p, lambda v: v.dtype == a.dtype and v.shape == bshape, dyn_ok=True)
     if b is None:
-        b = p.new_input(bshape, a.dtype)
+        b = p.new_input(bshape, a.dtype, p.run_time_dims(bshape))
+    # With `?` dims, kiln lowers rank 2, or rank 3 with one batch dim on both
+    # sides (docs/dynamic-shapes.md).
+    if (a.dynamic or b.dynamic) and (a.ref.ndim != b.ref.ndim or (
+            a.ref.ndim == 3 and a.dyn[0] != b.dyn[0])):
+        return None
+    # Batch dims broadcast (a `?` against a static n != 1 is n); M is a's, N b's.
+    batch = broadcast_dyn(*(Value("", "f32", np.zeros(v.shape[:-2]), 0, v.dyn[:-2]) for v in (a, b)))
+    dyn = batch + (a.dyn[-2], b.dyn[-1])
     if a.shape[-2] * n * (a.shape[0] if a.ref.ndim == 3 else 1) > MAX_ELEMENTS:
         return None
     out = {"f16": "f32", "bf16": "f32", "i8": "i32"}.get(a.dtype, a.dtype)
@@ -706,14 +776,196 @@ def op_matmul(p):
         if is_float(a.dtype):
             err = err + k * UNIT_ROUNDOFF[accumulator(a.dtype)] * np.matmul(
                 np.abs(a.ref), np.abs(b.ref)) + rounding(out, ref)
-    return p.emit("matmul", binary_text("matmul", a, b), out, ref, err)
+    return p.emit("matmul", binary_text("matmul", a, b), out, ref, err, dyn)
+
+
+def op_scatter_add(p):
+    x = pick(p, lambda v: v.dtype not in ("i1",) and v.ref.ndim >= 1 and 0 not in v.shape)
+    if x is None:
+        return None
+    dim = int(p.rng.integers(0, x.ref.ndim))
+    # idx fits in src, and in x off `dim`; along `dim` it may repeat targets.
+    ishape = tuple(int(p.rng.choice(DIMS[:9])) if d == dim else int(p.rng.integers(1, n + 1))
+                   for d, n in enumerate(x.shape))
+    sshape = tuple(n + (int(p.rng.integers(0, 3)) if p.rng.random() < 0.2 else 0) for n in ishape)
+    if int(np.prod(sshape)) > MAX_ELEMENTS:
+        return None
+    idx = index_input(p, ishape, x.shape[dim])
+    src = p.new_input(sshape, x.dtype)
+    pos = list(np.indices(ishape))
+    sub = tuple(slice(0, n) for n in ishape)
+    pos[dim] = idx.ref
+    ref, err, mag, adds = x.ref.astype(np.float64), x.err.copy(), np.abs(x.ref), np.ones(x.shape)
+    np.add.at(ref, tuple(pos), src.ref[sub])
+    np.add.at(err, tuple(pos), src.err[sub])
+    np.add.at(mag, tuple(pos), np.abs(src.ref[sub]))
+    np.add.at(adds, tuple(pos), 1.0)
+    if is_float(x.dtype):
+        # Adds in any order; f16/bf16 may round after each one.
+        err = err + adds * UNIT_ROUNDOFF[x.dtype] * mag + rounding(x.dtype, ref)
+    return p.emit("scatter_add", lambda r, t: f"{r} = kiln.scatter_add {x.name}, {idx.name}, "
+                  f"{src.name} {{dim = {dim}}} : ({x.type}, {idx.type}, {src.type}) -> {t}",
+                  x.dtype, ref, err)
+
+
+def spatial(name, hw):
+    return f"{name} = array<i64: {hw[0]}, {hw[1]}>"
+
+
+def window_taps(x, kernel, stride, dilation, out):
+    """(i, j, x's view under tap (i, j)) over the last two dims of padded x."""
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            a, b = i * dilation[0], j * dilation[1]
+            yield i, j, x[..., a:a + stride[0] * (out[0] - 1) + 1:stride[0],
+                          b:b + stride[1] * (out[1] - 1) + 1:stride[1]]
+
+
+def spatial_input(p, rank):
+    """A float value of `rank` whose spatial dims are not empty, or a new one."""
+    x = pick(p, lambda v: is_float(v.dtype) and v.ref.ndim == rank and 0 not in v.shape)
+    if x is None or p.rng.random() < 0.3:
+        shape = [int(p.rng.integers(1, 4)), int(p.rng.choice(DIMS[:9]))] + \
+            [int(p.rng.integers(1, 13)) for _ in range(2)]
+        x = p.new_input(tuple(shape[4 - rank:]), p.rng.choice(["f32", "f32", "f16", "f64"]))
+    return x
+
+
+def op_conv2d(p):
+    x = spatial_input(p, 4)
+    n, c, h, w = x.shape
+    groups = int(p.rng.choice([g for g in range(1, c + 1) if c % g == 0]))
+    o = groups * int(p.rng.integers(1, 5))
+    kernel = [int(p.rng.integers(1, 4)) for _ in range(2)]
+    stride = [int(p.rng.integers(1, 4)) for _ in range(2)]
+    dilation = [int(p.rng.integers(1, 3)) for _ in range(2)]
+    padding = [int(p.rng.integers(0, 3)) for _ in range(2)]
+    reach = [dilation[d] * (kernel[d] - 1) + 1 for d in range(2)]
+    out = [(s + 2 * q - r) // st + 1 for s, q, r, st in zip((h, w), padding, reach, stride)]
+    if min(out) < 1 or n * o * out[0] * out[1] > MAX_ELEMENTS:
+        return None
+    wt = p.new_input((o, c // groups, *kernel), x.dtype)
+    b = p.new_input((o,), x.dtype) if p.rng.random() < 0.5 else None
+    pads = ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2)
+
+    def conv(xs, ws):
+        xs = np.pad(xs, pads)
+        y = np.zeros((n, o, *out))
+        cg, og = c // groups, o // groups
+        for g in range(groups):
+            xg, wg = xs[:, g * cg:(g + 1) * cg], ws[g * og:(g + 1) * og]
+            for i, j, view in window_taps(xg, kernel, stride, dilation, out):
+                y[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", view, wg[:, :, i, j])
+        return y
+
+    ref = conv(x.ref, wt.ref)
+    err = conv(x.err, np.abs(wt.ref)) + conv(np.abs(x.ref), wt.err) + conv(x.err, wt.err)
+    taps = c // groups * kernel[0] * kernel[1] + 1
+    mag = conv(np.abs(x.ref), np.abs(wt.ref))
+    if b is not None:
+        ref, err = ref + b.ref[:, None, None], err + b.err[:, None, None]
+        mag = mag + np.abs(b.ref)[:, None, None]
+    err = err + taps * UNIT_ROUNDOFF[accumulator(x.dtype)] * mag + rounding(x.dtype, ref)
+    operands = [x, wt] + ([b] if b is not None else [])
+    attrs = ", ".join([spatial("stride", stride), spatial("padding", padding),
+                       spatial("dilation", dilation), f"groups = {groups} : i64"])
+    return p.emit("conv2d", lambda r, t: f"{r} = kiln.conv2d {', '.join(v.name for v in operands)}"
+                  f" {{{attrs}}} : ({', '.join(v.type for v in operands)}) -> {t}",
+                  x.dtype, ref, err)
+
+
+def op_pool(p):
+    x = spatial_input(p, int(p.rng.choice([3, 4])))
+    h, w = x.shape[-2:]
+    kernel = [int(p.rng.integers(1, 5)) for _ in range(2)]
+    padding = [int(p.rng.integers(0, k // 2 + 1)) for k in kernel]
+    stride = [int(p.rng.integers(1, 4)) for _ in range(2)] if p.rng.random() < 0.7 else None
+    st = stride or kernel
+    out = [(s + 2 * q - k) // t + 1 for s, q, k, t in zip((h, w), padding, kernel, st)]
+    if min(out) < 1:
+        return None
+    name = p.rng.choice(["max_pool2d", "avg_pool2d"])
+    pads = ((0, 0),) * (x.ref.ndim - 2) + ((padding[0],) * 2, (padding[1],) * 2)
+    if name == "max_pool2d":  # padding is -inf: every window has an element of x
+        xs = np.pad(x.ref, pads, constant_values=-np.inf)
+        es = np.pad(x.err, pads)
+        ref = np.max([v for *_, v in window_taps(xs, kernel, st, (1, 1), out)], axis=0)
+        err = np.max([v for *_, v in window_taps(es, kernel, st, (1, 1), out)], axis=0)
+    else:  # padding counts as 0 and in the divisor
+        area = kernel[0] * kernel[1]
+        sums = [np.sum([v for *_, v in window_taps(np.pad(a, pads), kernel, st, (1, 1), out)],
+                       axis=0) / area for a in (x.ref, x.err, np.abs(x.ref))]
+        ref = sums[0]
+        err = sums[1] + (area + 1) * UNIT_ROUNDOFF[accumulator(x.dtype)] * sums[2] + \
+            rounding(x.dtype, ref, 2)
+    attrs = [spatial("kernel", kernel), spatial("padding", padding)]
+    if stride:
+        attrs.append(spatial("stride", stride))
+    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} {{{', '.join(attrs)}}} : "
+                  f"{x.type} -> {t}", x.dtype, ref, err)
+
+
+def op_attention(p):
+    q = pick(p, lambda v: is_float(v.dtype) and 2 <= v.ref.ndim <= 4
+             and 0 not in v.shape)
+    if q is None:
+        return None
+    *batch, lq, e = q.shape
+    lk, ev = int(p.rng.choice(DIMS[:11])), int(p.rng.choice(DIMS[:9]))
+    if int(np.prod(batch)) * lk * max(e, ev) > MAX_ELEMENTS or \
+            int(np.prod(batch)) * lq * max(lk, ev) > MAX_ELEMENTS:
+        return None
+    k = p.new_input((*batch, lk, e), q.dtype)
+    v = p.new_input((*batch, lk, ev), q.dtype)
+    causal = bool(p.rng.random() < 0.3)
+    scale = None if p.rng.random() < 0.6 else float(np.round(p.rng.uniform(0.05, 1.0), 2))
+    s_scale = 1 / math.sqrt(e) if scale is None else scale
+    uacc = UNIT_ROUNDOFF[accumulator(q.dtype)]
+    kt, ekt = np.swapaxes(k.ref, -1, -2), np.swapaxes(k.err, -1, -2)
+    s = q.ref @ kt * s_scale
+    with np.errstate(all="ignore"):
+        es = s_scale * (q.err @ np.abs(kt) + np.abs(q.ref) @ ekt + q.err @ ekt
+                        + e * uacc * (np.abs(q.ref) @ np.abs(kt)))
+    keep = np.ones((lq, lk), bool)
+    if causal:
+        keep &= np.tril(np.ones((lq, lk), bool))
+    mask, kind = None, p.rng.choice(["none", "none", "additive", "bool"])
+    if kind == "additive":
+        mask = p.new_input((lq, lk), q.dtype)
+        s, es = s + mask.ref, es + mask.err
+    elif kind == "bool":
+        mask = p.new_input((lq, lk), "i1")
+        mask.ref[:, 0] = True  # no row without a key (all masked is NaN)
+        p.inputs[-1] = mask.ref.copy()
+        keep = keep & mask.ref
+    s = np.where(keep, s, -np.inf)
+    # A score off by at most E moves each weight's log by at most 2E; the
+    # exponent's argument is rounded relative to its size.
+    live = np.where(keep, 1.0, 0.0)
+    E = (np.where(keep, es, 0) + 4 * uacc * np.abs(np.where(keep, s, 0))).max(-1, keepdims=True)
+    w = np.exp(s - s.max(-1, keepdims=True)) * live
+    w = w / w.sum(-1, keepdims=True)
+    ref = w @ v.ref
+    mag = w @ np.abs(v.ref)
+    # Weights may be rounded to the inputs' type before they meet v (GPU kernels).
+    own = (lk + 2 * TRANSCENDENTAL_ULPS) * uacc + 2 * UNIT_ROUNDOFF[q.dtype]
+    with np.errstate(all="ignore"):
+        err = mag * (np.expm1(2 * E) + own) + w @ v.err + rounding(q.dtype, ref)
+    operands = [q, k, v] + ([mask] if mask is not None else [])
+    attrs = [f"causal = {'true' if causal else 'false'}"]
+    if scale is not None:
+        attrs.append(f"scale = {fmt_f64(scale)}")
+    return p.emit("attention", lambda r, t: f"{r} = kiln.attention "
+                  f"{', '.join(x.name for x in operands)} {{{', '.join(attrs)}}} : "
+                  f"({', '.join(x.type for x in operands)}) -> {t}", q.dtype, ref, err)
 
 
 OPS = [(op_unary_float, 6), (op_binary, 8), (op_compare, 2), (op_logic, 1), (op_not, 1),
        (op_select, 2), (op_clamp, 1), (op_cast, 3), (op_reshape, 2), (op_transpose, 2),
        (op_broadcast, 1), (op_flip, 1), (op_slice, 2), (op_pad, 1), (op_concat, 2),
        (op_gather, 2), (op_iota, 1), (op_reduce, 4), (op_argmax, 1), (op_cumsum, 1),
-       (op_softmax, 2), (op_norm, 1), (op_matmul, 2)]
+       (op_softmax, 2), (op_norm, 1), (op_matmul, 2), (op_scatter_add, 1),
+       (op_conv2d, 1), (op_pool, 1), (op_attention, 1)]
 
 
 def random_shape(rng):
@@ -727,9 +979,10 @@ def random_shape(rng):
 def generate(seed, index):
     """Program `index` of run `seed`: the same pair always gives the same program."""
     rng = np.random.default_rng([seed, index])
-    p = Program(rng)
+    p = Program(rng, dynamic=bool(rng.random() < DYNAMIC_PROGRAMS))
     dtype = rng.choice(["f32", "f32", "f16", "bf16", "f64", "i32", "i64"])
-    p.new_input(random_shape(rng), dtype)
+    shape = random_shape(rng)
+    p.new_input(shape, dtype, p.run_time_dims(shape))
     want = int(rng.integers(2, 8))
     fns, weights = zip(*OPS)
     weights = np.array(weights, np.float64) / sum(weights)
