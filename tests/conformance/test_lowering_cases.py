@@ -506,3 +506,21 @@ func.func @main(%a: tensor<?x?xi64>, %b: tensor<200x70000xi64>) -> (tensor<?xi64
     (s, t), _ = run_kiln(program, [rows, rows])
     np.testing.assert_array_equal(s, rows.sum(1))
     np.testing.assert_array_equal(t, rows.sum(1))
+
+
+def test_long_64_bit_rows_beside_another_reduction():
+    # The pass marked the partials' combines by address; a reduction built
+    # later at a freed combine's address passed for one and was not
+    # chunked: lavapipe summed the `?` rows to 32771 for 45072 (review).
+    x = RNG.uniform(0, 1, (2, 300, 300))
+    y = RNG.uniform(0, 1, (4, 70000))
+    program = """
+func.func @main(%x: tensor<?x?x?xf64>, %y: tensor<4x70000xf64>) -> (tensor<?xf64>, tensor<4xf64>) {
+  %a = kiln.reduce_sum %x {dims = array<i64: 1, 2>} : tensor<?x?x?xf64> -> tensor<?xf64>
+  %b = kiln.reduce_sum %y {dims = array<i64: 1>} : tensor<4x70000xf64> -> tensor<4xf64>
+  return %a, %b : tensor<?xf64>, tensor<4xf64>
+}
+"""
+    (a, b), _ = run_kiln(program, [x, y])
+    np.testing.assert_allclose(a, x.sum((1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(b, y.sum(1), rtol=1e-12)

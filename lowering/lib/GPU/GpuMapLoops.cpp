@@ -93,10 +93,10 @@ void sinkScalarsOfSizes(Block &body) {
     });
     if (op->use_empty() || !onDevice)
       continue;
+    // Right before each user, wherever nested (a loop's initial value, an
+    // scf.if's else branch): it dominates that use alone.
     for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
-      Operation *top = topOf(use.getOwner());
-      OpBuilder b = top->getNumRegions() ? OpBuilder::atBlockBegin(&top->getRegion(0).front())
-                                         : OpBuilder(top);
+      OpBuilder b(use.getOwner());
       use.set(b.clone(*op)->getResult(cast<OpResult>(use.get()).getResultNumber()));
     }
     op->erase();

@@ -571,10 +571,13 @@ struct KilnGpuNormalizeReductionsPass
         work.push_back(op);
     });
     // Combines of chunks' partials: a thread per output sums their count
-    // (at most 65535 for rows of 2^28), never chunked again.
+    // (at most 65535 for rows of 2^28), never chunked again. Each leaves
+    // the set when taken: an op built later at a freed one's address must
+    // not pass for it.
     llvm::SmallPtrSet<Operation *, 4> combines;
     while (!work.empty()) {
       linalg::GenericOp op = work.pop_back_val();
+      bool combine = combines.erase(op);
       if (SmallVector<ReassociationIndices> runs = adjacentReductionLoops(op);
           !runs.empty() && collapsible(op, runs)) {
         rewriter.setInsertionPoint(op);
@@ -593,13 +596,13 @@ struct KilnGpuNormalizeReductionsPass
         buildThreadPerOutput(rewriter, op);
         continue;
       }
-      bool longRows = longRowsWithoutAllReduce(op) && !combines.contains(op);
+      bool longRows = longRowsWithoutAllReduce(op) && !combine;
       if ((chunked(op) || longRows) && parallelLoopsAreFirst(op))
         if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op)) {
-          linalg::GenericOp combine =
+          linalg::GenericOp partialsCombine =
               buildChunkedThreadPerOutput(rewriter, op, *reduction, kMaxSerialReduction);
-          combines.insert(combine);
-          work.push_back(combine);
+          combines.insert(partialsCombine);
+          work.push_back(partialsCombine);
           continue;
         }
       if (op.getNumReductionLoops() > 1 && op.getNumDpsInits() == 1 &&

@@ -43,10 +43,15 @@ bool isFoldableView(Operation *op) {
 /// Whether every use of `view` inside `body` is an access that
 /// fold-memref-alias-ops rewrites onto the view's source, or such a view.
 bool onlyFoldableUses(Value view, Region &body) {
+  // fold-memref-alias-ops folds transfers through slices, not reshapes.
+  bool reshape = isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+      view.getDefiningOp());
   for (OpOperand &use : view.getUses()) {
     Operation *user = use.getOwner();
     if (!body.isAncestor(user->getParentRegion()))
       continue;
+    if (reshape && isa<vector::TransferReadOp, vector::TransferWriteOp>(user))
+      return false;
     if (isa<memref::LoadOp, vector::LoadOp, vector::TransferReadOp>(user))
       continue;
     if (auto store = dyn_cast<memref::StoreOp>(user);
