@@ -146,9 +146,11 @@ class Program:
         self.values.append(v)
         return v
 
-    def emit(self, op, text_fn, dtype, ref, err, dyn=None):
+    def emit(self, op, text_fn, dtype, ref, err, dyn=None, full_range=False):
         """Adds one op whose text is text_fn(result_name, result_type);
-        `dyn`: the result's `?` dims, as kiln infers them (default none)."""
+        `dyn`: the result's `?` dims, as kiln infers them (default none);
+        `full_range`: an int result may take its type's whole range (it
+        saturates, never wraps)."""
         ref = np.asarray(ref)
         if is_float(dtype):
             ref = ref.astype(np.float64)
@@ -158,7 +160,9 @@ class Program:
                     return None
         elif dtype != "i1":
             lo, hi = int_range(dtype)
-            if ref.size and (ref.min() < lo // 4 or ref.max() > hi // 4):
+            if not full_range:
+                lo, hi = lo // 4, hi // 4
+            if ref.size and (ref.min() < lo or ref.max() > hi):
                 return None  # keep ints far from wrapping
             ref = ref.astype(np.int64)
         else:
@@ -224,21 +228,28 @@ def erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
-# name: (function, derivative or a constant bound, ulps of own rounding, domain)
+# name: (function, derivative or a constant bound, ulps of own rounding,
+#        domain: a test of the interval [lo, hi] around each value)
 UNARY_FLOAT = {
     "neg": (np.negative, 1.0, 0, None), "abs": (np.abs, 1.0, 0, None),
     "relu": (lambda x: np.maximum(x, 0), 1.0, 0, None),
-    "exp": (np.exp, np.exp, TRANSCENDENTAL_ULPS, lambda x: x.max() < 8),
-    "log": (np.log, lambda x: 1 / x, TRANSCENDENTAL_ULPS, lambda x: x.min() > 0.05),
+    "exp": (np.exp, np.exp, TRANSCENDENTAL_ULPS, lambda lo, hi: hi.max() < 8),
+    "log": (np.log, lambda x: 1 / x, TRANSCENDENTAL_ULPS, lambda lo, hi: lo.min() > 0.05),
     # Vulkan's sqrt is 1/inversesqrt (inversesqrt: 2 ulp), not correctly rounded.
-    "sqrt": (np.sqrt, lambda x: 0.5 / np.sqrt(x), 3, lambda x: x.min() > 0.05),
+    "sqrt": (np.sqrt, lambda x: 0.5 / np.sqrt(x), 3, lambda lo, hi: lo.min() > 0.05),
     "tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2, TRANSCENDENTAL_ULPS, None),
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), 0.25, TRANSCENDENTAL_ULPS, None),
-    "sin": (np.sin, 1.0, TRANSCENDENTAL_ULPS, lambda x: np.abs(x).max() < 100),
-    "cos": (np.cos, 1.0, TRANSCENDENTAL_ULPS, lambda x: np.abs(x).max() < 100),
+    "sin": (np.sin, 1.0, TRANSCENDENTAL_ULPS, lambda lo, hi: np.maximum(-lo, hi).max() < 100),
+    "cos": (np.cos, 1.0, TRANSCENDENTAL_ULPS, lambda lo, hi: np.maximum(-lo, hi).max() < 100),
     "erf": (erf, 1.13, TRANSCENDENTAL_ULPS, None),
     "silu": (lambda x: x / (1 + np.exp(-x)), 1.1, TRANSCENDENTAL_ULPS, None),
     "gelu": (lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))), 1.13, TRANSCENDENTAL_ULPS, None),
+    "gelu_tanh": (lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+                  1.13, TRANSCENDENTAL_ULPS, None),
+    "log1p": (np.log1p, lambda x: 1 / (1 + x), TRANSCENDENTAL_ULPS, lambda lo, hi: lo.min() > -0.9),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), lambda x: 0.5 * x ** -1.5, 3, lambda lo, hi: lo.min() > 0.05),
+    "recip": (lambda x: 1 / x, lambda x: 1 / x**2, DIV_ULPS,
+              lambda lo, hi: ((lo > 0.25) | (hi < -0.25)).all()),
 }
 # Exact results with a jump at (half-)integers: unknown within the error of one.
 STEP = {"floor": np.floor, "ceil": np.ceil, "round": np.round, "sign": np.sign}
@@ -259,8 +270,8 @@ def op_unary_float(p):
             err = unknown_if((lo != hi) | ~np.isfinite(x.err), 0.0)
         else:
             f, deriv, ulps, domain = UNARY_FLOAT[name]
-            if domain is not None and x.ref.size and not domain(x.ref - 2 * np.where(
-                    np.isfinite(x.err), x.err, 0)):
+            margin = 2 * np.where(np.isfinite(x.err), x.err, 0)
+            if domain is not None and x.ref.size and not domain(x.ref - margin, x.ref + margin):
                 return None
             if domain is not None and not np.isfinite(x.err).all():
                 return None
@@ -268,8 +279,21 @@ def op_unary_float(p):
             d = lipschitz(deriv, x.ref, x.err) if callable(deriv) else deriv
             err = d * x.err + rounding(
                 x.dtype, ref, ulps, 1.0 if ulps == TRANSCENDENTAL_ULPS else 0.0)
-    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} : {t}", x.dtype, ref, err,
-                  x.dyn)
+    text = (f'kiln.gelu {x.name} {{approximate = "tanh"}}' if name == "gelu_tanh"
+            else f"kiln.{name} {x.name}")
+    return p.emit(name, lambda r, t: f"{r} = {text} : {t}", x.dtype, ref, err, x.dyn)
+
+
+def op_unary_int(p):
+    """neg abs sign relu of signed ints: exact."""
+    x = pick(p, lambda v: v.dtype in ("i8", "i32", "i64"), dyn_ok=True)
+    if x is None:
+        return None
+    name = p.rng.choice(["neg", "abs", "sign", "relu"])
+    f = {"neg": np.negative, "abs": np.abs, "sign": np.sign,
+         "relu": lambda v: np.maximum(v, 0)}[name]
+    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {x.name} : {t}", x.dtype, f(x.ref),
+                  x.err, x.dyn)
 
 
 def broadcast_partner(p, x, dtype):
@@ -347,6 +371,42 @@ def op_binary(p):
             ref = q if name == "div" else np.where(y == 0, 0, x - q * safe)
             err = ex + ey + 0 * ref
     return p.emit(name, binary_text(name, a, b), a.dtype, ref, err, dyn)
+
+
+def op_pow(p):
+    """pow of a positive base (float only): its bound is the spread over the
+    corners of the operands' error box, where x**y takes its extremes."""
+    x = pick(p, lambda v: is_float(v.dtype) and v.ref.size and np.isfinite(v.err).all()
+             and (v.ref - 2 * v.err).min() > 0.05, dyn_ok=True)
+    if x is None:
+        return None
+    y = broadcast_partner(p, x, x.dtype)
+    dyn = broadcast_dyn(x, y)
+    if dyn is None or not np.isfinite(y.err).all():
+        return None
+    with np.errstate(all="ignore"):
+        ref = x.ref ** y.ref
+        corners = [(x.ref + sx * x.err) ** (y.ref + sy * y.err) for sx in (-1, 1) for sy in (-1, 1)]
+        err = np.max([np.abs(c - ref) for c in corners], axis=0)
+        # exp(y log x): the error of log x grows by |y log x|.
+        ulps = TRANSCENDENTAL_ULPS * (1 + np.abs(y.ref * np.log(x.ref)))
+        err = err + rounding(x.dtype, ref, ulps, 1.0)
+    return p.emit("pow", binary_text("pow", x, y), x.dtype, ref, err, dyn)
+
+
+def op_shift(p):
+    """shl / shr by amounts below the width (shr: arithmetic for signed)."""
+    x = pick(p, lambda v: v.dtype in INTS and np.isfinite(v.err).all(), dyn_ok=True)
+    if x is None:
+        return None
+    name = p.rng.choice(["shl", "shr"])
+    bits = np.iinfo(NP_DTYPE[x.dtype]).bits
+    shape = x.shape[int(p.rng.integers(0, x.ref.ndim + 1)):]
+    dyn = x.dyn[len(x.shape) - len(shape):]
+    amount = input_of(p, shape, x.dtype, p.rng.integers(0, 4 if name == "shl" else bits, shape),
+                      dyn)
+    ref = x.ref << amount.ref if name == "shl" else x.ref >> amount.ref
+    return p.emit(name, binary_text(name, x, amount), x.dtype, ref, x.err + 0 * ref, x.dyn)
 
 
 def op_compare(p):
@@ -563,12 +623,16 @@ def op_concat(p):
                   np.concatenate([a.err, b.err], dim), dyn)
 
 
-def index_input(p, shape, bound):
-    v = p.new_input(shape, p.rng.choice(["i32", "i64"]))
-    data = p.rng.integers(0, bound, shape)
-    p.inputs[-1] = data.astype(NP_DTYPE[v.dtype])
-    v.ref = data.astype(np.int64)
+def input_of(p, shape, dtype, data, dyn=None):
+    """A new input holding `data` (exactly representable in dtype)."""
+    v = p.new_input(shape, dtype, dyn)
+    p.inputs[-1] = np.asarray(data).astype(NP_DTYPE[dtype])
+    v.ref = np.asarray(data).astype(np.float64 if is_float(dtype) else np.int64)
     return v
+
+
+def index_input(p, shape, bound):
+    return input_of(p, shape, p.rng.choice(["i32", "i64"]), p.rng.integers(0, bound, shape))
 
 
 def op_gather(p):
@@ -594,6 +658,84 @@ def op_gather(p):
                   f"({x.type}, {idx.type}) -> {t}", x.dtype, ref, err)
 
 
+def op_isnan(p):
+    x = pick(p, lambda v: is_float(v.dtype) and np.isfinite(v.err).all(), dyn_ok=True)
+    if x is None:
+        return None
+    ref = np.isnan(x.ref)
+    return p.emit("isnan", lambda r, t: f"{r} = kiln.isnan {x.name} : {x.type} -> {t}", "i1", ref,
+                  0 * x.err, x.dyn)
+
+
+def op_fill(p):
+    shape = tuple(int(d) for d in p.rng.choice(DIMS[:9], p.rng.integers(0, 4)))
+    dtype = p.rng.choice(["f32", "f16", "f64", "i8", "i32", "i64"])
+    value = float(np.round(p.rng.uniform(-30, 30), 2))
+    if not is_float(dtype):
+        value = float(round(value))
+    ref = np.full(shape, round_to_dtype(value, dtype) if is_float(dtype) else value)
+    return p.emit("fill", lambda r, t: f'{r} = "kiln.fill"() {{value = {fmt_f64(value)}}} : () -> {t}',
+                  dtype, ref, rounding(dtype, ref))
+
+
+def philox4x32(index, seed):
+    """Philox4x32-10 of counter (index, 0), key seed: four uint32 words
+    (kiln's random ops, DESIGN.md)."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c0, c1 = index & m32, index >> np.uint64(32)
+    c2 = c3 = np.zeros_like(index)
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+    for _ in range(10):
+        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & m32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & m32)
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m32, (k1 + np.uint64(0xBB67AE85)) & m32
+    return c0, c1, c2, c3
+
+
+def op_random(p):
+    """random_uniform / random_normal against Philox in NumPy: uniforms of 24
+    (53 for f64) bits; normals by Box-Muller, whose bound covers kiln's own
+    series for log, sqrt and cos (a few ulps, more near a zero radius)."""
+    shape = tuple(int(d) for d in p.rng.choice(DIMS[:10], p.rng.integers(0, 4)))
+    dtype = p.rng.choice(["f32", "f16", "f64"] + (["bf16"] if any(
+        v.dtype == "bf16" for v in p.values) else []))
+    seed = int(p.rng.integers(-2**62, 2**62))
+    s = input_of(p, (), "i64", np.int64(seed))
+    compute = "f64" if dtype == "f64" else "f32"
+    bits = 53 if compute == "f64" else 24
+    u = UNIT_ROUNDOFF[compute]
+    w = philox4x32(np.arange(int(np.prod(shape)), dtype=np.uint64), seed)
+
+    def uniform_bits(hi, lo):
+        if bits == 24:
+            return (hi >> np.uint64(8)).astype(np.float64)
+        return ((hi << np.uint64(21)) | (lo >> np.uint64(11))).astype(np.float64)
+
+    if p.rng.random() < 0.5:
+        name = "random_uniform"
+        low, high = sorted(np.round(p.rng.uniform(-4, 4, 2), 2))
+        ref = low + uniform_bits(w[0], w[1]) * 2.0**-bits * (high - low)
+        err = 2 * u * (abs(low) + np.abs(ref) + abs(high - low))
+        attrs = f"low = {fmt_f64(low)}, high = {fmt_f64(high)}"
+    else:
+        name = "random_normal"
+        low, high = np.round(p.rng.uniform(-4, 4), 2), np.round(p.rng.uniform(0.1, 3), 2)
+        k0 = uniform_bits(w[0], w[1]) if bits == 53 else uniform_bits(w[0], w[0])
+        k1 = uniform_bits(w[2], w[3]) if bits == 53 else uniform_bits(w[1], w[1])
+        radius = np.sqrt(-2 * np.log((2.0**bits - k0) / 2.0**bits))
+        z = radius * np.cos(2 * np.pi * k1 / 2.0**bits)
+        # log(u1) is off by a few ulps of 1; sqrt amplifies that near radius 0.
+        ez = TRANSCENDENTAL_ULPS * u * (np.abs(z) + 1) + 8 * u / np.maximum(radius, 1e-3)
+        ref = low + z * high
+        err = high * ez + 2 * u * (abs(low) + np.abs(ref))
+        attrs = f"mean = {fmt_f64(low)}, std = {fmt_f64(high)}"
+    ref = np.asarray(ref).reshape(shape)
+    err = np.asarray(err).reshape(shape) + rounding(dtype, ref)
+    return p.emit(name, lambda r, t: f"{r} = kiln.{name} {s.name} {{{attrs}}} : {s.type} -> {t}",
+                  dtype, ref, err)
+
+
 def op_iota(p):
     shape = tuple(int(d) for d in p.rng.choice(DIMS[:9], p.rng.integers(1, 4)))
     dim = int(p.rng.integers(0, len(shape)))
@@ -617,10 +759,10 @@ def op_reduce(p):
     if x.dtype == "i1":
         name = p.rng.choice(["reduce_any", "reduce_all"])
     else:
-        name = p.rng.choice(["reduce_sum", "reduce_max", "reduce_min"] +
+        name = p.rng.choice(["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"] +
                             (["reduce_mean"] if is_float(x.dtype) else []))
     n = int(np.prod([x.shape[d] for d in dims]))
-    if n == 0 and name not in ("reduce_sum",):
+    if n == 0 and name not in ("reduce_sum", "reduce_prod"):
         return None
     kw = dict(axis=dims, keepdims=keep)
     with np.errstate(all="ignore"):
@@ -630,6 +772,20 @@ def op_reduce(p):
         elif name in ("reduce_max", "reduce_min"):
             ref = x.ref.max(**kw) if name == "reduce_max" else x.ref.min(**kw)
             err = x.err.max(**kw)
+        elif name == "reduce_prod":
+            # Partial products in any order stay below the product of
+            # max(1, |x| + e): keep it far from the accumulator's overflow.
+            upper = np.abs(x.ref) + x.err
+            if x.ref.size and np.prod(np.maximum(upper, 1), **kw).max() > (
+                    1e30 if is_float(x.dtype) else int_range(x.dtype)[1] // 4):
+                return None
+            ref = np.prod(x.ref.astype(np.float64), **kw)
+            bound = np.prod(upper, **kw)
+            err = bound - np.abs(ref)  # a change of each factor by its error
+            if is_float(x.dtype):
+                err = err + n * UNIT_ROUNDOFF[accumulator(x.dtype)] * bound + rounding(x.dtype, ref)
+            else:
+                ref = np.prod(x.ref, **kw)
         else:
             ref = x.ref.sum(**kw)
             err = x.err.sum(**kw)
@@ -808,6 +964,42 @@ def op_scatter_add(p):
                   x.dtype, ref, err)
 
 
+def op_quantize(p):
+    """Symmetric int8 per tensor or per block of the last dim, then maybe
+    back to a float: q = clamp(round_half_even(x / scale), -127, 127)."""
+    x = pick(p, lambda v: v.dtype in ("f32", "f16", "bf16") and v.ref.ndim >= 1
+             and not v.dyn[-1] and np.isfinite(v.err).all(), dyn_ok=True)
+    if x is None:
+        return None
+    last = x.shape[-1]
+    blocks = [b for b in (1, 2, 4, 8, 16, 32) if last and last % b == 0]
+    # Per block: a static last dim and at most one `?` dim (docs/dynamic-shapes.md).
+    block = (int(p.rng.choice(blocks)) if blocks and p.rng.random() < 0.6 and sum(x.dyn) <= 1
+             else None)
+    sshape = () if block is None else x.shape[:-1] + (last // block,)
+    sdyn = () if block is None else x.dyn
+    sdtype = p.rng.choice(["f32", "f16"] + (["bf16"] if x.dtype == "bf16" else []))
+    s = input_of(p, sshape, sdtype, round_to_dtype(p.rng.uniform(0.004, 0.05, sshape), sdtype),
+                 sdyn)
+    scale = s.ref if block is None else np.repeat(s.ref, block, axis=-1)
+    attr = "" if block is None else f" {{block_size = {block}}}"
+    with np.errstate(all="ignore"):
+        t = x.ref / scale  # in f32 on every target
+        te = x.err / scale + rounding("f32", t, DIV_ULPS)
+        lo, hi = np.floor(t - te + 0.5), np.floor(t + te + 0.5)
+        ref = np.clip(np.round(t), -127, 127)
+        err = unknown_if(np.clip(lo, -127, 127) != np.clip(hi, -127, 127), 0.0)
+    q = p.emit("quantize", lambda r, t_: f"{r} = kiln.quantize {x.name}, {s.name}{attr} : "
+               f"({x.type}, {s.type}) -> {t_}", "i8", ref, err, x.dyn, full_range=True)
+    if q is None or p.rng.random() < 0.4:
+        return q
+    out = p.rng.choice(["f32", "f16"] + (["bf16"] if x.dtype == "bf16" else []))
+    ref = q.ref * scale
+    err = q.err * scale + rounding("f32", ref) + rounding(out, ref)
+    return p.emit("dequantize", lambda r, t_: f"{r} = kiln.dequantize {q.name}, {s.name}{attr} : "
+                  f"({q.type}, {s.type}) -> {t_}", out, ref, err, x.dyn)
+
+
 def spatial(name, hw):
     return f"{name} = array<i64: {hw[0]}, {hw[1]}>"
 
@@ -965,7 +1157,8 @@ OPS = [(op_unary_float, 6), (op_binary, 8), (op_compare, 2), (op_logic, 1), (op_
        (op_broadcast, 1), (op_flip, 1), (op_slice, 2), (op_pad, 1), (op_concat, 2),
        (op_gather, 2), (op_iota, 1), (op_reduce, 4), (op_argmax, 1), (op_cumsum, 1),
        (op_softmax, 2), (op_norm, 1), (op_matmul, 2), (op_scatter_add, 1),
-       (op_conv2d, 1), (op_pool, 1), (op_attention, 1)]
+       (op_conv2d, 1), (op_pool, 1), (op_attention, 1), (op_unary_int, 1), (op_pow, 1),
+       (op_shift, 1), (op_isnan, 1), (op_fill, 1), (op_quantize, 1), (op_random, 1)]
 
 
 def random_shape(rng):
