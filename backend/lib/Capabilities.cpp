@@ -87,7 +87,8 @@ static std::optional<ElementType> elementTypeOf(VulkanComponentType t) {
 DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   DeviceCapabilities c;
   // Storage needs the buffer access of the width; arithmetic the shader
-  // type. f8 values are bytes in buffers; bf16 is not offered on Vulkan.
+  // type. f8 values are bytes in buffers; bf16 is 16-bit bits in buffers
+  // with arithmetic in f32 (kiln-spirv-bf16-as-i16), on 16-bit integers.
   auto set = [&](ElementType t, bool buffer, bool arithmetic) {
     TypeUsageSet u;
     if (buffer)
@@ -101,6 +102,7 @@ DeviceCapabilities DeviceCapabilities::vulkan(const VulkanDeviceProperties &d) {
   set(U32, true, true);
   set(F64, d.float64, d.float64);
   set(F16, d.storage16, d.float16);
+  set(BF16, d.storage16, d.int16);
   set(I16, d.storage16, d.int16);
   set(U16, d.storage16, d.int16);
   set(I8, d.storage8, d.int8);

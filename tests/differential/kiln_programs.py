@@ -367,7 +367,7 @@ def op_binary(p):
             err = (ex + np.abs(ref) * ey) / (np.abs(y) - ey) + rounding(a.dtype, ref, DIV_ULPS)
         else:  # int div truncates, rem takes the dividend's sign; /0 gives 0
             safe = np.where(y == 0, 1, y)
-            q = np.where(y == 0, 0, np.trunc(x / safe)).astype(np.int64)
+            q = np.where(y == 0, 0, np.sign(x) * np.sign(safe) * (np.abs(x) // np.abs(safe)))
             ref = q if name == "div" else np.where(y == 0, 0, x - q * safe)
             err = ex + ey + 0 * ref
     return p.emit(name, binary_text(name, a, b), a.dtype, ref, err, dyn)
@@ -489,11 +489,7 @@ def op_cast(p):
     x = pick(p, dyn_ok=True)
     if x is None:
         return None
-    # bf16 only where the program has it already: on Vulkan it is
-    # unsupported, and one bf16 cast would turn the whole program into a skip.
-    has_bf16 = any(v.dtype == "bf16" for v in p.values)
-    to = p.rng.choice([d for d in FLOATS + INTS + ("i1",)
-                       if d != x.dtype and (d != "bf16" or has_bf16)])
+    to = p.rng.choice([d for d in FLOATS + INTS + ("i1",) if d != x.dtype])
     with np.errstate(all="ignore"):
         if to == "i1":
             ref = x.ref != 0
@@ -698,10 +694,10 @@ def op_random(p):
     (53 for f64) bits; normals by Box-Muller, whose bound covers kiln's own
     series for log, sqrt and cos (a few ulps, more near a zero radius)."""
     shape = tuple(int(d) for d in p.rng.choice(DIMS[:10], p.rng.integers(0, 4)))
-    dtype = p.rng.choice(["f32", "f16", "f64"] + (["bf16"] if any(
-        v.dtype == "bf16" for v in p.values) else []))
+    dtype = p.rng.choice(["f32", "f16", "f64", "bf16"])
     seed = int(p.rng.integers(-2**62, 2**62))
     s = input_of(p, (), "i64", np.int64(seed))
+    p.values.remove(s)  # a seed is no operand of other ops (no int range kept)
     compute = "f64" if dtype == "f64" else "f32"
     bits = 53 if compute == "f64" else 24
     u = UNIT_ROUNDOFF[compute]
@@ -978,7 +974,7 @@ def op_quantize(p):
              else None)
     sshape = () if block is None else x.shape[:-1] + (last // block,)
     sdyn = () if block is None else x.dyn
-    sdtype = p.rng.choice(["f32", "f16"] + (["bf16"] if x.dtype == "bf16" else []))
+    sdtype = p.rng.choice(["f32", "f16", "bf16"])
     s = input_of(p, sshape, sdtype, round_to_dtype(p.rng.uniform(0.004, 0.05, sshape), sdtype),
                  sdyn)
     scale = s.ref if block is None else np.repeat(s.ref, block, axis=-1)
@@ -993,7 +989,7 @@ def op_quantize(p):
                f"({x.type}, {s.type}) -> {t_}", "i8", ref, err, x.dyn, full_range=True)
     if q is None or p.rng.random() < 0.4:
         return q
-    out = p.rng.choice(["f32", "f16"] + (["bf16"] if x.dtype == "bf16" else []))
+    out = p.rng.choice(["f32", "f16", "bf16"])
     ref = q.ref * scale
     err = q.err * scale + rounding("f32", ref) + rounding(out, ref)
     return p.emit("dequantize", lambda r, t_: f"{r} = kiln.dequantize {q.name}, {s.name}{attr} : "
@@ -1188,7 +1184,3 @@ def generate(seed, index):
         return generate(seed, index + 1_000_000)
     results = p.results()
     return p, results
-
-
-def uses_bf16(program):
-    return any(v.dtype == "bf16" for v in program.values)

@@ -6,7 +6,7 @@ interpretation (within its error bound) and with each other.
   run_differential.py [--seed S] [--count N] [--devices cpu,vulkan] [--jobs J]
   run_differential.py --seed S --program I     # repro: program I alone
 
-A device that answers "unsupported" (e.g. bf16 on Vulkan) counts as a skip.
+A device that answers "unsupported" (e.g. f64 where it lacks shaderFloat64) counts as a skip.
 A failure prints the program, its seed and index, a repro command, and saves
 the program with its inputs under --failures-dir. Exit 1 on any failure.
 See docs/testing.md, "Differential testing".
@@ -195,8 +195,7 @@ def main():
 
     indices = [args.program] if args.program is not None else range(args.count)
     programs = {i: kp.generate(args.seed, i) for i in indices}
-    # bf16 programs batch together: Vulkan skips them, and a skip reruns a batch alone.
-    order = sorted(indices, key=lambda i: kp.uses_bf16(programs[i][0]))
+    order = list(indices)
     batches = [order[j:j + args.batch] for j in range(0, len(order), args.batch)]
     outcomes = {i: Outcome() for i in indices}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

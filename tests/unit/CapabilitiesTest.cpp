@@ -72,6 +72,11 @@ TEST(DtypeCapability, VulkanFollowsTheDeviceFeatures) {
   EXPECT_TRUE(dtypeUsage(d, {F64}).empty());
   EXPECT_EQ(dtypeUsage(d, {I8}), DTypeUsageSet(DTypeUsage::Storage));
   EXPECT_FALSE(supportsDtype(d, {I64}));
+  // bf16: 16-bit integer bits around f32 arithmetic (kiln-spirv-bf16-as-i16).
+  EXPECT_TRUE(supportsDtype(d, {BF16}));
+  props.int16 = false;
+  EXPECT_EQ(dtypeUsage(DeviceCapabilities::vulkan(props), {BF16}),
+            DTypeUsageSet(DTypeUsage::Storage));
 }
 
 TEST(DtypeCapability, QuantizedNeedsAStorableScale) {

@@ -199,6 +199,16 @@ TEST(Compiler, VulkanNamesTheFeatureAProgramLacks) {
   EXPECT_EQ(compiled.error().kind, ErrorKind::Unsupported);
   EXPECT_NE(compiled.error().message.find("shaderFloat64"), std::string::npos)
       << compiled.error().message;
+  // bf16 is 16-bit integer bits on Vulkan.
+  options.vulkan.int16 = false;
+  auto bf16 = compiler.compileForVulkan(R"(
+    func.func @main(%a: tensor<4xbf16>) -> tensor<4xbf16> {
+      %0 = kiln.add %a, %a : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+      return %0 : tensor<4xbf16>
+    })", options);
+  ASSERT_FALSE(bf16);
+  EXPECT_EQ(bf16.error().kind, ErrorKind::Unsupported);
+  EXPECT_NE(bf16.error().message.find("shaderInt16"), std::string::npos) << bf16.error().message;
 }
 
 TEST(DeviceId, Parses) {

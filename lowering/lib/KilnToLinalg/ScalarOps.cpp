@@ -172,6 +172,82 @@ Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
   return arith::TruncIOp::create(b, loc, b.getI8Type(),
                                  arith::OrIOp::create(b, loc, r, sign));
 }
+/// `v` (f64, or an int of more bits than f32 holds) as the f32 that rounds
+/// to odd: the nearest f32, moved toward zero where it was rounded away, with
+/// its last bit set where it is inexact. Rounding that once more to a format
+/// of at most 22 bits (bf16, f8) rounds as a single rounding of `v` would:
+/// going to bf16 through the nearest f32 rounds twice (1 + 2^-8 + 2^-30
+/// became 1, not 1 + 2^-7).
+Value toF32RoundedToOdd(OpBuilder &b, Location loc, Value v, Type from) {
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type();
+  bool isUnsigned = isUnsignedKilnType(from);
+  auto cmpf = [&](arith::CmpFPredicate p, Value l, Value r) -> Value {
+    return arith::CmpFOp::create(b, loc, p, l, r);
+  };
+  // x is rounded away from zero to y (where y != x): the sign of the error
+  // x - y is the opposite of y's.
+  auto roundedAway = [&](Value y, Value error) -> Value {
+    Value zero = floatConst(b, loc, y.getType(), 0.0);
+    Value noError = floatConst(b, loc, error.getType(), 0.0);
+    return arith::OrIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, cmpf(arith::CmpFPredicate::OGT, y, zero),
+                              cmpf(arith::CmpFPredicate::OLT, error, noError)),
+        arith::AndIOp::create(b, loc, cmpf(arith::CmpFPredicate::OLT, y, zero),
+                              cmpf(arith::CmpFPredicate::OGT, error, noError)));
+  };
+  // Bits of y moved toward zero where `away`, the last one set where inexact.
+  auto toOdd = [&](Value y, Value away, Value inexact, Type bitsType) -> Value {
+    Value one = intConst(b, loc, bitsType, 1);
+    Value bits = arith::BitcastOp::create(b, loc, bitsType, y);
+    bits = arith::SelectOp::create(b, loc, away, arith::SubIOp::create(b, loc, bits, one), bits);
+    bits = arith::SelectOp::create(b, loc, inexact, arith::OrIOp::create(b, loc, bits, one), bits);
+    return arith::BitcastOp::create(b, loc, y.getType(), bits);
+  };
+  if (isa<IntegerType>(from)) {
+    unsigned width = from.getIntOrFloatBitWidth();
+    if (width <= 32) { // exact in f64
+      v = isUnsigned ? Value(arith::UIToFPOp::create(b, loc, f64, v))
+                     : Value(arith::SIToFPOp::create(b, loc, f64, v));
+    } else {
+      // 64 bits: hi * 2^32 + lo, both exact in f64; their sum rounds once,
+      // and its error comes out exactly (Knuth's two-sum).
+      Type i64 = v.getType();
+      Value hi = isUnsigned ? Value(arith::ShRUIOp::create(b, loc, v, intConst(b, loc, i64, 32)))
+                            : Value(arith::ShRSIOp::create(b, loc, v, intConst(b, loc, i64, 32)));
+      Value lo = arith::AndIOp::create(b, loc, v, intConst(b, loc, i64, 0xFFFFFFFFll));
+      Value high = arith::MulFOp::create(
+          b, loc,
+          isUnsigned ? Value(arith::UIToFPOp::create(b, loc, f64, hi))
+                     : Value(arith::SIToFPOp::create(b, loc, f64, hi)),
+          floatConst(b, loc, f64, 4294967296.0));
+      Value low = arith::UIToFPOp::create(b, loc, f64, lo);
+      Value sum = arith::AddFOp::create(b, loc, high, low);
+      Value lowPart = arith::SubFOp::create(b, loc, sum, high);
+      Value error = arith::AddFOp::create(
+          b, loc,
+          arith::SubFOp::create(b, loc, high, arith::SubFOp::create(b, loc, sum, lowPart)),
+          arith::SubFOp::create(b, loc, low, lowPart));
+      v = toOdd(sum, roundedAway(sum, error),
+                cmpf(arith::CmpFPredicate::ONE, error, floatConst(b, loc, f64, 0.0)),
+                b.getI64Type());
+    }
+  }
+  Value nearest = arith::TruncFOp::create(b, loc, f32, v);
+  Value back = arith::ExtFOp::create(b, loc, f64, nearest);
+  Value error = arith::SubFOp::create(b, loc, v, back);
+  // NaN compares unordered: it stays the NaN it became; an overflow to inf
+  // moves back to the largest f32, which is odd, and rounds to inf again.
+  return toOdd(nearest, roundedAway(nearest, error),
+               cmpf(arith::CmpFPredicate::ONE, back, v), i32);
+}
+
+/// Whether going to `to` through f32 needs `from` rounded to odd first.
+bool narrowsPastF32(Type from, Type to) {
+  if (!(to.isBF16() || isFloat8(to)))
+    return false;
+  return from.isF64() || (isa<IntegerType>(from) && from.getIntOrFloatBitWidth() > 24);
+}
 } // namespace
 
 Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
@@ -181,6 +257,8 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   Type f32 = b.getF32Type();
   if (isFloat8(from))
     return castScalar(b, loc, decodeFloat8(b, loc, v, from), f32, to);
+  if (narrowsPastF32(from, to))
+    return castScalar(b, loc, toF32RoundedToOdd(b, loc, v, from), f32, to);
   if (isFloat8(to))
     return encodeFloat8(b, loc, castScalar(b, loc, v, from, f32), to);
   Type sTo = signlessType(to);
@@ -194,9 +272,10 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   }
   if (fromFloat && toFloat) {
     unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-    if (fw == tw) // f16 <-> bf16 goes through f32
-      return arith::TruncFOp::create(
-          b, loc, to, arith::ExtFOp::create(b, loc, b.getF32Type(), v));
+    // f16 <-> bf16 and bf16 -> f64 go through f32 (exactly): Vulkan kernels
+    // expand bf16 <-> f32 only (kiln-spirv-bf16-as-i16).
+    if (fw == tw || (from.isBF16() && fw < tw && !to.isF32()))
+      return castScalar(b, loc, arith::ExtFOp::create(b, loc, f32, v), f32, to);
     return fw < tw ? Value(arith::ExtFOp::create(b, loc, to, v))
                    : Value(arith::TruncFOp::create(b, loc, to, v));
   }

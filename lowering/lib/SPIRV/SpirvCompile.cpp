@@ -23,9 +23,9 @@ namespace {
 /// The Vulkan feature a value of type `t` needs that `target` lacks.
 std::optional<std::string> missingFeature(Type t, const VulkanTarget &target) {
   t = getElementTypeOrSelf(t);
+  // bf16 is stored and handled as 16-bit integer bits (kiln-spirv-bf16-as-i16).
   if (t.isBF16())
-    return "bf16 support (SPIR-V has no bf16 type; kiln does not emulate it "
-           "on Vulkan yet)";
+    t = IntegerType::get(t.getContext(), 16);
   unsigned bits = t.isIntOrFloat() ? t.getIntOrFloatBitWidth() : 32;
   if (isa<FloatType>(t) && bits == 64 && !target.float64)
     return "shaderFloat64";

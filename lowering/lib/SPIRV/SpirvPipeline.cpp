@@ -58,6 +58,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // kiln-spirv-convert-kernels converts arith, scf.for/if/while, memref and
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvBf16AsI16());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExpandF64Math());
   if (options.exactF32Division)
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExactF32Division());

@@ -62,6 +62,41 @@ func.func @transpose(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
 
 // -----
 
+// f64 and wide ints reach bf16 through the f32 rounded to odd (moved toward
+// zero where rounded away, last bit set where inexact), so that the f32 ->
+// bf16 rounding is the only one; i64 first to the f64 rounded to odd (its
+// two exact halves summed, the sum's error by two-sum). bf16 -> f64 goes
+// through f32.
+// CHECK-LABEL: func @casts_through_f32
+// CHECK: %[[NEAREST:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[BACK:.*]] = arith.extf %[[NEAREST]] : f32 to f64
+// CHECK: arith.bitcast %[[NEAREST]] : f32 to i32
+// CHECK: arith.subi
+// CHECK: arith.ori
+// CHECK: %[[ODD:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.truncf %[[ODD]] : f32 to bf16
+// CHECK: arith.sitofp %{{.*}} : i32 to f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.shrsi
+// CHECK: arith.uitofp %{{.*}} : i64 to f64
+// CHECK: arith.bitcast %{{.*}} : f64 to i64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK-NOT: arith.truncf %{{.*}} : f64 to bf16
+func.func @casts_through_f32(%x: tensor<4xf64>, %i: tensor<4xi32>, %l: tensor<4xi64>, %h: tensor<4xbf16>)
+    -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf64>) {
+  %0 = kiln.cast %x : tensor<4xf64> -> tensor<4xbf16>
+  %1 = kiln.cast %i : tensor<4xi32> -> tensor<4xbf16>
+  %2 = kiln.cast %l : tensor<4xi64> -> tensor<4xbf16>
+  %3 = kiln.cast %h : tensor<4xbf16> -> tensor<4xf64>
+  return %0, %1, %2, %3 : tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf64>
+}
+
+// -----
+
 // f8 tensors are bit patterns in kernels: a cast decodes them to f32 exactly.
 // CHECK-LABEL: func @f8_cast
 // CHECK-SAME: (%{{.*}}: tensor<4xi8>) -> tensor<4xf32>

@@ -47,3 +47,36 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// bf16 (after kiln-spirv-bf16-as-i16: bits that move) is converted as i16:
+// buffers of i16, a bf16 constant's bits (1.0 = 0x3F80 = 16256), and no
+// bitcast left between the two names of one type; the original kernel keeps
+// bf16 for its launch.
+// CHECK: spirv.module @{{.*}}bits
+// CHECK: spirv.func @bits
+// CHECK-NOT: bf16
+// CHECK: spirv.Constant dense<16256> : vector<4xi16>
+// CHECK-NOT: spirv.Bitcast
+// CHECK: spirv.Select {{.*}} : vector<4xi1>, vector<4xi16>
+// CHECK-NOT: spirv.Bitcast
+// CHECK: spirv.Store "StorageBuffer" %{{.*}}, %{{.*}} : vector<4xi16>
+// CHECK: gpu.module @bits
+// CHECK: gpu.func @bits(%{{.*}}: memref<16xvector<4xbf16>>
+module attributes {gpu.container_module} {
+  gpu.module @bits attributes {spirv.target_env = #spirv.target_env<#spirv.vce<v1.3, [Shader, Int16, StorageBuffer16BitAccess], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage]>, #spirv.resource_limits<>>} {
+    gpu.func @bits(%in: memref<16xvector<4xbf16>>, %out: memref<16xvector<4xbf16>>) kernel attributes {spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [1, 1, 1]>} {
+      %c0 = arith.constant 0 : index
+      %one = arith.constant dense<1.0> : vector<4xbf16>
+      %v = memref.load %in[%c0] : memref<16xvector<4xbf16>>
+      %bits = arith.bitcast %v : vector<4xbf16> to vector<4xi16>
+      %back = arith.bitcast %bits : vector<4xi16> to vector<4xbf16>
+      %zero = arith.constant dense<0> : vector<4xi16>
+      %c = arith.cmpi eq, %bits, %zero : vector<4xi16>
+      %s = arith.select %c, %one, %back : vector<4xi1>, vector<4xbf16>
+      memref.store %s, %out[%c0] : memref<16xvector<4xbf16>>
+      gpu.return
+    }
+  }
+}

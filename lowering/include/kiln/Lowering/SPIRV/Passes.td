@@ -67,6 +67,22 @@ def KilnSpirvExpandF64Math : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUM
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnSpirvBf16AsI16 : Pass<"kiln-spirv-bf16-as-i16", "mlir::gpu::GPUModuleOp"> {
+  let summary = "bf16 kernels as 16-bit integer bits around f32 arithmetic";
+  let description = [{
+    SPIR-V for Vulkan has no bf16 type; MLIR's SPIR-V type converter stores
+    bf16 as i16 but cannot convert what computes on it. kiln computes bf16 in
+    f32 and rounds once (docs/precision.md), so a kernel's bf16 values are
+    loads, stores, constants and the extf/truncf to and from f32 around f32
+    arithmetic (casts meet f64 and wide ints through f32: kiln's castScalar).
+    This pass moves any arith op still on bf16 to f32 and expands each extf
+    and truncf between bf16 and f32 into integer operations on the bits
+    (truncf rounds to nearest even, NaN stays NaN), leaving only bitcasts
+    between bf16 and i16: kiln-spirv-convert-kernels renames bf16 i16.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnSpirvExactF32Division : Pass<"kiln-spirv-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
   let summary = "Correctly rounded f32 division from integer operations";
   let description = [{
