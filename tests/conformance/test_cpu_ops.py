@@ -239,47 +239,58 @@ def test_cast(src, dst, values):
         check(got, want, dst)
 
 
-def bf16_rounded_once(x):
-    """x (a Python int or float) rounded to the nearest bf16, ties to even,
-    in exact rational arithmetic."""
+# (significand bits after the point, smallest normal exponent, overflow at 2^k)
+NARROW_FORMATS = {"bf16": (7, -126, 128), "f16": (10, -14, 16)}
+
+
+def rounded_once(x, dtype):
+    """x (a Python int or float) rounded to the nearest `dtype` value, ties
+    to even, in exact rational arithmetic."""
     if isinstance(x, float) and not math.isfinite(x):
         return x
     q = Fraction(x)
     if q == 0:
         return 0.0
+    fraction_bits, min_exponent, overflow = NARROW_FORMATS[dtype]
     e = math.frexp(float(abs(q)))[1] - 1
     e += (Fraction(2) ** (e + 1) <= abs(q)) - (Fraction(2) ** e > abs(q))
-    quantum = Fraction(2) ** (max(e, -126) - 7)
+    quantum = Fraction(2) ** (max(e, min_exponent) - fraction_bits)
     y = round(q / quantum) * quantum  # Fraction rounds half to even
-    return math.copysign(math.inf, x) if abs(y) >= 2 ** 128 else float(y)
+    return math.copysign(math.inf, x) if abs(y) >= 2 ** overflow else float(y)
 
 
-# Values whose nearest f32 is a bf16 midpoint: through f32 they rounded
-# twice, to the even neighbour (1 + 2^-8 + 2^-30 became 1, not 1 + 2^-7).
+# Values whose nearest f32 is a midpoint of the narrow type: through f32
+# they rounded twice, to the even neighbour (1 + 2^-8 + 2^-30 became 1 in
+# bf16, not 1 + 2^-7; 1 + 2^-11 + 2^-40 became 1 in f16 on lavapipe).
 TWICE_ROUNDED = {
-    np.float64: [1 + 2**-8 + 2**-30, 1 + 2**-8 - 2**-30, -(1 + 2**-8 + 2**-40),
-                 (1 + 3 * 2**-8 + 2**-35) * 2**20, 3.3961e38, 3.4e38, 1e39, -1e39, 1 / 3,
-                 -2.5, 65504.0, 1e-30, np.nan, np.inf],
-    np.int32: [2**24 + 2**16 + 1, 2**24 + 2**16, -(2**24 + 2**16 + 1), 2**30 + 2**22 + 1,
-               2**31 - 1, -2**31, 7, 0, 257],
-    np.int64: [2**40 + 2**32 + 1, 2**60 + 2**52 + 1, -(2**60 + 2**52 + 1), 2**60 + 2**52,
-               2**63 - 1, -2**63, 2**53 + 1, 12345],
+    ("bf16", np.float64): [
+        1 + 2**-8 + 2**-30, 1 + 2**-8 - 2**-30, -(1 + 2**-8 + 2**-40),
+        (1 + 3 * 2**-8 + 2**-35) * 2**20, 3.3961e38, 3.4e38, 1e39, -1e39, 1 / 3, -2.5, 65504.0,
+        1e-30, np.nan, np.inf],
+    ("bf16", np.int32): [2**24 + 2**16 + 1, 2**24 + 2**16, -(2**24 + 2**16 + 1),
+                         2**30 + 2**22 + 1, 2**31 - 1, -2**31, 7, 0, 257],
+    ("bf16", np.int64): [2**40 + 2**32 + 1, 2**60 + 2**52 + 1, -(2**60 + 2**52 + 1),
+                         2**60 + 2**52, 2**63 - 1, -2**63, 2**53 + 1, 12345],
+    ("f16", np.float64): [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 1 + 2**-11 - 2**-40,
+                          65519.99, 65520.0, 2**-24 * 1.5 + 2**-60, 1e10, 1 / 3, np.nan, -np.inf],
+    ("f16", np.int64): [2049, 2051, -2049, 65519, 65520, 2**40 + 1, 0],
 }
 
 
-@pytest.mark.parametrize("src", list(TWICE_ROUNDED), ids=lambda t: np.dtype(t).name)
-def test_casts_to_bf16_round_once(src):
-    values = TWICE_ROUNDED[src]
+@pytest.mark.parametrize("dst,src", list(TWICE_ROUNDED),
+                         ids=lambda t: t if isinstance(t, str) else np.dtype(t).name)
+def test_narrowing_casts_round_once(dst, src):
+    values = TWICE_ROUNDED[(dst, src)]
     x = np.array(values, src)
     n = len(values)
     prog = (f"func.func @main(%a: {tensor_type(x.shape, src)}) -> tensor<{n}xf32> {{\n"
-            f"  %b = kiln.cast %a : {tensor_type(x.shape, src)} -> tensor<{n}xbf16>\n"
-            f"  %c = kiln.cast %b : tensor<{n}xbf16> -> tensor<{n}xf32>\n"
+            f"  %b = kiln.cast %a : {tensor_type(x.shape, src)} -> tensor<{n}x{dst}>\n"
+            f"  %c = kiln.cast %b : tensor<{n}x{dst}> -> tensor<{n}xf32>\n"
             f"  return %c : tensor<{n}xf32>\n}}\n")
     (got,), _ = run_kiln(prog, [x])
-    want = np.array([bf16_rounded_once(v if src == np.float64 else int(v)) for v in values],
+    want = np.array([rounded_once(v if src == np.float64 else int(v), dst) for v in values],
                     np.float32)
-    np.testing.assert_array_equal(got, want, err_msg=f"{src.__name__} -> bf16 of {values}")
+    np.testing.assert_array_equal(got, want, err_msg=f"{src.__name__} -> {dst} of {values}")
 
 
 def test_fill_and_iota():

@@ -498,7 +498,9 @@ def op_cast(p):
             ref = x.ref.astype(np.float64)
             err = x.err + rounding(to, ref) if is_float(x.dtype) or to != "f64" else x.err
             if not is_float(x.dtype):
-                err = np.where(np.abs(ref) < 2 ** 11, x.err, err)  # small ints are exact
+                # Ints up to 2^precision are exact (bf16: 256, f16: 2048).
+                exact = 1.0 / UNIT_ROUNDOFF[to]
+                err = np.where(np.abs(ref) <= exact, x.err, err)
         elif is_float(x.dtype):  # float -> int truncates (and saturates)
             lo, hi = int_range(to)
             ref = np.clip(np.trunc(x.ref), lo, hi)

@@ -175,9 +175,9 @@ Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
 /// `v` (f64, or an int of more bits than f32 holds) as the f32 that rounds
 /// to odd: the nearest f32, moved toward zero where it was rounded away, with
 /// its last bit set where it is inexact. Rounding that once more to a format
-/// of at most 22 bits (bf16, f8) rounds as a single rounding of `v` would:
-/// going to bf16 through the nearest f32 rounds twice (1 + 2^-8 + 2^-30
-/// became 1, not 1 + 2^-7).
+/// of at most 22 bits (f16, bf16, f8) rounds as a single rounding of `v`
+/// would: going to bf16 through the nearest f32 rounds twice (1 + 2^-8 +
+/// 2^-30 became 1, not 1 + 2^-7), and so did lavapipe's f64 -> f16.
 Value toF32RoundedToOdd(OpBuilder &b, Location loc, Value v, Type from) {
   Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type();
   bool isUnsigned = isUnsignedKilnType(from);
@@ -244,7 +244,7 @@ Value toF32RoundedToOdd(OpBuilder &b, Location loc, Value v, Type from) {
 
 /// Whether going to `to` through f32 needs `from` rounded to odd first.
 bool narrowsPastF32(Type from, Type to) {
-  if (!(to.isBF16() || isFloat8(to)))
+  if (!(to.isBF16() || to.isF16() || isFloat8(to)))
     return false;
   return from.isF64() || (isa<IntegerType>(from) && from.getIntOrFloatBitWidth() > 24);
 }
