@@ -172,74 +172,81 @@ Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
   return arith::TruncIOp::create(b, loc, b.getI8Type(),
                                  arith::OrIOp::create(b, loc, r, sign));
 }
-/// `v` (f64, or an int of more bits than f32 holds) as the f32 that rounds
-/// to odd: the nearest f32, moved toward zero where it was rounded away, with
-/// its last bit set where it is inexact. Rounding that once more to a format
-/// of at most 22 bits (f16, bf16, f8) rounds as a single rounding of `v`
-/// would: going to bf16 through the nearest f32 rounds twice (1 + 2^-8 +
-/// 2^-30 became 1, not 1 + 2^-7), and so did lavapipe's f64 -> f16.
-Value toF32RoundedToOdd(OpBuilder &b, Location loc, Value v, Type from) {
+// The f32 *rounded to odd* of a value: the f32 next to it toward zero, its
+// last bit set where inexact. Rounding that once more to a format of at most
+// 22 bits (f16, bf16, f8) rounds as one rounding of the value would; through
+// the nearest f32 it rounds twice (1 + 2^-8 + 2^-30 became 1 in bf16, not
+// 1 + 2^-7; lavapipe's own f64 -> f16 did the same).
+
+/// An int of more than 24 bits, without f64 (Vulkan devices may lack it):
+/// its magnitude cut to its top 23 or 24 bits, the rest as a sticky bit,
+/// converted exactly and scaled by the power of two cut off. The count of
+/// bits comes from the exponent of the nearest f32 (one more where that
+/// rounded up to a power of two: 23 bits kept, still enough).
+Value intToF32RoundedToOdd(OpBuilder &b, Location loc, Value v, bool isUnsigned) {
+  Type it = v.getType(), i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t n) { return intConst(b, loc, it, n); };
+  auto c32 = [&](int64_t n) { return intConst(b, loc, i32, n); };
+  Value negative = isUnsigned ? Value()
+                              : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, c(0));
+  // The magnitude as unsigned (the most negative int's is 2^(width-1)).
+  Value magnitude = isUnsigned ? v
+                               : arith::SelectOp::create(
+                                     b, loc, negative, arith::SubIOp::create(b, loc, c(0), v), v);
+  Value exponent = arith::ShRUIOp::create(
+      b, loc,
+      arith::BitcastOp::create(b, loc, i32, arith::UIToFPOp::create(b, loc, f32, magnitude)),
+      c32(23));
+  // bits - 24 = exponent - 127 + 1 - 24; none cut from up to 24 bits.
+  Value cut32 = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, exponent, c32(150)), c32(0));
+  Value cut = it == i32 ? cut32 : Value(arith::ExtUIOp::create(b, loc, it, cut32));
+  Value kept = arith::ShRUIOp::create(b, loc, magnitude, cut);
+  Value rest = arith::AndIOp::create(
+      b, loc, magnitude,
+      arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, c(1), cut), c(1)));
+  Value sticky = arith::ExtUIOp::create(
+      b, loc, it, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest, c(0)));
+  Value odd = arith::OrIOp::create(b, loc, kept, sticky);
+  // 2^cut from its exponent bits (cut <= 40).
+  Value scale = arith::BitcastOp::create(
+      b, loc, f32, arith::ShLIOp::create(b, loc, arith::AddIOp::create(b, loc, cut32, c32(127)),
+                                         c32(23)));
+  Value r = arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, odd), scale);
+  return isUnsigned ? r
+                    : arith::SelectOp::create(b, loc, negative, arith::NegFOp::create(b, loc, r), r);
+}
+
+/// An f64: the nearest f32, moved toward zero where it was rounded away, its
+/// last bit set where inexact. Not below the smallest normal f32: a target
+/// that flushes f32 subnormals would turn 2^-126 (1 - 2^-30) into 0, and
+/// what rounds to 2^-126 in f32 rounds to it in bf16 and f16 too.
+Value f64ToF32RoundedToOdd(OpBuilder &b, Location loc, Value v) {
   Type f32 = b.getF32Type(), f64 = b.getF64Type(), i32 = b.getI32Type();
-  bool isUnsigned = isUnsignedKilnType(from);
   auto cmpf = [&](arith::CmpFPredicate p, Value l, Value r) -> Value {
     return arith::CmpFOp::create(b, loc, p, l, r);
   };
-  // x is rounded away from zero to y (where y != x): the sign of the error
-  // x - y is the opposite of y's.
-  auto roundedAway = [&](Value y, Value error) -> Value {
-    Value zero = floatConst(b, loc, y.getType(), 0.0);
-    Value noError = floatConst(b, loc, error.getType(), 0.0);
-    return arith::OrIOp::create(
-        b, loc,
-        arith::AndIOp::create(b, loc, cmpf(arith::CmpFPredicate::OGT, y, zero),
-                              cmpf(arith::CmpFPredicate::OLT, error, noError)),
-        arith::AndIOp::create(b, loc, cmpf(arith::CmpFPredicate::OLT, y, zero),
-                              cmpf(arith::CmpFPredicate::OGT, error, noError)));
-  };
-  // Bits of y moved toward zero where `away`, the last one set where inexact.
-  auto toOdd = [&](Value y, Value away, Value inexact, Type bitsType) -> Value {
-    Value one = intConst(b, loc, bitsType, 1);
-    Value bits = arith::BitcastOp::create(b, loc, bitsType, y);
-    bits = arith::SelectOp::create(b, loc, away, arith::SubIOp::create(b, loc, bits, one), bits);
-    bits = arith::SelectOp::create(b, loc, inexact, arith::OrIOp::create(b, loc, bits, one), bits);
-    return arith::BitcastOp::create(b, loc, y.getType(), bits);
-  };
-  if (isa<IntegerType>(from)) {
-    unsigned width = from.getIntOrFloatBitWidth();
-    if (width <= 32) { // exact in f64
-      v = isUnsigned ? Value(arith::UIToFPOp::create(b, loc, f64, v))
-                     : Value(arith::SIToFPOp::create(b, loc, f64, v));
-    } else {
-      // 64 bits: hi * 2^32 + lo, both exact in f64; their sum rounds once,
-      // and its error comes out exactly (Knuth's two-sum).
-      Type i64 = v.getType();
-      Value hi = isUnsigned ? Value(arith::ShRUIOp::create(b, loc, v, intConst(b, loc, i64, 32)))
-                            : Value(arith::ShRSIOp::create(b, loc, v, intConst(b, loc, i64, 32)));
-      Value lo = arith::AndIOp::create(b, loc, v, intConst(b, loc, i64, 0xFFFFFFFFll));
-      Value high = arith::MulFOp::create(
-          b, loc,
-          isUnsigned ? Value(arith::UIToFPOp::create(b, loc, f64, hi))
-                     : Value(arith::SIToFPOp::create(b, loc, f64, hi)),
-          floatConst(b, loc, f64, 4294967296.0));
-      Value low = arith::UIToFPOp::create(b, loc, f64, lo);
-      Value sum = arith::AddFOp::create(b, loc, high, low);
-      Value lowPart = arith::SubFOp::create(b, loc, sum, high);
-      Value error = arith::AddFOp::create(
-          b, loc,
-          arith::SubFOp::create(b, loc, high, arith::SubFOp::create(b, loc, sum, lowPart)),
-          arith::SubFOp::create(b, loc, low, lowPart));
-      v = toOdd(sum, roundedAway(sum, error),
-                cmpf(arith::CmpFPredicate::ONE, error, floatConst(b, loc, f64, 0.0)),
-                b.getI64Type());
-    }
-  }
+  auto c = [&](int64_t n) { return intConst(b, loc, i32, n); };
   Value nearest = arith::TruncFOp::create(b, loc, f32, v);
   Value back = arith::ExtFOp::create(b, loc, f64, nearest);
-  Value error = arith::SubFOp::create(b, loc, v, back);
-  // NaN compares unordered: it stays the NaN it became; an overflow to inf
-  // moves back to the largest f32, which is odd, and rounds to inf again.
-  return toOdd(nearest, roundedAway(nearest, error),
-               cmpf(arith::CmpFPredicate::ONE, back, v), i32);
+  Value zero = floatConst(b, loc, f64, 0.0);
+  // Rounded away from zero: |back| > |v| with v's sign.
+  Value away = arith::SelectOp::create(b, loc, cmpf(arith::CmpFPredicate::OLT, v, zero),
+                                       cmpf(arith::CmpFPredicate::OLT, back, v),
+                                       cmpf(arith::CmpFPredicate::OGT, back, v));
+  Value bits = arith::BitcastOp::create(b, loc, i32, nearest);
+  Value smallestNormal = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)),
+      c(0x00800000));
+  away = arith::AndIOp::create(
+      b, loc, away,
+      arith::XOrIOp::create(b, loc, smallestNormal, intConst(b, loc, b.getI1Type(), 1)));
+  // An overflow to inf moves back to the largest f32, which is odd, and
+  // rounds to inf again; NaN compares unordered and stays the NaN it became.
+  bits = arith::SelectOp::create(b, loc, away, arith::SubIOp::create(b, loc, bits, c(1)), bits);
+  bits = arith::SelectOp::create(b, loc, cmpf(arith::CmpFPredicate::ONE, back, v),
+                                 arith::OrIOp::create(b, loc, bits, c(1)), bits);
+  return arith::BitcastOp::create(b, loc, f32, bits);
 }
 
 /// Whether going to `to` through f32 needs `from` rounded to odd first.
@@ -257,8 +264,11 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   Type f32 = b.getF32Type();
   if (isFloat8(from))
     return castScalar(b, loc, decodeFloat8(b, loc, v, from), f32, to);
-  if (narrowsPastF32(from, to))
-    return castScalar(b, loc, toF32RoundedToOdd(b, loc, v, from), f32, to);
+  if (narrowsPastF32(from, to)) {
+    Value odd = from.isF64() ? f64ToF32RoundedToOdd(b, loc, v)
+                             : intToF32RoundedToOdd(b, loc, v, isUnsignedKilnType(from));
+    return castScalar(b, loc, odd, f32, to);
+  }
   if (isFloat8(to))
     return encodeFloat8(b, loc, castScalar(b, loc, v, from, f32), to);
   Type sTo = signlessType(to);

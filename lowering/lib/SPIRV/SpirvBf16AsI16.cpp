@@ -22,6 +22,22 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+/// bf16 -> f64 (a linalg op's implicit widening: a bf16 matmul into f64)
+/// through f32, both exact: upstream expands bf16 <-> f32 only.
+struct WidenBf16ThroughF32 final : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op, PatternRewriter &rewriter) const override {
+    Type in = op.getIn().getType(), f32 = rewriter.getF32Type();
+    if (!getElementTypeOrSelf(in).isBF16() || getElementTypeOrSelf(op.getType()).isF32())
+      return failure();
+    auto vector = dyn_cast<VectorType>(in);
+    Value wide = arith::ExtFOp::create(rewriter, op.getLoc(), vector ? vector.clone(f32) : f32,
+                                       op.getIn());
+    rewriter.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(), wide);
+    return success();
+  }
+};
+
 struct SpirvBf16AsI16
     : kiln::impl::KilnSpirvBf16AsI16Base<SpirvBf16AsI16> {
   void runOnOperation() override {
@@ -42,6 +58,7 @@ struct SpirvBf16AsI16
       return signalPassFailure();
 
     RewritePatternSet expand(ctx);
+    expand.add<WidenBf16ThroughF32>(ctx);
     arith::populateExpandBFloat16Patterns(expand);
     if (failed(applyPatternsGreedily(getOperation(), std::move(expand))))
       return signalPassFailure();

@@ -24,6 +24,10 @@
 // CHECK-NOT: arith.extf
 // CHECK-NOT: arith.truncf
 // CHECK: memref.store %{{.*}} : memref<64xbf16>
+// A widening past f32 (a bf16 matmul into f64) goes through f32.
+// CHECK: %[[B:.*]] = arith.bitcast %{{.*}} : bf16 to i16
+// CHECK: %[[W:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.extf %[[W]] : f32 to f64
 gpu.module @kernels {
   gpu.func @bf16_kernel(%in: memref<64xbf16>, %out: memref<64xbf16>) kernel {
     %c0 = arith.constant 0 : index
@@ -37,6 +41,9 @@ gpu.module @kernels {
     %b = memref.load %in[%c1] : memref<64xbf16>
     %m = arith.maximumf %a, %b : bf16
     memref.store %m, %out[%c1] : memref<64xbf16>
+    %d = arith.extf %a : bf16 to f64
+    %wide = memref.alloca() : memref<1xf64>
+    memref.store %d, %wide[%c0] : memref<1xf64>
     gpu.return
   }
 }
