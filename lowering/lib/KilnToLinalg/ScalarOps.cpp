@@ -235,12 +235,10 @@ Value f64ToF32RoundedToOdd(OpBuilder &b, Location loc, Value v) {
                                        cmpf(arith::CmpFPredicate::OLT, back, v),
                                        cmpf(arith::CmpFPredicate::OGT, back, v));
   Value bits = arith::BitcastOp::create(b, loc, i32, nearest);
-  Value smallestNormal = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)),
+  Value notSmallestNormal = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, bits, c(0x7FFFFFFF)),
       c(0x00800000));
-  away = arith::AndIOp::create(
-      b, loc, away,
-      arith::XOrIOp::create(b, loc, smallestNormal, intConst(b, loc, b.getI1Type(), 1)));
+  away = arith::AndIOp::create(b, loc, away, notSmallestNormal);
   // An overflow to inf moves back to the largest f32, which is odd, and
   // rounds to inf again; NaN compares unordered and stays the NaN it became.
   bits = arith::SelectOp::create(b, loc, away, arith::SubIOp::create(b, loc, bits, c(1)), bits);
