@@ -172,6 +172,7 @@ Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
   return arith::TruncIOp::create(b, loc, b.getI8Type(),
                                  arith::OrIOp::create(b, loc, r, sign));
 }
+
 // The f32 *rounded to odd* of a value: the f32 next to it toward zero, its
 // last bit set where inexact. Rounding that once more to a format of at most
 // 22 bits (f16, bf16, f8) rounds as one rounding of the value would; through
@@ -280,10 +281,8 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   }
   if (fromFloat && toFloat) {
     unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-    // f16 <-> bf16 and bf16 -> f64 go through f32 (exactly): Vulkan kernels
-    // expand bf16 <-> f32 only (kiln-spirv-bf16-as-i16).
-    if (fw == tw || (from.isBF16() && fw < tw && !to.isF32()))
-      return castScalar(b, loc, arith::ExtFOp::create(b, loc, f32, v), f32, to);
+    if (fw == tw) // f16 <-> bf16 goes through f32
+      return arith::TruncFOp::create(b, loc, to, arith::ExtFOp::create(b, loc, f32, v));
     return fw < tw ? Value(arith::ExtFOp::create(b, loc, to, v))
                    : Value(arith::TruncFOp::create(b, loc, to, v));
   }
