@@ -1,8 +1,8 @@
 //===- vulkan_vs_cuda.cpp - one kernel set, two GPU targets --------------===//
 //
 // Usage: kiln-bench-vulkan [runs] [vulkan-device-index]. Bandwidth-bound
-// kernels and an f16 matmul (cooperative matrices on Vulkan where the device
-// has them) compiled for Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU
+// kernels, an f16 matmul (cooperative matrices on Vulkan where the device
+// has them) and f32 matmuls (the SIMT kernel on both targets) compiled for Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU
 // in one process. Vulkan: median device time of one submission of the
 // launches (timestamp queries). CUDA: mean of a synchronised batch of
 // launches (host clock). Inputs are random and device-resident; the ratio
@@ -128,6 +128,10 @@ int main(int argc, char **argv) {
        2.0 * 4 * 8192 * 8192},
       {"matmul 4096^3 f16 (f32 accumulate)", bench::squareMatmulProgram(4096, "f16"), 0,
        2.0 * 4096 * 4096 * 4096},
+      {"matmul 4096^3 f32 (SIMT kernel on both)", bench::squareMatmulProgram(4096, "f32"), 0,
+       2.0 * 4096 * 4096 * 4096},
+      {"matmul 1024^3 f32 (SIMT kernel on both)", bench::squareMatmulProgram(1024, "f32"), 0,
+       2.0 * 1024 * 1024 * 1024},
   };
   auto compilerOwner = createCompiler();
   Compiler &compiler = *compilerOwner;

@@ -86,13 +86,13 @@ TEST(Autotune, EveryTemplateDeclaresItsDefaultFirst) {
 TEST(Autotune, EveryUntunedTilingChosenByTheShapeIsACandidate) {
   const std::vector<int64_t> sizes = {1, 16, 32, 33, 64, 100, 128, 257, 1000, 1024,
                                       2048, 3000, 4096, 11008};
-  auto simt = CudaSimtMatmulTunables::tuneSpace().candidates;
+  auto simt = GpuSimtMatmulTunables::tuneSpace().candidates;
   auto coop = VulkanCoopMatmulTunables::tuneSpace().candidates;
   for (int64_t batch : {1, 8})
     for (int64_t m : sizes)
       for (int64_t n : sizes) {
         for (int64_t k : sizes) {
-          auto t = CudaSimtMatmulTunables::forOutput(batch, m, n, k, 132);
+          auto t = GpuSimtMatmulTunables::forOutput(batch, m, n, k, 132);
           EXPECT_TRUE(std::ranges::find(simt, t.config()) != simt.end())
               << batch << "x" << m << "x" << n << "x" << k << ": "
               << TuneSpace::configText(t.config());
@@ -375,16 +375,24 @@ TEST(Autotune, EveryVulkanCooperativeMatmulTilingIsExact) {
                          72);
 }
 
-// The same for CUDA's SIMT kernel (f32 without tf32), K long enough that
-// every split candidate splits it (600: 38 or 75 steps) and C's rows odd
-// (the adding kernel's pairs split).
-TEST(Autotune, EveryCudaSimtMatmulTilingIsExact) {
-  if (Backend::deviceCount(DeviceType::Cuda) == 0)
-    GTEST_SKIP() << "no CUDA device";
-  auto backend = Backend::create({DeviceType::Cuda, 0});
-  ASSERT_TRUE(backend) << backend.error().message;
-  expectEveryTilingExact(**backend, CudaSimtMatmulTunables::tuneSpace(), DType::F32, 200, 263,
-                         600);
+// The same for the SIMT kernel on each GPU target (f32 without tf32; on
+// Vulkan every f32 matmul), K long enough that every split candidate
+// splits it (600: 38 or 75 steps) and C's rows odd (the adding kernel's
+// pairs split).
+TEST(Autotune, EverySimtMatmulTilingIsExact) {
+  int devices = 0;
+  for (DeviceType type : {DeviceType::Cuda, DeviceType::Vulkan}) {
+    if (Backend::deviceCount(type) == 0)
+      continue;
+    ++devices;
+    auto backend = Backend::create({type, 0});
+    ASSERT_TRUE(backend) << backend.error().message;
+    SCOPED_TRACE((*backend)->name());
+    expectEveryTilingExact(**backend, GpuSimtMatmulTunables::tuneSpace(), DType::F32, 200, 263,
+                           600);
+  }
+  if (devices == 0)
+    GTEST_SKIP() << "no CUDA or Vulkan device";
 }
 
 TEST(Autotune, OnTunesOnceThenReusesAndCachedNeverBenchmarks) {

@@ -13,18 +13,6 @@
 
 namespace kiln {
 
-/// Indices of element (row, col) of B or C. A batched matmul whose A has
-/// no batch dim can run as one matmul over the batches' columns side by
-/// side (conv2d's images): with `foldedColumns` (the columns of one batch)
-/// column col is column col % foldedColumns of batch col / foldedColumns.
-inline llvm::SmallVector<mlir::Value> columnIndices(IndexBuilder &x, mlir::Value matrix,
-                                                    mlir::Value batch, mlir::Value row,
-                                                    mlir::Value col, int64_t foldedColumns) {
-  if (foldedColumns)
-    return {x.div(col, foldedColumns), row, x.rem(col, foldedColumns)};
-  return matrixIndices(matrix, batch, row, col);
-}
-
 /// A matmul operand written by a copy generic (im2col) that the matmul's
 /// loads can read through the copy's index map instead.
 struct GatheredOperand {
@@ -114,36 +102,11 @@ mlir::LogicalResult buildMmaMatmul(mlir::linalg::LinalgOp op, const CudaMmaMatmu
 CudaMmaMatmulTunables narrowTilesToFill(mlir::linalg::LinalgOp op, CudaMmaMatmulTunables tiling,
                                         int64_t blocks);
 
-/// What a matmul's kernel takes over besides the matmul (either may be
-/// null): the zero fill of C right before it, which the kernel's stores
-/// make redundant, and an elementwise consumer of C after it, which the
-/// kernel runs before its stores. Found once per matmul: a matmul of
-/// run-time size may get several kernels (each launched where the others
-/// are not) before all three are erased (eraseReplacedMatmul).
-struct MatmulFusion {
-  mlir::linalg::FillOp zeroFill;
-  mlir::linalg::GenericOp epilogue;
-};
-
-/// A launch grid dim of `blocks` where `launchIf` holds (a host i1; null:
-/// always), else of none: the runtime skips an empty grid.
-inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value launchIf,
-                             mlir::Value blocks) {
-  if (!launchIf)
-    return blocks;
-  return b.createOrFold<mlir::arith::SelectOp>(
-      loc, launchIf, blocks, mlir::arith::ConstantIndexOp::create(b, loc, 0));
-}
-
 /// Whether the warpgroup kernel takes this matmul: f16 or bf16 (f32 too
 /// when `tf32`) where fitsMmaMatmul holds, B not gathered, a 16-bit B's
 /// rows whole 16-byte copies, a tf32 C's rows even. Sizes known only at
 /// run time are left to wgmmaMisfitAtRunTime.
 bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
-
-/// The parts `steps` K steps split into for at most `splits` asked: as many
-/// as leave no part empty (1 for 0).
-int64_t partsOfSteps(int64_t steps, int64_t splits);
 
 /// `tiling` whose split K is 0 ("fill the GPU") resolved for a
 /// static-sized matmul of `elementBytes` inputs (as the kernel reads them:
@@ -164,13 +127,6 @@ CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,
 /// (CudaMatrixCopies.cpp).
 mlir::Value copyMatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value matrix,
                        bool transpose, int64_t paddedCols, mlir::Value launchIf);
-
-/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
-/// part] x M x N rounded up to even, f32) through `fused`'s epilogue, where
-/// `launchIf` holds; C's rows odd unless `evenRows` (CudaWgmmaSplitK.cpp).
-void sumPartialsKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value partials,
-                       int64_t splits, mlir::Value c, bool evenRows, const MatmulFusion &fused,
-                       mlir::Value launchIf);
 
 /// Whether the warpgroup kernel takes this matmul through zero-padded
 /// copies of its operands (paddedWgmmaOperands): static dense f16/bf16
@@ -235,21 +191,6 @@ mlir::LogicalResult buildWgmmaMatmul(mlir::linalg::LinalgOp op,
                                      int64_t maxSharedBytes, int64_t fillBlocks,
                                      const MatmulFusion &fused, mlir::Value launchIf,
                                      const WgmmaOperands &operands);
-
-// Pieces the tensor-core kernels share (CudaMmaMatmul.cpp).
-
-/// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
-/// `pair`, where they are inside the m x n matrix (index values): C +=
-/// pair with `accumulate`, else C = pair; through `epilogue` (storing its
-/// output instead) when there is one, its `invariants` loaded before
-/// (loadEpilogueInvariants). Unless C's rows are `evenRows` (of one batch
-/// where batches are folded), the two are stored one by one. With
-/// `foldedColumns`, n counts the columns of all batches (columnIndices).
-void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
-                          mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
-                          mlir::Value m, mlir::Value n, bool evenRows, bool accumulate,
-                          mlir::linalg::GenericOp epilogue,
-                          const EpilogueInvariants &invariants, int64_t foldedColumns = 0);
 
 } // namespace kiln
 

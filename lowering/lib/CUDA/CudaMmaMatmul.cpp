@@ -235,59 +235,6 @@ CudaMmaMatmulTunables narrowTilesToFill(linalg::LinalgOp op, CudaMmaMatmulTunabl
   return tiling;
 }
 
-void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
-                          Value col, Value pair, Value m, Value n, bool evenRows,
-                          bool accumulate, linalg::GenericOp epilogue,
-                          const EpilogueInvariants &invariants, int64_t foldedColumns) {
-  // Odd rows split the pair: each element is inside the matrix or not on
-  // its own.
-  const int64_t perStore = evenRows ? 2 : 1;
-  // Pairs aligned where a buffer's layout shows it (it may be a view at any
-  // offset), or where its rows are of run-time length, which evenRows says
-  // the host checked even, in a layout of the buffer's own (every stride a
-  // multiple of the row).
-  auto pairAlignment = [&](OpBuilder &ab, Value buffer) {
-    if (IntegerAttr known = alignmentAttr(ab, buffer, perStore))
-      return known;
-    auto type = cast<MemRefType>(buffer.getType());
-    bool runTimeRows = type.getRank() > 0 && type.isDynamicDim(type.getRank() - 1);
-    return perStore == 2 && runTimeRows && type.getLayout().isIdentity()
-               ? ab.getI64IntegerAttr(2 * type.getElementTypeBitWidth() / 8)
-               : IntegerAttr();
-  };
-  IndexBuilder x{b, loc};
-  for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
-    Value first = x.add(col, e0);
-    Value part = perStore == 2 ? pair
-                               : vector::ExtractStridedSliceOp::create(
-                                     b, loc, pair, ArrayRef<int64_t>{e0}, ArrayRef<int64_t>{1},
-                                     ArrayRef<int64_t>{1}).getResult();
-    Value inside = x.both(x.lt(row, m), x.lt(first, n));
-    scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
-      IndexBuilder y{tb, l};
-      SmallVector<Value> at = columnIndices(y, c, batch, row, first, foldedColumns);
-      Value sum = part;
-      IntegerAttr cAlignment = pairAlignment(tb, c);
-      if (accumulate)
-        sum = arith::AddFOp::create(tb, l,
-                                    vector::LoadOp::create(tb, l, part.getType(), c, at,
-                                                           /*nontemporal=*/false, cAlignment),
-                                    part);
-      if (!epilogue) {
-        vector::StoreOp::create(tb, l, sum, c, at, /*nontemporal=*/false, cAlignment);
-      } else if (perStore == 2) {
-        storeThroughEpilogue(tb, l, epilogue, c, sum, at, /*width=*/2, invariants,
-                             pairAlignment(tb, epilogue.getDpsInits()[0]));
-      } else {
-        storeThroughEpilogue(tb, l, epilogue, c,
-                             vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{0}), at,
-                             /*width=*/0, invariants);
-      }
-      scf::YieldOp::create(tb, l);
-    });
-  }
-}
-
 bool fitsMmaMatmul(linalg::LinalgOp op, bool tf32) {
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
   auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());

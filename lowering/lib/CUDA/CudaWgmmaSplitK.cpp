@@ -28,52 +28,6 @@ constexpr int64_t maxNarrowStages(int64_t tileN) { return tileN == 64 ? 8 : 6; }
 
 } // namespace
 
-/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
-/// part] x M x N rounded up to even, f32), through the fused epilogue: one
-/// thread per pair of columns, parts added in order (the same sums on every
-/// run); C's rows odd unless `evenRows`.
-void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t splits, Value c,
-                       bool evenRows, const MatmulFusion &fused, Value launchIf) {
-  constexpr int64_t kThreadsPerBlock = 256;
-  auto shape = cast<MemRefType>(partials.getType()).getShape();
-  auto cShape = cast<MemRefType>(c.getType()).getShape();
-  const int64_t m = shape[1], n = cShape.back(), rowPairs = shape[2] / 2, pairs = m * rowPairs;
-  IndexBuilder x{b, loc};
-  auto launch = gpu::LaunchOp::create(
-      b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
-      x.c(shape[0] / splits), x.c(1), x.c(kThreadsPerBlock), x.c(1), x.c(1));
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  IndexBuilder t{kb, loc};
-  gpu::KernelDim3 block = launch.getBlockIds();
-  Value pairIndex = t.add(t.mul(block.x, kThreadsPerBlock), launch.getThreadIds().x);
-  Value batch = cast<MemRefType>(c.getType()).getRank() == 3 ? block.y : Value();
-  EpilogueInvariants invariants =
-      fused.epilogue ? loadEpilogueInvariants(kb, loc, fused.epilogue) : EpilogueInvariants();
-  scf::IfOp::create(kb, loc, t.lt(pairIndex, pairs), [&](OpBuilder &ib, Location l) {
-    IndexBuilder y{ib, l};
-    Value row = y.div(pairIndex, rowPairs), col = y.mul(y.rem(pairIndex, rowPairs), 2);
-    auto pairType = VectorType::get({2}, ib.getF32Type());
-    IntegerAttr alignment = alignmentAttr(ib, partials, 2);
-    Value sum;
-    for (int64_t part = 0; part < splits; ++part) {
-      Value at = y.add(y.mul(block.y, splits), part);
-      Value value = vector::LoadOp::create(ib, l, pairType, partials, ValueRange{at, row, col},
-                                           /*nontemporal=*/false, alignment);
-      sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
-    }
-    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), evenRows,
-                         /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
-    scf::YieldOp::create(ib, l);
-  });
-  gpu::TerminatorOp::create(kb, loc);
-}
-
-int64_t partsOfSteps(int64_t steps, int64_t splits) {
-  if (splits <= 1 || steps <= 1)
-    return 1;
-  return llvm::divideCeil(steps, llvm::divideCeil(steps, std::min(splits, steps)));
-}
-
 CudaWgmmaMatmulTunables fillGpuWithWgmma(linalg::LinalgOp op, CudaWgmmaMatmulTunables tiling,
                                          int64_t fillBlocks, bool narrow, int64_t maxSharedBytes,
                                          int64_t elementBytes) {

@@ -1,6 +1,10 @@
 //===- MatmulKernels.cpp - pieces the GPU matmul kernel builders share ---===//
 #include "kiln/Lowering/Common/MatmulKernels.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -38,6 +42,105 @@ std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, Value order, Value num
   Value row = x.add(firstRow, arith::RemUIOp::create(x.b, x.loc, inGroup, rows));
   Value col = arith::DivUIOp::create(x.b, x.loc, inGroup, rows);
   return {row, col};
+}
+
+/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
+/// part] x M x N rounded up to even, f32), through the fused epilogue: one
+/// thread per pair of columns, parts added in order (the same sums on every
+/// run); C's rows odd unless `evenRows`.
+void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t splits, Value c,
+                       bool evenRows, const MatmulFusion &fused, Value launchIf) {
+  constexpr int64_t kThreadsPerBlock = 256;
+  auto shape = cast<MemRefType>(partials.getType()).getShape();
+  auto cShape = cast<MemRefType>(c.getType()).getShape();
+  const int64_t m = shape[1], n = cShape.back(), rowPairs = shape[2] / 2, pairs = m * rowPairs;
+  IndexBuilder x{b, loc};
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
+      x.c(shape[0] / splits), x.c(1), x.c(kThreadsPerBlock), x.c(1), x.c(1));
+  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  IndexBuilder t{kb, loc};
+  gpu::KernelDim3 block = launch.getBlockIds();
+  Value pairIndex = t.add(t.mul(block.x, kThreadsPerBlock), launch.getThreadIds().x);
+  Value batch = cast<MemRefType>(c.getType()).getRank() == 3 ? block.y : Value();
+  EpilogueInvariants invariants =
+      fused.epilogue ? loadEpilogueInvariants(kb, loc, fused.epilogue) : EpilogueInvariants();
+  scf::IfOp::create(kb, loc, t.lt(pairIndex, pairs), [&](OpBuilder &ib, Location l) {
+    IndexBuilder y{ib, l};
+    Value row = y.div(pairIndex, rowPairs), col = y.mul(y.rem(pairIndex, rowPairs), 2);
+    auto pairType = VectorType::get({2}, ib.getF32Type());
+    IntegerAttr alignment = alignmentAttr(ib, partials, 2);
+    Value sum;
+    for (int64_t part = 0; part < splits; ++part) {
+      Value at = y.add(y.mul(block.y, splits), part);
+      Value value = vector::LoadOp::create(ib, l, pairType, partials, ValueRange{at, row, col},
+                                           /*nontemporal=*/false, alignment);
+      sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
+    }
+    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), evenRows,
+                         /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
+    scf::YieldOp::create(ib, l);
+  });
+  gpu::TerminatorOp::create(kb, loc);
+}
+
+void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Value row,
+                          Value col, Value pair, Value m, Value n, bool evenRows,
+                          bool accumulate, linalg::GenericOp epilogue,
+                          const EpilogueInvariants &invariants, int64_t foldedColumns) {
+  // Odd rows split the pair: each element is inside the matrix or not on
+  // its own.
+  const int64_t perStore = evenRows ? 2 : 1;
+  // Pairs aligned where a buffer's layout shows it (it may be a view at any
+  // offset), or where its rows are of run-time length, which evenRows says
+  // the host checked even, in a layout of the buffer's own (every stride a
+  // multiple of the row).
+  auto pairAlignment = [&](OpBuilder &ab, Value buffer) {
+    if (IntegerAttr known = alignmentAttr(ab, buffer, perStore))
+      return known;
+    auto type = cast<MemRefType>(buffer.getType());
+    bool runTimeRows = type.getRank() > 0 && type.isDynamicDim(type.getRank() - 1);
+    return perStore == 2 && runTimeRows && type.getLayout().isIdentity()
+               ? ab.getI64IntegerAttr(2 * type.getElementTypeBitWidth() / 8)
+               : IntegerAttr();
+  };
+  IndexBuilder x{b, loc};
+  for (int64_t e0 = 0; e0 < 2; e0 += perStore) {
+    Value first = x.add(col, e0);
+    Value part = perStore == 2 ? pair
+                               : vector::ExtractStridedSliceOp::create(
+                                     b, loc, pair, ArrayRef<int64_t>{e0}, ArrayRef<int64_t>{1},
+                                     ArrayRef<int64_t>{1}).getResult();
+    Value inside = x.both(x.lt(row, m), x.lt(first, n));
+    scf::IfOp::create(b, loc, inside, [&](OpBuilder &tb, Location l) {
+      IndexBuilder y{tb, l};
+      SmallVector<Value> at = columnIndices(y, c, batch, row, first, foldedColumns);
+      Value sum = part;
+      IntegerAttr cAlignment = pairAlignment(tb, c);
+      if (accumulate)
+        sum = arith::AddFOp::create(tb, l,
+                                    vector::LoadOp::create(tb, l, part.getType(), c, at,
+                                                           /*nontemporal=*/false, cAlignment),
+                                    part);
+      if (!epilogue) {
+        vector::StoreOp::create(tb, l, sum, c, at, /*nontemporal=*/false, cAlignment);
+      } else if (perStore == 2) {
+        storeThroughEpilogue(tb, l, epilogue, c, sum, at, /*width=*/2, invariants,
+                             pairAlignment(tb, epilogue.getDpsInits()[0]));
+      } else {
+        storeThroughEpilogue(tb, l, epilogue, c,
+                             vector::ExtractOp::create(tb, l, sum, ArrayRef<int64_t>{0}), at,
+                             /*width=*/0, invariants);
+      }
+      scf::YieldOp::create(tb, l);
+    });
+  }
+}
+
+int64_t partsOfSteps(int64_t steps, int64_t splits) {
+  if (splits <= 1 || steps <= 1)
+    return 1;
+  return llvm::divideCeil(steps, llvm::divideCeil(steps, std::min(splits, steps)));
 }
 
 } // namespace kiln

@@ -29,8 +29,8 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
                                  const SpirvPipelineOptions &options) {
   // 16 bytes of f32 per access as on CUDA; kiln-spirv-vector-buffers turns
   // the pointer casts this yields into vector-typed buffers. f16 matmuls run
-  // on cooperative matrices where the device has them; other matmuls stay
-  // loop nests.
+  // on cooperative matrices where the device has them, other f32-accumulating
+  // matmuls on the SIMT kernel; integer and f64 matmuls stay loop nests.
   buildGpuBufferizationPipeline(pm);
   if (!options.f16CooperativeMatrix.empty()) {
     KilnSpirvTileMatmulOptions matmul;
@@ -41,6 +41,11 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
     matmul.maxInvocations = options.maxWorkgroupInvocations;
     pm.addPass(createKilnSpirvTileMatmul(matmul));
   }
+  KilnSpirvSimtMatmulOptions simt;
+  simt.maxWorkgroupBytes = options.maxWorkgroupBytes;
+  simt.maxInvocations = options.maxWorkgroupInvocations;
+  simt.maxThreadIterations = options.maxThreadIterations;
+  pm.addPass(createKilnSpirvSimtMatmul(simt));
   GpuOutliningOptions outlining;
   outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());
   outlining.hoistRowValues = true;

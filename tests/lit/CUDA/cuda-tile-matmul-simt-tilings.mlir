@@ -33,7 +33,7 @@ func.func @narrow(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memr
 // most 8): 64 x 1024 by K 2048 is 16 blocks x 4 parts. The choice is
 // recorded under the kernel's tune key: the tuner times it first. Nothing
 // zeroed C, so the adding kernel adds the parts' sum to it.
-// CHECK: kiln.untuned = {"cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:64x1024x2048" = "64x16x4x4"}
+// CHECK: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:64x1024x2048" = "64x16x4x4"}
 // CHECK-LABEL: func @narrow_split
 // CHECK: %[[PARTS:.*]] = memref.alloc() : memref<4x64x1024xf32>
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}})
@@ -55,13 +55,13 @@ func.func @narrow_split(%a: memref<64x2048xf32>, %b: memref<2048x1024xf32>, %c: 
 // A tuned tiling (key: the f32 matmul's M x N x K anchored to powers of
 // two: 300 x 260 x 200 -> 256 x 256 x 256) replaces the untuned one: 32x32
 // outputs per block of 64 threads, K in steps of 8, so 9 x 10 blocks.
-// CHECK: module attributes {kiln.tune_keys = ["cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:256x256x256"]
+// CHECK: module attributes {kiln.tune_keys = ["gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x256x256"]
 // CHECK-NOT: kiln.untuned
 // CHECK-LABEL: func @tuned
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c9{{[_0-9]*}}, %{{[a-z0-9]+}} = %c10{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64
 // CHECK-SAME: workgroup({{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>)
-module attributes {kiln.tuned = {"cuda.matmul.simt@adaecb6899ea5389:matmul:f32,f32,f32:256x256x256" = "32x8x4x1"}} {
+module attributes {kiln.tuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x256x256" = "32x8x4x1"}} {
 func.func @tuned(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x260xf32>) {
   linalg.matmul ins(%a, %b : memref<300x200xf32>, memref<200x260xf32>) outs(%c : memref<300x260xf32>)
   return

@@ -16,7 +16,7 @@ namespace kiln {
 
 inline std::vector<TuneSpace> kernelTuneSpaces() {
   return {CudaMmaMatmulTunables::tuneSpace(), CudaWgmmaMatmulTunables::tuneSpace(),
-          CudaSimtMatmulTunables::tuneSpace(),
+          GpuSimtMatmulTunables::tuneSpace(),
           CpuMatmulTunables::tuneSpace(), VulkanCoopMatmulTunables::tuneSpace(),
           GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace()};
 }

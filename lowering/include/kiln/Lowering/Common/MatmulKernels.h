@@ -7,6 +7,8 @@
 #ifndef KILN_LOWERING_COMMON_MATMULKERNELS_H
 #define KILN_LOWERING_COMMON_MATMULKERNELS_H
 
+#include "kiln/Lowering/Common/MatmulEpilogue.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -71,6 +73,63 @@ std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::Valu
 /// The same for a block of a (numTilesN, numTilesM) grid.
 std::pair<mlir::Value, mlir::Value> groupedTileOrder(IndexBuilder &x, mlir::gpu::KernelDim3 block,
                                                      mlir::Value numTilesM, mlir::Value numTilesN);
+
+/// Indices of element (row, col) of B or C. A batched matmul whose A has
+/// no batch dim can run as one matmul over the batches' columns side by
+/// side (conv2d's images): with `foldedColumns` (the columns of one batch)
+/// column col is column col % foldedColumns of batch col / foldedColumns.
+inline llvm::SmallVector<mlir::Value> columnIndices(IndexBuilder &x, mlir::Value matrix,
+                                                    mlir::Value batch, mlir::Value row,
+                                                    mlir::Value col, int64_t foldedColumns) {
+  if (foldedColumns)
+    return {x.div(col, foldedColumns), row, x.rem(col, foldedColumns)};
+  return matrixIndices(matrix, batch, row, col);
+}
+
+/// What a matmul's kernel takes over besides the matmul (either may be
+/// null): the zero fill of C right before it, which the kernel's stores
+/// make redundant, and an elementwise consumer of C after it, which the
+/// kernel runs before its stores. Found once per matmul: a matmul of
+/// run-time size may get several kernels (each launched where the others
+/// are not) before all three are erased (eraseReplacedMatmul).
+struct MatmulFusion {
+  mlir::linalg::FillOp zeroFill;
+  mlir::linalg::GenericOp epilogue;
+};
+
+/// A launch grid dim of `blocks` where `launchIf` holds (a host i1; null:
+/// always), else of none: the runtime skips an empty grid.
+inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value launchIf,
+                             mlir::Value blocks) {
+  if (!launchIf)
+    return blocks;
+  return b.createOrFold<mlir::arith::SelectOp>(
+      loc, launchIf, blocks, mlir::arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
+/// part] x M x N rounded up to even, f32) through `fused`'s epilogue, where
+/// `launchIf` holds; C's rows odd unless `evenRows`.
+void sumPartialsKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value partials,
+                       int64_t splits, mlir::Value c, bool evenRows, const MatmulFusion &fused,
+                       mlir::Value launchIf);
+
+/// Stores accumulators (row, col) and (row, col + 1) of C, a vector<2xf32>
+/// `pair`, where they are inside the m x n matrix (index values): C +=
+/// pair with `accumulate`, else C = pair; through `epilogue` (storing its
+/// output instead) when there is one, its `invariants` loaded before
+/// (loadEpilogueInvariants). Unless C's rows are `evenRows` (of one batch
+/// where batches are folded), the two are stored one by one. With
+/// `foldedColumns`, n counts the columns of all batches (columnIndices).
+void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
+                          mlir::Value batch, mlir::Value row, mlir::Value col, mlir::Value pair,
+                          mlir::Value m, mlir::Value n, bool evenRows, bool accumulate,
+                          mlir::linalg::GenericOp epilogue,
+                          const EpilogueInvariants &invariants, int64_t foldedColumns = 0);
+
+/// The parts `steps` K steps split into for at most `splits` asked: as many
+/// as leave no part empty (1 for 0).
+int64_t partsOfSteps(int64_t steps, int64_t splits);
 
 } // namespace kiln
 

@@ -52,6 +52,36 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
                            "mlir::spirv::SPIRVDialect", "mlir::vector::VectorDialect"];
 }
 
+def KilnSpirvSimtMatmul : Pass<"kiln-spirv-simt-matmul", "mlir::ModuleOp"> {
+  let summary = "f32-accumulating matmuls on the SIMT kernel both GPU targets build";
+  let description = [{
+    Replaces each linalg.matmul / batch_matmul of f32, f16 or bf16 inputs
+    into f32 that kiln-spirv-tile-matmul left (no cooperative matrices, or
+    not f16) by the SIMT kernel of GPU/SimtMatmul.h, as CUDA's SIMT path
+    builds it: a workgroup per tile x tile block of C, K through two
+    workgroup-memory stages, each invocation perThread x perThread outputs
+    in registers, the elementwise epilogue fused, tiled as
+    GpuSimtMatmulTunables says (tune space gpu.matmul.simt; untuned: the
+    default 128 x 128 tiles, or the first candidate within the workgroup
+    limits). Workgroup memory is accessed lane by lane (logical addressing
+    has no vector pointer casts into it). Where `max-thread-iterations`
+    bounds the loop iterations of an invocation (llvmpipe), only matmuls
+    whose static K keeps the kernel's K loop within it are taken; the
+    others stay loop nests, which split K.
+  }];
+  let options = [
+    Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t", "49152",
+           "workgroup memory a workgroup may have (maxComputeSharedMemorySize)">,
+    Option<"maxInvocations", "max-invocations", "int64_t", "1024",
+           "invocations a workgroup may have (maxComputeWorkGroupInvocations)">,
+    Option<"maxThreadIterations", "max-thread-iterations", "int64_t", "0",
+           "loop iterations an invocation may run; 0: no bound">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def KilnSpirvExpandF64Math : Pass<"kiln-spirv-expand-f64-math", "mlir::gpu::GPUModuleOp"> {
   let summary = "f64 exp, log, log1p, sin, cos, tanh, erf and pow in arithmetic";
   let description = [{
