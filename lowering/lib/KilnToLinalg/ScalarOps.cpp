@@ -183,31 +183,42 @@ Value encodeFloat8(OpBuilder &b, Location loc, Value x, Type type) {
 /// its magnitude cut to its top 23 or 24 bits, the rest as a sticky bit,
 /// converted exactly and scaled by the power of two cut off. The count of
 /// bits comes from the exponent of the nearest f32 (one more where that
-/// rounded up to a power of two: 23 bits kept, still enough).
+/// rounded up to a power of two: 23 bits kept, still enough). A signed
+/// value is shifted as it is, never negated whole: the negation of the
+/// most negative int becomes an abs that ptxas takes as non-negative
+/// (converting it signed: -2^31 became 256 on the H100).
 Value intToF32RoundedToOdd(OpBuilder &b, Location loc, Value v, bool isUnsigned) {
   Type it = v.getType(), i32 = b.getI32Type(), f32 = b.getF32Type();
   auto c = [&](int64_t n) { return intConst(b, loc, it, n); };
   auto c32 = [&](int64_t n) { return intConst(b, loc, i32, n); };
-  Value negative = isUnsigned ? Value()
-                              : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, c(0));
-  // The magnitude as unsigned (the most negative int's is 2^(width-1)).
-  Value magnitude = isUnsigned ? v
-                               : arith::SelectOp::create(
-                                     b, loc, negative, arith::SubIOp::create(b, loc, c(0), v), v);
-  Value exponent = arith::ShRUIOp::create(
+  Value nearest = isUnsigned ? Value(arith::UIToFPOp::create(b, loc, f32, v))
+                             : Value(arith::SIToFPOp::create(b, loc, f32, v));
+  Value exponent = arith::AndIOp::create(
       b, loc,
-      arith::BitcastOp::create(b, loc, i32, arith::UIToFPOp::create(b, loc, f32, magnitude)),
-      c32(23));
+      arith::ShRUIOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, nearest), c32(23)),
+      c32(0xFF));
   // bits - 24 = exponent - 127 + 1 - 24; none cut from up to 24 bits.
   Value cut32 = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, exponent, c32(150)), c32(0));
   Value cut = it == i32 ? cut32 : Value(arith::ExtUIOp::create(b, loc, it, cut32));
-  Value kept = arith::ShRUIOp::create(b, loc, magnitude, cut);
+  // The bits cut off (of the value as stored: a negative one's are zero
+  // exactly where its magnitude's are) and the quotient rounded down.
   Value rest = arith::AndIOp::create(
-      b, loc, magnitude,
-      arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, c(1), cut), c(1)));
-  Value sticky = arith::ExtUIOp::create(
-      b, loc, it, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest, c(0)));
+      b, loc, v, arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, c(1), cut), c(1)));
+  Value inexact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rest, c(0));
+  Value sticky = arith::ExtUIOp::create(b, loc, it, inexact);
+  Value negative;
+  Value kept;
+  if (isUnsigned) {
+    kept = arith::ShRUIOp::create(b, loc, v, cut);
+  } else {
+    // The magnitude's quotient toward zero: -floor(v / 2^cut), less one
+    // where inexact. Never the most negative int (cut >= 8 there).
+    negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, c(0));
+    Value floor = arith::ShRSIOp::create(b, loc, v, cut);
+    Value up = arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, c(0), floor), sticky);
+    kept = arith::SelectOp::create(b, loc, negative, up, floor);
+  }
   Value odd = arith::OrIOp::create(b, loc, kept, sticky);
   // 2^cut from its exponent bits (cut <= 40).
   Value scale = arith::BitcastOp::create(

@@ -64,6 +64,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   // vector; not math, nor the serial scf.parallel loops left in kernels.
   pm.addNestedPass<gpu::GPUModuleOp>(createParallelForToNestedForsPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvBf16AsI16());
+  pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvF16RoundTrips());
   pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExpandF64Math());
   if (options.exactF32Division)
     pm.addNestedPass<gpu::GPUModuleOp>(createKilnSpirvExactF32Division());

@@ -76,13 +76,13 @@ func.func @transpose(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
 // CHECK: %[[ODD:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK: arith.truncf %[[ODD]] : f32 to bf16
 // CHECK-NOT: f64
-// CHECK: arith.uitofp %{{.*}} : i32 to f32
+// CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.constant 150 : i32
-// CHECK: arith.shrui %{{.*}} : i32
+// CHECK: arith.shrsi %{{.*}} : i32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK-NOT: f64
-// CHECK: arith.uitofp %{{.*}} : i64 to f32
-// CHECK: arith.shrui %{{.*}} : i64
+// CHECK: arith.sitofp %{{.*}} : i64 to f32
+// CHECK: arith.shrsi %{{.*}} : i64
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: arith.extf %{{.*}} : bf16 to f64
 // CHECK-NOT: arith.truncf %{{.*}} : f64 to bf16

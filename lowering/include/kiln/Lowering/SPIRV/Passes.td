@@ -113,6 +113,22 @@ def KilnSpirvBf16AsI16 : Pass<"kiln-spirv-bf16-as-i16", "mlir::gpu::GPUModuleOp"
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnSpirvF16RoundTrips : Pass<"kiln-spirv-f16-round-trips", "mlir::gpu::GPUModuleOp"> {
+  let summary = "f32 -> f16 -> f32 round trips rounded in integer operations";
+  let description = [{
+    NVIDIA's Vulkan driver drops an OpFConvert f32 -> f16 followed by one
+    back to f32 (seen on the H100: a cast of 2049 to f16 and back gave
+    2049, of 65520 gave 65520, not inf), so a value that is rounded to f16
+    and widened again in registers (a cast's result read by the next op,
+    f16 arithmetic between ops) was not rounded. Each arith.extf whose
+    operand is an arith.truncf from f32 to f16 (scalar or vector) becomes
+    the f32 of that f16 computed from the f32's bits: 13 bits dropped to
+    nearest even, f16 subnormals as multiples of 2^-24, overflow to inf,
+    NaN and infinities kept. The truncf stays for any other use (stores).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnSpirvExactF32Division : Pass<"kiln-spirv-exact-f32-division", "mlir::gpu::GPUModuleOp"> {
   let summary = "Correctly rounded f32 division from integer operations";
   let description = [{
