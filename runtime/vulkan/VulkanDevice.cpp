@@ -171,11 +171,30 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceFloatControlsProperties floatProps{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nvCores{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amdCores{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
+  auto chainProperties = [&](auto &properties) {
+    properties.pNext = props2.pNext;
+    props2.pNext = &properties;
+  };
+  chainProperties(subgroup);
   if (floatControls)
-    subgroup.pNext = &floatProps;
+    chainProperties(floatProps);
+  bool nvCoreCount = has(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  bool amdCoreCount = has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+  if (nvCoreCount)
+    chainProperties(nvCores);
+  if (amdCoreCount)
+    chainProperties(amdCores);
   l.vkGetPhysicalDeviceProperties2(physical, &props2);
+  if (nvCoreCount)
+    p.multiprocessors = nvCores.shaderSMCount;
+  else if (amdCoreCount)
+    p.multiprocessors = amdCores.shaderEngineCount * amdCores.shaderArraysPerEngineCount *
+                        amdCores.computeUnitsPerShaderArray;
   const VkPhysicalDeviceProperties &base = props2.properties;
   p.name = base.deviceName;
   p.vendorId = base.vendorID;

@@ -33,13 +33,17 @@ TEST(VulkanDevice, PropertiesComeFromTheDevice) {
   auto device = VulkanDevice::create(0);
   ASSERT_TRUE(device) << device.error().message;
   const VulkanDeviceProperties &p = (*device)->properties();
-  std::printf("vulkan:0 is %s, subgroup %u, shared %u B, %s\n", p.name.c_str(),
-              p.subgroupSize, p.maxSharedMemoryBytes, p.fingerprint().c_str());
+  std::printf("vulkan:0 is %s, subgroup %u, shared %u B, %u multiprocessors, %s\n",
+              p.name.c_str(), p.subgroupSize, p.maxSharedMemoryBytes, p.multiprocessors,
+              p.fingerprint().c_str());
   EXPECT_FALSE(p.name.empty());
   ASSERT_GT(p.subgroupSize, 0u);
   EXPECT_EQ(p.subgroupSize & (p.subgroupSize - 1), 0u) << "a power of two";
   EXPECT_GE(p.maxSharedMemoryBytes, 16384u);
   EXPECT_GE(p.maxWorkgroupInvocations, 128u);
+  // NVIDIA's drivers have VK_NV_shader_sm_builtins (the H100: 132 SMs).
+  if (p.vendorId == 0x10DE)
+    EXPECT_GT(p.multiprocessors, 0u);
   EXPECT_EQ(p.fingerprint().rfind("vulkan-", 0), 0u);
   auto beyond = VulkanDevice::create(VulkanDevice::deviceCount());
   ASSERT_FALSE(beyond);

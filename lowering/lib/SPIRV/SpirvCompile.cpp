@@ -94,6 +94,7 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   o.subgroupSize = target.subgroupSize;
   o.maxWorkgroupBytes = target.maxWorkgroupBytes;
   o.maxWorkgroupInvocations = target.maxWorkgroupInvocations;
+  o.multiprocessors = target.multiprocessors;
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
   o.maxThreadIterations = target.maxInvocationLoopIterations;
   o.exactF32Division = target.int64;
@@ -123,7 +124,8 @@ std::string describe(const VulkanTarget &target) {
   text += " loops" + std::to_string(target.maxInvocationLoopIterations);
   text += " subgroup" + std::to_string(target.subgroupSize) + " workgroup" +
           std::to_string(target.maxWorkgroupBytes) + "B" +
-          std::to_string(target.maxWorkgroupInvocations) + " coopmat";
+          std::to_string(target.maxWorkgroupInvocations) + " sms" +
+          std::to_string(target.multiprocessors) + " coopmat";
   for (int64_t size : f16CooperativeMatrix(target)) {
     text += ' ';
     text += std::to_string(size);

@@ -45,6 +45,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   simt.maxWorkgroupBytes = options.maxWorkgroupBytes;
   simt.maxInvocations = options.maxWorkgroupInvocations;
   simt.maxThreadIterations = options.maxThreadIterations;
+  simt.fillBlocks = options.multiprocessors;
   pm.addPass(createKilnSpirvSimtMatmul(simt));
   GpuOutliningOptions outlining;
   outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());

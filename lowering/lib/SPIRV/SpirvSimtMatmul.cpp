@@ -48,7 +48,8 @@ struct KilnSpirvSimtMatmulPass : kiln::impl::KilnSpirvSimtMatmulBase<KilnSpirvSi
       if (kiln::fitsSimtMatmul(op) && loopsWithinLimit(op))
         matmuls.push_back(op);
     });
-    kiln::SimtMatmulTarget target{.workgroupVectors = kiln::WorkgroupVectors::ByLane,
+    kiln::SimtMatmulTarget target{.fillBlocks = fillBlocks,
+                                  .workgroupVectors = kiln::WorkgroupVectors::ByLane,
                                   .maxWorkgroupBytes = maxWorkgroupBytes,
                                   .maxInvocations = maxInvocations};
     for (linalg::LinalgOp op : matmuls) {

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --kiln-spirv-simt-matmul="max-thread-iterations=32768" --split-input-file | FileCheck %s
 // RUN: not kiln-opt %s --kiln-spirv-simt-matmul="max-workgroup-bytes=16384" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=SMALL
 // RUN: not kiln-opt %s --kiln-spirv-simt-matmul="max-workgroup-bytes=16384" --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=SMALL-ERROR
+// RUN: kiln-opt %s --kiln-spirv-simt-matmul="fill-blocks=132" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=FILL
 
 // An f32 matmul: the SIMT kernel's default tiling (128 x 128 outputs per
 // workgroup of 256 invocations, K in steps of 16 through two stages of
@@ -19,6 +20,9 @@
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: linalg.matmul
+// Where the driver tells the multiprocessors (132), an output of 3 x 4
+// default tiles narrows to 64 x 64 ones, as on CUDA.
+// FILL: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x512x512" = "64x16x4x1"}
 // SMALL: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x512x512" = "128x8x8x1"}
 // SMALL-LABEL: func @f32
 // SMALL: workgroup({{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>)

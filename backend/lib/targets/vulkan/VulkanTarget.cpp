@@ -267,6 +267,7 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
     t.maxInvocationLoopIterations = 0;
   t.maxWorkgroupBytes = device.maxSharedMemoryBytes;
   t.maxWorkgroupInvocations = device.maxWorkgroupInvocations;
+  t.multiprocessors = device.multiprocessors;
   t.f16CooperativeMatrix = f16CooperativeMatrixOf(device);
   return t;
 }

@@ -133,6 +133,9 @@ struct VulkanTarget {
   /// cooperative-matrix matmul's tiling must fit. NVIDIA's 48 KiB by
   /// default, the devices with cooperative matrices having at least that.
   uint32_t maxWorkgroupBytes = 49152, maxWorkgroupInvocations = 1024;
+  /// Multiprocessors the device says it has (0: unknown): the SIMT
+  /// matmul narrows its tiles and splits K to fill them, as on CUDA.
+  uint32_t multiprocessors = 0;
   /// Atomic f32/f64 adds on storage buffers (VK_EXT_shader_atomic_float):
   /// scatter_add's atomics; none by default, as not every device has them.
   bool float32AtomicAdd = false, float64AtomicAdd = false;

@@ -31,6 +31,8 @@ struct SpirvPipelineOptions {
   int64_t subgroupSize = 32;
   /// The device's workgroup limits the matmul's tiling must fit.
   int64_t maxWorkgroupBytes = 49152, maxWorkgroupInvocations = 1024;
+  /// Multiprocessors the SIMT matmul fills (0: unknown, the default tiling).
+  int64_t multiprocessors = 0;
   /// Element types scatter_add adds atomically (kiln-gpu-scatter-adds):
   /// i32 everywhere (OpAtomicIAdd is core), f32/f64 where the device has
   /// VK_EXT_shader_atomic_float.

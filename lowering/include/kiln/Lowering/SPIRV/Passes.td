@@ -61,9 +61,10 @@ def KilnSpirvSimtMatmul : Pass<"kiln-spirv-simt-matmul", "mlir::ModuleOp"> {
     builds it: a workgroup per tile x tile block of C, K through two
     workgroup-memory stages, each invocation perThread x perThread outputs
     in registers, the elementwise epilogue fused, tiled as
-    GpuSimtMatmulTunables says (tune space gpu.matmul.simt; untuned: the
-    default 128 x 128 tiles, or the first candidate within the workgroup
-    limits). Workgroup memory is accessed lane by lane (logical addressing
+    GpuSimtMatmulTunables says (tune space gpu.matmul.simt; untuned: as on
+    CUDA where `fill-blocks` gives the multiprocessors, else the default
+    128 x 128 tiles; the first candidate within the workgroup limits where
+    that one is not). Workgroup memory is accessed lane by lane (logical addressing
     has no vector pointer casts into it). Where `max-thread-iterations`
     bounds the loop iterations of an invocation (llvmpipe), only matmuls
     whose static K keeps the kernel's K loop within it are taken; the
@@ -76,6 +77,9 @@ def KilnSpirvSimtMatmul : Pass<"kiln-spirv-simt-matmul", "mlir::ModuleOp"> {
            "invocations a workgroup may have (maxComputeWorkGroupInvocations)">,
     Option<"maxThreadIterations", "max-thread-iterations", "int64_t", "0",
            "loop iterations an invocation may run; 0: no bound">,
+    Option<"fillBlocks", "fill-blocks", "int64_t", "0",
+           "the device's multiprocessors, which untuned tilings fill (narrower "
+           "tiles, K split) as on CUDA; 0: unknown, the default tiling">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",

@@ -39,6 +39,9 @@ struct VulkanDeviceProperties {
   uint32_t subgroupSize = 0; // read from the device: 8 on lavapipe, 32 on NVIDIA
   uint32_t maxSharedMemoryBytes = 0;
   uint32_t maxWorkgroupInvocations = 0;
+  /// Streaming multiprocessors or compute units where the driver says
+  /// (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties); 0 elsewhere.
+  uint32_t multiprocessors = 0;
   uint32_t maxStorageBufferRange = 0;
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};
   uint32_t maxWorkgroupSize[3] = {0, 0, 0};
