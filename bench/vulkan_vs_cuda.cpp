@@ -2,8 +2,8 @@
 //
 // Usage: kiln-bench-vulkan [runs] [vulkan-device-index]. Bandwidth-bound
 // kernels, an f16 matmul (cooperative matrices on Vulkan where the device
-// has them) and f32 matmuls (the SIMT kernel on both targets) compiled for Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU
-// in one process. Vulkan: median device time of one submission of the
+// has them) and f32 matmuls (the SIMT kernel on both targets) compiled for
+// Vulkan (SPIR-V) and for CUDA (PTX) on the same GPU in one process. Vulkan: median device time of one submission of the
 // launches (timestamp queries). CUDA: mean of a synchronised batch of
 // launches (host clock). Inputs are random and device-resident; the ratio
 // column is CUDA time / Vulkan time (above 1: Vulkan faster).

@@ -175,6 +175,8 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
   VkPhysicalDeviceShaderCorePropertiesAMD amdCores{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  VkPhysicalDeviceShaderCoreProperties2AMD amdActiveCores{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   auto chainProperties = [&](auto &properties) {
     properties.pNext = props2.pNext;
@@ -187,11 +189,18 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   bool amdCoreCount = has(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
   if (nvCoreCount)
     chainProperties(nvCores);
-  if (amdCoreCount)
+  // AMD's core properties count disabled compute units too; the second
+  // ones count the active.
+  bool amdActiveCount = has(VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  if (amdActiveCount)
+    chainProperties(amdActiveCores);
+  else if (amdCoreCount)
     chainProperties(amdCores);
   l.vkGetPhysicalDeviceProperties2(physical, &props2);
   if (nvCoreCount)
     p.multiprocessors = nvCores.shaderSMCount;
+  else if (amdActiveCount)
+    p.multiprocessors = amdActiveCores.activeComputeUnitCount;
   else if (amdCoreCount)
     p.multiprocessors = amdCores.shaderEngineCount * amdCores.shaderArraysPerEngineCount *
                         amdCores.computeUnitsPerShaderArray;

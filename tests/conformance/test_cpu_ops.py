@@ -295,6 +295,32 @@ def test_narrowing_casts_round_once(dst, src):
     np.testing.assert_array_equal(got, want, err_msg=f"{src.__name__} -> {dst} of {values}")
 
 
+# f32 values whose f16 is a tie, an overflow, a subnormal, a NaN, ...
+F16_EDGES = [2049.0, 4097.0, -4099.0, 65504.0, 65519.0, 65520.0, -1e6, 2.0**-24, 2.0**-25,
+             3 * 2.0**-26, 2.0**-14, 2.0**-14 * (1 - 2.0**-11), 1e-30, -0.0, math.inf, -math.inf,
+             math.nan, 0.1, 1 / 3]
+
+
+def test_f16_round_trips_in_registers():
+    """An f16 rounded and widened again inside one kernel is rounded: NVIDIA's
+    Vulkan driver dropped the f32 -> f16 -> f32 conversions (2049 stayed
+    2049, 65520 stayed 65520), as it did f16 sums read by the next op."""
+    x = np.array(F16_EDGES, np.float32)
+    n = len(F16_EDGES)
+    t32, t16 = f"tensor<{n}xf32>", f"tensor<{n}xf16>"
+    prog = (f"func.func @main(%a: {t32}, %h: {t16}) -> ({t32}, {t32}) {{\n"
+            f"  %b = kiln.cast %a : {t32} -> {t16}\n"
+            f"  %c = kiln.cast %b : {t16} -> {t32}\n"
+            f"  %s = kiln.add %h, %h : ({t16}, {t16}) -> {t16}\n"
+            f"  %d = kiln.add %s, %h : ({t16}, {t16}) -> {t16}\n"
+            f"  %e = kiln.cast %d : {t16} -> {t32}\n"
+            f"  return %c, %e : {t32}, {t32}\n}}\n")
+    h = np.array([683.0] * n, np.float16)  # 683 + 683 + 683 = 2049 -> 2048
+    (got, sums), _ = run_kiln(prog, [x, h])
+    np.testing.assert_array_equal(got, x.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(sums, np.full(n, 2048.0, np.float32))
+
+
 def test_fill_and_iota():
     t = tensor_type((3, 4), np.int32)
     check(run_kiln(f"func.func @main() -> {t} {{\n  %r = \"kiln.fill\"() {{value = 3.0 : f64}} : () -> {t}\n"

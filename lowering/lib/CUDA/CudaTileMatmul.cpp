@@ -14,7 +14,6 @@
 #include "kiln/Lowering/CUDA/Passes.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/Tuned.h"
-#include "kiln/Lowering/Common/VectorUtils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -192,7 +191,8 @@ struct KilnCudaTileMatmulPass
       return failure();
     // The SIMT kernels' one unmet requirement where the wgmma kernel fits.
     Value wgmmaFits = known ? Value() : arith::SelectOp::create(b, loc, fits, x.c(1), x.c(0));
-    if ((!known || *known != 0) && failed(kiln::buildSimtMatmuls(op, fused, wgmmaFits, simtTarget())))
+    if ((!known || *known != 0) &&
+        failed(kiln::buildSimtMatmuls(op, fused, wgmmaFits, simtTarget())))
       return failure();
     kiln::eraseReplacedMatmul(op, fused.zeroFill, fused.epilogue);
     if (f8)

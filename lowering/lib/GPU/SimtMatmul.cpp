@@ -213,7 +213,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const GpuSimtMatmulTunables &
   Value aRow = kb.div(tid, step / perLoad), aK = kb.mul(kb.rem(tid, step / perLoad), perLoad);
   Value bK = kb.div(tid, tile / perLoad), bCol = kb.mul(kb.rem(tid, tile / perLoad), perLoad);
 
-  // 16-byte accesses of a stage: vector ones, or lane by lane.
+  // Run accesses of a stage: vector ones, or lane by lane.
   auto storeStage = [&](OpBuilder &sb, Value v, Value stage, SmallVector<Value> at) {
     if (vectors == WorkgroupVectors::Native) {
       vector::StoreOp::create(sb, loc, v, stage, at);
@@ -241,31 +241,33 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const GpuSimtMatmulTunables &
     return vector::FromElementsOp::create(lb, loc, vec4, lanes);
   };
 
-  // The runs of the step starting at k0 (zeros past K), and their stores
-  // into buffer `buffer`.
-  // Loaded in runs of `width` (SPIR-V has no vectors of 8).
-  const int64_t width = vectors == WorkgroupVectors::Native ? perLoad : std::min<int64_t>(perLoad, 4);
+  // The runs of the step starting at k0 (zeros past K), `runWidth` elements
+  // each (SPIR-V has no vectors of 8), and their stores into buffer
+  // `buffer`.
+  const int64_t runWidth =
+      vectors == WorkgroupVectors::Native ? perLoad : std::min<int64_t>(perLoad, 4);
   using Runs = std::pair<SmallVector<Value>, SmallVector<Value>>;
   auto load = [&](OpBuilder &lb, Value k0) -> Runs {
     IndexBuilder x{lb, loc};
     Runs runs;
-    for (int64_t r = 0; r < perLoad; r += width) {
+    for (int64_t r = 0; r < perLoad; r += runWidth) {
       runs.first.push_back(loadRun(lb, loc, a, batchIndex, x.add(row0, aRow),
-                                   x.add(k0, r ? x.add(aK, r) : aK), m, k, width));
+                                   x.add(k0, r ? x.add(aK, r) : aK), m, k, runWidth));
       runs.second.push_back(loadRun(lb, loc, bm, batchIndex, x.add(k0, bK),
-                                    x.add(col0, r ? x.add(bCol, r) : bCol), k, n, width));
+                                    x.add(col0, r ? x.add(bCol, r) : bCol), k, n, runWidth));
     }
     return runs;
   };
   auto stage = [&](OpBuilder &sb, Value buffer, const Runs &runs) {
     IndexBuilder x{sb, loc};
     for (int64_t i = 0; i < perLoad; ++i) {
-      Value v = vector::ExtractOp::create(sb, loc, runs.first[i / width],
-                                          ArrayRef<int64_t>{i % width});
+      Value v = vector::ExtractOp::create(sb, loc, runs.first[i / runWidth],
+                                          ArrayRef<int64_t>{i % runWidth});
       memref::StoreOp::create(sb, loc, v, aStage, ValueRange{buffer, x.add(aK, i), aRow});
     }
-    for (int64_t r = 0; r < perLoad; r += width)
-      storeStage(sb, runs.second[r / width], bStage, {buffer, bK, r ? x.add(bCol, r) : bCol});
+    for (int64_t r = 0; r < perLoad; r += runWidth)
+      storeStage(sb, runs.second[r / runWidth], bStage,
+                 {buffer, bK, r ? x.add(bCol, r) : bCol});
   };
 
   Value zero = arith::ConstantOp::create(b, loc, vec4, DenseElementsAttr::get(vec4, 0.0f));
@@ -285,8 +287,10 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const GpuSimtMatmulTunables &
         for (int64_t kk = 0; kk < step; ++kk) {
           SmallVector<Value> aVec, bVec;
           for (int64_t g = 0; g < groups; ++g) {
-            aVec.push_back(loadStage(lb, aStage, {current, x.c(kk), x.add(x.mul(ty, 4), g * span)}));
-            bVec.push_back(loadStage(lb, bStage, {current, x.c(kk), x.add(x.mul(tx, 4), g * span)}));
+            aVec.push_back(
+                loadStage(lb, aStage, {current, x.c(kk), x.add(x.mul(ty, 4), g * span)}));
+            bVec.push_back(
+                loadStage(lb, bStage, {current, x.c(kk), x.add(x.mul(tx, 4), g * span)}));
           }
           for (int64_t gi = 0; gi < groups; ++gi)
             for (int64_t i = 0; i < 4; ++i) {
@@ -364,8 +368,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const GpuSimtMatmulTunables &
   if (partials) {
     b.setInsertionPointAfter(launch);
     const int64_t n = cast<MemRefType>(cm.getType()).getShape().back();
-    sumPartialsKernel(b, loc, partials, splits, cm, /*evenRows=*/n % 2 == 0, fused,
-                            launchIf);
+    sumPartialsKernel(b, loc, partials, splits, cm, /*evenRows=*/n % 2 == 0, fused, launchIf);
   }
   return success();
 }

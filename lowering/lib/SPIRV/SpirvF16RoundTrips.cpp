@@ -58,8 +58,12 @@ Value roundToF16(OpBuilder &b, Location loc, Value x) {
   // half), to nearest even, scaled back exactly.
   Value exponent = shr(magnitude, k(23));
   Value significand = arith::OrIOp::create(b, loc, andI(magnitude, k(0x7FFFFF)), k(0x800000));
-  Value shift = arith::MinUIOp::create(b, loc, arith::SubIOp::create(b, loc, k(126), exponent),
-                                       k(25));
+  // (At least 1: a magnitude of 2^-14 and up, whose shift would be 0 or
+  // less, takes the normal branch.)
+  Value shift = arith::MaxSIOp::create(
+      b, loc,
+      arith::MinSIOp::create(b, loc, arith::SubIOp::create(b, loc, k(126), exponent), k(25)),
+      k(1));
   Value quotient = shr(significand, shift);
   Value rest = andI(significand, arith::SubIOp::create(
                                      b, loc, arith::ShLIOp::create(b, loc, k(1), shift), k(1)));
@@ -83,7 +87,8 @@ struct SpirvF16RoundTrips : kiln::impl::KilnSpirvF16RoundTripsBase<SpirvF16Round
     SmallVector<arith::ExtFOp> widenings;
     getOperation().walk([&](arith::ExtFOp op) {
       auto narrowing = op.getIn().getDefiningOp<arith::TruncFOp>();
-      if (narrowing && getElementTypeOrSelf(narrowing.getType()).isF16() &&
+      if (narrowing && !narrowing.getRoundingmodeAttr() &&
+          getElementTypeOrSelf(narrowing.getType()).isF16() &&
           getElementTypeOrSelf(narrowing.getIn().getType()).isF32())
         widenings.push_back(op);
     });

@@ -46,6 +46,7 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   simt.maxInvocations = options.maxWorkgroupInvocations;
   simt.maxThreadIterations = options.maxThreadIterations;
   simt.fillBlocks = options.multiprocessors;
+  simt.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());
   pm.addPass(createKilnSpirvSimtMatmul(simt));
   GpuOutliningOptions outlining;
   outlining.maxGrid.assign(options.maxGrid.begin(), options.maxGrid.end());

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNSPIRVSIMTMATMUL
 #include "kiln/Lowering/SPIRV/Passes.h.inc"
@@ -29,23 +31,37 @@ struct KilnSpirvSimtMatmulPass : kiln::impl::KilnSpirvSimtMatmulBase<KilnSpirvSi
 
   /// Whether the kernel's K loop (one iteration per K step of at least
   /// the smallest candidate step) stays within the iterations an
-  /// invocation may run.
-  bool loopsWithinLimit(linalg::LinalgOp op) const {
-    if (maxThreadIterations <= 0)
-      return true;
+  /// invocation may run, and its grid within `maxGrid` on any candidate.
+  bool withinLimits(linalg::LinalgOp op) const {
     auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
-    if (a.isDynamicDim(a.getRank() - 1))
-      return false;
+    auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
     int64_t minStep = kiln::GpuSimtMatmulTunables::candidates().front().step;
-    for (const kiln::GpuSimtMatmulTunables &c : kiln::GpuSimtMatmulTunables::candidates())
-      minStep = std::min(minStep, c.step);
-    return llvm::divideCeil(a.getShape().back(), minStep) < maxThreadIterations;
+    int64_t minTile = kiln::GpuSimtMatmulTunables::candidates().front().tile;
+    for (const kiln::GpuSimtMatmulTunables &t : kiln::GpuSimtMatmulTunables::candidates()) {
+      minStep = std::min(minStep, t.step);
+      minTile = std::min(minTile, t.tile);
+    }
+    if (maxThreadIterations > 0 &&
+        (a.isDynamicDim(a.getRank() - 1) ||
+         llvm::divideCeil(a.getShape().back(), minStep) >= maxThreadIterations))
+      return false;
+    auto shape = c.getShape();
+    int64_t rank = c.getRank();
+    auto fits = [&](int64_t size, int64_t per, int64_t dim) {
+      int64_t limit = dim < static_cast<int64_t>(maxGrid.size()) ? maxGrid[dim] : 65535;
+      return ShapedType::isDynamic(size) || llvm::divideCeil(size, per) <= limit;
+    };
+    int64_t batchGrid = rank == 2 || ShapedType::isDynamic(shape[0])
+                            ? shape[0]
+                            : shape[0] * kiln::GpuSimtMatmulTunables::kMaxSplitK;
+    return fits(shape[rank - 1], minTile, 0) && fits(shape[rank - 2], minTile, 1) &&
+           (rank == 2 || fits(batchGrid, 1, 2));
   }
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (kiln::fitsSimtMatmul(op) && loopsWithinLimit(op))
+      if (kiln::fitsSimtMatmul(op) && withinLimits(op))
         matmuls.push_back(op);
     });
     kiln::SimtMatmulTarget target{.fillBlocks = fillBlocks,

@@ -1,6 +1,6 @@
 // f16 matmuls with f32 accumulation for Vulkan's cooperative-matrix kernel:
 // partial 128 x 128 tiles with bias + gelu fused, batches with a shared B,
-// and a K that is not a multiple of 4 (which stays a loop nest).
+// and a K that is not a multiple of 4 (which takes the SIMT kernel).
 func.func @main(%a: tensor<300x72xf16>, %b: tensor<72x264xf16>, %bias: tensor<264xf32>,
                 %h: tensor<3x130x40xf16>, %g: tensor<40x136xf16>,
                 %x: tensor<33x18xf16>, %w: tensor<18x70xf16>)

@@ -67,6 +67,20 @@ func.func @long_k(%a: memref<8x300000xf32>, %b: memref<300000x8xf32>, %c: memref
 
 // -----
 
+// Batches whose grid could pass maxComputeWorkGroupCount's z (5000 x up to
+// 16 parts of K > 65535) stay a loop nest, whose grid is capped.
+// CHECK-LABEL: func @many_batches
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.batch_matmul
+func.func @many_batches(%a: memref<5000x4x4xf32>, %b: memref<5000x4x4xf32>,
+                        %c: memref<5000x4x4xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<5000x4x4xf32>, memref<5000x4x4xf32>)
+                      outs(%c : memref<5000x4x4xf32>)
+  return
+}
+
+// -----
+
 // A tuned tiling beyond the device's workgroup memory is an error (the
 // autotuner skips it; the engine compiles again with the defaults).
 // SMALL-ERROR: error: tuned tiling 128x16x8x1 does not fit the device's workgroup limits (32768 bytes of workgroup memory and 256 invocations; the device allows 16384 and 1024)

@@ -144,7 +144,7 @@ struct VulkanTarget {
   bool int64AtomicAdd = false;
   /// The device's f16 x f16 -> f32 cooperative-matrix shape (M, N, K) that
   /// f16 matmuls run on (VK_KHR_cooperative_matrix, kiln-spirv-tile-matmul);
-  /// zeros: none, matmuls stay loop nests.
+  /// zeros: none, f16 matmuls take the SIMT kernel (kiln-spirv-simt-matmul).
   std::array<uint32_t, 3> f16CooperativeMatrix = {0, 0, 0};
   /// KILN_VULKAN_COOPERATIVE_MATRIX=0 leaves cooperative matrices unused
   /// even where the device has them (read once, by the SPIR-V compile).

@@ -1,7 +1,8 @@
 //===- MatmulKernels.h - pieces the GPU matmul kernel builders share -*- C++ -*-===//
 //
-// The CUDA kernels (kiln-cuda-tile-matmul) and the Vulkan cooperative-matrix
-// kernel (kiln-spirv-tile-matmul) build their launches from these.
+// The CUDA kernels (kiln-cuda-tile-matmul), the Vulkan cooperative-matrix
+// kernel (kiln-spirv-tile-matmul) and the SIMT kernel both targets build
+// (GPU/SimtMatmul.h) build their launches from these.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_COMMON_MATMULKERNELS_H

@@ -2,7 +2,8 @@
 //
 // The classic SIMT GEMM (GpuSimtMatmulTunables), for kiln-cuda-tile-matmul
 // (what the tensor-core kernels do not take) and kiln-spirv-simt-matmul
-// (every matmul the cooperative-matrix kernel does not take).
+// (the f32-accumulating matmuls the cooperative-matrix kernel does not
+// take, within the device's limits).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LOWERING_GPU_SIMTMATMUL_H

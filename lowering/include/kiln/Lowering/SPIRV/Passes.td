@@ -35,7 +35,8 @@ def KilnSpirvTileMatmul : Pass<"kiln-spirv-tile-matmul", "mlir::ModuleOp"> {
     each invocation's 8-byte global loads issued 4 steps ahead). Each
     accumulator goes through a per-subgroup scratch tile to the elementwise
     epilogue (bias, activation) and C, inside the matrix only. Without
-    `mma-shape`, nothing changes (the matmuls stay loop nests).
+    `mma-shape`, nothing changes (kiln-spirv-simt-matmul takes the f16
+    matmuls).
   }];
   let options = [
     ListOption<"mmaShape", "mma-shape", "int64_t",
@@ -68,7 +69,10 @@ def KilnSpirvSimtMatmul : Pass<"kiln-spirv-simt-matmul", "mlir::ModuleOp"> {
     has no vector pointer casts into it). Where `max-thread-iterations`
     bounds the loop iterations of an invocation (llvmpipe), only matmuls
     whose static K keeps the kernel's K loop within it are taken; the
-    others stay loop nests, which split K.
+    others stay loop nests, which split K. So do static matmuls whose
+    workgroups (on the smallest tiles, K split the most) could pass
+    `max-grid`: the loop nests cap their grids. A run-time size past it
+    (more than about 8 million rows) is refused at launch, saying so.
   }];
   let options = [
     Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t", "49152",
@@ -77,6 +81,8 @@ def KilnSpirvSimtMatmul : Pass<"kiln-spirv-simt-matmul", "mlir::ModuleOp"> {
            "invocations a workgroup may have (maxComputeWorkGroupInvocations)">,
     Option<"maxThreadIterations", "max-thread-iterations", "int64_t", "0",
            "loop iterations an invocation may run; 0: no bound">,
+    ListOption<"maxGrid", "max-grid", "int64_t",
+               "maxComputeWorkGroupCount (x, y, z); default: Vulkan's guaranteed 65535">,
     Option<"fillBlocks", "fill-blocks", "int64_t", "0",
            "the device's multiprocessors, which untuned tilings fill (narrower "
            "tiles, K split) as on CUDA; 0: unknown, the default tiling">,
