@@ -43,13 +43,13 @@ struct KilnSpirvSimtMatmulPass : kiln::impl::KilnSpirvSimtMatmulBase<KilnSpirvSi
     }
     if (maxThreadIterations > 0 &&
         (a.isDynamicDim(a.getRank() - 1) ||
-         llvm::divideCeil(a.getShape().back(), minStep) >= maxThreadIterations))
+         llvm::divideCeilSigned(a.getShape().back(), minStep) >= maxThreadIterations))
       return false;
     auto shape = c.getShape();
     int64_t rank = c.getRank();
     auto fits = [&](int64_t size, int64_t per, int64_t dim) {
       int64_t limit = dim < static_cast<int64_t>(maxGrid.size()) ? maxGrid[dim] : 65535;
-      return ShapedType::isDynamic(size) || llvm::divideCeil(size, per) <= limit;
+      return ShapedType::isDynamic(size) || llvm::divideCeilSigned(size, per) <= limit;
     };
     int64_t batchGrid = rank == 2 || ShapedType::isDynamic(shape[0])
                             ? shape[0]
