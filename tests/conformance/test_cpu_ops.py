@@ -295,6 +295,32 @@ def test_narrowing_casts_round_once(dst, src):
     np.testing.assert_array_equal(got, want, err_msg=f"{src.__name__} -> {dst} of {values}")
 
 
+# bf16 subnormals (2^-133 the smallest, 2^-134 a tie to zero, 3 * 2^-134 one
+# to 2^-132) and values that round to them or to the smallest normal.
+BF16_SUBNORMALS = [3e-39, -3e-39, 1e-40, 9.2e-41, 2.0**-133, 2.0**-134, 3 * 2.0**-134,
+                   -2.0**-127, 1.17e-38, 2.0**-126 * (1 - 2.0**-9), 1e-45]
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64], ids=["f32", "f64"])
+def test_bf16_subnormals_kept(src):
+    """Casts to bf16 keep subnormals, as torch does: the CPU flushed them to
+    zero where LLVM converted with vcvtneps2bf16 (hosts with AVX512_BF16),
+    and kept them elsewhere."""
+    x = np.array(BF16_SUBNORMALS, src)
+    n = len(BF16_SUBNORMALS)
+    t = tensor_type(x.shape, src)
+    prog = (f"func.func @main(%a: {t}) -> (tensor<{n}xf32>, tensor<{n}xf32>) {{\n"
+            f"  %b = kiln.cast %a : {t} -> tensor<{n}xbf16>\n"
+            f"  %c = kiln.cast %b : tensor<{n}xbf16> -> tensor<{n}xf32>\n"
+            f"  %d = kiln.add %b, %b : (tensor<{n}xbf16>, tensor<{n}xbf16>) -> tensor<{n}xbf16>\n"
+            f"  %e = kiln.cast %d : tensor<{n}xbf16> -> tensor<{n}xf32>\n"
+            f"  return %c, %e : tensor<{n}xf32>, tensor<{n}xf32>\n}}\n")
+    (got, doubled), _ = run_kiln(prog, [x])
+    want = np.array([rounded_once(float(v), "bf16") for v in x], np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(doubled, 2 * want)
+
+
 # f32 values whose f16 is a tie, an overflow, a subnormal, a NaN, ...
 F16_EDGES = [2049.0, 4097.0, -4099.0, 65504.0, 65519.0, 65520.0, -1e6, 2.0**-24, 2.0**-25,
              3 * 2.0**-26, 2.0**-14, 2.0**-14 * (1 - 2.0**-11), 1e-30, -0.0, math.inf, -math.inf,

@@ -955,7 +955,9 @@ def op_scatter_add(p):
     pos = list(np.indices(ishape))
     sub = tuple(slice(0, n) for n in ishape)
     pos[dim] = idx.ref
-    ref, err, mag, adds = x.ref.astype(np.float64), x.err.copy(), np.abs(x.ref), np.ones(x.shape)
+    # Ints sum exactly (in float64, an i64 past 2^53 lost its last bits).
+    ref = x.ref.astype(np.float64 if is_float(x.dtype) else np.int64)
+    err, mag, adds = x.err.copy(), np.abs(x.ref), np.ones(x.shape)
     np.add.at(ref, tuple(pos), src.ref[sub])
     np.add.at(err, tuple(pos), src.err[sub])
     np.add.at(mag, tuple(pos), np.abs(src.ref[sub]))

@@ -47,6 +47,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   parallel.minTaskSize = kCheapIterationsPerTask;
   pm.addPass(createKilnCpuAsyncParallelFor(parallel));
   pm.addPass(createKilnExpandMath());
+  pm.addPass(createKilnCpuBf16InIntegers());
   pm.addPass(createAsyncToAsyncRuntimePass());
   pm.addPass(createAsyncRuntimeRefCountingPass());
   pm.addPass(createAsyncRuntimeRefCountingOptPass());

@@ -100,6 +100,20 @@ def KilnCpuAsyncParallelFor : Pass<"kiln-cpu-async-parallel-for", "mlir::ModuleO
                            "mlir::scf::SCFDialect", "mlir::func::FuncDialect"];
 }
 
+def KilnCpuBf16InIntegers : Pass<"kiln-cpu-bf16-in-integers", "mlir::ModuleOp"> {
+  let summary = "f32 <-> bf16 conversions as integer operations";
+  let description = [{
+    LLVM lowers an f32 -> bf16 fptrunc to vcvtneps2bf16 where the host has
+    AVX512_BF16 or AVX-NE-CONVERT, and that instruction flushes subnormal
+    inputs and results to zero: 3e-39 became 0 on such hosts and stayed
+    3e-39 on others (and on the GPUs, and in torch). The conversions become
+    upstream's integer expansion instead (round to nearest even, subnormals
+    kept, a NaN the quiet NaN 0x7fc0, as torch's CPU conversion and Vulkan's
+    emulated bf16), the same result on every host.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnCpuEntry : Pass<"kiln-cpu-entry", "mlir::ModuleOp"> {
   let summary = "Add the packed-argument entry point `_kiln_entry` (LLVM dialect)";
   let description = [{
