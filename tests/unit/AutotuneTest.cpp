@@ -106,6 +106,26 @@ TEST(Autotune, EveryUntunedTilingChosenByTheShapeIsACandidate) {
       }
 }
 
+// The untuned SIMT tiling on a GPU of 132 SMs is what kiln-tune found
+// fastest on the H100 (docs/cuda.md, session 33): 128 x 128 tiles with K
+// cut into the parts that fill whole waves, where that fills most of them.
+TEST(Autotune, UntunedSimtTilingFillsWholeWaves) {
+  struct Case {
+    int64_t batch, m, n, k;
+    GpuSimtMatmulTunables want;
+  };
+  const Case cases[] = {
+      {1, 1024, 1024, 1024, {128, 16, 8, 2}}, {1, 1000, 1000, 1000, {128, 16, 8, 2}},
+      {1, 128, 11008, 4096, {128, 16, 8, 3}}, {1, 4096, 128, 4096, {128, 16, 8, 4}},
+      {1, 128, 4096, 11008, {128, 16, 8, 4}}, {1, 512, 1024, 8192, {128, 16, 8, 4}},
+      {1, 16, 4096, 4096, {32, 8, 4, 8}},     {1, 3000, 257, 511, GpuSimtMatmulTunables::narrow()},
+      {1, 4096, 4096, 4096, {}},              {8, 1024, 1024, 1024, {}}};
+  for (const Case &c : cases)
+    EXPECT_EQ(GpuSimtMatmulTunables::forOutput(c.batch, c.m, c.n, c.k, 132).config(),
+              c.want.config())
+        << c.batch << "x" << c.m << "x" << c.n << "x" << c.k;
+}
+
 TEST(Autotune, DatabaseRoundTripsThroughJson) {
   TuneSpace space = CpuMatmulTunables::tuneSpace();
   TuneDatabase db("cpu-test");

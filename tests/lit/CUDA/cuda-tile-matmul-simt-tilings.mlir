@@ -14,26 +14,45 @@ func.func @wide(%a: memref<2048x64xf32>, %b: memref<64x2048xf32>, %c: memref<204
 
 // -----
 
-// ... else 64x64 outputs per block of 256 threads (4x4 each): 1024^2 is
-// 256 such blocks instead of 64, enough to fill the GPU unsplit.
-// CHECK-LABEL: func @narrow
-// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// ... else, for outputs of more than 64 rows and columns, the same tiles
+// with K cut into the parts that best fill whole waves of fill-blocks
+// (1024^3: 64 blocks x 2 parts; 3 or 4 parts would fill less of their
+// second wave) ...
+// CHECK: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:1024x1024x1024" = "128x16x8x2"}
+// CHECK-LABEL: func @wide_split
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<2x1024x1024xf32>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c8{{[_0-9]*}}, %{{[a-z0-9]+}} = %c8{{[_0-9]*}}, %{{[a-z0-9]+}} = %c2{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
-// CHECK-SAME: memref<2x16x64xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK-NOT: gpu.launch
-func.func @narrow(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memref<1024x1024xf32>) {
+// CHECK-SAME: memref<2x16x128xf32, #gpu.address_space<workgroup>>
+func.func @wide_split(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memref<1024x1024xf32>) {
   linalg.matmul ins(%a, %b : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%c : memref<1024x1024xf32>)
   return
 }
 
 // -----
 
+// ... else (K too short to cut into parts of at least 256 that fill 3/4
+// of their waves) 64x64 outputs per block of 256 threads (4x4 each):
+// 1024^2 is 256 such blocks instead of 64, enough to fill the GPU unsplit.
+// CHECK-LABEL: func @narrow
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK-SAME: memref<2x16x64xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK-NOT: gpu.launch
+func.func @narrow(%a: memref<1024x384xf32>, %b: memref<384x1024xf32>, %c: memref<1024x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<1024x384xf32>, memref<384x1024xf32>) outs(%c : memref<1024x1024xf32>)
+  return
+}
+
+// -----
+
 // Where even those are too few, K splits into parts of at least 512 (at
-// most 8): 64 x 1024 by K 2048 is 16 blocks x 4 parts. The choice is
-// recorded under the kernel's tune key: the tuner times it first. Nothing
-// zeroed C, so the adding kernel adds the parts' sum to it.
-// CHECK: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:64x1024x2048" = "64x16x4x4"}
+// most 8): 64 x 1024 (64 rows: half of each 128-row tile would idle) by
+// K 2048 is 16 blocks x 4 parts. The choice is recorded under the
+// kernel's tune key: the tuner times it first. Nothing zeroed C, so the
+// adding kernel adds the parts' sum to it.
+// CHECK: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:64x1024x2048" = "64x16x4x4"}
 // CHECK-LABEL: func @narrow_split
 // CHECK: %[[PARTS:.*]] = memref.alloc() : memref<4x64x1024xf32>
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c16{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}})
@@ -55,13 +74,13 @@ func.func @narrow_split(%a: memref<64x2048xf32>, %b: memref<2048x1024xf32>, %c: 
 // A tuned tiling (key: the f32 matmul's M x N x K anchored to powers of
 // two: 300 x 260 x 200 -> 256 x 256 x 256) replaces the untuned one: 32x32
 // outputs per block of 64 threads, K in steps of 8, so 9 x 10 blocks.
-// CHECK: module attributes {kiln.tune_keys = ["gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x256x256"]
+// CHECK: module attributes {kiln.tune_keys = ["gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:256x256x256"]
 // CHECK-NOT: kiln.untuned
 // CHECK-LABEL: func @tuned
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c9{{[_0-9]*}}, %{{[a-z0-9]+}} = %c10{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64
 // CHECK-SAME: workgroup({{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x32xf32, #gpu.address_space<workgroup>>)
-module attributes {kiln.tuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x256x256" = "32x8x4x1"}} {
+module attributes {kiln.tuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:256x256x256" = "32x8x4x1"}} {
 func.func @tuned(%a: memref<300x200xf32>, %b: memref<200x260xf32>, %c: memref<300x260xf32>) {
   linalg.matmul ins(%a, %b : memref<300x200xf32>, memref<200x260xf32>) outs(%c : memref<300x260xf32>)
   return

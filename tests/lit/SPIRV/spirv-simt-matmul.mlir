@@ -8,7 +8,7 @@
 // 16 x 128 f32 each for A and B: 32 KiB), recorded as untuned. Workgroup
 // memory is read and written lane by lane (no vector.load from a stage):
 // per K step, 16 loads of 4 lanes each for A and B per invocation.
-// CHECK: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x512x512" = "128x16x8x1"}
+// CHECK: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:256x512x512" = "128x16x8x1"}
 // CHECK-LABEL: func @f32
 // CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %c4{{[_0-9]*}}, %{{[a-z0-9]+}} = %c3{{[_0-9]*}}, %{{[a-z0-9]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
@@ -22,8 +22,8 @@
 // CHECK-NOT: linalg.matmul
 // Where the driver tells the multiprocessors (132), an output of 3 x 4
 // default tiles narrows to 64 x 64 ones, as on CUDA.
-// FILL: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x512x512" = "64x16x4x1"}
-// SMALL: kiln.untuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:256x512x512" = "128x8x8x1"}
+// FILL: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:256x512x512" = "64x16x4x1"}
+// SMALL: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:256x512x512" = "128x8x8x1"}
 // SMALL-LABEL: func @f32
 // SMALL: workgroup({{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>)
 func.func @f32(%a: memref<300x500xf32>, %b: memref<500x400xf32>, %c: memref<300x400xf32>) {
@@ -84,7 +84,7 @@ func.func @many_batches(%a: memref<5000x4x4xf32>, %b: memref<5000x4x4xf32>,
 // A tuned tiling beyond the device's workgroup memory is an error (the
 // autotuner skips it; the engine compiles again with the defaults).
 // SMALL-ERROR: error: tuned tiling 128x16x8x1 does not fit the device's workgroup limits (32768 bytes of workgroup memory and 256 invocations; the device allows 16384 and 1024)
-module attributes {kiln.tuned = {"gpu.matmul.simt@23b92add9c52c74a:matmul:f32,f32,f32:128x128x128" = "128x16x8x1"}} {
+module attributes {kiln.tuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:128x128x128" = "128x16x8x1"}} {
 func.func @tuned_too_big(%a: memref<128x128xf32>, %b: memref<128x128xf32>, %c: memref<128x128xf32>) {
   linalg.matmul ins(%a, %b : memref<128x128xf32>, memref<128x128xf32>) outs(%c : memref<128x128xf32>)
   return

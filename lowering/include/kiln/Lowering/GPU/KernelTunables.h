@@ -76,16 +76,20 @@ struct GpuSimtMatmulTunables {
   /// block of 256 threads.
   static constexpr GpuSimtMatmulTunables narrow() { return {64, 16, 4}; }
   /// The untuned tiling of a `batch` x `m` x `n` output over a K of `k`
-  /// (static sizes) on a GPU of `fillBlocks` SMs: the default
-  /// where it launches at least `fillBlocks` blocks, else K cut into parts
-  /// of at least kMinPartK (at most kMaxUntunedSplitK of them): 32 x 32
-  /// tiles in kMaxUntunedSplitK parts where the rows are at most 32,
-  /// narrow() tiles in parts where those alone launch too few blocks,
-  /// narrow() unsplit otherwise. Always one of candidates() (the tuner
-  /// times it first). Fitted to kiln-tune's timings on the H200
-  /// (docs/cuda.md: a decode step's 16 x 4096 x 4096 0.21 -> 0.055 ms;
-  /// fewer parts on 32 x 32 tiles are slower than on narrow() ones; 1024^3
-  /// on narrow() tiles is 5% slower split).
+  /// (static sizes) on a GPU of `fillBlocks` SMs: the default where it
+  /// launches at least `fillBlocks` blocks; else, for outputs of more than
+  /// 64 rows and columns, the default's tiles with K cut into the parts
+  /// (candidates of 1 to kMaxUntunedSplitK, each at least kMinWidePartK
+  /// long) that best fill whole waves of `fillBlocks` blocks, where that
+  /// fills at least 3/4 of them; else K cut into parts of at least
+  /// kMinPartK (at most kMaxUntunedSplitK of them): 32 x 32 tiles in
+  /// kMaxUntunedSplitK parts where the rows are at most 32, narrow() tiles
+  /// in parts where those alone launch too few blocks, narrow() unsplit
+  /// otherwise. Always one of candidates() (the tuner times it first).
+  /// Fitted to kiln-tune's timings on the H200 and the H100 (docs/cuda.md:
+  /// a decode step's 16 x 4096 x 4096 0.21 -> 0.055 ms; 128 x 11008 x 4096
+  /// 0.43 -> 0.31 ms in 3 parts of 128 x 128 tiles, 1024^3 0.074 -> 0.060
+  /// ms in 2; fewer parts on 32 x 32 tiles are slower than on narrow() ones).
   static constexpr GpuSimtMatmulTunables forOutput(int64_t batch, int64_t m, int64_t n,
                                                     int64_t k, int64_t fillBlocks) {
     auto blocksOf = [&](const GpuSimtMatmulTunables &t) {
@@ -93,6 +97,20 @@ struct GpuSimtMatmulTunables {
     };
     if (blocksOf({}) >= fillBlocks)
       return {};
+    if (m > 64 && n > 64) {
+      // The share of the waves' blocks that work: blocks / (waves * fill).
+      auto filled = [&](int64_t blocks) {
+        return double(blocks) / double((blocks + fillBlocks - 1) / fillBlocks * fillBlocks);
+      };
+      GpuSimtMatmulTunables best;
+      for (const GpuSimtMatmulTunables &c : candidates())
+        if (c.tile == best.tile && c.step == best.step && c.perThread == best.perThread &&
+            c.splitK <= kMaxUntunedSplitK && k / c.splitK >= kMinWidePartK &&
+            filled(blocksOf(c) * c.splitK) > filled(blocksOf(best) * best.splitK))
+          best = c;
+      if (4 * filled(blocksOf(best) * best.splitK) >= 3)
+        return best;
+    }
     int64_t splits = 1;
     while (splits * 2 <= kMaxUntunedSplitK && k / (splits * 2) >= kMinPartK)
       splits *= 2;
@@ -103,12 +121,16 @@ struct GpuSimtMatmulTunables {
       chosen.splitK = splits;
     return chosen;
   }
-  static constexpr int64_t kMinPartK = 512, kMaxUntunedSplitK = 8;
+  static constexpr int64_t kMinPartK = 512, kMinWidePartK = 256, kMaxUntunedSplitK = 8;
   /// The autotuner's candidates, the default first; the smaller tiles and
   /// the parts of K give skinny and small matmuls more blocks.
-  static constexpr std::array<GpuSimtMatmulTunables, 14> candidates() {
+  static constexpr std::array<GpuSimtMatmulTunables, 18> candidates() {
     return {{{},
              {128, 8, 8},
+             {128, 16, 8, 2},
+             {128, 16, 8, 3},
+             {128, 16, 8, 4},
+             {128, 16, 8, 8},
              narrow(),
              {64, 8, 4},
              {64, 8, 8},
