@@ -119,11 +119,17 @@ TEST(Autotune, UntunedSimtTilingFillsWholeWaves) {
       {1, 128, 11008, 4096, {128, 16, 8, 3}}, {1, 4096, 128, 4096, {128, 16, 8, 4}},
       {1, 128, 4096, 11008, {128, 16, 8, 4}}, {1, 512, 1024, 8192, {128, 16, 8, 4}},
       {1, 16, 4096, 4096, {32, 8, 4, 8}},     {1, 3000, 257, 511, GpuSimtMatmulTunables::narrow()},
-      {1, 4096, 4096, 4096, {}},              {8, 1024, 1024, 1024, {}}};
+      {1, 4096, 4096, 4096, {}},              {8, 1024, 1024, 1024, {}},
+      // 100 blocks of 128 x 128 alone fill 3/4 of the SMs: narrow() tiles,
+      // as before parts of K on them were candidates.
+      {1, 1280, 1280, 1024, GpuSimtMatmulTunables::narrow()}};
   for (const Case &c : cases)
     EXPECT_EQ(GpuSimtMatmulTunables::forOutput(c.batch, c.m, c.n, c.k, 132).config(),
               c.want.config())
         << c.batch << "x" << c.m << "x" << c.n << "x" << c.k;
+  // Where the default's tiles do not fit the device, the narrow rules.
+  EXPECT_EQ(GpuSimtMatmulTunables::forOutput(1, 1024, 1024, 1024, 132, false).config(),
+            GpuSimtMatmulTunables::narrow().config());
 }
 
 TEST(Autotune, DatabaseRoundTripsThroughJson) {

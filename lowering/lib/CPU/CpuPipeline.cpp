@@ -47,7 +47,6 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   parallel.minTaskSize = kCheapIterationsPerTask;
   pm.addPass(createKilnCpuAsyncParallelFor(parallel));
   pm.addPass(createKilnExpandMath());
-  pm.addPass(createKilnCpuBf16InIntegers());
   pm.addPass(createAsyncToAsyncRuntimePass());
   pm.addPass(createAsyncRuntimeRefCountingPass());
   pm.addPass(createAsyncRuntimeRefCountingOptPass());
@@ -65,6 +64,8 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
+  // After math-to-libm, whose bf16 promotions add conversions too.
+  pm.addPass(createKilnCpuBf16InIntegers());
   pm.addPass(createArithToLLVMConversionPass());
   // Temporaries come from libkiln-cpu-runtime.so, which keeps large ones
   // mapped between runs (runtime/cpu/KernelTemporaries.cpp).

@@ -404,9 +404,11 @@ FailureOr<GpuSimtMatmulTunables> simtTiling(linalg::LinalgOp op,
     return tiling;
   }
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape();
+  const bool defaultFits = withinLimits({}, target) == GpuSimtMatmulTunables{};
   auto untuned = withinLimits(GpuSimtMatmulTunables::forOutput(c.size() == 3 ? c[0] : 1,
                                                                c[c.size() - 2], c.back(),
-                                                               a.back(), target.fillBlocks),
+                                                               a.back(), target.fillBlocks,
+                                                               defaultFits),
                               target);
   recordUntunedMatmulConfig(op, GpuSimtMatmulTunables::tuneSpace(), untuned.config());
   return untuned;

@@ -2,6 +2,7 @@
 // RUN: not kiln-opt %s --kiln-spirv-simt-matmul="max-workgroup-bytes=16384" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=SMALL
 // RUN: not kiln-opt %s --kiln-spirv-simt-matmul="max-workgroup-bytes=16384" --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=SMALL-ERROR
 // RUN: kiln-opt %s --kiln-spirv-simt-matmul="fill-blocks=132" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=FILL
+// RUN: not kiln-opt %s --kiln-spirv-simt-matmul="max-workgroup-bytes=16384 fill-blocks=132" --split-input-file 2>/dev/null | FileCheck %s --check-prefix=SMALL-FILL
 
 // An f32 matmul: the SIMT kernel's default tiling (128 x 128 outputs per
 // workgroup of 256 invocations, K in steps of 16 through two stages of
@@ -28,6 +29,21 @@
 // SMALL: workgroup({{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<2x8x128xf32, #gpu.address_space<workgroup>>)
 func.func @f32(%a: memref<300x500xf32>, %b: memref<500x400xf32>, %c: memref<300x400xf32>) {
   linalg.matmul ins(%a, %b : memref<300x500xf32>, memref<500x400xf32>) outs(%c : memref<300x400xf32>)
+  return
+}
+
+// -----
+
+// 1024^3 on 132 multiprocessors: 64 default tiles in 2 parts of K (128 of
+// 132 filled). Where the default's 32 KiB of stages do not fit, 64 x 64
+// tiles (256 blocks) as the narrow rules give, not the default's shape
+// with steps of 8 and K whole (64 blocks).
+// FILL: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:1024x1024x1024" = "128x16x8x2"}
+// FILL-LABEL: func @wide_split
+// SMALL-FILL: kiln.untuned = {"gpu.matmul.simt@40dc3cc653333b81:matmul:f32,f32,f32:1024x1024x1024" = "64x16x4x1"}
+// SMALL-FILL-LABEL: func @wide_split
+func.func @wide_split(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memref<1024x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%c : memref<1024x1024xf32>)
   return
 }
 

@@ -78,37 +78,50 @@ struct GpuSimtMatmulTunables {
   /// The untuned tiling of a `batch` x `m` x `n` output over a K of `k`
   /// (static sizes) on a GPU of `fillBlocks` SMs: the default where it
   /// launches at least `fillBlocks` blocks; else, for outputs of more than
-  /// 64 rows and columns, the default's tiles with K cut into the parts
-  /// (candidates of 1 to kMaxUntunedSplitK, each at least kMinWidePartK
-  /// long) that best fill whole waves of `fillBlocks` blocks, where that
-  /// fills at least 3/4 of them; else K cut into parts of at least
-  /// kMinPartK (at most kMaxUntunedSplitK of them): 32 x 32 tiles in
-  /// kMaxUntunedSplitK parts where the rows are at most 32, narrow() tiles
-  /// in parts where those alone launch too few blocks, narrow() unsplit
-  /// otherwise. Always one of candidates() (the tuner times it first).
+  /// 64 rows and columns where the default's tiles fit the device
+  /// (`defaultFits`) and alone fill less than 3/4 of the SMs, those tiles
+  /// with K cut into the 2 to kMaxUntunedSplitK parts (each at least
+  /// kMinWidePartK long) that best fill whole waves of `fillBlocks` blocks
+  /// (fewer parts on a tie), where that fills at least 3/4 of them; else K
+  /// cut into parts of at least kMinPartK (at most kMaxUntunedSplitK of
+  /// them): 32 x 32 tiles in kMaxUntunedSplitK parts where the rows are at
+  /// most 32, narrow() tiles in parts where those alone launch too few
+  /// blocks, narrow() unsplit otherwise. Always one of candidates() (the
+  /// tuner times it first).
   /// Fitted to kiln-tune's timings on the H200 and the H100 (docs/cuda.md:
   /// a decode step's 16 x 4096 x 4096 0.21 -> 0.055 ms; 128 x 11008 x 4096
   /// 0.43 -> 0.31 ms in 3 parts of 128 x 128 tiles, 1024^3 0.074 -> 0.060
   /// ms in 2; fewer parts on 32 x 32 tiles are slower than on narrow() ones).
   static constexpr GpuSimtMatmulTunables forOutput(int64_t batch, int64_t m, int64_t n,
-                                                    int64_t k, int64_t fillBlocks) {
+                                                    int64_t k, int64_t fillBlocks,
+                                                    bool defaultFits = true) {
+    constexpr GpuSimtMatmulTunables wide{};
     auto blocksOf = [&](const GpuSimtMatmulTunables &t) {
       return batch * ((m + t.tile - 1) / t.tile) * ((n + t.tile - 1) / t.tile);
     };
-    if (blocksOf({}) >= fillBlocks)
-      return {};
-    if (m > 64 && n > 64) {
-      // The share of the waves' blocks that work: blocks / (waves * fill).
-      auto filled = [&](int64_t blocks) {
-        return double(blocks) / double((blocks + fillBlocks - 1) / fillBlocks * fillBlocks);
+    const int64_t wideBlocks = blocksOf(wide);
+    if (wideBlocks >= fillBlocks)
+      return wide;
+    if (m > 64 && n > 64 && defaultFits && 4 * wideBlocks < 3 * fillBlocks) {
+      // The slots of the whole waves that `blocks` blocks take: blocks /
+      // slots is the share of them that works.
+      auto slotsOf = [&](int64_t blocks) {
+        return (blocks + fillBlocks - 1) / fillBlocks * fillBlocks;
       };
-      GpuSimtMatmulTunables best;
-      for (const GpuSimtMatmulTunables &c : candidates())
-        if (c.tile == best.tile && c.step == best.step && c.perThread == best.perThread &&
-            c.splitK <= kMaxUntunedSplitK && k / c.splitK >= kMinWidePartK &&
-            filled(blocksOf(c) * c.splitK) > filled(blocksOf(best) * best.splitK))
+      GpuSimtMatmulTunables best = wide;
+      int64_t bestBlocks = 0, bestSlots = 1; // none yet
+      for (const GpuSimtMatmulTunables &c : candidates()) {
+        if (c.tile != wide.tile || c.step != wide.step || c.perThread != wide.perThread ||
+            c.splitK == 1 || c.splitK > kMaxUntunedSplitK || k / c.splitK < kMinWidePartK)
+          continue;
+        int64_t blocks = wideBlocks * c.splitK, slots = slotsOf(blocks);
+        if (blocks * bestSlots > bestBlocks * slots) { // strictly better: fewer parts on a tie
           best = c;
-      if (4 * filled(blocksOf(best) * best.splitK) >= 3)
+          bestBlocks = blocks;
+          bestSlots = slots;
+        }
+      }
+      if (bestBlocks > 0 && 4 * bestBlocks >= 3 * bestSlots)
         return best;
     }
     int64_t splits = 1;
