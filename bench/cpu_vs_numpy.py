@@ -58,6 +58,13 @@ CASES.append(("softmax last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) 
 }}""", lambda: [np.random.rand(*S).astype(F32)],
     lambda x: (lambda e: e / e.sum(axis=1, keepdims=True))(np.exp(x - x.max(axis=1, keepdims=True))),
     ("bytes", 2 * 4 * 4096 * 4096)))
+CASES.append(("layer_norm last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}, %w: {t([4096])}, %b: {t([4096])}) -> {t(S)} {{
+  %0 = kiln.layer_norm %x, %w, %b {{eps = 1.0e-5 : f64}} : ({t(S)}, {t([4096])}, {t([4096])}) -> {t(S)}
+  return %0 : {t(S)}
+}}""", lambda: [np.random.rand(*S).astype(F32), np.random.rand(4096).astype(F32),
+                np.random.rand(4096).astype(F32)],
+    lambda x, w, b: (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + F32(1e-5)) * w + b,
+    ("bytes", 2 * 4 * 4096 * 4096)))
 for shape, dim in (([1 << 24], 0), (S, 1)):
     out = "tensor<i64>" if len(shape) == 1 else "tensor<4096xi64>"
     CASES.append((f"argmax {'x'.join(map(str, shape))} f32 dim {dim}", f"""func.func @main(%x: {t(shape)}) -> {out} {{

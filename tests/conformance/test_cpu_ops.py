@@ -706,6 +706,59 @@ def test_row_kernels_over_rows_kept_in_registers(length, dtype):
     check(got, xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * wd, dtype)
 
 
+# The CPU runs chains of row stages (softmax, norms, and ops over the same
+# rows before and after them) as one loop over rows (kiln-cpu-row-kernels):
+# rows shorter than a vector, of a vector and a tail, of temporaries past
+# the 64 KiB kept on the stack (20000 f32), outer dims of run-time size; a
+# chain that writes a program output it reads again (exp), one that reads
+# an input across rows (a transpose) and a softmax of a softmax.
+@pytest.mark.parametrize("shape,dtype", [((300, 5), np.float32), ((70, 37), np.float32),
+                                         ((2, 3, 129), np.float32), ((3, 20000), np.float32),
+                                         ((1, 16), np.float32), ((70, 37), np.float16),
+                                         ((2, 3, 129), np.float64)])
+def test_row_chains(shape, dtype):
+    x = rand(shape, dtype, -4, 4)
+    w, b = rand(shape[-1:], dtype), rand(shape[-1:], dtype)
+    xd, wd, bd = (v.astype(np.float64) for v in (x, w, b))
+    tw = tensor_type(shape[-1:], dtype)
+    dyn = tensor_type(("?",) + shape[1:], dtype)
+    last = len(shape) - 1
+    results, _ = run_kiln(
+        f"func.func @main(%x: {dyn}, %w: {tw}, %b: {tw}) -> ({dyn}, {dyn}, {dyn}, {dyn}) {{\n"
+        f"  %e = kiln.exp %x : {dyn}\n"
+        f"  %s = kiln.softmax %e {{dim = {last}}} : {dyn}\n"
+        f"  %ss = kiln.softmax %s {{dim = {last}}} : {dyn}\n"
+        f"  %n = kiln.layer_norm %x, %w, %b {{eps = 1.0e-5 : f64}} : ({dyn}, {tw}, {tw}) -> {dyn}\n"
+        f"  %r = kiln.rms_norm %n, %w {{eps = 1.0e-6 : f64}} : ({dyn}, {tw}) -> {dyn}\n"
+        f"  %l = kiln.log_softmax %r {{dim = {last}}} : {dyn}\n"
+        f"  return %e, %ss, %r, %l : {dyn}, {dyn}, {dyn}, {dyn}\n}}\n", [x, w, b])
+    e = np.exp(xd)
+    n = (xd - xd.mean(-1, keepdims=True)) / np.sqrt(xd.var(-1, keepdims=True) + 1e-5) * wd + bd
+    r = n / np.sqrt((n**2).mean(-1, keepdims=True) + 1e-6) * wd
+    if dtype == np.float16:  # each op rounds its result to f16 first
+        e = e.astype(np.float16).astype(np.float64)
+        n = n.astype(np.float16).astype(np.float64)
+        r = (n / np.sqrt((n**2).mean(-1, keepdims=True) + 1e-6) * wd).astype(np.float16)
+        r = r.astype(np.float64)
+    s = softmax(e, last)
+    if dtype == np.float16:
+        s = s.astype(np.float16).astype(np.float64)
+    for got, want in zip(results, [e, softmax(s, last), r, np.log(softmax(r, last))]):
+        check(got, want, dtype)
+    if shape[-1] not in (37, 129) or dtype != np.float32:
+        return
+    square = rand((shape[-1], shape[-1]), np.float32)
+    ts = tensor_type(square.shape, np.float32)
+    results, _ = run_kiln(
+        f"func.func @main(%x: {ts}) -> {ts} {{\n"
+        f"  %t = kiln.transpose %x {{perm = array<i64: 1, 0>}} : {ts} -> {ts}\n"
+        f"  %a = kiln.add %x, %t : ({ts}, {ts}) -> {ts}\n"
+        f"  %s = kiln.softmax %a {{dim = 1}} : {ts}\n"
+        f"  return %s : {ts}\n}}\n", [square])
+    sd = square.astype(np.float64)
+    check(results[0], softmax(sd + sd.T, 1), np.float32)
+
+
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
 # leftover whole vectors, leftover scalar columns and batches, column blocks
 # past 1024 cut to equal widths (1025, 2100), and the GPU kernel's 128x128

@@ -92,10 +92,18 @@ scf::ParallelOp splitParent(Operation *op) {
 }
 
 /// Leaves one level of split loops in the nest under `loop` (itself split,
-/// under no split loop): `loop` when it has at least as many iterations as
-/// any loop nested in it, else (recursively) the next level down.
+/// under no split loop): `loop` when it carries kMinTaskSizeAttr or has at
+/// least as many iterations as any loop nested in it, else (recursively)
+/// the next level down.
 void keepOneLevel(IRRewriter &rewriter, scf::ParallelOp loop) {
   SmallVector<scf::ParallelOp> nested = nestedSplitLoops(loop);
+  // Iterations that are tasks of their own (kiln-cpu-row-kernels' rows)
+  // are the level to split.
+  if (loop->hasAttr(kiln::kMinTaskSizeAttr)) {
+    for (scf::ParallelOp n : nested)
+      serialize(rewriter, n);
+    return;
+  }
   int64_t most = 0;
   for (scf::ParallelOp n : nested)
     most = std::max(most, tripCount(n));

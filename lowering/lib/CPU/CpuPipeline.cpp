@@ -34,6 +34,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   attention.lanes = options.vectorWidth;
   pm.addPass(createKilnAttentionToLoops(attention));
   pm.addPass(createKilnCpuArgReductions());
+  KilnCpuRowKernelsOptions rows;
+  rows.threads = threads;
+  pm.addPass(createKilnCpuRowKernels(rows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;

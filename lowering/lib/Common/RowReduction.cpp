@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -107,6 +108,44 @@ std::optional<RowReduction> matchRowReduction(linalg::GenericOp op) {
   Value element = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                  : combiner->getOperand(0);
   return RowReduction{combiner, element, *kind};
+}
+
+RangeKey rangeKey(Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return {Value(), type.getDimSize(dim)};
+  if (auto alloc = buffer.getDefiningOp<memref::AllocOp>()) {
+    Value size = alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
+    if (auto d = size.getDefiningOp<memref::DimOp>())
+      if (std::optional<int64_t> i = d.getConstantIndex())
+        return rangeKey(d.getSource(), *i);
+    return {size, -1};
+  }
+  return {buffer, dim};
+}
+
+SmallVector<std::pair<Value, int64_t>> loopSources(linalg::GenericOp op) {
+  SmallVector<std::pair<Value, int64_t>> sources(op.getNumLoops());
+  for (OpOperand &operand : op->getOpOperands())
+    for (auto [p, e] : llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && !sources[d.getPosition()].first)
+        sources[d.getPosition()] = {operand.get(), static_cast<int64_t>(p)};
+  return sources;
+}
+
+SmallVector<RangeKey> loopKeys(linalg::GenericOp op) {
+  SmallVector<RangeKey> keys;
+  for (auto [buffer, dim] : loopSources(op))
+    keys.push_back(buffer ? rangeKey(buffer, dim) : RangeKey{});
+  return keys;
+}
+
+Value loopSize(OpBuilder &b, Location loc, std::pair<Value, int64_t> source) {
+  auto [buffer, dim] = source;
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, buffer, dim);
 }
 
 } // namespace kiln

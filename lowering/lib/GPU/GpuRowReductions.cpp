@@ -56,6 +56,11 @@ using namespace mlir;
 namespace {
 
 using Kind = vector::CombiningKind;
+using kiln::loopKeys;
+using kiln::loopSize;
+using kiln::loopSources;
+using kiln::RangeKey;
+using kiln::rangeKey;
 
 /// A thread keeps at most this many elements of each row operand in
 /// registers (8192 f32 over 256 threads); longer rows loop and read again.
@@ -64,50 +69,6 @@ constexpr int64_t kMaxRowElementsPerThread = 32;
 /// The grid of a target without a cap below the row counts taken (CUDA's
 /// 2^31-1 blocks in x).
 constexpr int64_t kUncappedGridX = std::numeric_limits<int32_t>::max();
-
-/// What a loop range is, so that ranges of one run-time size compare equal:
-/// (null, size) when static, else the argument dim or value it comes from.
-using RangeKey = std::pair<Value, int64_t>;
-
-RangeKey rangeKey(Value buffer, int64_t dim) {
-  auto type = cast<MemRefType>(buffer.getType());
-  if (!type.isDynamicDim(dim))
-    return {Value(), type.getDimSize(dim)};
-  if (auto alloc = buffer.getDefiningOp<memref::AllocOp>()) {
-    Value size = alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
-    if (auto d = size.getDefiningOp<memref::DimOp>())
-      if (std::optional<int64_t> i = d.getConstantIndex())
-        return rangeKey(d.getSource(), *i);
-    return {size, -1};
-  }
-  return {buffer, dim};
-}
-
-/// Per loop of `op`: an operand and its dim that the loop ranges over.
-SmallVector<std::pair<Value, int64_t>> loopSources(linalg::GenericOp op) {
-  SmallVector<std::pair<Value, int64_t>> sources(op.getNumLoops());
-  for (OpOperand &operand : op->getOpOperands())
-    for (auto [p, e] : llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults()))
-      if (auto d = dyn_cast<AffineDimExpr>(e); d && !sources[d.getPosition()].first)
-        sources[d.getPosition()] = {operand.get(), static_cast<int64_t>(p)};
-  return sources;
-}
-
-SmallVector<RangeKey> loopKeys(linalg::GenericOp op) {
-  SmallVector<RangeKey> keys;
-  for (auto [buffer, dim] : loopSources(op))
-    keys.push_back(buffer ? rangeKey(buffer, dim) : RangeKey{});
-  return keys;
-}
-
-/// The size of `key` at `b` (on the host): a constant or a memref.dim.
-Value sizeOf(OpBuilder &b, Location loc, std::pair<Value, int64_t> source) {
-  auto [buffer, dim] = source;
-  auto type = cast<MemRefType>(buffer.getType());
-  if (!type.isDynamicDim(dim))
-    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
-  return memref::DimOp::create(b, loc, buffer, dim);
-}
 
 /// The accesses of row kernels' chunks that a row's later stages may not
 /// read back from memory: stores of unrolled chunks (the head of the row,
@@ -152,7 +113,7 @@ public:
     Value rows = c(1);
     SmallVector<std::pair<Value, int64_t>> sources = loopSources(first);
     for (auto source : ArrayRef(sources).drop_back()) {
-      sizes.push_back(sizeOf(b, loc, source));
+      sizes.push_back(loopSize(b, loc, source));
       rows = b.createOrFold<arith::MulIOp>(loc, rows, sizes.back());
     }
     // More rows than the grid takes (Vulkan's 65535; a run-time count may
@@ -378,7 +339,7 @@ private:
     if (!runTime && chunks * w > kMaxRowElementsPerThread)
       return loopFrom(start, init);
     OpBuilder host(launch);
-    Value rowLength = runTime ? sizeOf(host, loc, loopSources(op).back())
+    Value rowLength = runTime ? loopSize(host, loc, loopSources(op).back())
                               : arith::ConstantIndexOp::create(b, loc, length).getResult();
     Value carry = init;
     for (int64_t k = 0; k < chunks; ++k) {
@@ -679,7 +640,7 @@ private:
   scf::ForOp rowLoop(OpBuilder &b, linalg::GenericOp op, Value start, int64_t w, Value init,
                      function_ref<void(OpBuilder &, Value, Value)> step) {
     OpBuilder host(launch);
-    Value length = sizeOf(host, loc, loopSources(op).back());
+    Value length = loopSize(host, loc, loopSources(op).back());
     Value stride = arith::ConstantIndexOp::create(b, loc, blockSize * w);
     return scf::ForOp::create(
         b, loc, start, length, stride, init ? ValueRange{init} : ValueRange{},
@@ -791,7 +752,7 @@ public:
     auto asIndex = [&](Value flag) {
       return arith::SelectOp::create(b, loc, flag, c(1), c(0)).getResult();
     };
-    Value length = sizeOf(b, loc, row);
+    Value length = loopSize(b, loc, row);
     Value rest = arith::RemSIOp::create(b, loc, length, c(tiling.vectorWidth));
     Value filled = c(kMaxRowElementsPerThread * tiling.blockSize);
     Value shortRow = asIndex(is(arith::CmpIPredicate::slt, length, filled));

@@ -213,3 +213,27 @@ func.func @untouched(%c: memref<150xi32>, %d: memref<7x150xi32>) -> i32 {
   }
   return %sum : i32
 }
+
+// A loop whose iterations are tasks of their own (kiln-cpu-row-kernels'
+// rows) is the level split, though the loops in it have more iterations.
+// CHECK-LABEL: func @rows
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c2) step
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4096
+// CHECK: kiln.min_task_size = 1 : index
+func.func @rows(%a: memref<2x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4096 = arith.constant 4096 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    scf.parallel (%j) = (%c0) to (%c4096) step (%c1) {
+      %x = memref.load %a[%i, %j] : memref<2x4096xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %a[%i, %j] : memref<2x4096xf32>
+      scf.reduce
+    }
+    scf.reduce
+  } {kiln.min_task_size = 1 : index}
+  return
+}

@@ -39,6 +39,33 @@ def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def KilnCpuRowKernels : Pass<"kiln-cpu-row-kernels", "mlir::ModuleOp"> {
+  let summary = "Chains of row reductions and row-wise ops as one parallel loop over rows";
+  let description = [{
+    A run of linalg.generic ops on buffers in one block over the same outer
+    (parallel) loops and row, each a reduction over the row that
+    kiln-vectorize takes or an elementwise op, with the fills of what they
+    write and only pure ops, allocations and deallocations between them,
+    becomes an scf.parallel over the outer loops (carrying
+    `kiln.min_task_size` 1; dims of one are no loop dims) that runs every
+    stage on one row after the other, as linalg ops on rank-reduced
+    subviews of the row. Every buffer the chain writes must be accessed by
+    it row by row, and every buffer it touches must be one of its own (an
+    allocation, a global or a function argument, or a view of one). A
+    temporary that
+    only the chain uses, with a static row, becomes a row on the stack
+    (memref.alloca between llvm.intr.stacksave and stackrestore), up to 64
+    KiB of them. A softmax or layer_norm thus reads its input from memory
+    once and writes its output once. Fewer static rows than `threads` stay
+    as they are, so that the elementwise stages still use every thread; a
+    run-time number of rows always takes the loop.
+  }];
+  let options = [Option<"threads", "threads", "int64_t", "2",
+                        "threads the kernels' parallel loops run on">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def KilnCpuExpandRunTimeShapes : Pass<"kiln-cpu-expand-run-time-shapes", "mlir::ModuleOp"> {
   let summary = "memref.expand_shape splitting a dim into several `?` ones as a reinterpret_cast";
   let description = [{

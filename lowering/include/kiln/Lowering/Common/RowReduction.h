@@ -38,6 +38,23 @@ mlir::linalg::GenericOp buildCombine(mlir::OpBuilder &b, mlir::Location loc,
 /// True if every op of the generic's body is a scalar arith/math op.
 bool hasScalarBody(mlir::linalg::GenericOp op);
 
+/// What a loop range is, so that ranges of one run-time size compare equal:
+/// (null, size) when static, else the argument dim or value it comes from
+/// (through the sizes of memref.alloc).
+using RangeKey = std::pair<mlir::Value, int64_t>;
+RangeKey rangeKey(mlir::Value buffer, int64_t dim);
+
+/// Per loop of `op`: an operand and its dim that the loop ranges over.
+llvm::SmallVector<std::pair<mlir::Value, int64_t>> loopSources(mlir::linalg::GenericOp op);
+
+/// Per loop of `op`: the rangeKey of its loopSources entry.
+llvm::SmallVector<RangeKey> loopKeys(mlir::linalg::GenericOp op);
+
+/// The size of dim `source.second` of buffer `source.first` at `b`: a
+/// constant or a memref.dim.
+mlir::Value loopSize(mlir::OpBuilder &b, mlir::Location loc,
+                     std::pair<mlir::Value, int64_t> source);
+
 } // namespace kiln
 
 #endif

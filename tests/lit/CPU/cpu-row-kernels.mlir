@@ -1,0 +1,356 @@
+// RUN: kiln-opt %s --kiln-cpu-row-kernels --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-cpu-row-kernels=threads=16 --split-input-file | FileCheck %s --check-prefix=MANY
+
+// A softmax as the CPU pipeline has it before vectorising: a row max, the
+// exponentials, their row sum and the quotient, each over all rows. It
+// becomes one parallel loop over rows running the four stages on the row;
+// the exponentials and both statistics only the chain uses become a row
+// (and scalars) on the stack, freed at the end of each row.
+// CHECK-LABEL: func @softmax
+// CHECK-NOT: memref.alloc(
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c8{{.*}}) step
+// CHECK: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
+// CHECK-DAG: %[[MAX:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f32>
+// CHECK-DAG: %[[EXPS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK-DAG: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[MAX]] : memref<f32>)
+// CHECK: %[[X:.*]] = memref.subview %arg0[%[[I]], 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+// CHECK: linalg.generic {indexing_maps = [#[[ROW:.*]], #[[SCALAR:.*]]], iterator_types = ["reduction"]} ins(%[[X]] : {{.*}}) outs(%[[MAX]] : memref<f32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[SCALAR]], #[[ROW]]], iterator_types = ["parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] : memref<64xf32>)
+// CHECK: math.exp
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SUM]] : memref<f32>)
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]] : memref<64xf32>) outs(%[[SUM]] : memref<f32>)
+// CHECK: %[[OUT:.*]] = memref.subview %arg1[%[[I]], 0] [1, 64] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : memref<64xf32>, memref<f32>) outs(%[[OUT]] :
+// CHECK: llvm.intr.stackrestore %[[SP]]
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// Fewer rows (8) than threads (16): the stages keep their own loops, whose
+// elementwise ones use every thread.
+// MANY-LABEL: func @softmax
+// MANY-NOT: scf.parallel
+// MANY-LABEL: func @run_time_row
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @softmax(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %max = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%max : memref<8xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %a, %m : f32
+    linalg.yield %r : f32
+  }
+  %exps = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : memref<8x64xf32>, memref<8xf32>) outs(%exps : memref<8x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %s = arith.subf %a, %m : f32
+    %e = math.exp %s : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%exps : memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%exps, %sum : memref<8x64xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %max : memref<8xf32>
+  memref.dealloc %exps : memref<8x64xf32>
+  memref.dealloc %sum : memref<8xf32>
+  return
+}
+
+// -----
+
+// A row of run-time length: the same loop over rows; the exponentials stay
+// a buffer of their own (a row of any length would not fit the stack),
+// written and read back row by row.
+// CHECK-LABEL: func @run_time_row
+// CHECK: %[[EXPS:.*]] = memref.alloc(%{{.*}}) : memref<8x?xf32>
+// CHECK: scf.parallel
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<f32>
+// CHECK-NOT: memref.alloca
+// CHECK: memref.subview %[[EXPS]][%{{.*}}, 0] [1, %{{.*}}] [1, 1] : memref<8x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK: memref.dealloc %[[EXPS]]
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @run_time_row(%x: memref<8x?xf32>, %out: memref<8x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c1 : memref<8x?xf32>
+  %exps = memref.alloc(%n) : memref<8x?xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x?xf32>) outs(%exps : memref<8x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%exps : memref<8x?xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%exps, %sum : memref<8x?xf32>, memref<8xf32>) outs(%out : memref<8x?xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %exps : memref<8x?xf32>
+  memref.dealloc %sum : memref<8xf32>
+  return
+}
+
+// -----
+
+// A stage that reads what the chain writes from other rows (a transpose)
+// would read rows not yet written: no loop over rows.
+// CHECK-LABEL: func @other_rows
+// CHECK-NOT: scf.parallel
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1, d0)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @other_rows(%x: memref<64x64xf32>, %out: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sq = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x64xf32>) outs(%sq : memref<64x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  }
+  %sum = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#col, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : memref<64x64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<64x64xf32>, memref<64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sq : memref<64x64xf32>
+  memref.dealloc %sum : memref<64xf32>
+  return
+}
+
+// -----
+
+// A statistic that is the program's output is filled and reduced row by
+// row in place (a view of the row's element), after its view is made.
+// CHECK-LABEL: func @statistic_output
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK: %[[S:.*]] = memref.subview %arg1[%[[I]]] [1] [1] : memref<8xf32> to memref<f32, strided<[], offset: ?>>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[S]] : memref<f32, strided<[], offset: ?>>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK-SAME: outs(%{{.*}} : memref<f32, strided<[], offset: ?>>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK: } {kiln.min_task_size = 1 : index}
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @statistic_output(%x: memref<8x64xf32>, %sum: memref<8xf32>, %out: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<8x64xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+// A buffer the chain writes that a view (made between the stages) takes
+// past the chain stays a buffer of its own, and the view stays.
+// CHECK-LABEL: func @view_escapes
+// CHECK: %[[N:.*]] = memref.alloc() : memref<8x64xf32>
+// CHECK: %[[V:.*]] = memref.collapse_shape %[[N]]
+// CHECK: scf.parallel
+// CHECK: memref.subview %[[N]]
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK: memref.copy %[[V]], %arg2
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @view_escapes(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %flat: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  %n = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<8x64xf32>, memref<8xf32>) outs(%n : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  %v = memref.collapse_shape %n [[0, 1]] : memref<8x64xf32> into memref<512xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%n : memref<8x64xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %o: f32):
+    %m = arith.mulf %e, %e : f32
+    linalg.yield %m : f32
+  }
+  memref.copy %v, %flat : memref<512xf32> to memref<512xf32>
+  memref.dealloc %sum : memref<8xf32>
+  memref.dealloc %n : memref<8x64xf32>
+  return
+}
+
+// -----
+
+// Rows counted by a temporary (the first stage broadcasts into it): the
+// loop runs to the temporary's size operand, not to a memref.dim of the
+// allocation that becomes a row on the stack.
+// CHECK-LABEL: func @rows_of_a_temporary
+// CHECK: %[[N:.*]] = memref.dim %arg1, %c0
+// CHECK-NOT: memref.alloc(
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]]) step
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @rows_of_a_temporary(%w: memref<64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %out, %c0 : memref<?x64xf32>
+  %t = memref.alloc(%n) : memref<?x64xf32>
+  linalg.generic {indexing_maps = [#col, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<64xf32>) outs(%t : memref<?x64xf32>) {
+  ^bb0(%e: f32, %o: f32):
+    %m = arith.mulf %e, %e : f32
+    linalg.yield %m : f32
+  }
+  %sum = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<?x64xf32>) outs(%sum : memref<?xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %sum : memref<?x64xf32>, memref<?xf32>) outs(%out : memref<?x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %t : memref<?x64xf32>
+  memref.dealloc %sum : memref<?xf32>
+  return
+}
+
+// -----
+
+// Two chains in one block, the first's temporary deallocated inside the
+// second (moved after its loop, then erased with the temporary); a dim of
+// one in the rows is no loop dim (its index is 0).
+// CHECK-LABEL: func @two_chains
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c8
+// CHECK: memref.subview %arg0[0, %[[I]], 0] [1, 1, 64] [1, 1, 1]
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#stat3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @two_chains(%x: memref<1x8x64xf32>, %o: memref<1x8x64xf32>,
+                      %y: memref<4x32xf32>, %p: memref<4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<1x8xf32>
+  linalg.fill ins(%zero : f32) outs(%m : memref<1x8xf32>)
+  linalg.generic {indexing_maps = [#row3, #stat3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x8x64xf32>) outs(%m : memref<1x8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row3, #stat3, #row3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %m : memref<1x8x64xf32>, memref<1x8xf32>) outs(%o : memref<1x8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %out: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  %s2 = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%s2 : memref<4xf32>)
+  memref.dealloc %m : memref<1x8xf32>
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<4x32xf32>) outs(%s2 : memref<4xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %s2 : memref<4x32xf32>, memref<4xf32>) outs(%p : memref<4x32xf32>) {
+  ^bb0(%e: f32, %s: f32, %out: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %s2 : memref<4xf32>
+  return
+}
+
+// -----
+
+// A fill of a buffer the chain does not write, between its stages, would
+// move: no loop over rows.
+// CHECK-LABEL: func @other_fill
+// CHECK-NOT: scf.parallel
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @other_fill(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %other: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%other : memref<8x64xf32>)
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<8x64xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sum : memref<8xf32>
+  return
+}
