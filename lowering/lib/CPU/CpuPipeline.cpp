@@ -40,6 +40,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;
+  // An f32 add's latency is 4 cycles and two issue per cycle: 4 chains of
+  // adds keep a row's sum off its latency.
+  vectorize.accumulators = 4;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

@@ -49,8 +49,9 @@ using kiln::unitInnerStride;
 
 class Vectorizer {
 public:
-  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes)
-      : op(op), width(width), runTimeSizes(runTimeSizes) {}
+  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes, int64_t accumulators)
+      : op(op), width(width), runTimeSizes(runTimeSizes),
+        accumulators(std::max<int64_t>(1, accumulators)) {}
 
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
@@ -213,12 +214,43 @@ private:
         return mapping.lookup(element);
       };
       Value init = memref::LoadOp::create(rb, l, out, outerIvs);
-      // The vector chunks, reduced into `init`: the first chunk starts the
-      // accumulator, so there must be one (a run-time row may be shorter).
+      // The vector chunks, reduced into `init`. With one accumulator the
+      // first chunk starts it, so there must be one (a run-time row may be
+      // shorter). With several, each starts at the identity and takes every
+      // accumulators-th chunk of the whole groups, so their combines do not
+      // wait on each other; the chunks past the groups join the combined one.
       auto chunks = [&](OpBuilder &vb) -> Value {
-        Value first = elementAt(vb, c(vb, 0), width);
+        Value acc, from;
+        if (accumulators == 1) {
+          acc = elementAt(vb, c(vb, 0), width);
+          from = step;
+        } else {
+          Value group = c(vb, width * accumulators);
+          Value rest = vb.createOrFold<arith::RemSIOp>(l, vectorEnd, group);
+          Value groupsEnd = vb.createOrFold<arith::SubIOp>(l, vectorEnd, rest);
+          Type elem = element.getType();
+          Value identity = vector::BroadcastOp::create(
+              vb, l, VectorType::get({width}, elem),
+              kiln::reductionIdentity(vb, l, *kind, elem));
+          auto groups = scf::ForOp::create(
+              vb, l, c(vb, 0), groupsEnd, group,
+              SmallVector<Value>(accumulators, identity),
+              [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
+                SmallVector<Value> next;
+                for (int64_t k = 0; k < accumulators; ++k) {
+                  Value at = arith::AddIOp::create(lb, ll, j, c(lb, k * width));
+                  next.push_back(vector::makeArithReduction(lb, ll, *kind, state[k],
+                                                            elementAt(lb, at, width)));
+                }
+                scf::YieldOp::create(lb, ll, next);
+              });
+          acc = groups.getResult(0);
+          for (int64_t k = 1; k < accumulators; ++k)
+            acc = vector::makeArithReduction(vb, l, *kind, acc, groups.getResult(k));
+          from = groupsEnd;
+        }
         auto chunkLoop = scf::ForOp::create(
-            vb, l, step, vectorEnd, step, ValueRange{first},
+            vb, l, from, vectorEnd, step, ValueRange{acc},
             [&](OpBuilder &lb, Location ll, Value j, ValueRange state) {
               Value next = vector::makeArithReduction(lb, ll, *kind, state[0],
                                                       elementAt(lb, j, width));
@@ -227,7 +259,7 @@ private:
         return vector::ReductionOp::create(vb, l, *kind, chunkLoop.getResult(0), init);
       };
       Value total;
-      if (!ShapedType::isDynamic(ranges[last])) {
+      if (!ShapedType::isDynamic(ranges[last]) || accumulators > 1) {
         total = chunks(rb);
       } else {
         Value any = arith::CmpIOp::create(rb, l, arith::CmpIPredicate::ne, vectorEnd,
@@ -264,6 +296,7 @@ private:
   linalg::GenericOp op;
   int64_t width;
   bool runTimeSizes;
+  int64_t accumulators;
   SmallVector<int64_t> ranges; // static sizes, kDynamic for run-time ones
   SmallVector<Value> bounds;   // the sizes as values, at the op
   Value step;                  // `width`, the vector loop's step
@@ -279,7 +312,7 @@ struct KilnVectorizePass
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     for (linalg::GenericOp g : generics)
-      (void)Vectorizer(g, vectorWidth, runTimeSizes).run();
+      (void)Vectorizer(g, vectorWidth, runTimeSizes, accumulators).run();
   }
 };
 

@@ -51,7 +51,10 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "kiln::VectorizeTunables{}.cpuLanes",
                         "lanes per vector">,
                  Option<"runTimeSizes", "run-time-sizes", "bool", "false",
-                        "vectorise loops of run-time size (`?` dims) too">];
+                        "vectorise loops of run-time size (`?` dims) too">,
+                 Option<"accumulators", "accumulators", "int64_t", "1",
+                        "vector accumulators of a row reduction, each over every "
+                        "that-many-th vector (independent chains of combines)">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
