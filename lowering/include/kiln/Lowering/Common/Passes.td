@@ -40,8 +40,9 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     linalg.generic ops on buffers whose body is arith/math become a parallel
     loop over vector-wide chunks of the innermost loop (vector loads, splats of
     row values, the body on vectors, vector stores), plus a scalar tail.
-    Reductions over the innermost loop keep a vector accumulator and reduce it
-    horizontally at the end (float sums only when marked reassociable).
+    Reductions over the innermost loop keep vector accumulators (one, or
+    `accumulators` independent ones over interleaved vectors) and reduce
+    them horizontally at the end (float sums only when marked reassociable).
     Accesses carry the alignment the layout proves. CPU: the vector register
     width; CUDA: 4 lanes, 16 bytes a thread. With run-time-sizes, loops of
     run-time size are vectorised too (the vector loop's end and the tail
