@@ -146,7 +146,8 @@ public:
   /// The rows, where all of the outer loops are static.
   std::optional<int64_t> staticRows() {
     int64_t rows = 1;
-    for (int64_t size : ArrayRef(generics.front().getStaticLoopRanges()).drop_back()) {
+    SmallVector<int64_t> ranges = generics.front().getStaticLoopRanges();
+    for (int64_t size : ArrayRef(ranges).drop_back()) {
       if (ShapedType::isDynamic(size))
         return std::nullopt;
       rows *= size;
