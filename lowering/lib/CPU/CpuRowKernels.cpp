@@ -156,7 +156,8 @@ public:
   }
 
   /// Checks the chain and rewrites it into one loop over rows, where it
-  /// has at least `threads` rows or a run-time number of them.
+  /// has at least `threads` rows (checked at run time where the number of
+  /// rows is known only then).
   LogicalResult run(IRRewriter &rewriter, int64_t threads,
                     SmallVectorImpl<Operation *> &erased) {
     for (Operation *op : ops)
@@ -165,7 +166,8 @@ public:
     if (generics.size() < 2 ||
         llvm::none_of(generics, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; }))
       return failure();
-    if (std::optional<int64_t> rows = staticRows(); rows && (*rows < threads || *rows == 1))
+    minRows = std::max<int64_t>(threads, 2);
+    if (std::optional<int64_t> rows = staticRows(); rows && *rows < minRows)
       return failure();
     outer = generics.front().getNumLoops() - 1;
     for (linalg::GenericOp g : generics)
@@ -321,6 +323,19 @@ private:
                         : kiln::loopSize(rewriter, loc, sources[d]));
       steps.push_back(one);
     }
+    // A run-time number of rows: too few of them run the stages one after
+    // the other as before, each over all rows, so that the elementwise
+    // stages still use every thread.
+    scf::IfOp guard;
+    if (!staticRows()) {
+      Value count = ubs.front();
+      for (Value ub : llvm::drop_begin(ubs))
+        count = arith::MulIOp::create(rewriter, loc, count, ub);
+      Value enough = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, count,
+                                           arith::ConstantIndexOp::create(rewriter, loc, minRows));
+      guard = scf::IfOp::create(rewriter, loc, enough, /*withElseRegion=*/true);
+      rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+    }
     auto rows = scf::ParallelOp::create(rewriter, loc, lbs, ubs, steps);
     // Each row is a task's worth of work on its own.
     rows->setAttr(kiln::kMinTaskSizeAttr, rewriter.getIndexAttr(1));
@@ -383,21 +398,38 @@ private:
     if (stack)
       LLVM::StackRestoreOp::create(rewriter, loc, stack);
 
+    // Too few rows run the stages as they were, over all rows, with the
+    // temporaries in full.
+    if (guard) {
+      rewriter.setInsertionPoint(guard.elseBlock()->getTerminator());
+      for (memref::AllocOp alloc : temporaries)
+        rewriter.moveOpBefore(alloc, guard.elseBlock()->getTerminator());
+      for (Operation *op : ops)
+        if (isa<linalg::GenericOp, linalg::FillOp>(op))
+          rewriter.clone(*op);
+    }
     for (Operation *op : ops)
       if (isa<linalg::GenericOp, linalg::FillOp>(op))
         rewriter.eraseOp(op);
-    for (Operation *op : llvm::reverse(after))
-      rewriter.moveOpAfter(op, rows);
     for (memref::AllocOp alloc : temporaries) {
-      llvm::append_range(erased, alloc->getUsers()); // its deallocations
-      erased.push_back(alloc);
+      for (Operation *user : alloc->getUsers())
+        if (isa<memref::DeallocOp>(user))
+          erased.push_back(user);
+      if (guard)
+        memref::DeallocOp::create(rewriter, alloc.getLoc(), alloc);
+      else
+        erased.push_back(alloc);
     }
+    Operation *loop = guard ? guard.getOperation() : rows.getOperation();
+    for (Operation *op : llvm::reverse(after))
+      rewriter.moveOpAfter(op, loop);
   }
 
   SmallVector<Operation *> ops;
   SmallVector<linalg::GenericOp> generics;
   llvm::SetVector<Value> written;
   int64_t outer = 0;
+  int64_t minRows = 2; // the fewest rows worth the loop over rows
 };
 
 /// The chains of `block`, each from its first op to its last stage.

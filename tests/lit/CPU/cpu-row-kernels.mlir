@@ -235,11 +235,30 @@ func.func @view_escapes(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %flat: mem
 // Rows counted by a temporary (the first stage broadcasts into it): the
 // loop runs to the temporary's size operand, not to a memref.dim of the
 // allocation that becomes a row on the stack.
+// Too few rows (fewer than two here, as the threads are) take the else
+// branch: the stages as they were, over all rows, with the temporaries in
+// full, deallocated there.
 // CHECK-LABEL: func @rows_of_a_temporary
 // CHECK: %[[N:.*]] = memref.dim %arg1, %c0
 // CHECK-NOT: memref.alloc(
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %c2
+// CHECK: scf.if %[[ENOUGH]] {
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]]) step
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[T:.*]] = memref.alloc(%[[N]]) : memref<?x64xf32>
+// CHECK-NEXT: %[[SUM:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg0 : memref<64xf32>) outs(%[[T]] : memref<?x64xf32>)
+// CHECK: linalg.fill {{.*}} outs(%[[SUM]] : memref<?xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : memref<?x64xf32>) outs(%[[SUM]] : memref<?xf32>)
+// CHECK: linalg.generic {{.*}} outs(%arg1 : memref<?x64xf32>)
+// CHECK: memref.dealloc %[[T]]
+// CHECK-NEXT: memref.dealloc %[[SUM]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// MANY-LABEL: func @rows_of_a_temporary
+// MANY: arith.cmpi uge, %{{.*}}, %c16
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 #stat = affine_map<(d0, d1) -> (d0)>

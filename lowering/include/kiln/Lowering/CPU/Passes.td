@@ -58,7 +58,8 @@ def KilnCpuRowKernels : Pass<"kiln-cpu-row-kernels", "mlir::ModuleOp"> {
     KiB of them. A softmax or layer_norm thus reads its input from memory
     once and writes its output once. Fewer static rows than `threads` stay
     as they are, so that the elementwise stages still use every thread; a
-    run-time number of rows always takes the loop.
+    run-time number of rows takes the loop behind an scf.if on that number,
+    whose else branch keeps the stages as they were.
   }];
   let options = [Option<"threads", "threads", "int64_t", "2",
                         "threads the kernels' parallel loops run on">];
