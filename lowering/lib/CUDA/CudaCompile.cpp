@@ -54,7 +54,7 @@ Expected<std::string> assembleCubin(const std::string &ptxas, const std::string 
     if (llvm::sys::fs::createTemporaryFile("kiln", suffix, *path))
       return makeError(ErrorKind::Compile, "ptxas: cannot create a temporary file");
   bool failed = false; // then the input stays, for the repro line
-  auto cleanup = llvm::make_scope_exit([&] {
+  auto cleanup = llvm::scope_exit([&] {
     for (auto *path : {&in, &out, &log})
       if (!failed || path != &in)
         llvm::sys::fs::remove(*path);

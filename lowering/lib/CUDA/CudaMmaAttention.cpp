@@ -74,7 +74,7 @@ Value group(OpBuilder &b, Location loc, ValueRange tokens) {
 }
 
 LogicalResult buildMmaAttention(kiln::kernel::AttentionOp op, int64_t maxSharedBytes) {
-  Value q = op.getQ(), k = op.getK(), v = op.getV(), out = op.getOut(), mask = op.getMask();
+  Value q = op.getQ(), k = op.getK(), v = op.getV();
   Type element = cast<MemRefType>(q.getType()).getElementType();
   auto mmaType = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   const int64_t depth = dimOf(q, 2), width = dimOf(v, 2);

@@ -294,7 +294,7 @@ void capBlocks(scf::ParallelOp outer, unsigned d, int64_t step, int64_t limit) {
   OpBuilder b(outer);
   Location loc = outer.getLoc();
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value rounds, perRoundSpan, end;
+  Value rounds, perRoundSpan;
   if (ub) {
     int64_t r = (blocks + limit - 1) / limit;
     int64_t perRound = (blocks + r - 1) / r;
