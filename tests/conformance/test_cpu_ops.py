@@ -526,6 +526,34 @@ def test_reductions(op, dtype, dims, keep):
     check(got, want, dtype)
 
 
+
+# Reductions over outer dims of a longer innermost dim (the CPU vectorises
+# them across that dim, four vectors a step, then one, then scalars):
+# columns that leave each of those tails, a middle dim, integers (exact),
+# a NaN in one column (it must reach that column's max), and softmax over
+# dim 0 and over a middle dim.
+@pytest.mark.parametrize("op,dtype", [("reduce_sum", np.float32), ("reduce_max", np.float32),
+                                      ("reduce_sum", np.int32), ("reduce_mean", np.float16),
+                                      ("reduce_prod", np.float64)])
+@pytest.mark.parametrize("shape,dims", [((37, 1000), (0,)), ((3, 50, 130), (1,)),
+                                        ((130, 3, 70), (0, 1))])
+def test_reductions_over_outer_dims(op, dtype, shape, dims):
+    x = rand(shape, dtype, 0.9, 1.1) if op == "reduce_prod" else rand(shape, dtype)
+    if op == "reduce_max":
+        x.flat[7 * shape[-1] + 11] = np.nan
+    want = REDUCE[op](x.astype(np.float64) if np.dtype(dtype).kind == "f" else x, axis=dims)
+    if np.dtype(dtype).kind in "iu":
+        want = want.astype(dtype)
+    dims_text = ", ".join(str(d) for d in dims)
+    got = movement(x, f"kiln.{op} %a0 {{{{dims = array<i64: {dims_text}>}}}} : {{t}} -> {{rt}}",
+                   want.shape)
+    check(got, want, dtype)
+    if op != "reduce_sum" or dtype != np.float32:
+        return
+    t = tensor_type(shape, np.float32)
+    got = run_op([x], f"kiln.softmax %a0 {{dim = {dims[-1]}}} : {t}", t)
+    check(got, softmax(x.astype(np.float64), dims[-1]), np.float32)
+
 def test_reduce_any_all_and_nan_and_empty():
     b = rand((4, 7), np.bool_)
     check(movement(b, "kiln.reduce_any %a0 {{dims = array<i64: 1>}} : {t} -> {rt}", (4,)), b.any(1), np.bool_)

@@ -43,6 +43,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   // An f32 add's latency is 4 cycles and two issue per cycle: 4 chains of
   // adds keep a row's sum off its latency.
   vectorize.accumulators = 4;
+  vectorize.outerReductions = true;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

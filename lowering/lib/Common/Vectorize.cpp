@@ -49,9 +49,10 @@ using kiln::unitInnerStride;
 
 class Vectorizer {
 public:
-  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes, int64_t accumulators)
+  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes, int64_t accumulators,
+             bool outerReductions)
       : op(op), width(width), runTimeSizes(runTimeSizes),
-        accumulators(std::max<int64_t>(1, accumulators)) {}
+        accumulators(std::max<int64_t>(1, accumulators)), outerReductions(outerReductions) {}
 
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
@@ -83,10 +84,13 @@ public:
     bool outerParallel = llvm::all_of(ArrayRef(iterators).drop_back(), [](auto t) {
       return t == utils::IteratorType::parallel;
     });
+    if (iterators[last] == utils::IteratorType::parallel) {
+      if (outerParallel)
+        return vectorizeElementwise();
+      return outerReductions ? vectorizeOuterReduction() : failure();
+    }
     if (!outerParallel)
       return failure();
-    if (iterators[last] == utils::IteratorType::parallel)
-      return vectorizeElementwise();
     return vectorizeRowReduction();
   }
 
@@ -130,11 +134,12 @@ private:
     vectorEnd = b.createOrFold<arith::SubIOp>(loc, bounds[last], rest);
   }
 
-  /// Runs the remaining iterations as a scalar generic on subviews.
-  void emitTail(OpBuilder &b, Location loc) {
+  /// Runs the remaining iterations as a scalar generic on subviews, which
+  /// it returns (null where there are none).
+  linalg::GenericOp emitTail(OpBuilder &b, Location loc) {
     std::optional<int64_t> done = getConstantIntValue(vectorEnd);
     if (done && *done == ranges[last])
-      return;
+      return {};
     OpFoldResult start = getAsOpFoldResult(vectorEnd);
     OpFoldResult count =
         getAsOpFoldResult(b.createOrFold<arith::SubIOp>(loc, bounds[last], vectorEnd));
@@ -153,6 +158,7 @@ private:
     }
     auto tail = cast<linalg::GenericOp>(b.clone(*op));
     tail->setOperands(operands);
+    return tail;
   }
 
   LogicalResult vectorizeElementwise() {
@@ -183,6 +189,85 @@ private:
                                                       alignmentAttr(pb, out, width));
                             });
     emitTail(b, loc);
+    op.erase();
+    return success();
+  }
+
+  /// A reduction over outer loops of the innermost (parallel) loop, e.g.
+  /// a sum over dim 0: a parallel loop over the parallel loops, vector-wide
+  /// along the innermost one, each vector loaded from the output, carried
+  /// through the reduction loops in their order and stored back. Each lane
+  /// combines in the scalar loops' order, so the body may be anything.
+  /// (Before, the reduction loop enclosed a parallel loop over the rest:
+  /// one dispatch to the threads per row, each strided through memory.)
+  LogicalResult vectorizeOuterReduction() {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto iterators = op.getIteratorTypesArray();
+    Value out = op.getDpsInits()[0];
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    // The output indexed by the parallel loops in order, the innermost last.
+    SmallVector<AffineExpr> parallelDims;
+    for (auto [d, t] : llvm::enumerate(iterators))
+      if (t == utils::IteratorType::parallel)
+        parallelDims.push_back(getAffineDimExpr(d, ctx));
+    if (outMap.getResults() != ArrayRef(parallelDims) || !unitInnerStride(out))
+      return failure();
+    auto c = [&](OpBuilder &ob, int64_t v) { return arith::ConstantIndexOp::create(ob, loc, v); };
+    // A static innermost loop long enough takes `accumulators` vectors a
+    // step: as many lines of each row in flight, where one vector a step
+    // walked the rows a line at a time (a 4096^2 sum over dim 0: 14.6 ->
+    // 3.6 ms on a 2-core AVX-512 host). What is left of the loop then
+    // goes by one vector a step, and the rest by scalars.
+    int64_t narrow = width;
+    if (!ShapedType::isDynamic(ranges[last]) && ranges[last] >= width * accumulators)
+      width *= accumulators;
+    computeBounds(b, loc);
+    SmallVector<Value> lbs, ubs, steps, reductionLbs, reductionUbs, reductionSteps;
+    SmallVector<int64_t> reductionDims;
+    for (auto [d, t] : llvm::enumerate(iterators)) {
+      if (t == utils::IteratorType::reduction) {
+        reductionDims.push_back(d);
+        reductionLbs.push_back(c(b, 0));
+        reductionUbs.push_back(bounds[d]);
+        reductionSteps.push_back(c(b, 1));
+        continue;
+      }
+      bool inner = static_cast<int64_t>(d) == last;
+      lbs.push_back(c(b, 0));
+      ubs.push_back(inner ? vectorEnd : bounds[d]);
+      steps.push_back(inner ? step : c(b, 1));
+    }
+    Value outArg = op.getBody()->getArgument(op.getNumDpsInputs());
+    scf::ParallelOp::create(
+        b, loc, lbs, ubs, steps, [&](OpBuilder &pb, Location l, ValueRange parallelIvs) {
+          // Every loop's index, the reduction loops' filled in below.
+          SmallVector<Value> ivs(iterators.size(), c(pb, 0));
+          for (auto [e, iv] : llvm::zip(parallelDims, parallelIvs))
+            ivs[cast<AffineDimExpr>(e).getPosition()] = iv;
+          SmallVector<Value> outIdx = indicesFor(pb, l, outMap, ivs);
+          VectorType type = VectorType::get({width}, cast<MemRefType>(out.getType()).getElementType());
+          IntegerAttr alignment = alignmentAttr(pb, out, width);
+          Value init = vector::LoadOp::create(pb, l, type, out, outIdx, /*nontemporal=*/false,
+                                              alignment);
+          scf::LoopNest nest = scf::buildLoopNest(
+              pb, l, reductionLbs, reductionUbs, reductionSteps, ValueRange{init},
+              [&](OpBuilder &rb, Location rl, ValueRange reductionIvs, ValueRange acc) {
+                for (auto [d, iv] : llvm::zip(reductionDims, reductionIvs))
+                  ivs[d] = iv;
+                IRMapping mapping;
+                loadInputs(rb, rl, ivs, mapping, width);
+                mapping.map(outArg, acc[0]);
+                cloneBody(rb, rl, *op.getBody(), mapping, width);
+                return scf::ValueVector{mapping.lookup(yielded())};
+              });
+          vector::StoreOp::create(pb, l, nest.results[0], out, outIdx, /*nontemporal=*/false,
+                                  alignment);
+        });
+    linalg::GenericOp tail = emitTail(b, loc);
+    if (tail && width != narrow)
+      (void)Vectorizer(tail, narrow, runTimeSizes, /*accumulators=*/1, outerReductions).run();
     op.erase();
     return success();
   }
@@ -297,6 +382,7 @@ private:
   int64_t width;
   bool runTimeSizes;
   int64_t accumulators;
+  bool outerReductions;
   SmallVector<int64_t> ranges; // static sizes, kDynamic for run-time ones
   SmallVector<Value> bounds;   // the sizes as values, at the op
   Value step;                  // `width`, the vector loop's step
@@ -312,7 +398,7 @@ struct KilnVectorizePass
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     for (linalg::GenericOp g : generics)
-      (void)Vectorizer(g, vectorWidth, runTimeSizes, accumulators).run();
+      (void)Vectorizer(g, vectorWidth, runTimeSizes, accumulators, outerReductions).run();
   }
 };
 

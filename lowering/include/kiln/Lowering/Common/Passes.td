@@ -46,7 +46,12 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     Accesses carry the alignment the layout proves. CPU: the vector register
     width; CUDA: 4 lanes, 16 bytes a thread. With run-time-sizes, loops of
     run-time size are vectorised too (the vector loop's end and the tail
-    computed at run time).
+    computed at run time). With outer-reductions, a reduction over outer
+    loops of an innermost parallel loop (a sum over dim 0) becomes a
+    parallel loop over vectors of that innermost loop (`accumulators` of
+    them a step where the loop is static and long enough), each carried
+    through the reduction loops in their order (any body: each lane sees
+    the scalar loops' order).
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
@@ -55,7 +60,11 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "vectorise loops of run-time size (`?` dims) too">,
                  Option<"accumulators", "accumulators", "int64_t", "1",
                         "vector accumulators of a row reduction, each over every "
-                        "that-many-th vector (independent chains of combines)">];
+                        "that-many-th vector (independent chains of combines); "
+                        "vectors an outer reduction carries a step">,
+                 Option<"outerReductions", "outer-reductions", "bool", "false",
+                        "vectorise reductions over outer loops of an innermost "
+                        "parallel loop too">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",

@@ -1,0 +1,75 @@
+// RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1" --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-vectorize="vector-width=4" --split-input-file | FileCheck %s --check-prefix=OFF
+
+// A sum over dim 0 of 5x22: a parallel loop over the columns, 8 lanes (two
+// vectors) a step up to 16, each vector carried down the 5 rows from the
+// output's values; columns 16-19 by one vector, 20-21 by scalars.
+// CHECK-LABEL: func @sum_dim0
+// CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c16) step (%c8)
+// CHECK: %[[INIT:.*]] = vector.load %arg1[%{{.*}}] {{.*}}: memref<22xf32>, vector<8xf32>
+// CHECK: %[[SUM:.*]] = scf.for %[[I:.*]] = %{{.*}} to %c5 step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<8xf32>)
+// CHECK: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<5x22xf32>, vector<8xf32>
+// CHECK: arith.addf %[[ROW]], %[[ACC]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<22xf32>, vector<8xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4{{.*}}) step (%c4
+// CHECK: vector.load %{{.*}} : memref<5x6xf32, strided<[22, 1], offset: 16>>, vector<4xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<5x2xf32, strided<[22, 1], offset: 20>>)
+// OFF-LABEL: func @sum_dim0
+// OFF-NOT: vector
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d1)>
+func.func @sum_dim0(%x: memref<5x22xf32>, %y: memref<22xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<5x22xf32>) outs(%y : memref<22xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A max over the middle dim with a per-row scale (broadcast along the
+// innermost loop): any body, the outer parallel loop kept.
+// CHECK-LABEL: func @max_dim1
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%c3, %c8) step (%{{.*}}, %c8{{.*}})
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#in3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#scale = affine_map<(d0, d1, d2) -> (d1)>
+#out3 = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @max_dim1(%x: memref<3x5x8xf32>, %s: memref<5xf32>, %y: memref<3x8xf32>) {
+  linalg.generic {indexing_maps = [#in3, #scale, #out3],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %s : memref<3x5x8xf32>, memref<5xf32>) outs(%y : memref<3x8xf32>) {
+  ^bb0(%a: f32, %k: f32, %acc: f32):
+    %p = arith.mulf %a, %k : f32
+    %m = arith.maximumf %p, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// An output not indexed by the parallel loops in order (transposed) keeps
+// the scalar lowering.
+// CHECK-LABEL: func @transposed_output
+// CHECK-NOT: vector
+// CHECK: linalg.generic
+#in3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#outT = affine_map<(d0, d1, d2) -> (d2, d0)>
+func.func @transposed_output(%x: memref<4x5x8xf32>, %y: memref<8x4xf32>) {
+  linalg.generic {indexing_maps = [#in3, #outT],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : memref<4x5x8xf32>) outs(%y : memref<8x4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
