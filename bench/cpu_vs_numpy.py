@@ -48,16 +48,19 @@ for log2 in (24, 26):
         lambda x, w, b: (lambda y: 0.5 * y * (1 + np.tanh(F32(math.sqrt(2 / math.pi)) * (y + F32(0.044715) * y * y * y))))(x * w + b),
         ("bytes", 4 * 4 * N)))
 S = [4096, 4096]
-CASES.append(("reduce_sum last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t([4096])} {{
-  %0 = kiln.reduce_sum %x {{dims = array<i64: 1>}} : {t(S)} -> {t([4096])}
+for dim, which in ((1, "last dim"), (0, "dim 0")):
+    CASES.append((f"reduce_sum {which} 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t([4096])} {{
+  %0 = kiln.reduce_sum %x {{dims = array<i64: {dim}>}} : {t(S)} -> {t([4096])}
   return %0 : {t([4096])}
-}}""", lambda: [np.random.rand(*S).astype(F32)], lambda x: x.sum(axis=1), ("bytes", 4 * 4096 * 4096)))
-CASES.append(("softmax last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t(S)} {{
-  %0 = kiln.softmax %x {{dim = 1}} : {t(S)}
+}}""", lambda: [np.random.rand(*S).astype(F32)], lambda x, d=dim: x.sum(axis=d),
+        ("bytes", 4 * 4096 * 4096)))
+for dim, which in ((1, "last dim"), (0, "dim 0")):
+    CASES.append((f"softmax {which} 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t(S)} {{
+  %0 = kiln.softmax %x {{dim = {dim}}} : {t(S)}
   return %0 : {t(S)}
 }}""", lambda: [np.random.rand(*S).astype(F32)],
-    lambda x: (lambda e: e / e.sum(axis=1, keepdims=True))(np.exp(x - x.max(axis=1, keepdims=True))),
-    ("bytes", 2 * 4 * 4096 * 4096)))
+        lambda x, d=dim: (lambda e: e / e.sum(axis=d, keepdims=True))(np.exp(x - x.max(axis=d, keepdims=True))),
+        ("bytes", 2 * 4 * 4096 * 4096)))
 CASES.append(("layer_norm last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}, %w: {t([4096])}, %b: {t([4096])}) -> {t(S)} {{
   %0 = kiln.layer_norm %x, %w, %b {{eps = 1.0e-5 : f64}} : ({t(S)}, {t([4096])}, {t([4096])}) -> {t(S)}
   return %0 : {t(S)}
