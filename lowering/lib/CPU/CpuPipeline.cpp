@@ -41,7 +41,8 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;
   // An f32 add's latency is 4 cycles and two issue per cycle: 4 chains of
-  // adds keep a row's sum off its latency.
+  // adds keep a row's sum off its latency (and a reduction over outer dims
+  // takes 4 vectors of each row a step).
   vectorize.accumulators = 4;
   vectorize.outerReductions = true;
   pm.addPass(createKilnVectorize(vectorize));

@@ -1,7 +1,8 @@
 //===- Vectorize.cpp - the kiln-vectorize pass ---------------------------===//
 //
 // Vectorises kiln's elementwise and last-dim reduction kernels on buffers
-// along their innermost loop: on the CPU, instead of hoping LLVM's loop
+// (and, with `outer-reductions`, reductions over outer dims such as a sum
+// over dim 0) along their innermost loop: on the CPU, instead of hoping LLVM's loop
 // vectoriser sees through memref descriptors and polynomial math (it often
 // does not); on GPUs, so that each thread moves 16 bytes at a time.
 //
