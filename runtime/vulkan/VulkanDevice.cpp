@@ -224,6 +224,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   p.preserveNan16 = floatProps.shaderSignedZeroInfNanPreserveFloat16;
   p.preserveNan32 = floatProps.shaderSignedZeroInfNanPreserveFloat32;
   p.preserveNan64 = floatProps.shaderSignedZeroInfNanPreserveFloat64;
+  p.preserveDenorm16 = floatProps.shaderDenormPreserveFloat16;
+  p.preserveDenorm32 = floatProps.shaderDenormPreserveFloat32;
+  p.preserveDenorm64 = floatProps.shaderDenormPreserveFloat64;
   for (int d = 0; d < 3; ++d)
     p.maxWorkgroupCount[d] = base.limits.maxComputeWorkGroupCount[d];
 

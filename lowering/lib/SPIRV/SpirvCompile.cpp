@@ -98,15 +98,20 @@ SpirvPipelineOptions spirvEnvironment(const VulkanTarget &target) {
   o.maxGrid.assign(target.maxWorkgroupCount.begin(), target.maxWorkgroupCount.end());
   o.maxThreadIterations = target.maxInvocationLoopIterations;
   o.exactF32Division = target.int64;
-  for (auto [width, preserved] : {std::pair{16, target.preserveNan16},
-                                  {32, target.preserveNan32},
-                                  {64, target.preserveNan64}})
-    if (preserved)
+  for (auto [width, nan, denorm] : {std::tuple{16, target.preserveNan16, target.preserveDenorm16},
+                                     {32, target.preserveNan32, target.preserveDenorm32},
+                                     {64, target.preserveNan64, target.preserveDenorm64}}) {
+    if (nan)
       o.preserveNanWidths.push_back(width);
-  if (!o.preserveNanWidths.empty()) {
-    o.capabilities.push_back("SignedZeroInfNanPreserve");
-    o.extensions.push_back("SPV_KHR_float_controls");
+    if (denorm)
+      o.preserveDenormWidths.push_back(width);
   }
+  if (!o.preserveNanWidths.empty())
+    o.capabilities.push_back("SignedZeroInfNanPreserve");
+  if (!o.preserveDenormWidths.empty())
+    o.capabilities.push_back("DenormPreserve");
+  if (!o.preserveNanWidths.empty() || !o.preserveDenormWidths.empty())
+    o.extensions.push_back("SPV_KHR_float_controls");
   return o;
 }
 
@@ -115,7 +120,8 @@ std::string describe(const VulkanTarget &target) {
   std::string text;
   for (bool feature : {target.float16, target.float64, target.int8, target.int16, target.int64,
                        target.storage8, target.storage16, target.preserveNan16,
-                       target.preserveNan32, target.preserveNan64, target.float32AtomicAdd,
+                       target.preserveNan32, target.preserveNan64, target.preserveDenorm16,
+                       target.preserveDenorm32, target.preserveDenorm64, target.float32AtomicAdd,
                        target.float64AtomicAdd, target.int64AtomicAdd})
     text += feature ? '1' : '0';
   for (uint32_t count : target.maxWorkgroupCount)

@@ -77,12 +77,12 @@ void buildKernelsToSpirvPipeline(OpPassManager &pm,
   kernels.addPass(spirv::createSPIRVLowerABIAttributesPass());
   kernels.addPass(createKilnSpirvPushConstants());
   kernels.addPass(createKilnSpirvVectorBuffers());
-  if (!options.preserveNanWidths.empty()) {
-    KilnSpirvPreserveNanOptions preserve;
-    preserve.widths.assign(options.preserveNanWidths.begin(),
-                           options.preserveNanWidths.end());
-    kernels.addPass(createKilnSpirvPreserveNan(preserve));
-  }
+  KilnSpirvFloatControlsOptions floatControls;
+  floatControls.nanWidths.assign(options.preserveNanWidths.begin(),
+                                 options.preserveNanWidths.end());
+  floatControls.denormWidths.assign(options.preserveDenormWidths.begin(),
+                                    options.preserveDenormWidths.end());
+  kernels.addPass(createKilnSpirvFloatControls(floatControls));
   kernels.addPass(createKilnSpirvNoContraction());
   kernels.addPass(spirv::createSPIRVUpdateVCEPass());
   kernels.addPass(createKilnSpirvInt64Atomics());

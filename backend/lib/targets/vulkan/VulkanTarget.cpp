@@ -256,6 +256,9 @@ VulkanTarget vulkanTargetOf(const VulkanDeviceProperties &device) {
   t.preserveNan16 = device.preserveNan16;
   t.preserveNan32 = device.preserveNan32;
   t.preserveNan64 = device.preserveNan64;
+  t.preserveDenorm16 = device.preserveDenorm16;
+  t.preserveDenorm32 = device.preserveDenorm32;
+  t.preserveDenorm64 = device.preserveDenorm64;
   t.maxStorageBuffers =
       std::min(device.maxStorageBuffersPerStage, device.maxStorageBuffersPerSet);
   t.subgroupSize = device.subgroupSize;

@@ -117,6 +117,9 @@ struct VulkanTarget {
   /// Float widths the driver preserves NaN/inf for (float controls); none
   /// by default, as not every device can.
   bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
+  /// Float widths the driver can keep subnormals of (float controls' denorm
+  /// preserve); none by default.
+  bool preserveDenorm16 = false, preserveDenorm32 = false, preserveDenorm64 = false;
   /// Storage buffers one kernel may bind (maxPerStageDescriptorStorageBuffers;
   /// lavapipe's 32 when compiling without a device).
   uint32_t maxStorageBuffers = 32;

@@ -22,6 +22,9 @@ struct SpirvPipelineOptions {
   /// Float widths whose NaN and infinities the driver must preserve
   /// (SignedZeroInfNanPreserve); empty where the device cannot promise it.
   std::vector<int32_t> preserveNanWidths;
+  /// Float widths whose subnormals the driver must keep (DenormPreserve);
+  /// empty where the device cannot promise it.
+  std::vector<int32_t> preserveDenormWidths;
   /// Correctly rounded f32 division from 64-bit integer operations
   /// (kiln-spirv-exact-f32-division); needs the Int64 capability.
   bool exactF32Division = true;

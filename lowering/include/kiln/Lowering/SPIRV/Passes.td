@@ -193,17 +193,25 @@ def KilnSpirvPushConstants : Pass<"kiln-spirv-push-constants", "mlir::spirv::Mod
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 
-def KilnSpirvPreserveNan : Pass<"kiln-spirv-preserve-nan", "mlir::spirv::ModuleOp"> {
-  let summary = "Declare SignedZeroInfNanPreserve on every entry point";
+def KilnSpirvFloatControls : Pass<"kiln-spirv-float-controls", "mlir::spirv::ModuleOp"> {
+  let summary = "Declare SignedZeroInfNanPreserve and DenormPreserve on every entry point";
   let description = [{
-    Without this execution mode (SPV_KHR_float_controls) a Vulkan driver may
-    assume floats are never NaN or infinite (NVIDIA folds a NaN-correct
-    `select(x < 0, 0, x)` into a max that drops NaN). Declared for each
-    float width in `widths` (what the device supports); run before
-    spirv-update-vce, which then requires the capability and extension.
+    Execution modes of SPV_KHR_float_controls, per float width the device
+    supports them for; run before spirv-update-vce, which then requires
+    their capabilities and the extension.
+    - SignedZeroInfNanPreserve (`nan-widths`): without it a Vulkan driver
+      may assume floats are never NaN or infinite (NVIDIA folds a
+      NaN-correct `select(x < 0, 0, x)` into a max that drops NaN).
+    - DenormPreserve (`denorm-widths`): without it a driver may flush
+      subnormals (NVIDIA flushes f32 ones: a bf16 add, computed in f32,
+      gave 0 for 2^-127, and an f64 -> bf16 cast rounded 2^-134 up, its
+      f32 widened back to f64 as 0), where the CPU, CUDA and torch keep
+      them.
   }];
-  let options = [ListOption<"widths", "widths", "int32_t",
-                            "float bit widths to preserve (16, 32, 64)">];
+  let options = [ListOption<"nanWidths", "nan-widths", "int32_t",
+                            "float bit widths whose NaN, inf and signed zero to preserve">,
+                 ListOption<"denormWidths", "denorm-widths", "int32_t",
+                            "float bit widths whose subnormals to preserve"> ];
   let dependentDialects = ["mlir::spirv::SPIRVDialect"];
 }
 

@@ -57,6 +57,7 @@ struct VulkanDeviceProperties {
   /// SignedZeroInfNanPreserve for 16/32/64-bit floats (float controls,
   /// enabled on the logical device when the driver has it).
   bool preserveNan16 = false, preserveNan32 = false, preserveNan64 = false;
+  bool preserveDenorm16 = false, preserveDenorm32 = false, preserveDenorm64 = false;
   /// Atomic float adds on storage buffers (VK_EXT_shader_atomic_float,
   /// enabled where the driver has it): scatter_add's atomics.
   bool float32AtomicAdd = false, float64AtomicAdd = false;
