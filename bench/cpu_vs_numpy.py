@@ -68,6 +68,14 @@ CASES.append(("layer_norm last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)
                 np.random.rand(4096).astype(F32)],
     lambda x, w, b: (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + F32(1e-5)) * w + b,
     ("bytes", 2 * 4 * 4096 * 4096)))
+for shape, perm in ((S, (1, 0)), ([64, 512, 512], (0, 2, 1))):
+    out = [shape[d] for d in perm]
+    CASES.append((f"transpose {'x'.join(map(str, shape))} f32 perm {''.join(map(str, perm))}",
+                  f"""func.func @main(%x: {t(shape)}) -> {t(out)} {{
+  %0 = kiln.transpose %x {{perm = array<i64: {', '.join(map(str, perm))}>}} : {t(shape)} -> {t(out)}
+  return %0 : {t(out)}
+}}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)],
+        lambda x, perm=perm: np.ascontiguousarray(x.transpose(perm)), ("bytes", 2 * 4 * math.prod(shape))))
 for shape, dim in (([1 << 24], 0), (S, 1)):
     out = "tensor<i64>" if len(shape) == 1 else "tensor<4096xi64>"
     CASES.append((f"argmax {'x'.join(map(str, shape))} f32 dim {dim}", f"""func.func @main(%x: {t(shape)}) -> {out} {{

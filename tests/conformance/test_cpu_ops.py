@@ -400,6 +400,56 @@ def test_reshape_broadcast_transpose_flip():
           np.flip(x, (0, 2)), np.float32)
 
 
+# Transposes in the innermost dim run on the CPU in blocks of squares of
+# vectors transposed in registers (kiln-cpu-transpose-blocks; a square is
+# 16 lanes of f32 with AVX-512, 8 of f64, 16 of narrower types), with what
+# the squares leave over as scalar loops: sizes on both sides of a square
+# and of two, every element width, and a bool (a byte each in memory).
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64,
+                                   np.bool_])
+@pytest.mark.parametrize("shape", [(16, 16), (32, 64), (67, 129), (33, 17), (1, 100),
+                                   (100, 1), (15, 40)])
+def test_transpose_2d(dtype, shape):
+    x = rand(shape, dtype)
+    got = movement(x, "kiln.transpose %a0 {{perm = array<i64: 1, 0>}} : {t} -> {rt}",
+                   shape[::-1])
+    np.testing.assert_array_equal(got, x.T)
+
+
+@pytest.mark.parametrize("perm,shape", [((0, 2, 1), (3, 37, 41)), ((2, 0, 1), (33, 5, 48)),
+                                        ((1, 2, 0), (40, 3, 36)), ((1, 0, 2), (20, 30, 7)),
+                                        ((0, 3, 1, 2), (2, 19, 3, 34)),
+                                        ((3, 2, 1, 0), (17, 2, 3, 35))])
+def test_permute(perm, shape):
+    x = rand(shape, np.float32)
+    p = ", ".join(map(str, perm))
+    got = movement(x, f"kiln.transpose %a0 {{{{perm = array<i64: {p}>}}}} : {{t}} -> {{rt}}",
+                   tuple(shape[d] for d in perm))
+    np.testing.assert_array_equal(got, x.transpose(perm))
+
+
+# Elementwise ops fused with a transposed input: the body runs on the
+# transposed vectors beside inputs read along rows, a row value broadcast
+# and a column broadcast.
+@pytest.mark.parametrize("shape", [(48, 80), (50, 37)])
+def test_elementwise_of_a_transpose(shape):
+    m, n = shape
+    a, b = rand((n, m), np.float32), rand((m, n), np.float32)
+    r, c = rand((m, 1), np.float32), rand((n,), np.float32)
+    t = lambda s: tensor_type(s, np.float32)
+    prog = (f"func.func @main(%a: {t((n, m))}, %b: {t((m, n))}, %r: {t((m, 1))}, %c: {t((n,))})"
+            f" -> {t((m, n))} {{\n"
+            f"  %at = kiln.transpose %a {{perm = array<i64: 1, 0>}} : {t((n, m))} -> {t((m, n))}\n"
+            f"  %s = kiln.add %at, %b : ({t((m, n))}, {t((m, n))}) -> {t((m, n))}\n"
+            f"  %p = kiln.mul %s, %r : ({t((m, n))}, {t((m, 1))}) -> {t((m, n))}\n"
+            f"  %q = kiln.sub %p, %c : ({t((m, n))}, {t((n,))}) -> {t((m, n))}\n"
+            f"  %e = kiln.exp %q : {t((m, n))}\n"
+            f"  return %e : {t((m, n))}\n}}\n")
+    (got,), _ = run_kiln(prog, [a, b, r, c])
+    want = np.exp((a.T.astype(np.float64) + b) * r - c)
+    check(got, want, np.float32)
+
+
 def test_slice_with_steps_and_pad():
     x = rand((5, 7), np.int32)
     got = movement(x, "kiln.slice %a0 {{start = array<i64: 1, 0>, stop = array<i64: 5, 7>, "

@@ -37,6 +37,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuRowKernelsOptions rows;
   rows.threads = threads;
   pm.addPass(createKilnCpuRowKernels(rows));
+  KilnCpuTransposeBlocksOptions transposes;
+  transposes.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuTransposeBlocks(transposes));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;

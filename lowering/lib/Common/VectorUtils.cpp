@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -108,5 +109,26 @@ void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
       mapOutside(v);
 }
 
+linalg::GenericOp cloneOnSlices(OpBuilder &b, Location loc, linalg::GenericOp op,
+                                ArrayRef<LoopSlice> slices) {
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (auto [d, e] : llvm::enumerate(map.getResults())) {
+      const LoopSlice *slice = llvm::find_if(slices, [&](const LoopSlice &s) {
+        return e == getAffineDimExpr(s.dim, b.getContext());
+      });
+      bool sliced = slice != slices.end();
+      offsets.push_back(sliced ? slice->offset : b.getIndexAttr(0));
+      sizes.push_back(sliced ? slice->size : memref::getMixedSize(b, loc, operand.get(), d));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets, sizes, strides));
+  }
+  auto clone = cast<linalg::GenericOp>(b.clone(*op));
+  clone->setOperands(operands);
+  return clone;
+}
 
 } // namespace kiln

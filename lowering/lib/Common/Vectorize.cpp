@@ -144,22 +144,7 @@ private:
     OpFoldResult start = getAsOpFoldResult(vectorEnd);
     OpFoldResult count =
         getAsOpFoldResult(b.createOrFold<arith::SubIOp>(loc, bounds[last], vectorEnd));
-    SmallVector<Value> operands;
-    for (OpOperand &operand : op->getOpOperands()) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      for (auto [d, e] : llvm::enumerate(map.getResults())) {
-        bool inner = e == getAffineDimExpr(last, b.getContext());
-        offsets.push_back(inner ? start : b.getIndexAttr(0));
-        sizes.push_back(inner ? count : memref::getMixedSize(b, loc, operand.get(), d));
-        strides.push_back(b.getIndexAttr(1));
-      }
-      operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets,
-                                                   sizes, strides));
-    }
-    auto tail = cast<linalg::GenericOp>(b.clone(*op));
-    tail->setOperands(operands);
-    return tail;
+    return kiln::cloneOnSlices(b, loc, op, {{static_cast<unsigned>(last), start, count}});
   }
 
   LogicalResult vectorizeElementwise() {

@@ -67,6 +67,31 @@ def KilnCpuRowKernels : Pass<"kiln-cpu-row-kernels", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def KilnCpuTransposeBlocks : Pass<"kiln-cpu-transpose-blocks", "mlir::ModuleOp"> {
+  let summary = "Elementwise kernels that read an operand transposed, in square blocks of vectors";
+  let description = [{
+    A linalg.generic on buffers with parallel loops only, an identity
+    output map and an arith/math body, where inputs read along another loop
+    K in their innermost dim than the output's innermost loop L (a
+    kiln.transpose or permute, an op on a transposed view), becomes an
+    scf.parallel over blocks of two V x V squares of K and L (V the output
+    element's lanes in a vector register, at most 16; one square where K
+    is static and shorter than 2V). A square loads V vectors of each such
+    input along K, transposes them in registers with a butterfly of
+    vector.shuffle (log2 V rounds of V shuffles), and computes and stores
+    V output vectors along L. The loop carries `kiln.min_task_size`. What
+    the blocks leave of K and L runs as the generic on subviews. Before,
+    each element was a scalar load a row away from the last (a 4096^2 f32
+    transpose: 45 ms; now 3.5-4).
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t",
+                        "kiln::VectorizeTunables{}.cpuLanes",
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 def KilnCpuExpandRunTimeShapes : Pass<"kiln-cpu-expand-run-time-shapes", "mlir::ModuleOp"> {
   let summary = "memref.expand_shape splitting a dim into several `?` ones as a reinterpret_cast";
   let description = [{

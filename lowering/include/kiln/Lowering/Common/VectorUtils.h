@@ -9,6 +9,7 @@
 #ifndef KILN_LOWERING_COMMON_VECTORUTILS_H
 #define KILN_LOWERING_COMMON_VECTORUTILS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -42,6 +43,18 @@ llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b,
 void cloneBody(mlir::OpBuilder &b, mlir::Location loc, mlir::Block &body,
                mlir::IRMapping &mapping, int64_t width,
                mlir::Operation *skip = nullptr);
+
+/// The iterations [offset, offset + size) of loop `dim`.
+struct LoopSlice {
+  unsigned dim;
+  mlir::OpFoldResult offset, size;
+};
+/// A clone of `op` at `b` on subviews of its operands that runs only the
+/// iterations in `slices` of the loops they name (all of the others): the
+/// iterations a vectorised loop leaves over.
+mlir::linalg::GenericOp cloneOnSlices(mlir::OpBuilder &b, mlir::Location loc,
+                                      mlir::linalg::GenericOp op,
+                                      llvm::ArrayRef<LoopSlice> slices);
 
 } // namespace kiln
 
