@@ -578,7 +578,8 @@ def test_reductions(op, dtype, dims, keep):
 
 
 # Reductions over outer dims of a longer innermost dim (the CPU vectorises
-# them across that dim, four vectors a step, then one, then scalars):
+# them across that dim, four vectors a step, then one, then scalars; over
+# 64 rows or more, in blocks of up to 2 KiB of columns before those):
 # columns that leave each of those tails, a middle dim, integers (exact),
 # a NaN in one column (it must reach that column's max), and softmax over
 # dim 0 and over a middle dim.
@@ -586,7 +587,8 @@ def test_reductions(op, dtype, dims, keep):
                                       ("reduce_sum", np.int32), ("reduce_mean", np.float16),
                                       ("reduce_prod", np.float64)])
 @pytest.mark.parametrize("shape,dims", [((37, 1000), (0,)), ((3, 50, 130), (1,)),
-                                        ((130, 3, 70), (0, 1))])
+                                        ((130, 3, 70), (0, 1)), ((100, 1100), (0,)),
+                                        ((4, 80, 600), (1,))])
 def test_reductions_over_outer_dims(op, dtype, shape, dims):
     # Sums of positive values: up to 390 terms in f32 added in order, where
     # cancellation would leave a sum near 0 with the rounding of large ones.

@@ -48,6 +48,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   // takes 4 vectors of each row a step).
   vectorize.accumulators = 4;
   vectorize.outerReductions = true;
+  vectorize.threads = threads;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

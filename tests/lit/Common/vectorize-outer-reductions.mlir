@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1" --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-vectorize="vector-width=4" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1 threads=2" --split-input-file | FileCheck %s --check-prefix=BLOCKS
 
 // A sum over dim 0 of 5x22: a parallel loop over the columns, 8 lanes (two
 // vectors) a step up to 16, each vector carried down the 5 rows from the
@@ -16,6 +17,9 @@
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<5x2xf32, strided<[22, 1], offset: 20>>)
 // OFF-LABEL: func @sum_dim0
 // OFF-NOT: vector
+// Five rows are too few for blocks of columns.
+// BLOCKS-LABEL: func @sum_dim0
+// BLOCKS: iter_args
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d1)>
 func.func @sum_dim0(%x: memref<5x22xf32>, %y: memref<22xf32>) {
@@ -67,6 +71,39 @@ func.func @transposed_output(%x: memref<4x5x8xf32>, %y: memref<8x4xf32>) {
   linalg.generic {indexing_maps = [#in3, #outT],
                   iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%x : memref<4x5x8xf32>) outs(%y : memref<8x4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// With threads, a sum over dim 0 of 64 rows of 1040 runs in blocks of
+// columns: 2 KiB of a row is 512 f32, which leaves two blocks for the two
+// threads, each a task (kiln.min_task_size 1) that takes every row in
+// order into its block of the output, 8 lanes a step, through memory. The
+// last 16 columns are carried in registers as before.
+// BLOCKS-LABEL: func @sum_dim0_many_rows
+// BLOCKS: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1024{{.*}}) step (%c512{{.*}})
+// BLOCKS: scf.for %[[I:.*]] = %{{.*}} to %c64{{.*}} step %{{.*}}
+// BLOCKS: scf.for %[[C:.*]] = %{{.*}} to %c512{{.*}} step %c8
+// BLOCKS-NEXT: %[[COL:.*]] = arith.addi %[[J]], %[[C]]
+// BLOCKS: %[[ACC:.*]] = vector.load %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
+// BLOCKS: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {{.*}}: memref<64x1040xf32>, vector<8xf32>
+// BLOCKS: %[[SUM:.*]] = arith.addf %[[ROW]], %[[ACC]] : vector<8xf32>
+// BLOCKS: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
+// BLOCKS: } {kiln.min_task_size = 1 : index}
+// BLOCKS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c16{{.*}}) step (%c8
+// BLOCKS: iter_args
+// CHECK-LABEL: func @sum_dim0_many_rows
+// CHECK-NOT: kiln.min_task_size
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d1)>
+func.func @sum_dim0_many_rows(%x: memref<64x1040xf32>, %y: memref<1040xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<64x1040xf32>) outs(%y : memref<1040xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32

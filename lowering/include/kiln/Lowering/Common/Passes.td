@@ -51,7 +51,10 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     parallel loop over vectors of that innermost loop (`accumulators` of
     them a step where the loop is static and long enough), each carried
     through the reduction loops in their order (any body: each lane sees
-    the scalar loops' order).
+    the scalar loops' order). With `threads` too, such a reduction over
+    at least 64 static rows runs as a parallel loop over blocks of columns
+    (2 KiB of a row, fewer where that leaves threads idle), each block
+    taking every row in order into its part of the output.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
@@ -64,7 +67,12 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "vectors an outer reduction carries a step">,
                  Option<"outerReductions", "outer-reductions", "bool", "false",
                         "vectorise reductions over outer loops of an innermost "
-                        "parallel loop too">];
+                        "parallel loop too">,
+                 Option<"threads", "threads", "int64_t", "0",
+                        "threads the parallel loops run on; with outer-reductions "
+                        "and more than 0, an outer reduction over many rows "
+                        "runs in blocks of columns, at least that many where "
+                        "the columns allow">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
