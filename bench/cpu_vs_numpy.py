@@ -76,6 +76,12 @@ for shape, perm in ((S, (1, 0)), ([64, 512, 512], (0, 2, 1))):
   return %0 : {t(out)}
 }}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)],
         lambda x, perm=perm: np.ascontiguousarray(x.transpose(perm)), ("bytes", 2 * 4 * math.prod(shape))))
+for dim in (0, 1):
+    CASES.append((f"cumsum dim {dim} 4096x4096 f32", f"""func.func @main(%x: {t(S)}) -> {t(S)} {{
+  %0 = kiln.cumsum %x {{dim = {dim}}} : {t(S)}
+  return %0 : {t(S)}
+}}""", lambda: [np.random.rand(*S).astype(F32)], lambda x, d=dim: np.cumsum(x, axis=d),
+        ("bytes", 2 * 4 * 4096 * 4096)))
 for shape, dim in (([1 << 24], 0), (S, 1)):
     out = "tensor<i64>" if len(shape) == 1 else "tensor<4096xi64>"
     CASES.append((f"argmax {'x'.join(map(str, shape))} f32 dim {dim}", f"""func.func @main(%x: {t(shape)}) -> {out} {{

@@ -644,6 +644,27 @@ def test_cumsum(dtype):
         check(got, want, dtype)
 
 
+# Scans over an outer dim run on the CPU as a parallel loop over 4
+# registers of columns (64 f32 lanes with AVX-512, 32 of f64, 256 of i8)
+# carried down the rows, the columns past the last whole step as scalar
+# loops (kiln-cpu-scans): widths on both sides of a step, a middle dim,
+# f16 summed in f32, integers exact (i8 wraps as NumPy's does).
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32, np.int8])
+@pytest.mark.parametrize("shape,dim", [((50, 300), 0), ((7, 64), 0), ((3, 40, 70), 1),
+                                       ((9, 5, 260), 0), ((6, 33, 130), 2)])
+def test_cumsum_over_rows_of_vectors(dtype, shape, dim):
+    x = rand(shape, dtype, 0.5, 1.5) if np.dtype(dtype).kind == "f" else rand(shape, dtype)
+    got = movement(x, f"kiln.cumsum %a0 {{{{dim = {dim}}}}} : {{t}}", x.shape)
+    if np.dtype(dtype).kind == "f":
+        want = np.cumsum(x.astype(np.float64), axis=dim)
+        if dtype == np.float16:
+            # Sums in f32, each rounded to f16 on its own.
+            want = np.cumsum(x.astype(np.float32), axis=dim).astype(np.float16)
+    else:
+        want = np.cumsum(x, axis=dim, dtype=dtype)
+    check(got, want.astype(np.float64) if np.dtype(dtype).kind == "f" else want, dtype)
+
+
 # Long reductions and scans, which GPUs split across blocks
 # (kiln-gpu-split-reductions, kiln-gpu-scans): 64 slices of 16384 plus a
 # tail of one (its value large, so that losing it shows), or 4 slices per

@@ -40,6 +40,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuTransposeBlocksOptions transposes;
   transposes.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnCpuTransposeBlocks(transposes));
+  KilnCpuScansOptions scans;
+  scans.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuScans(scans));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;

@@ -67,46 +67,50 @@ SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
+/// Maps `v`, a value from outside `body` (a hoisted constant), to itself, or
+/// to a splat of it with `width` > 0, unless it is mapped already.
+static void mapOutside(OpBuilder &b, Location loc, Block *body, IRMapping &mapping,
+                       int64_t width, Value v) {
+  if (mapping.contains(v) || v.getParentBlock() == body)
+    return;
+  mapping.map(v, width == 0 ? v
+                            : vector::BroadcastOp::create(
+                                  b, loc, VectorType::get({width}, v.getType()), v)
+                                  .getResult());
+}
+
+void cloneOnVectors(OpBuilder &b, Location loc, Operation &op, IRMapping &mapping,
+                    int64_t width) {
+  if (width == 0) {
+    b.clone(op, mapping);
+    return;
+  }
+  for (Value operand : op.getOperands())
+    mapOutside(b, loc, op.getBlock(), mapping, width, operand);
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto type = VectorType::get({width}, constant.getType());
+    mapping.map(constant.getResult(),
+                arith::ConstantOp::create(b, loc, type,
+                                          DenseElementsAttr::get(type, constant.getValue())));
+    return;
+  }
+  Operation *copy = b.clone(op, mapping);
+  for (Value r : copy->getResults())
+    r.setType(VectorType::get({width}, r.getType()));
+}
+
 void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                int64_t width, Operation *skip) {
-  // Scalars from outside the body (hoisted constants) stay as they are, or
-  // become splats.
-  auto mapOutside = [&](Value v) {
-    if (mapping.contains(v) || v.getParentBlock() == &body)
-      return;
-    mapping.map(v, width == 0 ? v
-                              : vector::BroadcastOp::create(
-                                    b, loc, VectorType::get({width}, v.getType()), v)
-                                    .getResult());
-  };
-  for (Operation &op : body.without_terminator()) {
-    if (&op == skip)
-      continue;
-    if (width == 0) {
-      b.clone(op, mapping);
-      continue;
-    }
-    for (Value operand : op.getOperands())
-      mapOutside(operand);
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      auto type = VectorType::get({width}, constant.getType());
-      mapping.map(constant.getResult(),
-                  arith::ConstantOp::create(
-                      b, loc, type,
-                      DenseElementsAttr::get(type, constant.getValue())));
-      continue;
-    }
-    Operation *copy = b.clone(op, mapping);
-    for (Value r : copy->getResults())
-      r.setType(VectorType::get({width}, r.getType()));
-  }
+  for (Operation &op : body.without_terminator())
+    if (&op != skip)
+      cloneOnVectors(b, loc, op, mapping, width);
   // What the body yields, or `skip` combines, may come from outside too (a
   // kernel that only writes a constant has no body ops at all).
   for (Value v : body.getTerminator()->getOperands())
-    mapOutside(v);
+    mapOutside(b, loc, &body, mapping, width, v);
   if (skip)
     for (Value v : skip->getOperands())
-      mapOutside(v);
+      mapOutside(b, loc, &body, mapping, width, v);
 }
 
 linalg::GenericOp cloneOnSlices(OpBuilder &b, Location loc, linalg::GenericOp op,

@@ -92,6 +92,27 @@ def KilnCpuTransposeBlocks : Pass<"kiln-cpu-transpose-blocks", "mlir::ModuleOp">
                            "mlir::affine::AffineDialect"];
 }
 
+def KilnCpuScans : Pass<"kiln-cpu-scans", "mlir::ModuleOp"> {
+  let summary = "kiln.cumsum's serial loop nest as parallel loops, vectorised across columns";
+  let description = [{
+    A scan (kiln/Lowering/Common/Scan.h: loops over the other dims around
+    a loop carrying the running sum along the scan dim, on buffers, at a
+    function's top level) over more than one row becomes an scf.parallel
+    over the other dims carrying `kiln.min_task_size`. Along the innermost
+    dim each row keeps its serial loop. Over an outer dim the innermost
+    dim is stepped 4 vector registers of sums at a time: each iteration
+    carries that many columns' running sums down the scan dim in
+    registers, loading and storing whole vectors of each row (every lane
+    adds in the serial loop's order); the columns past the last whole step
+    keep the scalar loop, in a parallel loop of their own.
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t",
+                        "kiln::VectorizeTunables{}.cpuLanes",
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuExpandRunTimeShapes : Pass<"kiln-cpu-expand-run-time-shapes", "mlir::ModuleOp"> {
   let summary = "memref.expand_shape splitting a dim into several `?` ones as a reinterpret_cast";
   let description = [{

@@ -36,6 +36,11 @@ llvm::SmallVector<mlir::Value> indicesFor(mlir::OpBuilder &b,
                                           mlir::Location loc,
                                           mlir::AffineMap map,
                                           mlir::ValueRange ivs);
+/// Clones `op` (an arith/math op) with `mapping`; with `width` > 0, as a
+/// vector op, its operands from outside its block mapped to splats (a
+/// constant becomes a splat constant).
+void cloneOnVectors(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation &op,
+                    mlir::IRMapping &mapping, int64_t width);
 /// Clones the body ops (all but the terminator and `skip`) with `mapping`
 /// (block args already mapped); with `width` > 0, as vector ops. Values
 /// from outside the body that the ops, the terminator or `skip` use are
