@@ -40,7 +40,13 @@ public:
 
   void run() {
     int64_t last = scan.outer.size();
-    if (scan.dim == last) {
+    auto bits = [](Value memref) {
+      return cast<MemRefType>(memref.getType()).getElementTypeBitWidth();
+    };
+    // Vectors of i1 are bit-packed in memory, where kiln stores a byte per
+    // bool (kiln.cumsum takes none, but the loop nest does not say so).
+    bool bytes = bits(scan.load.getMemRef()) >= 8 && bits(scan.store.getMemRef()) >= 8;
+    if (scan.dim == last || !bytes) {
       // Each row's scan stays serial; the rows run in parallel.
       buildLoops(/*from=*/c(0), /*lanes=*/0);
     } else {

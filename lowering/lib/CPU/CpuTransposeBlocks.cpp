@@ -99,7 +99,8 @@ public:
       return failure();
     k = *across;
     int64_t outBytes = cast<MemRefType>(out.getType()).getElementTypeBitWidth() / 8;
-    side = std::min<int64_t>(kMaxSide, static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(registerBytes / outBytes))));
+    auto lanes = static_cast<uint64_t>(registerBytes / outBytes);
+    side = std::min<int64_t>(kMaxSide, static_cast<int64_t>(llvm::bit_floor(lanes)));
     for (unsigned d : {k, last})
       if (side < 2 || (!ShapedType::isDynamic(ranges[d]) && ranges[d] < side))
         return failure();
