@@ -89,6 +89,28 @@ for shape, dim in (([1 << 24], 0), (S, 1)):
   return %0 : {out}
 }}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)],
         lambda x, dim=dim: np.argmax(x, axis=dim), ("bytes", 4 * math.prod(shape))))
+# Copies of views (kiln-copies-to-linalg) and a
+# flip (reversed vectors): 64 MiB in, about as much out.
+W = [4096, 8192]
+for name, body, out, fn, moved in (
+        ("flip dim 1 4096x4096", "kiln.flip %x {{dims = array<i64: 1>}} : {t} -> {o}", S,
+         lambda x: np.flip(x, 1).copy(), 2 * 4 * 4096 * 4096),
+        ("pad 4096x4000 -> 4096x4096", "kiln.pad %x {{low = array<i64: 0, 48>, high = array<i64: 0, 48>}} : "
+         "{t} -> {o}", S, lambda x: np.pad(x, ((0, 0), (48, 48))), 4 * (4096 * 4000 + 4096 * 4096)),
+        ("slice step 2 4096x8192 -> 4096x4096", "kiln.slice %x {{start = array<i64: 0, 0>, stop = "
+         "array<i64: 4096, 8192>, step = array<i64: 1, 2>}} : {t} -> {o}", S,
+         lambda x: np.ascontiguousarray(x[:, ::2]), 4 * (4096 * 8192 + 4096 * 4096))):
+    shape = [4096, 4000] if name.startswith("pad") else W if name.startswith("slice") else S
+    CASES.append((f"{name} f32", f"""func.func @main(%x: {t(shape)}) -> {t(out)} {{
+  %0 = {body.format(t=t(shape), o=t(out))}
+  return %0 : {t(out)}
+}}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)], fn, ("bytes", moved)))
+# One row times a matrix (a decode step's gemv): B read once.
+CASES.append(("matmul 1x4096 @ 4096x4096 f32 (gemv)", f"""func.func @main(%a: {t([1, 4096])}, %b: {t(S)}) -> {t([1, 4096])} {{
+  %0 = kiln.matmul %a, %b : ({t([1, 4096])}, {t(S)}) -> {t([1, 4096])}
+  return %0 : {t([1, 4096])}
+}}""", lambda: [np.random.rand(1, 4096).astype(F32), np.random.rand(*S).astype(F32)],
+    lambda a, b: a @ b, ("bytes", 4 * 4096 * 4096)))
 for m, n, k in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 512, 1024), (1000, 1000, 1000), (777, 1025, 1023)):
     name = f"matmul {m}^3 f32" if m == n == k else f"matmul {m}x{k} @ {k}x{n} f32"
     CASES.append((name, f"""func.func @main(%a: {t([m, k])}, %b: {t([k, n])}) -> {t([m, n])} {{

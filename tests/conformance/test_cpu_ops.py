@@ -450,6 +450,78 @@ def test_elementwise_of_a_transpose(shape):
     check(got, want, np.float32)
 
 
+# Copies, flips and tails on the CPU (kiln-copies-to-linalg, kiln-vectorize):
+# a pad's interior and a strided slice are copies into or out of a view,
+# vectorised with the rows' last size % lanes elements as one shorter
+# vector; a flip of the innermost dim reads reversed vectors (and its tail
+# the input at the shifted index). Rows on both sides of a vector's lanes
+# for every element width; bool stays scalar.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64,
+                                   np.bool_])
+@pytest.mark.parametrize("shape", [(3, 1), (4, 15), (5, 16), (3, 17), (2, 56), (3, 100),
+                                   (2, 3, 67)])
+def test_flips_pads_and_strided_slices_of_rows(dtype, shape):
+    x = rand(shape, dtype)
+    rank = len(shape)
+    arr = lambda v: ", ".join(map(str, v))
+    flip_dims = [rank - 1] if rank == 2 else [0, rank - 1]
+    got = movement(x, f"kiln.flip %a0 {{{{dims = array<i64: {arr(flip_dims)}>}}}} : {{t}} -> {{rt}}",
+                   shape)
+    np.testing.assert_array_equal(got, np.flip(x, flip_dims))
+    low, high = [0] * (rank - 2) + [1, 3], [0] * (rank - 2) + [2, 5]
+    padded = tuple(s + lo + hi for s, lo, hi in zip(shape, low, high))
+    got = movement(x, f"kiln.pad %a0 {{{{low = array<i64: {arr(low)}>, high = array<i64: "
+                      f"{arr(high)}>, value = 1.0 : f64}}}} : {{t}} -> {{rt}}", padded)
+    np.testing.assert_array_equal(
+        got, np.pad(x, list(zip(low, high)), constant_values=np.array(1).astype(dtype)))
+    step = [1] * (rank - 1) + [2]
+    sliced = tuple(-(-s // st) for s, st in zip(shape, step))
+    got = movement(x, f"kiln.slice %a0 {{{{start = array<i64: {arr([0] * rank)}>, stop = "
+                      f"array<i64: {arr(shape)}>, step = array<i64: {arr(step)}>}}}} : "
+                      f"{{t}} -> {{rt}}", sliced)
+    np.testing.assert_array_equal(got, x[..., ::2])
+
+
+# A flip fused with arithmetic: the body runs on the reversed vectors
+# beside a row read in order.
+@pytest.mark.parametrize("shape", [(4, 48), (3, 37)])
+def test_elementwise_of_a_flip(shape):
+    a, b = rand(shape, np.float32), rand(shape, np.float32)
+    t = tensor_type(shape, np.float32)
+    prog = (f"func.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
+            f"  %f = kiln.flip %a {{dims = array<i64: 1>}} : {t} -> {t}\n"
+            f"  %s = kiln.mul %f, %b : ({t}, {t}) -> {t}\n"
+            f"  %e = kiln.exp %s : {t}\n"
+            f"  return %e : {t}\n}}\n")
+    (got,), _ = run_kiln(prog, [a, b])
+    check(got, np.exp(a[:, ::-1].astype(np.float64) * b), np.float32)
+
+
+# index_select over rows (an embedding lookup): on the CPU each picked row
+# is read as vectors (kiln-vectorize's row reads), the row index once per
+# row; rows on both sides of a vector's lanes, every element width, and an
+# op fused after the lookup.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64])
+@pytest.mark.parametrize("shape", [(9, 16), (6, 37), (4, 100), (3, 2, 64)])
+def test_index_select_rows(dtype, shape):
+    x = rand(shape, dtype)
+    sel = RNG.integers(0, shape[0], 11).astype(np.int64)
+    rt = tensor_type((11,) + shape[1:], dtype)
+    got = run_op([x, sel], f"kiln.index_select %a0, %a1 {{dim = 0}} : ({tensor_type(x.shape, dtype)}, "
+                           f"{tensor_type(sel.shape, sel.dtype)}) -> {rt}", rt)
+    np.testing.assert_array_equal(got, x[sel])
+    if dtype != np.float32:
+        return
+    w = rand(shape[1:], dtype)
+    xt, st, wt = (tensor_type(a.shape, a.dtype) for a in (x, sel, w))
+    prog = (f"func.func @main(%x: {xt}, %s: {st}, %w: {wt}) -> {rt} {{\n"
+            f"  %e = kiln.index_select %x, %s {{dim = 0}} : ({xt}, {st}) -> {rt}\n"
+            f"  %m = kiln.mul %e, %w : ({rt}, {wt}) -> {rt}\n"
+            f"  return %m : {rt}\n}}\n")
+    (got,), _ = run_kiln(prog, [x, sel, w])
+    check(got, x[sel].astype(np.float64) * w, np.float32)
+
+
 def test_slice_with_steps_and_pad():
     x = rand((5, 7), np.int32)
     got = movement(x, "kiln.slice %a0 {{start = array<i64: 1, 0>, stop = array<i64: 5, 7>, "
@@ -866,8 +938,12 @@ def test_row_chains(shape, dtype):
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
 # leftover whole vectors, leftover scalar columns and batches, column blocks
 # past 1024 cut to equal widths (1025, 2100), and the GPU kernel's 128x128
-# tiles with partial tiles and a K that is no multiple of 8.
+# tiles with partial tiles and a K that is no multiple of 8. One row of A
+# (a gemv; on the CPU an outer reduction in blocks of B's columns): with
+# 64+ rows of B, fewer, batched, and A shared by a batch of B.
 @pytest.mark.parametrize("a_shape,b_shape", [((17, 33), (33, 9)), ((2, 1, 5, 8), (3, 8, 4)),
+                                             ((1, 300), (300, 1000)), ((1, 40), (40, 37)),
+                                             ((3, 1, 70), (3, 70, 130)), ((1, 64), (5, 64, 50)),
                                              ((1, 1), (1, 1)), ((64, 128), (128, 96)),
                                              ((7, 100), (100, 150)), ((3, 13, 20), (3, 20, 70)),
                                              ((12, 0), (0, 64)), ((300, 203), (203, 260)),

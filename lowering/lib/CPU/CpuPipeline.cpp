@@ -37,6 +37,12 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuRowKernelsOptions rows;
   rows.threads = threads;
   pm.addPass(createKilnCpuRowKernels(rows));
+  // Copies (a pad's interior, a strided slice) as kernels, before the
+  // passes that vectorise them; a pad fills only its borders.
+  pm.addPass(createKilnCpuFillBorders());
+  KilnCopiesToLinalgOptions copies;
+  copies.generic = true;
+  pm.addPass(createKilnCopiesToLinalg(copies));
   KilnCpuTransposeBlocksOptions transposes;
   transposes.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnCpuTransposeBlocks(transposes));
@@ -52,6 +58,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   vectorize.accumulators = 4;
   vectorize.outerReductions = true;
   vectorize.threads = threads;
+  vectorize.shortTails = true;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

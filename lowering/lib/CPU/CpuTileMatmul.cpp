@@ -395,6 +395,42 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
 
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+/// A matmul of one row (a gemv, a decode step) as a linalg.generic with k
+/// outside n: a reduction over outer loops, which kiln-vectorize runs in
+/// blocks of B's columns, each taking B's rows in order, reading B once.
+/// Tiled, one row of A filled one of the micro-kernel's MR rows and B was
+/// packed (copied) first: 3.6 ms for 1x4096 @ 4096^2 against 3.0 in torch.
+LogicalResult rowTimesMatrix(linalg::LinalgOp op, PatternRewriter &rewriter) {
+  unsigned loops = op.getNumLoops(); // [batch,] m, n, k
+  Value cm = op.getDpsInits()[0];
+  auto cType = cast<MemRefType>(cm.getType());
+  if (cType.getDimSize(cType.getRank() - 2) != 1)
+    return failure();
+  // New loop order [batch,] m, k, n: old n is the new last, old k before it.
+  SmallVector<AffineExpr> oldDims;
+  for (unsigned d = 0; d < loops; ++d)
+    oldDims.push_back(rewriter.getAffineDimExpr(d));
+  std::swap(oldDims[loops - 1], oldDims[loops - 2]);
+  auto reorder = AffineMap::get(loops, 0, oldDims, rewriter.getContext());
+  SmallVector<AffineMap> maps;
+  for (AffineMap map : op.getIndexingMapsArray())
+    maps.push_back(map.compose(reorder));
+  // B and C read along n as rows; anything else keeps the tiled kernel.
+  for (OpOperand *operand : {op.getDpsInputOperand(1), op.getDpsInitOperand(0)})
+    if (kiln::classify(maps[operand->getOperandNumber()], operand->get(), loops - 1) !=
+        kiln::Access::Vector)
+      return failure();
+  SmallVector<utils::IteratorType> iterators(loops, utils::IteratorType::parallel);
+  iterators[loops - 2] = utils::IteratorType::reduction;
+  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+      op, TypeRange{}, op.getDpsInputs(), op.getDpsInits(), maps, iterators,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        Value product = arith::MulFOp::create(b, loc, args[0], args[1]);
+        linalg::YieldOp::create(b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
+      });
+  return success();
+}
+
 struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
   TileF32Matmul(MLIRContext *ctx, int64_t width, int64_t threads)
       : OpInterfaceRewritePattern(ctx), width(width), threads(std::max<int64_t>(threads, 1)) {}
@@ -415,6 +451,8 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     }
     if (!kiln::unitInnerStride(bm) || !kiln::unitInnerStride(cm))
       return failure();
+    if (succeeded(rowTimesMatrix(op, rewriter)))
+      return success();
     // A fill of C right before the matmul (C = 0 for a plain product) is
     // folded into the first slice's sums, saving a pass over C. (Looked up
     // before anything is built in between.)

@@ -20,20 +20,26 @@ bool unitInnerStride(Value memref) {
 }
 
 /// How operand `map` reads along loop `last`, or nullopt if neither way.
-std::optional<Access> classify(AffineMap map, Value memref, unsigned last) {
+std::optional<Access> classify(AffineMap map, Value memref, unsigned last, bool reversed) {
   bool usesLast = false;
   for (AffineExpr e : map.getResults())
     usesLast |= e.isFunctionOfDim(last);
   if (!usesLast)
     return Access::Splat;
-  if (map.getNumResults() == 0 || map.getResults().back() != getAffineDimExpr(last, map.getContext()))
-    return std::nullopt;
   for (AffineExpr e : map.getResults().drop_back())
     if (e.isFunctionOfDim(last))
       return std::nullopt;
   if (!unitInnerStride(memref))
     return std::nullopt;
-  return Access::Vector;
+  AffineExpr inner = map.getResults().back();
+  AffineExpr dim = getAffineDimExpr(last, map.getContext());
+  if (inner == dim)
+    return Access::Vector;
+  // `c - last` (c free of the loop): the loop's vectors, reversed.
+  AffineExpr rest = simplifyAffineExpr(inner + dim, map.getNumDims(), map.getNumSymbols());
+  if (reversed && !rest.isFunctionOfDim(last))
+    return Access::Reversed;
+  return std::nullopt;
 }
 
 /// The alignment (bytes, at most 16) that every `width`-wide access at a
@@ -115,23 +121,44 @@ void cloneBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
 
 linalg::GenericOp cloneOnSlices(OpBuilder &b, Location loc, linalg::GenericOp op,
                                 ArrayRef<LoopSlice> slices) {
+  MLIRContext *ctx = b.getContext();
+  auto c = [&](int64_t v) { return getAffineConstantExpr(v, ctx); };
+  // A sliced loop inside a larger expression (a flip's `19 - j`) runs from
+  // the slice's offset there; the operand stays whole along that result.
+  SmallVector<AffineExpr> shifted;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    shifted.push_back(getAffineDimExpr(d, ctx));
+  for (const LoopSlice &slice : slices)
+    if (std::optional<int64_t> offset = getConstantIntValue(slice.offset))
+      shifted[slice.dim] = shifted[slice.dim] + c(*offset);
   SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<AffineExpr> results;
     for (auto [d, e] : llvm::enumerate(map.getResults())) {
       const LoopSlice *slice = llvm::find_if(slices, [&](const LoopSlice &s) {
-        return e == getAffineDimExpr(s.dim, b.getContext());
+        return e == getAffineDimExpr(s.dim, ctx);
       });
       bool sliced = slice != slices.end();
       offsets.push_back(sliced ? slice->offset : b.getIndexAttr(0));
       sizes.push_back(sliced ? slice->size : memref::getMixedSize(b, loc, operand.get(), d));
       strides.push_back(b.getIndexAttr(1));
+      results.push_back(sliced ? e
+                               : simplifyAffineExpr(e.replaceDims(shifted), map.getNumDims(),
+                                                    map.getNumSymbols()));
+      assert((sliced || llvm::all_of(slices, [&](const LoopSlice &s) {
+                return !e.isFunctionOfDim(s.dim) || getConstantIntValue(s.offset);
+              })) &&
+             "a run-time slice offset inside an index expression");
     }
     operands.push_back(memref::SubViewOp::create(b, loc, operand.get(), offsets, sizes, strides));
+    maps.push_back(AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, ctx));
   }
   auto clone = cast<linalg::GenericOp>(b.clone(*op));
   clone->setOperands(operands);
+  clone.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
   return clone;
 }
 

@@ -59,10 +59,10 @@ constexpr int64_t kColumnBlockRows = 64;
 class Vectorizer {
 public:
   Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes, int64_t accumulators,
-             bool outerReductions, int64_t threads)
+             bool outerReductions, int64_t threads, bool shortTails)
       : op(op), width(width), runTimeSizes(runTimeSizes),
         accumulators(std::max<int64_t>(1, accumulators)), outerReductions(outerReductions),
-        threads(threads) {}
+        threads(threads), shortTails(shortTails) {}
 
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
@@ -74,8 +74,6 @@ public:
       if ((!runTimeSizes && !type.hasStaticShape()) || type.getElementTypeBitWidth() < 8)
         return failure();
     }
-    if (!kiln::hasScalarBody(op))
-      return failure();
     ranges = op.getStaticLoopRanges();
     if (ranges.empty())
       return failure();
@@ -85,7 +83,9 @@ public:
     if (!ShapedType::isDynamic(ranges[last]) && ranges[last] < width)
       return failure();
     for (OpOperand *in : op.getDpsInputOperands()) {
-      auto access = classify(op.getMatchingIndexingMap(in), in->get(), last);
+      // A flip's tail (kiln::cloneOnSlices) needs a static row.
+      auto access = classify(op.getMatchingIndexingMap(in), in->get(), last,
+                             /*reversed=*/!ShapedType::isDynamic(ranges[last]));
       if (!access)
         return failure();
       accesses.push_back(*access);
@@ -94,6 +94,15 @@ public:
     bool outerParallel = llvm::all_of(ArrayRef(iterators).drop_back(), [](auto t) {
       return t == utils::IteratorType::parallel;
     });
+    if (!kiln::hasScalarBody(op)) {
+      // Row reads: elementwise, no scalar tail (linalg.index would count
+      // from the tail's start).
+      rowReads = outerParallel && iterators[last] == utils::IteratorType::parallel &&
+                 !ShapedType::isDynamic(ranges[last]) &&
+                 (shortTails || ranges[last] % width == 0) && matchRowReads();
+      if (!rowReads)
+        return failure();
+    }
     if (iterators[last] == utils::IteratorType::parallel) {
       if (outerParallel)
         return vectorizeElementwise();
@@ -105,26 +114,136 @@ public:
   }
 
 private:
-  /// Loads inputs at loop indices `ivs` (innermost one = first lane).
+  /// Loads inputs at loop indices `ivs` (innermost one = first lane); with
+  /// `aligned`, the innermost one is a multiple of `lanes`.
   void loadInputs(OpBuilder &b, Location loc, ValueRange ivs, IRMapping &mapping,
-                  int64_t lanes) {
+                  int64_t lanes, bool aligned = true) {
     for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands())) {
-      SmallVector<Value> idx =
-          indicesFor(b, loc, op.getMatchingIndexingMap(in), ivs);
+      AffineMap map = op.getMatchingIndexingMap(in);
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      auto vectorType = VectorType::get({lanes}, elem);
       Value v;
-      if (lanes == 0)
-        v = memref::LoadOp::create(b, loc, in->get(), idx);
-      else if (accesses[i] == Access::Vector)
-        v = vector::LoadOp::create(b, loc, VectorType::get({lanes}, elem),
-                                   in->get(), idx, /*nontemporal=*/false,
-                                   alignmentAttr(b, in->get(), lanes));
-      else
-        v = vector::BroadcastOp::create(
-            b, loc, VectorType::get({lanes}, elem),
-            memref::LoadOp::create(b, loc, in->get(), idx));
+      if (lanes == 0) {
+        v = memref::LoadOp::create(b, loc, in->get(), indicesFor(b, loc, map, ivs));
+      } else if (accesses[i] == Access::Vector) {
+        v = vector::LoadOp::create(b, loc, vectorType, in->get(), indicesFor(b, loc, map, ivs),
+                                   /*nontemporal=*/false,
+                                   aligned ? alignmentAttr(b, in->get(), lanes) : IntegerAttr());
+      } else if (accesses[i] == Access::Reversed) {
+        // The lanes' last iteration reads the lowest address.
+        SmallVector<Value> lastLane(ivs);
+        lastLane.back() = arith::AddIOp::create(
+            b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, lanes - 1));
+        Value loaded = vector::LoadOp::create(b, loc, vectorType, in->get(),
+                                              indicesFor(b, loc, map, lastLane));
+        SmallVector<int64_t> reverse(llvm::reverse(llvm::seq<int64_t>(0, lanes)));
+        v = vector::ShuffleOp::create(b, loc, loaded, loaded, reverse);
+      } else {
+        // A row value: splatted, or kept a scalar for cloneRowReads.
+        v = memref::LoadOp::create(b, loc, in->get(), indicesFor(b, loc, map, ivs));
+        if (!rowReads)
+          v = vector::BroadcastOp::create(b, loc, vectorType, v);
+      }
       mapping.map(op.getBody()->getArgument(i), v);
     }
+  }
+
+  /// Whether the body, which reads buffers itself (an index_select's row
+  /// picked by an input), is one cloneRowReads vectorises: arith/math ops,
+  /// linalg.index, and memref.loads of outside buffers whose indices are
+  /// uniform along the innermost loop except, for a unit-stride buffer,
+  /// the innermost one, which may be that loop's linalg.index. Fills
+  /// `varying` with the values that vary along that loop.
+  bool matchRowReads() {
+    Block *body = op.getBody();
+    if (!body->getArgument(op.getNumDpsInputs()).use_empty())
+      return false;
+    for (auto [i, access] : llvm::enumerate(accesses))
+      if (access != Access::Splat)
+        varying.insert(body->getArgument(i));
+    auto isLane = [&](Value v) {
+      auto index = v.getDefiningOp<linalg::IndexOp>();
+      return index && index.getDim() == static_cast<uint64_t>(last);
+    };
+    for (Operation &o : body->without_terminator()) {
+      if (isa<linalg::IndexOp>(o))
+        continue;
+      bool anyVarying = false;
+      for (OpOperand &use : o.getOpOperands()) {
+        // The lane index only as a load's innermost index.
+        if (isLane(use.get()) &&
+            !(isa<memref::LoadOp>(o) && use.getOperandNumber() == o.getNumOperands() - 1))
+          return false;
+        anyVarying |= varying.contains(use.get());
+      }
+      if (auto load = dyn_cast<memref::LoadOp>(o)) {
+        if (anyVarying || load.getMemRef().getParentBlock() == body ||
+            load.getMemRefType().getElementTypeBitWidth() < 8)
+          return false;
+        if (!load.getIndices().empty() && isLane(load.getIndices().back())) {
+          if (!unitInnerStride(load.getMemRef()))
+            return false;
+          varying.insert(load.getResult());
+        }
+        continue;
+      }
+      StringRef dialect = o.getDialect() ? o.getDialect()->getNamespace() : "";
+      if ((dialect != "arith" && dialect != "math") || o.getNumRegions() != 0)
+        return false;
+      if (anyVarying)
+        for (Value r : o.getResults()) {
+          if (!r.getType().isIntOrFloat())
+            return false;
+          varying.insert(r);
+        }
+    }
+    return true;
+  }
+
+  /// The body of a row-reads generic at loop indices `ivs`, `lanes` wide:
+  /// uniform values as scalars (a row's index, clamped once), varying ones
+  /// as vectors (uniform operands splatted), the loads along the innermost
+  /// loop as vector loads. Returns the yielded vector.
+  Value cloneRowReads(OpBuilder &b, Location loc, ValueRange ivs, IRMapping &mapping,
+                      int64_t lanes) {
+    IRMapping splats;
+    auto vectorOf = [&](Value v) -> Value {
+      Value mapped = mapping.lookupOrDefault(v);
+      if (isa<VectorType>(mapped.getType()))
+        return mapped;
+      if (Value splat = splats.lookupOrNull(v))
+        return splat;
+      Value splat =
+          vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, mapped.getType()), mapped);
+      splats.map(v, splat);
+      return splat;
+    };
+    for (Operation &o : op.getBody()->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      if (!llvm::any_of(o.getResults(), [&](Value r) { return varying.contains(r); })) {
+        b.clone(o, mapping);
+        continue;
+      }
+      if (auto load = dyn_cast<memref::LoadOp>(o)) {
+        SmallVector<Value> indices;
+        for (Value index : load.getIndices())
+          indices.push_back(mapping.lookupOrDefault(index));
+        mapping.map(load.getResult(),
+                    vector::LoadOp::create(b, loc, VectorType::get({lanes}, load.getType()),
+                                           load.getMemRef(), indices));
+        continue;
+      }
+      IRMapping vectors;
+      for (Value operand : o.getOperands())
+        vectors.map(operand, vectorOf(operand));
+      kiln::cloneOnVectors(b, loc, o, vectors, lanes);
+      for (Value r : o.getResults())
+        mapping.map(r, vectors.lookup(r));
+    }
+    return vectorOf(yielded());
   }
 
   Value yielded() {
@@ -170,20 +289,46 @@ private:
       lbs.push_back(c(0));
       steps.push_back(c(1));
     }
+    // A static tail as one shorter vector in the same loop: a scalar loop
+    // of its own walked every row again (a pad's 56-wide interior rows:
+    // an eighth of the elements one at a time).
+    int64_t tail = shortTails && !ShapedType::isDynamic(ranges[last]) ? ranges[last] % width : 0;
     lbs.push_back(c(0));
-    ubs.push_back(vectorEnd);
+    ubs.push_back(tail ? bounds[last] : vectorEnd);
     steps.push_back(step);
-    scf::ParallelOp::create(b, loc, lbs, ubs, steps,
-                            [&](OpBuilder &pb, Location l, ValueRange ivs) {
-                              IRMapping mapping;
-                              loadInputs(pb, l, ivs, mapping, width);
-                              cloneBody(pb, l, *op.getBody(), mapping, width);
-                              Value out = op.getDpsInits()[0];
-                              vector::StoreOp::create(pb, l, mapping.lookup(yielded()),
-                                                      out, ivs, /*nontemporal=*/false,
-                                                      alignmentAttr(pb, out, width));
-                            });
-    emitTail(b, loc);
+    auto emit = [&](OpBuilder &pb, Location l, ValueRange ivs, int64_t lanes) {
+      IRMapping mapping;
+      loadInputs(pb, l, ivs, mapping, lanes, /*aligned=*/lanes == width);
+      Value result;
+      if (rowReads) {
+        result = cloneRowReads(pb, l, ivs, mapping, lanes);
+      } else {
+        cloneBody(pb, l, *op.getBody(), mapping, lanes);
+        result = mapping.lookup(yielded());
+      }
+      Value out = op.getDpsInits()[0];
+      vector::StoreOp::create(pb, l, result, out, ivs, /*nontemporal=*/false,
+                              lanes == width ? alignmentAttr(pb, out, width) : IntegerAttr());
+    };
+    scf::ParallelOp::create(
+        b, loc, lbs, ubs, steps, [&](OpBuilder &pb, Location l, ValueRange ivs) {
+          if (!tail)
+            return emit(pb, l, ivs, width);
+          Value whole = arith::CmpIOp::create(pb, l, arith::CmpIPredicate::ult, ivs.back(),
+                                              vectorEnd);
+          scf::IfOp::create(
+              pb, l, whole,
+              [&](OpBuilder &tb, Location tl) {
+                emit(tb, tl, ivs, width);
+                scf::YieldOp::create(tb, tl);
+              },
+              [&](OpBuilder &eb, Location el) {
+                emit(eb, el, ivs, tail);
+                scf::YieldOp::create(eb, el);
+              });
+        });
+    if (!tail)
+      emitTail(b, loc);
     op.erase();
     return success();
   }
@@ -251,7 +396,7 @@ private:
     int64_t block = columnBlock(iterators);
     computeBounds(b, loc, block);
     SmallVector<Value> lbs, ubs, steps, reductionLbs, reductionUbs, reductionSteps;
-    SmallVector<int64_t> reductionDims;
+    SmallVector<int64_t> reductionDims, loopDims;
     for (auto [d, t] : llvm::enumerate(iterators)) {
       if (t == utils::IteratorType::reduction) {
         reductionDims.push_back(d);
@@ -261,6 +406,11 @@ private:
         continue;
       }
       bool inner = static_cast<int64_t>(d) == last;
+      // A unit loop stays out: the canonicalizer would drop it, and the
+      // loop's task size with it (a gemv's blocks ran on one thread).
+      if (!inner && ranges[d] == 1)
+        continue;
+      loopDims.push_back(d);
       lbs.push_back(c(b, 0));
       ubs.push_back(inner ? vectorEnd : bounds[d]);
       steps.push_back(inner ? step : c(b, 1));
@@ -270,8 +420,8 @@ private:
         b, loc, lbs, ubs, steps, [&](OpBuilder &pb, Location l, ValueRange parallelIvs) {
           // Every loop's index, the reduction loops' filled in below.
           SmallVector<Value> ivs(iterators.size(), c(pb, 0));
-          for (auto [e, iv] : llvm::zip(parallelDims, parallelIvs))
-            ivs[cast<AffineDimExpr>(e).getPosition()] = iv;
+          for (auto [d, iv] : llvm::zip(loopDims, parallelIvs))
+            ivs[d] = iv;
           VectorType type = VectorType::get({width}, cast<MemRefType>(out.getType()).getElementType());
           IntegerAttr alignment = alignmentAttr(pb, out, width);
           // The body at `at` on the output vector `acc` there.
@@ -324,11 +474,11 @@ private:
     linalg::GenericOp tail = emitTail(b, loc);
     if (tail && block)
       (void)Vectorizer(tail, narrow, runTimeSizes, accumulators, outerReductions,
-                       /*threads=*/0)
+                       /*threads=*/0, shortTails)
           .run();
     else if (tail && width != narrow)
       (void)Vectorizer(tail, narrow, runTimeSizes, /*accumulators=*/1, outerReductions,
-                       /*threads=*/0)
+                       /*threads=*/0, shortTails)
           .run();
     op.erase();
     return success();
@@ -446,6 +596,9 @@ private:
   int64_t accumulators;
   bool outerReductions;
   int64_t threads; // 0: no column blocks
+  bool shortTails;
+  bool rowReads = false;         // the body reads buffers (matchRowReads)
+  llvm::DenseSet<Value> varying; // with rowReads: values varying along `last`
   SmallVector<int64_t> ranges; // static sizes, kDynamic for run-time ones
   SmallVector<Value> bounds;   // the sizes as values, at the op
   Value step;                  // `width`, the vector loop's step
@@ -462,7 +615,7 @@ struct KilnVectorizePass
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     for (linalg::GenericOp g : generics)
       (void)Vectorizer(g, vectorWidth, runTimeSizes, accumulators, outerReductions,
-                       outerReductions ? threads : 0)
+                       outerReductions ? threads : 0, shortTails)
           .run();
   }
 };

@@ -21,7 +21,7 @@ void buildGpuBufferizationPipeline(OpPassManager &pm) {
 
 void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOptions &options) {
   ArrayRef<int64_t> maxGrid = options.maxGrid;
-  pm.addPass(createKilnGpuCopiesToLinalg());
+  pm.addPass(createKilnCopiesToLinalg());
   KilnAttentionToLoopsOptions attention;
   attention.maxThreadIterations = options.maxThreadIterations;
   pm.addPass(createKilnAttentionToLoops(attention));

@@ -200,3 +200,38 @@ func.func @result_and_consumer(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: 
   return
 }
 
+
+// -----
+
+// One row of A (a gemv): a generic with k outside n, the reduction over
+// an outer loop that kiln-vectorize runs in blocks of B's columns; no
+// packing, no micro-kernel. Batched too, A shared. A transposed B (read
+// down its columns) is left alone.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[BA:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-DAG: #[[BB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-LABEL: func @row_times_matrix
+// CHECK: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[X]], %[[Y]]
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]]
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: linalg.generic {indexing_maps = [#[[BA]], #[[BB]], #[[BC]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+// CHECK-NEXT: ^bb0
+// CHECK: linalg.matmul indexing_maps
+func.func @row_times_matrix(%a: memref<1x64xf32>, %b: memref<64x40xf32>, %c: memref<1x40xf32>,
+                            %bb: memref<3x64x40xf32>, %cb: memref<3x1x40xf32>,
+                            %bt: memref<40x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x40xf32>)
+  linalg.matmul ins(%a, %b : memref<1x64xf32>, memref<64x40xf32>) outs(%c : memref<1x40xf32>)
+  linalg.batch_matmul indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%a, %bb : memref<1x64xf32>, memref<3x64x40xf32>) outs(%cb : memref<3x1x40xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%a, %bt : memref<1x64xf32>, memref<40x64xf32>) outs(%c : memref<1x40xf32>)
+  return
+}

@@ -92,6 +92,20 @@ def KilnCpuTransposeBlocks : Pass<"kiln-cpu-transpose-blocks", "mlir::ModuleOp">
                            "mlir::affine::AffineDialect"];
 }
 
+def KilnCpuFillBorders : Pass<"kiln-cpu-fill-borders", "mlir::ModuleOp"> {
+  let summary = "A fill that a copy then overwrites in part fills only the rest";
+  let description = [{
+    On buffers, before kiln-copies-to-linalg: a linalg.fill of a buffer (an
+    alloc or an argument) followed by a memref.copy of another buffer into
+    a unit-stride, rank-preserving view of it at static offsets, with no
+    other op touching the buffer in between, becomes fills of the slabs
+    around the view (along each dim, the parts before and after it within
+    the view along the dims before). A pad wrote its interior twice.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def KilnCpuScans : Pass<"kiln-cpu-scans", "mlir::ModuleOp"> {
   let summary = "kiln.cumsum's serial loop nest as parallel loops, vectorised across columns";
   let description = [{

@@ -34,6 +34,21 @@ def KilnExpandMath : Pass<"kiln-expand-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def KilnCopiesToLinalg : Pass<"kiln-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Turn memref.copy into a linalg op";
+  let description = [{
+    Every copy (a pad's interior, a concat's parts, a strided slice, an
+    output that is an input) becomes a linalg op, which lowers to a
+    parallel loop like any other: on GPUs every data movement must be a
+    kernel. With `generic`, a linalg.generic that kiln-vectorize takes (the
+    CPU: memref.copy of a strided view was MLIR's runtime memrefCopy, one
+    element at a time on one thread).
+  }];
+  let options = [Option<"generic", "generic", "bool", "false",
+                        "emit linalg.generic instead of linalg.copy">];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
   let summary = "Vectorise elementwise and last-dim reduction kernels on buffers";
   let description = [{
@@ -54,7 +69,10 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     the scalar loops' order). With `threads` too, such a reduction over
     at least 64 static rows runs as a parallel loop over blocks of columns
     (2 KiB of a row, fewer where that leaves threads idle), each block
-    taking every row in order into its part of the output.
+    taking every row in order into its part of the output. With
+    short-tails, an elementwise kernel's static tail is one shorter vector
+    in the vector loop. An input read backwards along the innermost loop (a
+    flip) is a vector load reversed by a shuffle.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
@@ -72,7 +90,12 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "threads the parallel loops run on; with outer-reductions "
                         "and more than 0, an outer reduction over many rows "
                         "runs in blocks of columns, at least that many where "
-                        "the columns allow">];
+                        "the columns allow">,
+                 Option<"shortTails", "short-tails", "bool", "false",
+                        "an elementwise kernel's static tail (a row's last "
+                        "size % width iterations) as one shorter vector in the "
+                        "vector loop, instead of a scalar loop of its own (the "
+                        "CPU: LLVM splits any length into legal accesses)">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",

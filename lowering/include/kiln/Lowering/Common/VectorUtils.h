@@ -17,15 +17,17 @@
 
 namespace kiln {
 
-/// How an operand is read along the innermost loop: a contiguous vector, or
-/// one value per row that is splatted.
-enum class Access { Vector, Splat };
+/// How an operand is read along the innermost loop: a contiguous vector,
+/// one value per row that is splatted, or (a flip) a contiguous vector
+/// whose index falls as the loop's rises.
+enum class Access { Vector, Splat, Reversed };
 
 /// True if the memref's innermost dim has unit stride.
 bool unitInnerStride(mlir::Value memref);
-/// How operand `map` reads along loop `last`, or nullopt if neither way.
+/// How operand `map` reads along loop `last`, or nullopt if no way allowed
+/// (Reversed only with `reversed`).
 std::optional<Access> classify(mlir::AffineMap map, mlir::Value memref,
-                               unsigned last);
+                               unsigned last, bool reversed = false);
 /// The alignment attribute (bytes, at most 16) that every `width`-wide
 /// access at a multiple-of-`width` innermost index of `memref` has, or null.
 /// Buffers themselves are at least 16-byte aligned.
@@ -56,7 +58,10 @@ struct LoopSlice {
 };
 /// A clone of `op` at `b` on subviews of its operands that runs only the
 /// iterations in `slices` of the loops they name (all of the others): the
-/// iterations a vectorised loop leaves over.
+/// iterations a vectorised loop leaves over. An operand indexed by a sliced
+/// loop inside a larger expression (a flip's `c - j`) is taken whole along
+/// that index, the loop shifted by the slice's offset, which must then be
+/// a constant.
 mlir::linalg::GenericOp cloneOnSlices(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::linalg::GenericOp op,
                                       llvm::ArrayRef<LoopSlice> slices);

@@ -4,15 +4,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def KilnGpuCopiesToLinalg : Pass<"kiln-gpu-copies-to-linalg", "mlir::ModuleOp"> {
-  let summary = "Turn memref.copy into linalg.copy";
-  let description = [{
-    On GPUs every data movement must be a kernel; linalg.copy lowers to a
-    parallel loop like any other linalg op.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
 def KilnGpuMaterializeConstants : Pass<"kiln-gpu-materialize-constants", "mlir::ModuleOp"> {
   let summary = "Compute tensor constants on the device";
   let description = [{
