@@ -10,9 +10,12 @@ namespace kiln {
 namespace {
 
 std::vector<std::string> candidatePaths(const KilnLibrary &library) {
-  std::vector<std::string> paths;
+  // A path named explicitly is the only one: loading another build's
+  // library in its place would run code the user did not choose (an A/B
+  // of two builds' compilers measured the same one twice).
   if (const char *path = std::getenv(library.pathVariable); path && *path)
-    paths.push_back(path);
+    return {path};
+  std::vector<std::string> paths;
   Dl_info self{};
   if (dladdr(reinterpret_cast<void *>(&loadKilnLibrary), &self) && self.dli_fname) {
     std::filesystem::path dir = std::filesystem::path(self.dli_fname).parent_path();
@@ -30,8 +33,10 @@ Expected<const void *> loadKilnLibrary(const KilnLibrary &library, std::string_v
   std::string tried;
   for (const std::string &path : candidatePaths(library)) {
     // A path that does not exist is not worth dlopen's message.
-    if (path.find('/') != std::string::npos && !std::filesystem::exists(path))
+    if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
+      tried += "\n  " + path + ": does not exist";
       continue;
+    }
     void *handle = dlopen(path.c_str(), RTLD_NOW | (library.global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!handle) {
       tried += "\n  " + std::string(dlerror());

@@ -1,11 +1,15 @@
 //===- EngineTest.cpp - engine, kernel cache and device ids --------------===//
+#include "kiln/BuildId.h"
+#include "kiln/Lowering/CompilerLibrary.h"
 #include "kiln/backend/Engine.h"
+#include "kiln/runtime/common/KilnLibrary.h"
 #include "kiln/runtime/cuda/CudaDevice.h"
 #include "kiln/runtime/vulkan/VulkanDevice.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace kiln;
@@ -280,4 +284,28 @@ TEST(Compiler, CubinThroughPtxasFailureCarriesAReproLine) {
   auto missing = compiler.compileForCuda(kAddProgram, options);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().kind, ErrorKind::InvalidArgument);
+}
+
+// A library path named by its variable is the only one tried: a missing
+// file or another build's library there is an error naming it, never a
+// silent fall back to the library next to the binary (which loads when the
+// variable is unset).
+TEST(KilnLibrary, ANamedPathIsTheOnlyOneTried) {
+  KilnLibrary compiler{"compiler", kCompilerLibraryFile, kCompilerLibrarySymbol,
+                       "KILN_TEST_COMPILER_LIBRARY", "/nonexistent/lib"};
+  unsetenv("KILN_TEST_COMPILER_LIBRARY");
+  ASSERT_TRUE(loadKilnLibrary(compiler, kBuildId).has_value());
+  setenv("KILN_TEST_COMPILER_LIBRARY", "/nonexistent/libkiln-compiler.so", 1);
+  auto missing = loadKilnLibrary(compiler, kBuildId);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("/nonexistent/libkiln-compiler.so: does not exist"),
+            std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().message.find("KILN_TEST_COMPILER_LIBRARY"), std::string::npos);
+  unsetenv("KILN_TEST_COMPILER_LIBRARY");
+  // Every library found is another build's (another build id).
+  auto foreign = loadKilnLibrary(compiler, "another-build");
+  ASSERT_FALSE(foreign.has_value());
+  EXPECT_NE(foreign.error().message.find("from another kiln build"), std::string::npos)
+      << foreign.error().message;
 }

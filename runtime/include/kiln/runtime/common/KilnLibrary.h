@@ -26,10 +26,11 @@ struct KilnLibrary {
   bool global = false;      // its symbols bind later libraries' (RTLD_GLOBAL)
 };
 
-/// The library's table, from the first of: `$pathVariable`; the folder of
-/// the binary that holds this loader, and its `../lib`; `buildPath`; the
-/// dynamic loader's search path. Unsupported, saying every place tried,
-/// when none loads or the one found is from another build than `buildId`.
+/// The library's table, from `$pathVariable` where it is set (that path
+/// alone), else the first of: the folder of the binary that holds this
+/// loader, and its `../lib`; `buildPath`; the dynamic loader's search path.
+/// Unsupported, saying every place tried and why each failed, when none
+/// loads or the one found is from another build than `buildId`.
 /// Call once per library (the callers keep the result).
 Expected<const void *> loadKilnLibrary(const KilnLibrary &library, std::string_view buildId);
 
