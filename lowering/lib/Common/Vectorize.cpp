@@ -55,6 +55,7 @@ using kiln::unitInnerStride;
 constexpr int64_t kColumnBlockBytes = 2048;
 constexpr int64_t kMinColumnBlockVectors = 4;
 constexpr int64_t kColumnBlockRows = 64;
+constexpr int64_t kColumnBlockRowsPerStep = 4;
 
 class Vectorizer {
 public:
@@ -433,8 +434,17 @@ private:
             return mapping.lookup(yielded());
           };
           if (block) {
+            // Several rows of the innermost reduction loop a step, each
+            // block vector loaded and stored once for all of them.
+            int64_t inner = reductionDims.back();
+            int64_t rowsPerStep =
+                !ShapedType::isDynamic(ranges[inner]) && ranges[inner] % kColumnBlockRowsPerStep == 0
+                    ? kColumnBlockRowsPerStep
+                    : 1;
+            SmallVector<Value> blockSteps(reductionSteps);
+            blockSteps.back() = c(pb, rowsPerStep);
             scf::buildLoopNest(
-                pb, l, reductionLbs, reductionUbs, reductionSteps,
+                pb, l, reductionLbs, reductionUbs, blockSteps,
                 [&](OpBuilder &rb, Location rl, ValueRange reductionIvs) {
                   for (auto [d, iv] : llvm::zip(reductionDims, reductionIvs))
                     ivs[d] = iv;
@@ -446,7 +456,11 @@ private:
                         SmallVector<Value> outIdx = indicesFor(fb, fl, outMap, at);
                         Value acc = vector::LoadOp::create(fb, fl, type, out, outIdx,
                                                            /*nontemporal=*/false, alignment);
-                        vector::StoreOp::create(fb, fl, combine(fb, fl, at, acc), out, outIdx,
+                        for (int64_t row = 0; row < rowsPerStep; ++row) {
+                          at[inner] = arith::AddIOp::create(fb, fl, ivs[inner], c(fb, row));
+                          acc = combine(fb, fl, at, acc);
+                        }
+                        vector::StoreOp::create(fb, fl, acc, out, outIdx,
                                                 /*nontemporal=*/false, alignment);
                         scf::YieldOp::create(fb, fl);
                       });

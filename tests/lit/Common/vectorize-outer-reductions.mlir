@@ -83,17 +83,25 @@ func.func @transposed_output(%x: memref<4x5x8xf32>, %y: memref<8x4xf32>) {
 // With threads, a sum over dim 0 of 64 rows of 1040 runs in blocks of
 // columns: 2 KiB of a row is 512 f32, which leaves two blocks for the two
 // threads, each a task (kiln.min_task_size 1) that takes every row in
-// order into its block of the output, 8 lanes a step, through memory. The
+// order into its block of the output, 8 lanes a step, through memory, 4
+// rows a step (each output vector loaded and stored once for the 4). The
 // last 16 columns are carried in registers as before.
 // BLOCKS-LABEL: func @sum_dim0_many_rows
 // BLOCKS: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1024{{.*}}) step (%c512{{.*}})
-// BLOCKS: scf.for %[[I:.*]] = %{{.*}} to %c64{{.*}} step %{{.*}}
+// BLOCKS: scf.for %[[I:.*]] = %{{.*}} to %c64{{.*}} step %c4
 // BLOCKS: scf.for %[[C:.*]] = %{{.*}} to %c512{{.*}} step %c8
 // BLOCKS-NEXT: %[[COL:.*]] = arith.addi %[[J]], %[[C]]
 // BLOCKS: %[[ACC:.*]] = vector.load %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
 // BLOCKS: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {{.*}}: memref<64x1040xf32>, vector<8xf32>
-// BLOCKS: %[[SUM:.*]] = arith.addf %[[ROW]], %[[ACC]] : vector<8xf32>
-// BLOCKS: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
+// BLOCKS: %[[SUM0:.*]] = arith.addf %[[ROW]], %[[ACC]] : vector<8xf32>
+// BLOCKS: %[[I1:.*]] = arith.addi %[[I]], %c1
+// BLOCKS: %[[R1:.*]] = affine.apply #{{.*}}(%[[I1]], %[[COL]])
+// BLOCKS: %[[ROW1:.*]] = vector.load %arg0[%[[R1]], %{{.*}}] {{.*}}: memref<64x1040xf32>, vector<8xf32>
+// BLOCKS: %[[SUM1:.*]] = arith.addf %[[ROW1]], %[[SUM0]] : vector<8xf32>
+// BLOCKS: arith.addi %[[I]], %c2
+// BLOCKS: arith.addi %[[I]], %c3
+// BLOCKS: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// BLOCKS-NEXT: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
 // BLOCKS: } {kiln.min_task_size = 1 : index}
 // BLOCKS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c16{{.*}}) step (%c8
 // BLOCKS: iter_args
