@@ -121,6 +121,7 @@ for m, n, k in ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 512, 1024), (1000
 
 
 def median_numpy(fn, inputs, runs):
+    """Median ms of `fn(*inputs)` after one warm-up call (any Python callable)."""
     fn(*inputs)
     times = []
     for _ in range(runs):
@@ -130,7 +131,10 @@ def median_numpy(fn, inputs, runs):
     return sorted(times)[len(times) // 2]
 
 
-def median_kiln(program, inputs, runs):
+def median_kiln(program, inputs, runs, resident=False):
+    """kiln-run's median ms on `inputs` (NumPy arrays): timed on the host
+    with the inputs and results copied each run, or with `resident` on
+    tensors that stay on the device."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.mlir")
         with open(path, "w") as f:
@@ -140,7 +144,8 @@ def median_kiln(program, inputs, runs):
             np.save(os.path.join(tmp, f"{i}.npy"), x)
             args += ["--input", os.path.join(tmp, f"{i}.npy")]
         out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-        return float(re.search(r"median ([\d.]+) ms", out).group(1))
+        line = r"resident.*" if resident else ""
+        return float(re.search(line + r"median ([\d.]+) ms", out).group(1))
 
 
 def floors():

@@ -9,17 +9,10 @@ prints floors). Prints one line a case: kiln ms, torch ms, torch/kiln
 Usage: /usr/bin/python3 bench/cpu_vs_torch.py [--runs N] [--threads T] [--only SUBSTRING]"""
 import argparse
 import os
-import re
-import subprocess
-import sys
-import tempfile
-import time
 
-import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "conformance"))
-from kiln_harness import KILN_RUN  # noqa: E402
+from cpu_vs_numpy import median_kiln, median_numpy  # same folder
 
 N = 4096
 S = (N, N)
@@ -76,34 +69,11 @@ CASES = [
 
 def kiln_ms(case, inputs, runs):
     """kiln's median on resident tensors, on the same inputs as torch."""
-    name, op, result, shapes = case[:4]
+    op, result, shapes = case[1:4]
     types = [t(s[0], s[1]) if isinstance(s[1], str) else t(s) for s in shapes]
     args = ", ".join(f"%a{i}: {ty}" for i, ty in enumerate(types))
     program = f"func.func @main({args}) -> {result} {{\n  %r = {op}\n  return %r : {result}\n}}\n"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p.mlir")
-        with open(path, "w") as f:
-            f.write(program)
-        command = [KILN_RUN, path, "--bench", str(runs)]
-        for i, x in enumerate(inputs):
-            np.save(os.path.join(tmp, f"{i}.npy"), x.numpy())
-            command += ["--input", os.path.join(tmp, f"{i}.npy")]
-        out = subprocess.run(command, capture_output=True, text=True,
-                             env=dict(os.environ, KILN_CACHE_DIR=""))
-    m = re.search(r"resident.*median ([0-9.]+) ms", out.stdout + out.stderr)
-    if not m:
-        raise RuntimeError(f"{name}: {(out.stdout + out.stderr)[-400:]}")
-    return float(m.group(1))
-
-
-def torch_ms(fn, inputs, runs):
-    fn(*inputs)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn(*inputs)
-        times.append((time.perf_counter() - start) * 1e3)
-    return sorted(times)[len(times) // 2]
+    return median_kiln(program, [x.numpy() for x in inputs], runs, resident=True)
 
 
 def main():
@@ -119,7 +89,7 @@ def main():
         if args.only not in case[0]:
             continue
         inputs = case[5]()
-        k, tt = kiln_ms(case, inputs, args.runs), torch_ms(case[4], inputs, args.runs)
+        k, tt = kiln_ms(case, inputs, args.runs), median_numpy(case[4], inputs, args.runs)
         print(f"| {case[0]} | {k:.2f} | {tt:.2f} | {tt / k:.2f}x |", flush=True)
 
 
