@@ -651,7 +651,8 @@ def test_reductions(op, dtype, dims, keep):
 
 # Reductions over outer dims of a longer innermost dim (the CPU vectorises
 # them across that dim, four vectors a step, then one, then scalars; over
-# 64 rows or more, in blocks of up to 2 KiB of columns before those):
+# 64 rows or more, in blocks of up to 8 KiB of columns before those, the
+# last block shorter where the vectors do not divide evenly):
 # columns that leave each of those tails, a middle dim, integers (exact),
 # a NaN in one column (it must reach that column's max), and softmax over
 # dim 0 and over a middle dim.
@@ -660,7 +661,7 @@ def test_reductions(op, dtype, dims, keep):
                                       ("reduce_prod", np.float64)])
 @pytest.mark.parametrize("shape,dims", [((37, 1000), (0,)), ((3, 50, 130), (1,)),
                                         ((130, 3, 70), (0, 1)), ((100, 1100), (0,)),
-                                        ((4, 80, 600), (1,))])
+                                        ((4, 80, 600), (1,)), ((64, 5000), (0,))])
 def test_reductions_over_outer_dims(op, dtype, shape, dims):
     # Sums of positive values: up to 390 terms in f32 added in order, where
     # cancellation would leave a sum near 0 with the rounding of large ones.

@@ -86,8 +86,8 @@ def compare_devices(a, b, ref_value):
     err = ref_value.err
     with np.errstate(all="ignore"):
         d = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        bad = np.isfinite(err) & ~(d <= 4 * err) & ~(np.isnan(a) & np.isnan(b)
-                                                     if a.dtype.kind == "f" else False)
+        both_nan = np.isnan(a) & np.isnan(b) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+        bad = np.isfinite(err) & ~(d <= 4 * err) & ~both_nan
     if not bad.any():
         return None
     i = tuple(int(j) for j in np.argwhere(bad)[0])

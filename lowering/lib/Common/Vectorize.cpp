@@ -48,11 +48,12 @@ using kiln::cloneBody;
 using kiln::indicesFor;
 using kiln::unitInnerStride;
 
-/// An outer reduction's column blocks: 2 KiB of each row, and at least 4
-/// wide vectors; only where there are this many rows. (A 4096^2 f32 sum
-/// over dim 0 on 2 AVX-512 cores: 1 KiB 1.7-3.2 ms, 2 KiB 1.4-2.3, 4 KiB
-/// 2.1-2.4, 8 KiB 2.4-2.7; carried in registers 3.8.)
-constexpr int64_t kColumnBlockBytes = 2048;
+/// An outer reduction's column blocks: at most 8 KiB of each row, and at
+/// least 4 wide vectors; only where there are this many rows. (Taking 4
+/// rows a step, on 2 AVX-512 cores, alternated: a 1x4096 @ 4096^2 gemv
+/// 1.5-2.0 ms at 2 KiB, 0.95-1.5 at 8 KiB; a 4096^2 f32 sum over dim 0
+/// 1.1-1.2 / 0.85-1.0; 16 KiB no better than 8.)
+constexpr int64_t kColumnBlockBytes = 8192;
 constexpr int64_t kMinColumnBlockVectors = 4;
 constexpr int64_t kColumnBlockRows = 64;
 constexpr int64_t kColumnBlockRowsPerStep = 4;
@@ -340,8 +341,10 @@ private:
   /// output, which stays in L1. Carried in registers instead, a task's few
   /// vectors of each row were a page apart from the last row's: a TLB miss
   /// and a new stream for the prefetcher per 256 bytes (a 4096^2 f32 sum
-  /// over dim 0 at a third of its floor). Static sizes only; as many
-  /// blocks as threads where the columns allow.
+  /// over dim 0 at a third of its floor). The blocks are as even as the
+  /// vectors allow, as many as the threads at least and a multiple of them
+  /// where the columns allow, so that no thread waits on another's extra
+  /// block. Static sizes only.
   int64_t columnBlock(ArrayRef<utils::IteratorType> iterators) {
     if (threads == 0 || ShapedType::isDynamic(ranges[last]))
       return 0;
@@ -355,13 +358,13 @@ private:
     }
     int64_t bytes = std::max<int64_t>(
         1, cast<MemRefType>(op.getDpsInits()[0].getType()).getElementTypeBitWidth() / 8);
-    int64_t block = std::max<int64_t>(width, kColumnBlockBytes / bytes / width * width);
-    while (block > width && outer * (ranges[last] / block) < threads)
-      block = std::max<int64_t>(width, block / 2 / width * width);
-    return rows >= kColumnBlockRows && block >= kMinColumnBlockVectors * width &&
-                   ranges[last] >= block
-               ? block
-               : 0;
+    int64_t vectors = ranges[last] / width;
+    int64_t maxVectors = std::max<int64_t>(1, kColumnBlockBytes / bytes / width);
+    int64_t blocks = llvm::divideCeil(vectors, maxVectors);
+    if (outer < threads)
+      blocks = llvm::alignTo(std::max<int64_t>(blocks, llvm::divideCeil(threads, outer)), threads);
+    int64_t block = llvm::divideCeil(vectors, std::min(blocks, std::max<int64_t>(vectors, 1)));
+    return rows >= kColumnBlockRows && block >= kMinColumnBlockVectors ? block * width : 0;
   }
 
   /// A reduction over outer loops of the innermost (parallel) loop, e.g.
@@ -395,7 +398,8 @@ private:
     if (!ShapedType::isDynamic(ranges[last]) && ranges[last] >= width * accumulators)
       width *= accumulators;
     int64_t block = columnBlock(iterators);
-    computeBounds(b, loc, block);
+    computeBounds(b, loc);
+    Value blockStep = block ? c(b, block) : step;
     SmallVector<Value> lbs, ubs, steps, reductionLbs, reductionUbs, reductionSteps;
     SmallVector<int64_t> reductionDims, loopDims;
     for (auto [d, t] : llvm::enumerate(iterators)) {
@@ -414,7 +418,7 @@ private:
       loopDims.push_back(d);
       lbs.push_back(c(b, 0));
       ubs.push_back(inner ? vectorEnd : bounds[d]);
-      steps.push_back(inner ? step : c(b, 1));
+      steps.push_back(inner ? blockStep : c(b, 1));
     }
     Value outArg = op.getBody()->getArgument(op.getNumDpsInputs());
     auto loop = scf::ParallelOp::create(
@@ -443,13 +447,16 @@ private:
                     : 1;
             SmallVector<Value> blockSteps(reductionSteps);
             blockSteps.back() = c(pb, rowsPerStep);
+            // The last block takes the columns left.
+            Value columns = pb.createOrFold<arith::MinSIOp>(
+                l, c(pb, block), pb.createOrFold<arith::SubIOp>(l, vectorEnd, ivs[last]));
             scf::buildLoopNest(
                 pb, l, reductionLbs, reductionUbs, blockSteps,
                 [&](OpBuilder &rb, Location rl, ValueRange reductionIvs) {
                   for (auto [d, iv] : llvm::zip(reductionDims, reductionIvs))
                     ivs[d] = iv;
                   scf::ForOp::create(
-                      rb, rl, c(rb, 0), c(rb, block), c(rb, width), ValueRange{},
+                      rb, rl, c(rb, 0), columns, c(rb, width), ValueRange{},
                       [&](OpBuilder &fb, Location fl, Value column, ValueRange) {
                         SmallVector<Value> at(ivs);
                         at[last] = arith::AddIOp::create(fb, fl, ivs[last], column);

@@ -80,38 +80,41 @@ func.func @transposed_output(%x: memref<4x5x8xf32>, %y: memref<8x4xf32>) {
 
 // -----
 
-// With threads, a sum over dim 0 of 64 rows of 1040 runs in blocks of
-// columns: 2 KiB of a row is 512 f32, which leaves two blocks for the two
-// threads, each a task (kiln.min_task_size 1) that takes every row in
-// order into its block of the output, 8 lanes a step, through memory, 4
-// rows a step (each output vector loaded and stored once for the 4). The
-// last 16 columns are carried in registers as before.
+// With threads, a sum over dim 0 of 64 rows of 5004 runs in blocks of
+// columns: at most 8 KiB of a row (2048 f32), so 3 blocks, made 4 for the
+// two threads, of 157 vectors of 8 (1256 columns) each, the last taking
+// the 1232 left of the 5000. Each block is a task (kiln.min_task_size 1)
+// that takes every row in order into its block of the output, 8 lanes a
+// step, through memory, 4 rows a step (each output vector loaded and
+// stored once for the 4). The last 4 columns are carried in registers.
 // BLOCKS-LABEL: func @sum_dim0_many_rows
-// BLOCKS: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1024{{.*}}) step (%c512{{.*}})
+// BLOCKS: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c5000{{.*}}) step (%c1256{{.*}})
+// BLOCKS: %[[LEFT:.*]] = arith.subi %c5000{{.*}}, %[[J]]
+// BLOCKS: %[[COLUMNS:.*]] = arith.minsi %[[LEFT]], %c1256
 // BLOCKS: scf.for %[[I:.*]] = %{{.*}} to %c64{{.*}} step %c4
-// BLOCKS: scf.for %[[C:.*]] = %{{.*}} to %c512{{.*}} step %c8
+// BLOCKS: scf.for %[[C:.*]] = %{{.*}} to %[[COLUMNS]] step %c8
 // BLOCKS-NEXT: %[[COL:.*]] = arith.addi %[[J]], %[[C]]
-// BLOCKS: %[[ACC:.*]] = vector.load %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
-// BLOCKS: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {{.*}}: memref<64x1040xf32>, vector<8xf32>
+// BLOCKS: %[[ACC:.*]] = vector.load %arg1[%{{.*}}] {{.*}}: memref<5004xf32>, vector<8xf32>
+// BLOCKS: %[[ROW:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {{.*}}: memref<64x5004xf32>, vector<8xf32>
 // BLOCKS: %[[SUM0:.*]] = arith.addf %[[ROW]], %[[ACC]] : vector<8xf32>
 // BLOCKS: %[[I1:.*]] = arith.addi %[[I]], %c1
 // BLOCKS: %[[R1:.*]] = affine.apply #{{.*}}(%[[I1]], %[[COL]])
-// BLOCKS: %[[ROW1:.*]] = vector.load %arg0[%[[R1]], %{{.*}}] {{.*}}: memref<64x1040xf32>, vector<8xf32>
+// BLOCKS: %[[ROW1:.*]] = vector.load %arg0[%[[R1]], %{{.*}}] {{.*}}: memref<64x5004xf32>, vector<8xf32>
 // BLOCKS: %[[SUM1:.*]] = arith.addf %[[ROW1]], %[[SUM0]] : vector<8xf32>
 // BLOCKS: arith.addi %[[I]], %c2
 // BLOCKS: arith.addi %[[I]], %c3
 // BLOCKS: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
-// BLOCKS-NEXT: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<1040xf32>, vector<8xf32>
+// BLOCKS-NEXT: vector.store %[[SUM]], %arg1[%{{.*}}] {{.*}}: memref<5004xf32>, vector<8xf32>
 // BLOCKS: } {kiln.min_task_size = 1 : index}
-// BLOCKS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c16{{.*}}) step (%c8
+// BLOCKS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4{{.*}}) step (%c4
 // BLOCKS: iter_args
 // CHECK-LABEL: func @sum_dim0_many_rows
 // CHECK-NOT: kiln.min_task_size
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d1)>
-func.func @sum_dim0_many_rows(%x: memref<64x1040xf32>, %y: memref<1040xf32>) {
+func.func @sum_dim0_many_rows(%x: memref<64x5004xf32>, %y: memref<5004xf32>) {
   linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel"]}
-      ins(%x : memref<64x1040xf32>) outs(%y : memref<1040xf32>) {
+      ins(%x : memref<64x5004xf32>) outs(%y : memref<5004xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %a, %acc : f32
     linalg.yield %s : f32
