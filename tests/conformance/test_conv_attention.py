@@ -91,6 +91,13 @@ CONV_CASES = [
     # images' 49 pixels side by side in one GEMM: tiles and runs across images
     ((3, 16, 7, 7), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),
     ((2, 32, 14, 14), (136, 32, 3, 3), (2, 2), (1, 1), (1, 1), 1, False),  # strided, M > 128
+    # Output rows of a vector or more (on the CPU, rows of vectors carried
+    # through the taps, read at an offset or a stride): whole vectors and a
+    # tail, dilation, strides 2 and 3.
+    ((2, 4, 5, 37), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4, True),
+    ((1, 3, 9, 40), (3, 1, 5, 5), (1, 1), (2, 4), (1, 2), 3, False),
+    ((1, 2, 6, 70), (2, 1, 3, 3), (2, 2), (1, 1), (1, 1), 2, True),
+    ((1, 2, 4, 100), (2, 1, 1, 3), (1, 3), (0, 1), (1, 1), 2, False),
 ]
 
 
@@ -131,6 +138,11 @@ POOL_CASES = [
     ((2, 5, 6), (3, 2), (1, 2), (1, 1)),      # CHW, non-square
     ((1, 1, 1, 1), (1, 1), (1, 1), (0, 0)),
     ((1, 2, 7, 5), (3, 3), None, (1, 0)),     # stride defaults to the kernel
+    # Output rows of a vector or more (see CONV_CASES): strides 2, 4 and 1.
+    ((2, 3, 5, 40), (3, 3), (2, 2), (1, 1)),
+    ((1, 2, 4, 50), (2, 2), None, (0, 0)),
+    ((1, 2, 3, 64), (1, 4), (1, 4), (0, 0)),
+    ((1, 2, 4, 33), (3, 3), (1, 1), (1, 1)),
 ]
 
 

@@ -49,6 +49,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   KilnCpuScansOptions scans;
   scans.vectorWidth = options.vectorWidth;
   pm.addPass(createKilnCpuScans(scans));
+  KilnCpuInterchangeWindowsOptions windows;
+  windows.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuInterchangeWindows(windows));
   KilnVectorizeOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.runTimeSizes = true;
@@ -59,6 +62,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   vectorize.outerReductions = true;
   vectorize.threads = threads;
   vectorize.shortTails = true;
+  vectorize.windowReads = true;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

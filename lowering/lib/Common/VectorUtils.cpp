@@ -19,8 +19,21 @@ bool unitInnerStride(Value memref) {
          (strides.empty() || strides.back() == 1);
 }
 
-/// How operand `map` reads along loop `last`, or nullopt if neither way.
-std::optional<Access> classify(AffineMap map, Value memref, unsigned last, bool reversed) {
+int64_t innerCoefficient(AffineMap map, unsigned last) {
+  if (map.getNumResults() == 0)
+    return 0;
+  AffineExpr inner = map.getResults().back();
+  AffineExpr dim = getAffineDimExpr(last, map.getContext());
+  for (int64_t coefficient = -1; coefficient <= kMaxReadStride; ++coefficient) {
+    AffineExpr rest = simplifyAffineExpr(inner - coefficient * dim, map.getNumDims(),
+                                         map.getNumSymbols());
+    if (coefficient != 0 && !rest.isFunctionOfDim(last))
+      return coefficient;
+  }
+  return 0;
+}
+
+std::optional<Access> classify(AffineMap map, Value memref, unsigned last, ReadKinds kinds) {
   bool usesLast = false;
   for (AffineExpr e : map.getResults())
     usesLast |= e.isFunctionOfDim(last);
@@ -31,14 +44,15 @@ std::optional<Access> classify(AffineMap map, Value memref, unsigned last, bool 
       return std::nullopt;
   if (!unitInnerStride(memref))
     return std::nullopt;
-  AffineExpr inner = map.getResults().back();
-  AffineExpr dim = getAffineDimExpr(last, map.getContext());
-  if (inner == dim)
+  if (map.getResults().back() == getAffineDimExpr(last, map.getContext()))
     return Access::Vector;
-  // `c - last` (c free of the loop): the loop's vectors, reversed.
-  AffineExpr rest = simplifyAffineExpr(inner + dim, map.getNumDims(), map.getNumSymbols());
-  if (reversed && !rest.isFunctionOfDim(last))
+  int64_t coefficient = innerCoefficient(map, last);
+  if (kinds.reversed && coefficient == -1)
     return Access::Reversed;
+  if (kinds.windows && coefficient == 1)
+    return Access::Shifted;
+  if (kinds.windows && coefficient > 1 && coefficient <= kMaxReadStride)
+    return Access::Strided;
   return std::nullopt;
 }
 

@@ -10,7 +10,11 @@
 // is loaded as a vector; one that does not depend on that loop (a row value
 // broadcast along it) is loaded once and splatted. Anything else (a
 // transpose in the last dim, a gather) keeps the scalar lowering. The last
-// `size % width` iterations run as a scalar linalg.generic on subviews.
+// `size % width` iterations run as a scalar linalg.generic on subviews
+// (with `short-tails`, as one shorter vector in the vector loop). With
+// `window-reads` (the CPU), an operand read at the loop's index plus an
+// offset (a window's tap, `ow + kw`) is an unaligned vector load, and one
+// read at a small stride (`2 * ow + kw`) a wider load, shuffled.
 //
 // With `run-time-sizes`, loops of run-time size (a `?` dim) are vectorised
 // the same way: the vector loop ends at `size - size % width`, computed at
@@ -60,11 +64,14 @@ constexpr int64_t kColumnBlockRowsPerStep = 4;
 
 class Vectorizer {
 public:
-  Vectorizer(linalg::GenericOp op, int64_t width, bool runTimeSizes, int64_t accumulators,
-             bool outerReductions, int64_t threads, bool shortTails)
-      : op(op), width(width), runTimeSizes(runTimeSizes),
-        accumulators(std::max<int64_t>(1, accumulators)), outerReductions(outerReductions),
-        threads(threads), shortTails(shortTails) {}
+  /// `options` as the pass has them; `threads` counts only with outer
+  /// reductions.
+  Vectorizer(linalg::GenericOp op, kiln::KilnVectorizeOptions options)
+      : op(op), options(options), width(options.vectorWidth) {
+    this->options.accumulators = std::max<int64_t>(1, options.accumulators);
+    if (!options.outerReductions)
+      this->options.threads = 0;
+  }
 
   LogicalResult run() {
     if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
@@ -73,7 +80,7 @@ public:
       auto type = cast<MemRefType>(v.getType());
       // Vectors of i1 are bit-packed in memory, where kiln stores a byte per
       // bool: those kernels stay scalar.
-      if ((!runTimeSizes && !type.hasStaticShape()) || type.getElementTypeBitWidth() < 8)
+      if ((!options.runTimeSizes && !type.hasStaticShape()) || type.getElementTypeBitWidth() < 8)
         return failure();
     }
     ranges = op.getStaticLoopRanges();
@@ -87,7 +94,8 @@ public:
     for (OpOperand *in : op.getDpsInputOperands()) {
       // A flip's tail (kiln::cloneOnSlices) needs a static row.
       auto access = classify(op.getMatchingIndexingMap(in), in->get(), last,
-                             /*reversed=*/!ShapedType::isDynamic(ranges[last]));
+                             kiln::ReadKinds{/*reversed=*/!ShapedType::isDynamic(ranges[last]),
+                                             /*windows=*/options.windowReads});
       if (!access)
         return failure();
       accesses.push_back(*access);
@@ -101,14 +109,14 @@ public:
       // from the tail's start).
       rowReads = outerParallel && iterators[last] == utils::IteratorType::parallel &&
                  !ShapedType::isDynamic(ranges[last]) &&
-                 (shortTails || ranges[last] % width == 0) && matchRowReads();
+                 (options.shortTails || ranges[last] % width == 0) && matchRowReads();
       if (!rowReads)
         return failure();
     }
     if (iterators[last] == utils::IteratorType::parallel) {
       if (outerParallel)
         return vectorizeElementwise();
-      return outerReductions ? vectorizeOuterReduction() : failure();
+      return options.outerReductions ? vectorizeOuterReduction() : failure();
     }
     if (!outerParallel)
       return failure();
@@ -127,10 +135,26 @@ private:
       Value v;
       if (lanes == 0) {
         v = memref::LoadOp::create(b, loc, in->get(), indicesFor(b, loc, map, ivs));
-      } else if (accesses[i] == Access::Vector) {
-        v = vector::LoadOp::create(b, loc, vectorType, in->get(), indicesFor(b, loc, map, ivs),
-                                   /*nontemporal=*/false,
-                                   aligned ? alignmentAttr(b, in->get(), lanes) : IntegerAttr());
+      } else if (accesses[i] == Access::Vector || accesses[i] == Access::Shifted) {
+        bool alignedHere = aligned && accesses[i] == Access::Vector;
+        v = vector::LoadOp::create(
+            b, loc, vectorType, in->get(), indicesFor(b, loc, map, ivs), /*nontemporal=*/false,
+            alignedHere ? alignmentAttr(b, in->get(), lanes) : IntegerAttr());
+      } else if (accesses[i] == Access::Strided) {
+        // Every stride-th of stride * lanes elements from the first lane's;
+        // the last stride - 1 masked off, as they may lie past the buffer.
+        int64_t stride = kiln::innerCoefficient(map, last);
+        auto wide = VectorType::get({stride * lanes}, elem);
+        Value mask = vector::ConstantMaskOp::create(
+            b, loc, VectorType::get({stride * lanes}, b.getI1Type()),
+            ArrayRef<int64_t>{stride * (lanes - 1) + 1});
+        Value zeros = arith::ConstantOp::create(b, loc, wide, b.getZeroAttr(wide));
+        Value loaded = vector::MaskedLoadOp::create(b, loc, wide, in->get(),
+                                                    indicesFor(b, loc, map, ivs), mask, zeros);
+        SmallVector<int64_t> every;
+        for (int64_t lane = 0; lane < lanes; ++lane)
+          every.push_back(lane * stride);
+        v = vector::ShuffleOp::create(b, loc, loaded, loaded, every);
       } else if (accesses[i] == Access::Reversed) {
         // The lanes' last iteration reads the lowest address.
         SmallVector<Value> lastLane(ivs);
@@ -277,6 +301,51 @@ private:
     return kiln::cloneOnSlices(b, loc, op, {{static_cast<unsigned>(last), start, count}});
   }
 
+  /// A linalg.fill of the output's buffer with a value of its element type
+  /// just before the op (nothing in between with memory effects but new
+  /// buffers'), or null.
+  linalg::FillOp fillOfOutput() {
+    Value out = op.getDpsInits()[0];
+    for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+      if (auto fill = dyn_cast<linalg::FillOp>(prev))
+        return fill.getDpsInits()[0] == out &&
+                       fill.getInputs()[0].getType() ==
+                           cast<MemRefType>(out.getType()).getElementType()
+                   ? fill
+                   : linalg::FillOp();
+      if (!isMemoryEffectFree(prev) && !isa<memref::AllocOp, memref::AllocaOp>(prev))
+        return {};
+    }
+    return {};
+  }
+
+  /// A static tail as one shorter vector in the vector loop (with
+  /// short-tails), or 0: a scalar loop of its own walked every row again (a
+  /// pad's 56-wide interior rows: an eighth of the elements one at a time).
+  int64_t staticTail() const {
+    return options.shortTails && !ShapedType::isDynamic(ranges[last]) ? ranges[last] % width : 0;
+  }
+
+  /// `emit(lanes)` at the innermost index `iv` of a vector loop: `width`
+  /// lanes, or, with a `tail`, `tail` lanes where `iv` is past the whole
+  /// vectors.
+  void emitWithTail(OpBuilder &b, Location loc, Value iv, int64_t tail,
+                    llvm::function_ref<void(OpBuilder &, Location, int64_t)> emit) {
+    if (!tail)
+      return emit(b, loc, width);
+    Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, iv, vectorEnd);
+    scf::IfOp::create(
+        b, loc, whole,
+        [&](OpBuilder &tb, Location tl) {
+          emit(tb, tl, width);
+          scf::YieldOp::create(tb, tl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          emit(eb, el, tail);
+          scf::YieldOp::create(eb, el);
+        });
+  }
+
   LogicalResult vectorizeElementwise() {
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -291,10 +360,7 @@ private:
       lbs.push_back(c(0));
       steps.push_back(c(1));
     }
-    // A static tail as one shorter vector in the same loop: a scalar loop
-    // of its own walked every row again (a pad's 56-wide interior rows:
-    // an eighth of the elements one at a time).
-    int64_t tail = shortTails && !ShapedType::isDynamic(ranges[last]) ? ranges[last] % width : 0;
+    int64_t tail = staticTail();
     lbs.push_back(c(0));
     ubs.push_back(tail ? bounds[last] : vectorEnd);
     steps.push_back(step);
@@ -314,20 +380,8 @@ private:
     };
     scf::ParallelOp::create(
         b, loc, lbs, ubs, steps, [&](OpBuilder &pb, Location l, ValueRange ivs) {
-          if (!tail)
-            return emit(pb, l, ivs, width);
-          Value whole = arith::CmpIOp::create(pb, l, arith::CmpIPredicate::ult, ivs.back(),
-                                              vectorEnd);
-          scf::IfOp::create(
-              pb, l, whole,
-              [&](OpBuilder &tb, Location tl) {
-                emit(tb, tl, ivs, width);
-                scf::YieldOp::create(tb, tl);
-              },
-              [&](OpBuilder &eb, Location el) {
-                emit(eb, el, ivs, tail);
-                scf::YieldOp::create(eb, el);
-              });
+          emitWithTail(pb, l, ivs.back(), tail,
+                       [&](OpBuilder &eb, Location el, int64_t lanes) { emit(eb, el, ivs, lanes); });
         });
     if (!tail)
       emitTail(b, loc);
@@ -346,6 +400,7 @@ private:
   /// where the columns allow, so that no thread waits on another's extra
   /// block. Static sizes only.
   int64_t columnBlock(ArrayRef<utils::IteratorType> iterators) {
+    int64_t threads = options.threads;
     if (threads == 0 || ShapedType::isDynamic(ranges[last]))
       return 0;
     int64_t rows = 1, outer = 1;
@@ -395,11 +450,20 @@ private:
     // 3.6 ms on a 2-core AVX-512 host). What is left of the loop then
     // goes by one vector a step, and the rest by scalars.
     int64_t narrow = width;
-    if (!ShapedType::isDynamic(ranges[last]) && ranges[last] >= width * accumulators)
-      width *= accumulators;
+    if (!ShapedType::isDynamic(ranges[last]) && ranges[last] >= width * options.accumulators)
+      width *= options.accumulators;
     int64_t block = columnBlock(iterators);
     computeBounds(b, loc);
     Value blockStep = block ? c(b, block) : step;
+    // Wide vectors leave their tail to a narrower pass, blocks to one
+    // carried in registers.
+    int64_t tail = block || width != narrow ? 0 : staticTail();
+    // Where the vectors carried in registers cover every column, a fill of
+    // the output just before starts them instead of being stored and
+    // loaded again (a direct conv's output: a third of its traffic).
+    linalg::FillOp fill;
+    if (!block && !ShapedType::isDynamic(ranges[last]) && ranges[last] % width == tail)
+      fill = fillOfOutput();
     SmallVector<Value> lbs, ubs, steps, reductionLbs, reductionUbs, reductionSteps;
     SmallVector<int64_t> reductionDims, loopDims;
     for (auto [d, t] : llvm::enumerate(iterators)) {
@@ -417,7 +481,7 @@ private:
         continue;
       loopDims.push_back(d);
       lbs.push_back(c(b, 0));
-      ubs.push_back(inner ? vectorEnd : bounds[d]);
+      ubs.push_back(inner && !tail ? vectorEnd : bounds[d]);
       steps.push_back(inner ? blockStep : c(b, 1));
     }
     Value outArg = op.getBody()->getArgument(op.getNumDpsInputs());
@@ -427,14 +491,16 @@ private:
           SmallVector<Value> ivs(iterators.size(), c(pb, 0));
           for (auto [d, iv] : llvm::zip(loopDims, parallelIvs))
             ivs[d] = iv;
-          VectorType type = VectorType::get({width}, cast<MemRefType>(out.getType()).getElementType());
+          Type elem = cast<MemRefType>(out.getType()).getElementType();
+          VectorType type = VectorType::get({width}, elem);
           IntegerAttr alignment = alignmentAttr(pb, out, width);
-          // The body at `at` on the output vector `acc` there.
-          auto combine = [&](OpBuilder &rb, Location rl, ValueRange at, Value acc) {
+          // The body at `at` on the output vector `acc` there, `lanes` wide.
+          auto combine = [&](OpBuilder &rb, Location rl, ValueRange at, Value acc,
+                             int64_t lanes) {
             IRMapping mapping;
-            loadInputs(rb, rl, at, mapping, width);
+            loadInputs(rb, rl, at, mapping, lanes, /*aligned=*/lanes == width);
             mapping.map(outArg, acc);
-            cloneBody(rb, rl, *op.getBody(), mapping, width);
+            cloneBody(rb, rl, *op.getBody(), mapping, lanes);
             return mapping.lookup(yielded());
           };
           if (block) {
@@ -465,7 +531,7 @@ private:
                                                            /*nontemporal=*/false, alignment);
                         for (int64_t row = 0; row < rowsPerStep; ++row) {
                           at[inner] = arith::AddIOp::create(fb, fl, ivs[inner], c(fb, row));
-                          acc = combine(fb, fl, at, acc);
+                          acc = combine(fb, fl, at, acc, width);
                         }
                         vector::StoreOp::create(fb, fl, acc, out, outIdx,
                                                 /*nontemporal=*/false, alignment);
@@ -474,38 +540,51 @@ private:
                 });
             return;
           }
-          SmallVector<Value> outIdx = indicesFor(pb, l, outMap, ivs);
-          Value init = vector::LoadOp::create(pb, l, type, out, outIdx, /*nontemporal=*/false,
-                                              alignment);
-          scf::LoopNest nest = scf::buildLoopNest(
-              pb, l, reductionLbs, reductionUbs, reductionSteps, ValueRange{init},
-              [&](OpBuilder &rb, Location rl, ValueRange reductionIvs, ValueRange acc) {
-                for (auto [d, iv] : llvm::zip(reductionDims, reductionIvs))
-                  ivs[d] = iv;
-                return scf::ValueVector{combine(rb, rl, ivs, acc[0])};
-              });
-          vector::StoreOp::create(pb, l, nest.results[0], out, outIdx, /*nontemporal=*/false,
-                                  alignment);
+          // Carried in registers through the reduction loops.
+          auto carried = [&](OpBuilder &cb, Location cl, int64_t lanes) {
+            SmallVector<Value> at(ivs); // the reduction loops' filled in below
+            SmallVector<Value> outIdx = indicesFor(cb, cl, outMap, at);
+            IntegerAttr aligned = lanes == width ? alignment : IntegerAttr();
+            auto initType = VectorType::get({lanes}, elem);
+            Value init =
+                fill ? Value(vector::BroadcastOp::create(cb, cl, initType, fill.getInputs()[0]))
+                     : Value(vector::LoadOp::create(cb, cl, initType, out, outIdx,
+                                                    /*nontemporal=*/false, aligned));
+            scf::LoopNest nest = scf::buildLoopNest(
+                cb, cl, reductionLbs, reductionUbs, reductionSteps, ValueRange{init},
+                [&](OpBuilder &rb, Location rl, ValueRange reductionIvs, ValueRange acc) {
+                  for (auto [d, iv] : llvm::zip(reductionDims, reductionIvs))
+                    at[d] = iv;
+                  return scf::ValueVector{combine(rb, rl, at, acc[0], lanes)};
+                });
+            vector::StoreOp::create(cb, cl, nest.results[0], out, outIdx,
+                                    /*nontemporal=*/false, aligned);
+          };
+          emitWithTail(pb, l, ivs[last], tail, carried);
         });
     // A block of columns over every row is a task of its own.
     if (block)
       loop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
-    // The columns past the blocks are carried in registers; past the wide
-    // vectors, by one vector a step.
-    linalg::GenericOp tail = emitTail(b, loc);
-    if (tail && block)
-      (void)Vectorizer(tail, narrow, runTimeSizes, accumulators, outerReductions,
-                       /*threads=*/0, shortTails)
-          .run();
-    else if (tail && width != narrow)
-      (void)Vectorizer(tail, narrow, runTimeSizes, /*accumulators=*/1, outerReductions,
-                       /*threads=*/0, shortTails)
-          .run();
+    if (fill)
+      fill.erase();
+    // The columns past the wide vectors (and blocks) go by one vector a
+    // step, carried in registers.
+    if (!tail) {
+      linalg::GenericOp rest = emitTail(b, loc);
+      if (rest && width != narrow) {
+        kiln::KilnVectorizeOptions narrower = options;
+        narrower.vectorWidth = narrow;
+        narrower.accumulators = 1;
+        narrower.threads = 0;
+        (void)Vectorizer(rest, narrower).run();
+      }
+    }
     op.erase();
     return success();
   }
 
   LogicalResult vectorizeRowReduction() {
+    int64_t accumulators = options.accumulators;
     OpBuilder b(op);
     Location loc = op.getLoc();
     Block *body = op.getBody();
@@ -612,12 +691,8 @@ private:
   }
 
   linalg::GenericOp op;
+  kiln::KilnVectorizeOptions options; // threads 0: no column blocks
   int64_t width;
-  bool runTimeSizes;
-  int64_t accumulators;
-  bool outerReductions;
-  int64_t threads; // 0: no column blocks
-  bool shortTails;
   bool rowReads = false;         // the body reads buffers (matchRowReads)
   llvm::DenseSet<Value> varying; // with rowReads: values varying along `last`
   SmallVector<int64_t> ranges; // static sizes, kDynamic for run-time ones
@@ -635,8 +710,9 @@ struct KilnVectorizePass
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp g) { generics.push_back(g); });
     for (linalg::GenericOp g : generics)
-      (void)Vectorizer(g, vectorWidth, runTimeSizes, accumulators, outerReductions,
-                       outerReductions ? threads : 0, shortTails)
+      (void)Vectorizer(g, kiln::KilnVectorizeOptions{vectorWidth, runTimeSizes, accumulators,
+                                               outerReductions, threads, shortTails,
+                                               windowReads})
           .run();
   }
 };

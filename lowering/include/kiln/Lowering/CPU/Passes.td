@@ -92,6 +92,24 @@ def KilnCpuTransposeBlocks : Pass<"kiln-cpu-transpose-blocks", "mlir::ModuleOp">
                            "mlir::affine::AffineDialect"];
 }
 
+def KilnCpuInterchangeWindows : Pass<"kiln-cpu-interchange-windows", "mlir::ModuleOp"> {
+  let summary = "A window's taps run outside the output row, which then vectorises";
+  let description = [{
+    On buffers, before kiln-vectorize: a linalg.generic whose loops after
+    its last parallel one are reductions, the innermost shorter than a
+    vector (a direct conv's or a pool's taps, kw), runs scalar. Where the
+    output's innermost index is that parallel loop (ow, at least a vector
+    long) and every input reads along it at an offset (`ow + kw`), at a
+    stride of up to 4 (`2 * ow + kw`), or not at all, that loop moves
+    innermost: kiln-vectorize (window-reads) then carries vectors of the
+    output row through the taps as an outer reduction.
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t",
+                        "kiln::VectorizeTunables{}.cpuLanes",
+                        "lanes per vector">];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def KilnCpuFillBorders : Pass<"kiln-cpu-fill-borders", "mlir::ModuleOp"> {
   let summary = "A fill that a copy then overwrites in part fills only the rest";
   let description = [{

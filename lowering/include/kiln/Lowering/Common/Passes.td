@@ -68,11 +68,14 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     through the reduction loops in their order (any body: each lane sees
     the scalar loops' order). With `threads` too, such a reduction over
     at least 64 static rows runs as a parallel loop over blocks of columns
-    (2 KiB of a row, fewer where that leaves threads idle), each block
+    (up to 8 KiB of a row, as many as the threads at least), each block
     taking every row in order into its part of the output. With
-    short-tails, an elementwise kernel's static tail is one shorter vector
-    in the vector loop. An input read backwards along the innermost loop (a
-    flip) is a vector load reversed by a shuffle.
+    short-tails, a static tail is one shorter vector in the vector loop
+    (elementwise kernels, outer reductions carried in registers). An input
+    read backwards along the innermost loop (a flip) is a vector load
+    reversed by a shuffle; with window-reads, one read at an offset from
+    it (a window's tap) an unaligned vector load, and one read at a small
+    stride (a strided window) a load of stride times the lanes, shuffled.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
@@ -95,7 +98,13 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "an elementwise kernel's static tail (a row's last "
                         "size % width iterations) as one shorter vector in the "
                         "vector loop, instead of a scalar loop of its own (the "
-                        "CPU: LLVM splits any length into legal accesses)">];
+                        "CPU: LLVM splits any length into legal accesses)">,
+                 Option<"windowReads", "window-reads", "bool", "false",
+                        "an input read at the innermost loop's index plus an "
+                        "offset free of it (a window's tap, `ow + kw`) as an "
+                        "unaligned vector load, and one read at a stride of "
+                        "up to 4 (`2 * ow + kw`) as a wider load and a "
+                        "shuffle (the CPU)">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",

@@ -17,17 +17,32 @@
 
 namespace kiln {
 
-/// How an operand is read along the innermost loop: a contiguous vector,
-/// one value per row that is splatted, or (a flip) a contiguous vector
-/// whose index falls as the loop's rises.
-enum class Access { Vector, Splat, Reversed };
+/// How an operand is read along the vectorised loop: a vector at the
+/// loop's index, one value for every lane, a vector read backwards (a
+/// flip), a vector at the loop's index plus an offset free of it (a
+/// window's tap, `ow + kw`), which has no known alignment, or every
+/// stride-th element from such an index (`2 * ow + kw`).
+enum class Access { Vector, Splat, Reversed, Shifted, Strided };
+
+/// The reads besides Vector and Splat that a caller takes.
+struct ReadKinds {
+  bool reversed = false;
+  bool windows = false; // Shifted and Strided
+};
+
+/// The largest stride of a Strided read: its vector loads take stride
+/// times the lanes.
+inline constexpr int64_t kMaxReadStride = 4;
 
 /// True if the memref's innermost dim has unit stride.
 bool unitInnerStride(mlir::Value memref);
-/// How operand `map` reads along loop `last`, or nullopt if no way allowed
-/// (Reversed only with `reversed`).
+/// How operand `map` reads along loop `last`, or nullopt if in no way
+/// `kinds` allows.
 std::optional<Access> classify(mlir::AffineMap map, mlir::Value memref,
-                               unsigned last, bool reversed = false);
+                               unsigned last, ReadKinds kinds = {});
+/// The coefficient of loop `last` in `map`'s innermost result (a Strided
+/// read's stride), from -1 to kMaxReadStride; 0 where it is none of them.
+int64_t innerCoefficient(mlir::AffineMap map, unsigned last);
 /// The alignment attribute (bytes, at most 16) that every `width`-wide
 /// access at a multiple-of-`width` innermost index of `memref` has, or null.
 /// Buffers themselves are at least 16-byte aligned.
