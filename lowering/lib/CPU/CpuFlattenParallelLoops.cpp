@@ -11,8 +11,9 @@
 //   others, which would recover its index by dividing by a run-time size
 //   on every iteration; so do static innermost dims of at least 16
 //   iterations together (a convolution's patch gather spent ~50
-//   instructions an element recovering 7 indices), the loop around them
-//   then taking proportionally fewer iterations per task.
+//   instructions an element recovering 7 indices), and a vector loop of
+//   a few vectors a row (a pad's 56-wide rows), the loop around them then
+//   taking proportionally fewer iterations per task.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
@@ -58,16 +59,25 @@ void serialize(IRRewriter &rewriter, scf::ParallelOp loop) {
 /// flattened index per iteration.
 constexpr int64_t kMinSerialIterations = 16;
 
+/// The iterations of dim `d` of `loop` (the most an index can hold when
+/// not static).
+int64_t tripCount(scf::ParallelOp loop, unsigned d) {
+  std::optional<int64_t> l = getConstantIntValue(loop.getLowerBound()[d]),
+                         u = getConstantIntValue(loop.getUpperBound()[d]),
+                         s = getConstantIntValue(loop.getStep()[d]);
+  if (!l || !u || !s || *s <= 0)
+    return std::numeric_limits<int64_t>::max();
+  return std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+}
+
 /// The iterations of `loop` (the most an index can hold when not static).
 int64_t tripCount(scf::ParallelOp loop) {
   int64_t count = 1;
-  for (auto [lb, ub, step] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    if (!l || !u || !s || *s <= 0)
-      return std::numeric_limits<int64_t>::max();
-    count *= std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+  for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+    int64_t dim = tripCount(loop, d);
+    if (dim == std::numeric_limits<int64_t>::max())
+      return dim;
+    count *= dim;
   }
   return count;
 }
@@ -124,18 +134,24 @@ void keepOneLevel(IRRewriter &rewriter, scf::ParallelOp loop) {
 /// How many innermost dims of `loop` (of several dims) run serially: one of
 /// run-time size, else the fewest static ones of kMinSerialIterations
 /// together (leaving one dim parallel, and no more than a task's worth)
-/// under a scalar body, else none; and their iterations (0 when not
-/// static).
+/// under a scalar body, or a vector body's innermost one of 2 to
+/// kMinSerialIterations - 1 vectors, else none; and their iterations (0
+/// when not static).
 std::pair<unsigned, int64_t> serialInnermost(scf::ParallelOp loop) {
   unsigned dims = loop.getNumLoops();
   if (!getConstantIntValue(loop.getUpperBound().back()) ||
       !getConstantIntValue(loop.getLowerBound().back()))
     return {1, 0};
   // A vector body (a step past 1) pays the div/rem once for all its lanes;
-  // kept flat, its loop measured faster (a 4096^2 softmax: 9.5 against
-  // 12.2 ms).
-  if (getConstantIntValue(loop.getStep().back()) != 1)
-    return {0, 0};
+  // kept flat, a long row's loop measured faster (a 4096^2 softmax: 9.5
+  // against 12.2 ms). A short row's few vectors (a pad's 56-wide rows: 4)
+  // run serially: recovering 3 indices per 64-byte copy took a pad twice
+  // an elementwise op's time.
+  if (getConstantIntValue(loop.getStep().back()) != 1) {
+    int64_t vectors = tripCount(loop, dims - 1);
+    return vectors > 1 && vectors < kMinSerialIterations ? std::pair<unsigned, int64_t>{1, vectors}
+                                                         : std::pair<unsigned, int64_t>{0, 0};
+  }
   int64_t iterations = 1;
   for (unsigned count = 1; count < dims; ++count) {
     unsigned d = dims - count;

@@ -237,3 +237,35 @@ func.func @rows(%a: memref<2x4096xf32>) {
   } {kiln.min_task_size = 1 : index}
   return
 }
+
+// A vector body's innermost dim of a few vectors (rows of 56: 4 vectors of
+// 16, the last one short) runs serially inside the other dims: the rows'
+// indices are recovered once per row, not once per vector, and a task
+// takes 1024 / 4 rows. A row of 4096 (256 vectors) stays in the flat loop.
+// CHECK-LABEL: func @short_vector_rows
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c512) step (%c1)
+// CHECK: scf.for %{{.*}} = %c0 to %c56 step %c16
+// CHECK: vector.store
+// CHECK: kiln.min_task_size = 256 : index
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2048) step (%c1)
+// CHECK-NOT: scf.for
+// CHECK: vector.store
+func.func @short_vector_rows(%x: memref<8x64x56xf32>, %y: memref<8x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c56 = arith.constant 56 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %v = arith.constant dense<0.0> : vector<16xf32>
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c8, %c64, %c56) step (%c1, %c1, %c16) {
+    vector.store %v, %x[%i, %j, %k] : memref<8x64x56xf32>, vector<16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %k) = (%c0, %c0) to (%c8, %c4096) step (%c1, %c16) {
+    vector.store %v, %y[%i, %k] : memref<8x4096xf32>, vector<16xf32>
+    scf.reduce
+  }
+  return
+}

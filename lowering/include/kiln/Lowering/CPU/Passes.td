@@ -179,8 +179,9 @@ def KilnCpuFlattenParallelLoops : Pass<"kiln-cpu-flatten-parallel-loops", "mlir:
       run serially, as scf.for), else the outer one runs serially and the
       choice repeats one level down.
     Loops with reductions, which async-parallel-for leaves serial, are left
-    alone. Innermost dims of run-time size, or static ones of 16 to 1024
-    iterations together, run as serial scf.for loops inside the parallel
+    alone. Innermost dims of run-time size, static ones of 16 to 1024
+    iterations together under a scalar body, or a vector body's innermost
+    dim of 2 to 15 vectors, run as serial scf.for loops inside the parallel
     one (their indices are counters, not a div/rem per iteration), which
     then carries `kiln.min_task_size` scaled down by their iterations.
   }];
