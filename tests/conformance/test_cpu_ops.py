@@ -941,7 +941,9 @@ def test_row_chains(shape, dtype):
 # past 1024 cut to equal widths (1025, 2100), and the GPU kernel's 128x128
 # tiles with partial tiles and a K that is no multiple of 8. One row of A
 # (a gemv; on the CPU an outer reduction in blocks of B's columns): with
-# 64+ rows of B, fewer, batched, and A shared by a batch of B.
+# 64+ rows of B, fewer, batched, and A shared by a batch of B. Two to four
+# rows (on the CPU the rows inside each block of B's columns): blocks with
+# a short last one and a tail, and too few rows of B for blocks, batched.
 @pytest.mark.parametrize("a_shape,b_shape", [((17, 33), (33, 9)), ((2, 1, 5, 8), (3, 8, 4)),
                                              ((1, 300), (300, 1000)), ((1, 40), (40, 37)),
                                              ((3, 1, 70), (3, 70, 130)), ((1, 64), (5, 64, 50)),
@@ -949,7 +951,9 @@ def test_row_chains(shape, dtype):
                                              ((7, 100), (100, 150)), ((3, 13, 20), (3, 20, 70)),
                                              ((12, 0), (0, 64)), ((300, 203), (203, 260)),
                                              ((2, 130, 21), (2, 21, 257)),
-                                             ((13, 40), (40, 1025)), ((9, 30), (30, 2100))])
+                                             ((13, 40), (40, 1025)), ((9, 30), (30, 2100)),
+                                             ((4, 300), (300, 1000)), ((3, 100), (100, 2100)),
+                                             ((2, 2, 70), (2, 70, 130))])
 def test_matmul_f32(a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))

@@ -32,9 +32,9 @@ constexpr const char *kPrograms[] = {
   %1 = kiln.exp %0 : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 })",
-    R"(func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
-  %0 = kiln.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
-  return %0 : tensor<4x4xf32>
+    R"(func.func @main(%a: tensor<8x8xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = kiln.matmul %a, %b : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
 })",
     R"(func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4xf32> {
   %0 = kiln.mul %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>

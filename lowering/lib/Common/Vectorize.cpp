@@ -61,6 +61,10 @@ constexpr int64_t kColumnBlockBytes = 8192;
 constexpr int64_t kMinColumnBlockVectors = 4;
 constexpr int64_t kColumnBlockRows = 64;
 constexpr int64_t kColumnBlockRowsPerStep = 4;
+/// The most iterations of the loops that column blocks run inside their
+/// reduction loops (sharedLoops): a block vector of each output row they
+/// name stays in registers (4 rows of 4 AVX-512 vectors: 16 of 32).
+constexpr int64_t kMaxSharedIterations = 4;
 
 class Vectorizer {
 public:
@@ -399,7 +403,10 @@ private:
   /// vectors allow, as many as the threads at least and a multiple of them
   /// where the columns allow, so that no thread waits on another's extra
   /// block. Static sizes only.
-  int64_t columnBlock(ArrayRef<utils::IteratorType> iterators) {
+  /// The `shared` loops run inside each block (their rows of the output
+  /// held in registers a block vector at a time: 4 rows of 8 KiB blocks
+  /// beat 4 rows of 2 KiB, 2.4 against 3.5 ms for 4x4096 @ 4096^2).
+  int64_t columnBlock(ArrayRef<utils::IteratorType> iterators, ArrayRef<int64_t> shared) {
     int64_t threads = options.threads;
     if (threads == 0 || ShapedType::isDynamic(ranges[last]))
       return 0;
@@ -409,7 +416,8 @@ private:
         continue;
       if (ShapedType::isDynamic(ranges[d]))
         return 0;
-      (t == utils::IteratorType::reduction ? rows : outer) *= ranges[d];
+      if (!llvm::is_contained(shared, static_cast<int64_t>(d)))
+        (t == utils::IteratorType::reduction ? rows : outer) *= ranges[d];
     }
     int64_t bytes = std::max<int64_t>(
         1, cast<MemRefType>(op.getDpsInits()[0].getType()).getElementTypeBitWidth() / 8);
@@ -420,6 +428,32 @@ private:
       blocks = llvm::alignTo(std::max<int64_t>(blocks, llvm::divideCeil(threads, outer)), threads);
     int64_t block = llvm::divideCeil(vectors, std::min(blocks, std::max<int64_t>(vectors, 1)));
     return rows >= kColumnBlockRows && block >= kMinColumnBlockVectors ? block * width : 0;
+  }
+
+  /// Small static parallel loops besides the innermost (kMaxSharedIterations
+  /// together) that an input read along the innermost does not depend on
+  /// (the rows of a 4-row A times B: B's rows are the same for each). With
+  /// column blocks they run inside the reduction loops, so that each block
+  /// of that input comes from memory once for all their iterations, not
+  /// once for each of them.
+  SmallVector<int64_t> sharedLoops(ArrayRef<utils::IteratorType> iterators) {
+    SmallVector<int64_t> shared;
+    int64_t iterations = 1;
+    for (auto [d, t] : llvm::enumerate(iterators)) {
+      if (t != utils::IteratorType::parallel || static_cast<int64_t>(d) == last ||
+          ShapedType::isDynamic(ranges[d]) || ranges[d] < 2 ||
+          iterations * ranges[d] > kMaxSharedIterations)
+        continue;
+      bool readOnce = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+        AffineMap map = op.getMatchingIndexingMap(in);
+        return map.isFunctionOfDim(last) && !map.isFunctionOfDim(d);
+      });
+      if (readOnce) {
+        shared.push_back(d);
+        iterations *= ranges[d];
+      }
+    }
+    return shared;
   }
 
   /// A reduction over outer loops of the innermost (parallel) loop, e.g.
@@ -452,7 +486,10 @@ private:
     int64_t narrow = width;
     if (!ShapedType::isDynamic(ranges[last]) && ranges[last] >= width * options.accumulators)
       width *= options.accumulators;
-    int64_t block = columnBlock(iterators);
+    SmallVector<int64_t> shared = sharedLoops(iterators);
+    int64_t block = columnBlock(iterators, shared);
+    if (!block)
+      shared.clear();
     computeBounds(b, loc);
     Value blockStep = block ? c(b, block) : step;
     // Wide vectors leave their tail to a narrower pass, blocks to one
@@ -477,7 +514,7 @@ private:
       bool inner = static_cast<int64_t>(d) == last;
       // A unit loop stays out: the canonicalizer would drop it, and the
       // loop's task size with it (a gemv's blocks ran on one thread).
-      if (!inner && ranges[d] == 1)
+      if (!inner && (ranges[d] == 1 || llvm::is_contained(shared, static_cast<int64_t>(d))))
         continue;
       loopDims.push_back(d);
       lbs.push_back(c(b, 0));
@@ -524,17 +561,37 @@ private:
                   scf::ForOp::create(
                       rb, rl, c(rb, 0), columns, c(rb, width), ValueRange{},
                       [&](OpBuilder &fb, Location fl, Value column, ValueRange) {
-                        SmallVector<Value> at(ivs);
-                        at[last] = arith::AddIOp::create(fb, fl, ivs[last], column);
-                        SmallVector<Value> outIdx = indicesFor(fb, fl, outMap, at);
-                        Value acc = vector::LoadOp::create(fb, fl, type, out, outIdx,
-                                                           /*nontemporal=*/false, alignment);
-                        for (int64_t row = 0; row < rowsPerStep; ++row) {
-                          at[inner] = arith::AddIOp::create(fb, fl, ivs[inner], c(fb, row));
-                          acc = combine(fb, fl, at, acc, width);
+                        // A block vector of each output row the shared
+                        // loops name, all in registers: each step's rows
+                        // of the input they share are loaded once for all.
+                        SmallVector<SmallVector<Value>> ats(1, ivs);
+                        for (int64_t d : shared) {
+                          SmallVector<SmallVector<Value>> more;
+                          for (const SmallVector<Value> &at : ats)
+                            for (int64_t i = 0; i < ranges[d]; ++i) {
+                              more.push_back(at);
+                              more.back()[d] = c(fb, i);
+                            }
+                          ats = std::move(more);
                         }
-                        vector::StoreOp::create(fb, fl, acc, out, outIdx,
-                                                /*nontemporal=*/false, alignment);
+                        SmallVector<SmallVector<Value>> outIdx;
+                        SmallVector<Value> accs;
+                        for (SmallVector<Value> &at : ats) {
+                          at[last] = arith::AddIOp::create(fb, fl, ivs[last], column);
+                          outIdx.push_back(indicesFor(fb, fl, outMap, at));
+                          accs.push_back(vector::LoadOp::create(fb, fl, type, out, outIdx.back(),
+                                                                /*nontemporal=*/false, alignment));
+                        }
+                        for (int64_t row = 0; row < rowsPerStep; ++row) {
+                          Value rowIv = arith::AddIOp::create(fb, fl, ivs[inner], c(fb, row));
+                          for (auto [at, acc] : llvm::zip(ats, accs)) {
+                            at[inner] = rowIv;
+                            acc = combine(fb, fl, at, acc, width);
+                          }
+                        }
+                        for (auto [acc, idx] : llvm::zip(accs, outIdx))
+                          vector::StoreOp::create(fb, fl, acc, out, idx, /*nontemporal=*/false,
+                                                  alignment);
                         scf::YieldOp::create(fb, fl);
                       });
                 });

@@ -217,8 +217,7 @@ func.func @result_and_consumer(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: 
 // CHECK: linalg.fill
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[X]], %[[Y]]
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]]
+// CHECK-NEXT: %[[S:.*]] = math.fma %[[X]], %[[Y]], %[[ACC]]
 // CHECK-NEXT: linalg.yield %[[S]]
 // CHECK: linalg.generic {indexing_maps = [#[[BA]], #[[BB]], #[[BC]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
 // CHECK-NEXT: ^bb0
@@ -233,5 +232,22 @@ func.func @row_times_matrix(%a: memref<1x64xf32>, %b: memref<64x40xf32>, %c: mem
       ins(%a, %bb : memref<1x64xf32>, memref<3x64x40xf32>) outs(%cb : memref<3x1x40xf32>)
   linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
       ins(%a, %bt : memref<1x64xf32>, memref<40x64xf32>) outs(%c : memref<1x40xf32>)
+  return
+}
+
+// -----
+
+// Up to 4 rows of A stream B the same way (kiln-vectorize then runs the
+// rows inside each block of B's columns); 5 rows take the tiled kernel.
+// CHECK-LABEL: func @rows_times_matrix
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : memref<4x64xf32>, memref<64x40xf32>) outs(%{{.*}} : memref<4x40xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.fma
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel
+func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x40xf32>, %c: memref<4x40xf32>,
+                             %a5: memref<5x64xf32>, %c5: memref<5x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x64xf32>, memref<64x40xf32>) outs(%c : memref<4x40xf32>)
+  linalg.matmul ins(%a5, %b : memref<5x64xf32>, memref<64x40xf32>) outs(%c5 : memref<5x40xf32>)
   return
 }

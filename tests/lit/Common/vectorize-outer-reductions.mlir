@@ -121,3 +121,38 @@ func.func @sum_dim0_many_rows(%x: memref<64x5004xf32>, %y: memref<5004xf32>) {
   }
   return
 }
+
+// -----
+
+// Four rows of A times B (kiln-cpu-tile-matmul's loop order m, k, n): B's
+// rows do not depend on m, so with column blocks the m loop runs inside
+// each column step, unrolled: a block vector of each of the 4 output rows
+// in registers, and each of the 4 rows of B a step read for all of them
+// (the same vector.load 4 times with no store between, which LLVM loads
+// once). 8 KiB of a row is 2048 f32, so 1024 columns make 2 blocks for the
+// 2 threads.
+// BLOCKS-LABEL: func @rows_times_matrix
+// BLOCKS: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c1024{{.*}}) step (%c512{{.*}})
+// BLOCKS: %[[COLUMNS:.*]] = arith.minsi
+// BLOCKS-NOT: scf.for
+// BLOCKS: scf.for %[[K:.*]] = %{{.*}} to %c64{{.*}} step %c4
+// BLOCKS-NOT: scf.for
+// BLOCKS: scf.for %[[C:.*]] = %{{.*}} to %[[COLUMNS]] step %c8
+// BLOCKS-COUNT-4: vector.load %arg2[%{{.*}}, %{{.*}}] {{.*}}: memref<4x1024xf32>, vector<8xf32>
+// BLOCKS: memref.load %arg0[%{{.*}}, %{{.*}}] : memref<4x64xf32>
+// BLOCKS: vector.load %arg1[%{{.*}}, %{{.*}}] {{.*}}: memref<64x1024xf32>, vector<8xf32>
+// BLOCKS-COUNT-4: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] {{.*}}: memref<4x1024xf32>, vector<8xf32>
+// BLOCKS: } {kiln.min_task_size = 1 : index}
+#a = affine_map<(m, k, n) -> (m, k)>
+#b = affine_map<(m, k, n) -> (k, n)>
+#c = affine_map<(m, k, n) -> (m, n)>
+func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x1024xf32>, %c: memref<4x1024xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x64xf32>, memref<64x1024xf32>) outs(%c : memref<4x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
