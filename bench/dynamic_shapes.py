@@ -12,7 +12,8 @@ dynamic / static ratio.
 --scale N divides every size by N (matmul's by N too, per dim), so that
 the slow paths of a small machine finish; the H200 runs the issue's sizes:
 add 2^28, softmax / layer_norm / reduce_sum 8192^2, matmul 4096^3, in f32
-and bf16 (--dtypes); a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
+and bf16 (--dtypes); a decode step's matmuls (16 x 4096 x 4096, 128 x 4096
+x 11008) whose rows alone are `?`; a ResNet-50 conv (64->64 3x3 on 56x56, batch 32 /
 N) whose batch alone is `?`, and the same conv over images of `?` size
 (batch, height and width `?`); ResNet-50's stem max_pool over `?` images; and
 attention over 16 heads of 64 whose sequence lengths are `?` (a decode
@@ -54,6 +55,13 @@ def cases(scale):
          [[side, side]], [side]),
         ("matmul %d^3" % k, "%r = kiln.matmul %a0, %a1 : ({0}, {0}) -> {0}",
          [[k, k], [k, k]], [k, k]),
+        # A decode step's rows alone `?`: the kernel for their bucket.
+        ("matmul decode 16x%dx%d (`?` rows)" % (k, k),
+         "%r = kiln.matmul %a0, %a1 : ({0}, {1}) -> {2}",
+         [[16, k], [k, k]], [16, k], [[0], [], [0]]),
+        ("matmul 128x%dx%d (`?` rows)" % (k, 11008 // scale),
+         "%r = kiln.matmul %a0, %a1 : ({0}, {1}) -> {2}",
+         [[128, k], [k, 11008 // scale]], [128, 11008 // scale], [[0], [], [0]]),
         ("conv 64->64 3x3 on 56x56, batch %d" % batch,
          "%r = kiln.conv2d %a0, %a1 {{padding = array<i64: 1, 1>}} : ({0}, {1}) -> {0}",
          [[batch, 64, 56, 56], [64, 64, 3, 3]], [batch, 64, 56, 56], [[0], [], [0]]),

@@ -3,6 +3,8 @@ sizes (0, 1, primes, multiples of 16) against float64 NumPy; inputs that do
 not fit the program's shape class are invalid_argument errors naming the
 dims; ops outside the slice are unsupported errors naming the op. Every
 target (KILN_DEVICE=cpu, vulkan, cuda) runs the same tests."""
+import os
+
 import numpy as np
 import pytest
 
@@ -827,6 +829,48 @@ def test_half_matmul(dtype, m, k, n):
     f64 = lambda x: x.astype(np.float64)
     np.testing.assert_allclose(r, np.tanh(f64(a) @ f64(b) + bias), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(bm, f64(c) @ f64(d), rtol=1e-4, atol=1e-3)
+
+
+ROWS_MATMUL = """
+func.func @main(%a: tensor<?x{k}x{t}>, %b: tensor<{k}x{n}x{t}>, %bias: tensor<{n}xf32>)
+    -> tensor<?x{n}xf32> {{
+  %m = kiln.matmul %a, %b : (tensor<?x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<?x{n}xf32>
+  %s = kiln.add %m, %bias : (tensor<?x{n}xf32>, tensor<{n}xf32>) -> tensor<?x{n}xf32>
+  %r = kiln.tanh %s : tensor<?x{n}xf32>
+  return %r : tensor<?x{n}xf32>
+}}
+"""
+
+
+# Rows alone known at run time (a decode step's tokens) over a long static
+# K: on a GPU that fills its SMs (CUDA, NVIDIA's Vulkan), each bucket of
+# row counts up to 512 runs the tiling and parts of K that static rows
+# would (K split into parts whose partial sums, as many rows as the run
+# has, a second kernel adds through the bias and tanh); more rows run the
+# run-time-size kernels. On the H100 the f32 SIMT kernel takes 64 x 64
+# tiles in 4 parts up to 512 rows; bf16 (wgmma) narrower tiles in parts up
+# to 128 rows and again up to 512; tf32 the wgmma kernel on one K-major
+# copy of B for all its kernels.
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "tf32"])
+@pytest.mark.parametrize("rows", [0, 1, 16, 33, 128, 129, 513])
+def test_matmuls_of_run_time_rows(dtype, rows):
+    if dtype == "tf32" and not os.environ.get("KILN_DEVICE", "cpu").startswith("cuda"):
+        pytest.skip("--tf32 is an option of CUDA targets")
+    k, n = 2048, 264
+    rng = np.random.default_rng(rows)
+    a = rng.uniform(-1, 1, (rows, k)).astype(np.float32)
+    b = (rng.uniform(-1, 1, (k, n)) / np.sqrt(k)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (n,)).astype(np.float32)
+    if dtype == "bf16":  # kiln-run reads f32 .npy into a bf16 input
+        a, b = round_to_bf16(a), round_to_bf16(b)
+    program = ROWS_MATMUL.format(k=k, n=n, t="bf16" if dtype == "bf16" else "f32")
+    (r,), _ = run_kiln(program, [a, b, bias], extra_args=["--tf32"] if dtype == "tf32" else [])
+    f64 = lambda x: x.astype(np.float64)
+    want = np.tanh(f64(a) @ f64(b) + bias)
+    assert r.shape == (rows, n)
+    # tf32 keeps 10 mantissa bits of each input (tanh is 1-Lipschitz).
+    bound = np.abs(f64(a)) @ np.abs(f64(b)) * 2.0**-9 if dtype == "tf32" else 1e-4
+    assert np.all(np.abs(r - want) <= bound + 1e-5)
 
 
 RESHAPE = """

@@ -113,13 +113,15 @@ bool fitsWgmmaMatmul(mlir::linalg::LinalgOp op, bool tf32);
 /// f8 1) on a GPU of `fillBlocks` SMs (one wgmma block each): K split
 /// into parts (each a block; a second kernel adds them) and, with
 /// `narrow`, tile N narrowed (with more stages), where an estimate of the
-/// kernel's time says the GPU fills better for it: the few-tile shapes (a decode step's M of 16, M x N of 512 x 1024 with a
-/// long K). Unchanged for run-time sizes or a `fillBlocks` of 0 (0 parts
+/// kernel's time says the GPU fills better for it: the few-tile shapes (a
+/// decode step's M of 16, M x N of 512 x 1024 with a long K). With `rows`,
+/// as if C had that many rows (a bucket of a rowsOnlyAtRunTime matmul's).
+/// Unchanged for other run-time sizes or a `fillBlocks` of 0 (0 parts
 /// build an unsplit kernel).
 CudaWgmmaMatmulTunables fillGpuWithWgmma(mlir::linalg::LinalgOp op,
                                          CudaWgmmaMatmulTunables tiling, int64_t fillBlocks,
                                          bool narrow, int64_t maxSharedBytes,
-                                         int64_t elementBytes);
+                                         int64_t elementBytes, int64_t rows = 0);
 
 /// A new buffer holding `matrix` ([batch,] R, C), with `transpose` as
 /// [batch,] C, R, its rows zero-padded to `paddedCols` (static sizes; 0:
@@ -180,9 +182,9 @@ mlir::Value wgmmaMisfitAtRunTime(mlir::OpBuilder &b, mlir::Location loc,
 /// `launchIf` holds (gridWhere). Static or run-time sizes; f32 inputs as
 /// tf32, B copied transposed first; `operands` say where it reads them
 /// instead of the matmul's (f8: B copied transposed too, unless `kMajorB`
-/// has it). With a split K (static sizes), each part's sums go to
-/// a buffer of partial sums, which a second kernel adds into C through the
-/// epilogue. With `fillBlocks` (the GPU's SMs), the kernel is persistent:
+/// has it). With a split K (static sizes, or rows alone at run time), each
+/// part's sums go to a buffer of partial sums, which a second kernel adds
+/// into C through the epilogue. With `fillBlocks` (the GPU's SMs), the kernel is persistent:
 /// at most that many blocks, each taking tiles that many apart, its next
 /// tile's loads under its last one's stores. The caller erases what `op`
 /// no longer needs.

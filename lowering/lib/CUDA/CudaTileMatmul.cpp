@@ -185,6 +185,42 @@ struct KilnCudaTileMatmulPass
       operands = kiln::paddedWgmmaOperands(b, loc, op);
     if (gathered)
       operands.kMajorB = kiln::gatherKMajor(b, loc, *gathered, op.getDpsInputs()[1]);
+    // Rows alone known at run time (a decode step's tokens): up to a few
+    // hundred rows, the tiling and parts of K static rows would take,
+    // bucket by bucket; the run-time-size kernel above the last bucket.
+    if (known && *known == 0 && !f8 && !padK && !gathered && fillBlocks > 0 &&
+        kiln::rowsOnlyAtRunTime(op)) {
+      // (0 parts and 1 build the same kernel.)
+      auto oneOrMoreParts = [](kiln::CudaWgmmaMatmulTunables t) {
+        t.splitK = std::max<int64_t>(t.splitK, 1);
+        return t;
+      };
+      auto buckets = kiln::rowBuckets<kiln::CudaWgmmaMatmulTunables>(
+          kiln::CudaWgmmaMatmulTunables::kRowBuckets,
+          [&](int64_t rows) {
+            return oneOrMoreParts(kiln::fillGpuWithWgmma(op, tiling, fillBlocks, /*narrow=*/true,
+                                                         maxSharedBytes, elementBytes, rows));
+          },
+          [&](int64_t) { return oneOrMoreParts(tiling); });
+      // One K-major copy of a tf32 B for all the kernels.
+      if (!buckets.empty() && !operands.kMajorB &&
+          cast<MemRefType>(op.getDpsInputs()[1].getType()).getElementTypeBitWidth() != 16)
+        operands.kMajorB = kiln::copyMatrix(b, loc, op.getDpsInputs()[1], /*transpose=*/true,
+                                            /*paddedCols=*/0, Value());
+      Value m = b.createOrFold<memref::DimOp>(
+          loc, c, cast<MemRefType>(c.getType()).getRank() - 2);
+      int64_t bucketRows = 0;
+      for (const auto &bucket : buckets) {
+        if (failed(kiln::buildWgmmaMatmul(op, bucket.tiling, maxSharedBytes, fillBlocks, fused,
+                                          kiln::rowsWithin(b, loc, m, bucketRows,
+                                                           bucket.maxRows),
+                                          operands)))
+          return failure();
+        bucketRows = bucket.maxRows;
+      }
+      if (bucketRows > 0)
+        fits = kiln::rowsWithin(b, loc, m, bucketRows, -1);
+    }
     if ((!known || *known == 0) &&
         failed(kiln::buildWgmmaMatmul(op, tiling, maxSharedBytes, fillBlocks, fused, fits,
                                       operands)))

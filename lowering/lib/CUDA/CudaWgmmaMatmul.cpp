@@ -380,13 +380,14 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   p.m = sizeOf(p.c, cRank - 2);
   p.n = sizeOf(p.c, cRank - 1);
   p.steps = ceilDiv(sizeOf(a, cast<MemRefType>(a.getType()).getRank() - 1), stepK);
-  // Run-time sizes are never split; static ones into parts none of which
-  // is empty.
+  // Static sizes (but for run-time rows: rowsOnlyAtRunTime) split K into
+  // parts none of which is empty; other run-time sizes never.
   const auto cType = cast<MemRefType>(p.c.getType());
   std::optional<int64_t> staticStepCount = getConstantIntValue(p.steps);
-  const int64_t splits = staticStepCount && cType.hasStaticShape()
-                             ? partsOfSteps(*staticStepCount, tiling.splitK)
-                             : 1;
+  const int64_t splits =
+      staticStepCount && (cType.hasStaticShape() || rowsOnlyAtRunTime(op))
+          ? partsOfSteps(*staticStepCount, tiling.splitK)
+          : 1;
   p.aMap = tensorMap(b, loc, a, kTileM, stepK);
   if (p.kMajorB && !kMajorB)
     kMajorB = copyMatrix(b, loc, bm, /*transpose=*/true, /*paddedCols=*/0, launchIf);
@@ -398,15 +399,7 @@ LogicalResult buildWgmmaMatmul(linalg::LinalgOp op, const CudaWgmmaMatmulTunable
   // Split-K: each block's partial sums go to a part of `partials` of their
   // own ([batch * splits + part] x M x N), which sumPartialsKernel adds.
   // Its rows are even, so that pairs of it are whole.
-  Value partials;
-  if (splits > 1) {
-    int64_t batchCount = batched ? cType.getShape()[0] : 1;
-    partials = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({batchCount * splits, cType.getShape()[cRank - 2],
-                         static_cast<int64_t>(llvm::alignTo(cType.getShape().back(), 2))},
-                        b.getF32Type()));
-  }
+  Value partials = splits > 1 ? allocPartials(b, loc, p.c, splits, 2, launchIf) : Value();
   // One block per tile, or (persistent) at most `fillBlocks`, each taking
   // tiles blocks apart: its producer then loads the next tile's first
   // steps while its consumers store the last one's outputs.

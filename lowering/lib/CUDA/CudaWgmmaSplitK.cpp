@@ -30,13 +30,14 @@ constexpr int64_t maxNarrowStages(int64_t tileN) { return tileN == 64 ? 8 : 6; }
 
 CudaWgmmaMatmulTunables fillGpuWithWgmma(linalg::LinalgOp op, CudaWgmmaMatmulTunables tiling,
                                          int64_t fillBlocks, bool narrow, int64_t maxSharedBytes,
-                                         int64_t elementBytes) {
+                                         int64_t elementBytes, int64_t rows) {
   auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
-  if (tiling.splitK != 0 || fillBlocks <= 0 || !c.hasStaticShape() || !a.hasStaticShape())
+  const bool sized = rows > 0 ? rowsOnlyAtRunTime(op) : c.hasStaticShape() && a.hasStaticShape();
+  if (tiling.splitK != 0 || fillBlocks <= 0 || !sized)
     return tiling;
   const int64_t batch = c.getRank() == 3 ? c.getShape()[0] : 1;
-  const int64_t m = c.getShape()[c.getRank() - 2], n = c.getShape().back();
+  const int64_t m = rows > 0 ? rows : c.getShape()[c.getRank() - 2], n = c.getShape().back();
   const int64_t steps = llvm::divideCeil(a.getShape().back() * elementBytes,
                                          CudaWgmmaMatmulTunables::kStepBytes);
   // Estimated microseconds on an H100/H200 SM (one block per SM): a K step

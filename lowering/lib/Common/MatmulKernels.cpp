@@ -44,6 +44,23 @@ std::pair<Value, Value> groupedTileOrder(IndexBuilder &x, Value order, Value num
   return {row, col};
 }
 
+Value allocPartials(OpBuilder &b, Location loc, Value c, int64_t splits, int64_t rowMultiple,
+                    Value launchIf) {
+  auto cType = cast<MemRefType>(c.getType());
+  const int64_t rank = cType.getRank();
+  auto shape = cType.getShape();
+  auto type = MemRefType::get({(rank == 3 ? shape[0] : 1) * splits, shape[rank - 2],
+                               static_cast<int64_t>(llvm::alignTo(shape.back(), rowMultiple))},
+                              b.getF32Type());
+  SmallVector<Value> rows;
+  if (type.isDynamicDim(1)) {
+    IndexBuilder x{b, loc};
+    Value m = b.createOrFold<memref::DimOp>(loc, c, rank - 2);
+    rows.push_back(launchIf ? b.createOrFold<arith::SelectOp>(loc, launchIf, m, x.c(0)) : m);
+  }
+  return memref::AllocOp::create(b, loc, type, rows);
+}
+
 /// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
 /// part] x M x N rounded up to even, f32), through the fused epilogue: one
 /// thread per pair of columns, parts added in order (the same sums on every
@@ -53,10 +70,16 @@ void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t split
   constexpr int64_t kThreadsPerBlock = 256;
   auto shape = cast<MemRefType>(partials.getType()).getShape();
   auto cShape = cast<MemRefType>(c.getType()).getShape();
-  const int64_t m = shape[1], n = cShape.back(), rowPairs = shape[2] / 2, pairs = m * rowPairs;
+  const int64_t n = cShape.back(), rowPairs = shape[2] / 2;
   IndexBuilder x{b, loc};
+  // The rows of C (a constant, or its run-time size: the partial sums'
+  // rows are none where the kernel does not launch).
+  Value m = b.createOrFold<memref::DimOp>(loc, c, cShape.size() - 2);
+  Value pairs = b.createOrFold<arith::MulIOp>(loc, m, x.c(rowPairs));
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridWhere(b, loc, launchIf, x.c(llvm::divideCeil(pairs, kThreadsPerBlock))),
+      b, loc,
+      gridWhere(b, loc, launchIf,
+                b.createOrFold<arith::CeilDivSIOp>(loc, pairs, x.c(kThreadsPerBlock))),
       x.c(shape[0] / splits), x.c(1), x.c(kThreadsPerBlock), x.c(1), x.c(1));
   OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
   IndexBuilder t{kb, loc};
@@ -77,7 +100,7 @@ void sumPartialsKernel(OpBuilder &b, Location loc, Value partials, int64_t split
                                            /*nontemporal=*/false, alignment);
       sum = sum ? arith::AddFOp::create(ib, l, sum, value).getResult() : value;
     }
-    storeAccumulatorPair(ib, l, c, batch, row, col, sum, y.c(m), y.c(n), evenRows,
+    storeAccumulatorPair(ib, l, c, batch, row, col, sum, m, y.c(n), evenRows,
                          /*accumulate=*/!fused.zeroFill, fused.epilogue, invariants);
     scf::YieldOp::create(ib, l);
   });
@@ -135,6 +158,33 @@ void storeAccumulatorPair(OpBuilder &b, Location loc, Value c, Value batch, Valu
       scf::YieldOp::create(tb, l);
     });
   }
+}
+
+bool rowsOnlyAtRunTime(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+    return false;
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto bm = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  const int64_t rows = c.getRank() - 2;
+  auto onlyRows = [&](MemRefType t) {
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (t.isDynamicDim(d) != (d == rows))
+        return false;
+    return true;
+  };
+  return a.getRank() == c.getRank() && onlyRows(a) && onlyRows(c) && bm.hasStaticShape();
+}
+
+Value rowsWithin(OpBuilder &b, Location loc, Value rows, int64_t low, int64_t high) {
+  IndexBuilder x{b, loc};
+  Value above = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, rows, x.c(low));
+  if (high < 0)
+    return above;
+  // The host's index arithmetic has no `and` of conditions: rows at or
+  // below `low` become `high` + 1.
+  Value clamped = b.createOrFold<arith::SelectOp>(loc, above, rows, x.c(high + 1));
+  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, clamped, x.c(high));
 }
 
 int64_t partsOfSteps(int64_t steps, int64_t splits) {

@@ -66,8 +66,13 @@ static int64_t vectorAlignment(Value memref, int64_t width) {
   if (failed(type.getStridesAndOffset(strides, offset)) ||
       ShapedType::isDynamic(offset) || offset % width != 0)
     return 0;
+  // A dense buffer's outer strides are multiples of its rows' length, a
+  // run-time row count's too.
+  const bool denseRows = type.getLayout().isIdentity() && type.getRank() > 0 &&
+                         !type.isDynamicDim(type.getRank() - 1) &&
+                         type.getShape().back() % width == 0;
   for (int64_t s : ArrayRef(strides).drop_back())
-    if (ShapedType::isDynamic(s) || s % width != 0)
+    if (!denseRows && (ShapedType::isDynamic(s) || s % width != 0))
       return 0;
   int64_t bytes = width * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
   return std::min<int64_t>(bytes, 16);

@@ -124,13 +124,15 @@ Value loadRun(OpBuilder &b, Location loc, Value matrix, Value batch, Value row, 
 }
 
 /// The parts `t` splits `op`'s K into: none empty where K is static, C's
-/// rows contiguous (the partial sums are added by pairs of columns) and no
-/// batched matmul's epilogue to fuse (the adding kernel fuses none); else 1.
+/// sizes too but its rows (rowsOnlyAtRunTime), C's rows contiguous (the
+/// partial sums are added by pairs of columns) and no batched matmul's
+/// epilogue to fuse (the adding kernel fuses none); else 1.
 int64_t simtSplits(linalg::LinalgOp op, const GpuSimtMatmulTunables &t,
                    const MatmulFusion &fused) {
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
   Value c = op.getDpsInits()[0];
   if (t.splitK <= 1 || a.isDynamicDim(a.getRank() - 1) || !unitInnerStride(c) ||
+      (!cast<MemRefType>(c.getType()).hasStaticShape() && !rowsOnlyAtRunTime(op)) ||
       (isa<linalg::BatchMatmulOp>(op) && fused.epilogue))
     return 1;
   return partsOfSteps(llvm::divideCeil(a.getShape().back(), t.step), t.splitK);
@@ -165,15 +167,7 @@ LogicalResult buildSimtMatmul(linalg::LinalgOp op, const GpuSimtMatmulTunables &
   OpBuilder b(op);
   Location loc = op.getLoc();
   IndexBuilder ib{b, loc};
-  Value partials;
-  if (splits > 1) {
-    auto cShape = cast<MemRefType>(cm.getType()).getShape();
-    partials = memref::AllocOp::create(
-        b, loc,
-        MemRefType::get({(batched ? cShape[0] : 1) * splits, cShape[cRank - 2],
-                         static_cast<int64_t>(llvm::alignTo(cShape.back(), 4))},
-                        b.getF32Type()));
-  }
+  Value partials = splits > 1 ? allocPartials(b, loc, cm, splits, 4, launchIf) : Value();
   // Where the kernel's sums go: C, or the block's part of the partial sums.
   Value out = partials ? partials : cm;
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -453,9 +447,41 @@ LogicalResult buildSimtMatmuls(linalg::LinalgOp op, const MatmulFusion &fused, V
     return buildSimtMatmul(op, withinLimits({}, target), fused,
                            unmet ? gateWith(x.c(0)) : Value(), vectors);
   Value c = op.getDpsInits()[0];
-  int64_t rank = cast<MemRefType>(c.getType()).getRank();
+  auto cShape = cast<MemRefType>(c.getType()).getShape();
+  int64_t rank = cShape.size();
   GpuSimtMatmulTunables wide = withinLimits({}, target),
                         narrow = withinLimits(GpuSimtMatmulTunables::narrow(), target);
+  // Rows alone known at run time (a decode step's tokens): up to a few
+  // hundred rows, the tiling and parts of K static rows would take, bucket
+  // by bucket; the run-time-size tilings above the last bucket.
+  int64_t bucketRows = 0;
+  if (rowsOnlyAtRunTime(op)) {
+    const int64_t batch = rank == 3 ? cShape[0] : 1, n = cShape.back(),
+                  k = cast<MemRefType>(op.getDpsInputs()[0].getType()).getShape().back();
+    const bool defaultFits = wide == GpuSimtMatmulTunables{};
+    auto chosen = [&](int64_t rows) {
+      return withinLimits(
+          GpuSimtMatmulTunables::forOutput(batch, rows, n, k, fillBlocks, defaultFits), target);
+    };
+    auto runTime = [&](int64_t rows) {
+      int64_t blocks = batch * llvm::divideCeil(rows, wide.tile) * llvm::divideCeil(n, wide.tile);
+      return blocks >= fillBlocks ? wide : narrow;
+    };
+    Value m = b.createOrFold<memref::DimOp>(loc, c, rank - 2);
+    for (const RowBucket<GpuSimtMatmulTunables> &bucket : rowBuckets<GpuSimtMatmulTunables>(
+             GpuSimtMatmulTunables::kRowBuckets, chosen, runTime)) {
+      Value outside = b.createOrFold<arith::SelectOp>(
+          loc, rowsWithin(b, loc, m, bucketRows, bucket.maxRows), x.c(0), x.c(1));
+      if (failed(buildSimtMatmul(op, bucket.tiling, fused, gateWith(outside), vectors)))
+        return failure();
+      bucketRows = bucket.maxRows;
+    }
+    if (bucketRows > 0)
+      unmet = b.createOrFold<arith::AddIOp>(
+          loc, unmet ? unmet : x.c(0),
+          b.createOrFold<arith::SelectOp>(loc, rowsWithin(b, loc, m, bucketRows, -1), x.c(0),
+                                          x.c(1)));
+  }
   Value blocks = x.c(1);
   for (int64_t d = 0; d < rank; ++d) {
     Value size = b.createOrFold<memref::DimOp>(loc, c, d);

@@ -148,3 +148,33 @@ func.func @run_time_k(%a: memref<16x?xf32>, %b: memref<?x1024xf32>, %c: memref<1
   linalg.matmul ins(%a, %b : memref<16x?xf32>, memref<?x1024xf32>) outs(%c : memref<16x1024xf32>)
   return
 }
+
+// -----
+
+// Rows alone known at run time (a decode step's tokens): up to 32 rows the
+// 32 x 32 tiles of 64 threads in 8 parts that 16 static rows take, up to
+// 128 the 128 x 128 tiles in 4 parts (32 x 4 blocks); each kernel and its
+// adding kernel launch only where the rows fall in its bucket, and its
+// partial sums have rows only there. Past 128 rows, the two run-time
+// tilings, launched where the rows are more than 128.
+// CHECK-LABEL: func @run_time_rows
+// CHECK: %[[M:.*]] = memref.dim %arg2, %c0
+// CHECK: arith.cmpi sle, %{{.*}}, %c32
+// CHECK: %[[ROWS32:.*]] = arith.select %{{.*}}, %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[PARTS32:.*]] = memref.alloc(%[[ROWS32]]) : memref<8x?x4096xf32>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %{{.*}}, %{{[a-z0-9]+}} = %{{.*}}, %{{[a-z0-9]+}} = %c8{{[_0-9]*}}) threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c64
+// CHECK: gpu.launch
+// CHECK-COUNT-8: vector.load %[[PARTS32]]
+// CHECK: arith.cmpi sle, %{{.*}}, %c128
+// CHECK: memref.alloc(%{{.*}}) : memref<4x?x4096xf32>
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %{{.*}}, %{{[a-z0-9]+}} = %{{.*}}, %{{[a-z0-9]+}} = %c4{{[_0-9]*}}) threads({{[^)]*}}) in (%{{[a-z0-9]+}} = %c256
+// CHECK: gpu.launch
+// CHECK: arith.cmpi sgt, %[[M]], %c128
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.launch
+func.func @run_time_rows(%a: memref<?x4096xf32>, %b: memref<4096x4096xf32>, %c: memref<?x4096xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x4096xf32>, memref<4096x4096xf32>) outs(%c : memref<?x4096xf32>)
+  return
+}

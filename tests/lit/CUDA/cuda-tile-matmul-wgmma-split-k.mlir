@@ -73,6 +73,61 @@ func.func @dynamic(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf3
   return
 }
 
+// Rows alone known at run time (a decode step's tokens): up to 128 rows
+// (one row of tiles) the 128-wide tiles in 4 parts that 16 static rows
+// take, its partial sums M rows only where M is in that bucket, its adding
+// kernel storing through the epilogue; up to 512 rows 128-wide tiles over
+// all of K; past 512 the run-time-size kernel (256 wide). Unfilled (no
+// fill-blocks), the run-time-size kernel alone; split 3 when asked.
+// CHECK-LABEL: func @run_time_rows
+// CHECK: %[[M:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[IN128:.*]] = arith.cmpi sle, %{{.*}}, %c128
+// CHECK: %[[ROWS:.*]] = arith.select %[[IN128]], %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[PARTS:.*]] = memref.alloc(%[[ROWS]]) : memref<4x?x4096xf32>
+// CHECK: %[[BLOCKS:.*]] = arith.select %[[IN128]], %{{.*}}, %c0{{.*}} : index
+// CHECK: gpu.launch blocks({{[^)]*}}) in (%{{[a-z0-9]+}} = %[[BLOCKS]],
+// CHECK: <m = 64, n = 128, k = 16>
+// CHECK: vector.store %{{.*}}, %[[PARTS]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x?x4096xf32>, vector<2xf32>
+// CHECK: gpu.launch
+// CHECK-COUNT-4: vector.load %[[PARTS]]
+// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: arith.cmpi sle, %{{.*}}, %c512
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: <m = 64, n = 128, k = 16>
+// CHECK: arith.cmpi sgt, %[[M]], %c512
+// CHECK: gpu.launch
+// CHECK: <m = 64, n = 256, k = 16>
+// CHECK-NOT: gpu.launch
+// UNSPLIT-LABEL: func @run_time_rows
+// UNSPLIT-NOT: memref.alloc({{.*}}) : memref<{{[0-9]+}}x?x4096xf32>
+// UNSPLIT: gpu.launch
+// UNSPLIT: <m = 64, n = 256, k = 16>
+// FORCED-LABEL: func @run_time_rows
+// FORCED: memref.alloc(%{{.*}}) : memref<3x?x4096xf32>
+// FORCED: <m = 64, n = 256, k = 16>
+// FORCED-COUNT-3: vector.load
+func.func @run_time_rows(%a: memref<?x4096xbf16>, %b: memref<4096x4096xbf16>, %bias: memref<4096xf32>,
+                         %out: memref<?x4096xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %a, %c0 : memref<?x4096xbf16>
+  %c = memref.alloc(%m) : memref<?x4096xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x4096xf32>)
+  linalg.matmul ins(%a, %b : memref<?x4096xbf16>, memref<4096x4096xbf16>) outs(%c : memref<?x4096xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<?x4096xf32>, memref<4096xf32>) outs(%out : memref<?x4096xbf16>) {
+  ^bb0(%x: f32, %y: f32, %o: bf16):
+    %s = arith.addf %x, %y : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<?x4096xf32>
+  return
+}
+
 // 4096^2 outputs are 512 tiles of 128 x 256: the kernel is persistent, 132
 // blocks (one per SM), each taking tiles 132 apart. Its producer and its
 // consumers walk the same tiles, counting the block's K steps across them

@@ -76,6 +76,11 @@ struct CudaWgmmaMatmulTunables {
   /// (Tried: 256 wide, the sums made 128 columns at a time: 2.2 ms for
   /// 8192^3 on the H200 against 1.0, L1 78% busy.)
   static constexpr int64_t kMaxFloat8TileN = 128;
+  /// A matmul whose rows alone are known only at run time takes, up to
+  /// each of these row counts, the tiling and parts of K that
+  /// fillGpuWithWgmma gives that many rows (rowBuckets); the unsplit
+  /// default above.
+  static constexpr std::array<int64_t, 2> kRowBuckets{128, 512};
   /// Shared memory the kernel asks for: its stages, the slack that aligns
   /// them and two 8-byte mbarriers per stage.
   constexpr int64_t sharedBytes() const {

@@ -108,9 +108,18 @@ inline mlir::Value gridWhere(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
       loc, launchIf, blocks, mlir::arith::ConstantIndexOp::create(b, loc, 0));
 }
 
+/// A buffer for `splits` partial sums of C, f32, [batch * splits + part] x
+/// M x N rounded up to a multiple of `rowMultiple`. M may be known only at
+/// run time (rowsOnlyAtRunTime): then the buffer has M rows where
+/// `launchIf` holds and none elsewhere, as the kernels that would use it
+/// launch no blocks there.
+mlir::Value allocPartials(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c, int64_t splits,
+                          int64_t rowMultiple, mlir::Value launchIf);
+
 /// C (+)= the sum of the `splits` parts of `partials` ([batch * splits +
-/// part] x M x N rounded up to even, f32) through `fused`'s epilogue, where
-/// `launchIf` holds; C's rows odd unless `evenRows`.
+/// part] x M x N rounded up to even, f32; M static or not) through
+/// `fused`'s epilogue, where `launchIf` holds; C's rows odd unless
+/// `evenRows`.
 void sumPartialsKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::Value partials,
                        int64_t splits, mlir::Value c, bool evenRows, const MatmulFusion &fused,
                        mlir::Value launchIf);
@@ -131,6 +140,45 @@ void storeAccumulatorPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value c,
 /// The parts `steps` K steps split into for at most `splits` asked: as many
 /// as leave no part empty (1 for 0).
 int64_t partsOfSteps(int64_t steps, int64_t splits);
+
+/// Whether `op`'s rows (M) are its one size known only at run time: C's
+/// other dims, K and B static (a decode step's batch of tokens). Such a
+/// matmul gets a kernel per bucket of row counts (rowBuckets), as the
+/// tiling and the parts of K that fill the GPU depend on M.
+bool rowsOnlyAtRunTime(mlir::linalg::LinalgOp op);
+
+/// The host i1 `low < rows <= high` of a run-time row count (high < 0: no
+/// upper bound).
+mlir::Value rowsWithin(mlir::OpBuilder &b, mlir::Location loc, mlir::Value rows, int64_t low,
+                       int64_t high);
+
+/// A tiling taken by row counts from the previous bucket's `maxRows` (0)
+/// up to this one's.
+template <typename Tiling> struct RowBucket {
+  int64_t maxRows;
+  Tiling tiling;
+};
+
+/// The row buckets of a rowsOnlyAtRunTime matmul: at each of `bounds`
+/// (ascending), the tiling `chosen(rows)` would give static rows, where it
+/// differs from `runTime(rows)` (the run-time-size kernels' choice);
+/// neighbours of one tiling merged. The first bound where both agree ends
+/// the buckets: past it the run-time-size kernels run.
+template <typename Tiling, typename Chosen, typename RunTime>
+llvm::SmallVector<RowBucket<Tiling>> rowBuckets(llvm::ArrayRef<int64_t> bounds, Chosen chosen,
+                                                RunTime runTime) {
+  llvm::SmallVector<RowBucket<Tiling>> buckets;
+  for (int64_t rows : bounds) {
+    Tiling tiling = chosen(rows);
+    if (tiling == runTime(rows))
+      break;
+    if (!buckets.empty() && buckets.back().tiling == tiling)
+      buckets.back().maxRows = rows;
+    else
+      buckets.push_back({rows, tiling});
+  }
+  return buckets;
+}
 
 } // namespace kiln
 

@@ -135,6 +135,11 @@ struct GpuSimtMatmulTunables {
     return chosen;
   }
   static constexpr int64_t kMinPartK = 512, kMinWidePartK = 256, kMaxUntunedSplitK = 8;
+  /// A matmul whose rows alone are known only at run time takes, up to
+  /// each of these row counts, the tiling forOutput gives that many rows
+  /// (rowBuckets: a decode step of 16 x 4096 x 4096 the 32 x 32 tiles in
+  /// 8 parts, not 64 x 64 ones over all of K).
+  static constexpr std::array<int64_t, 3> kRowBuckets{32, 128, 512};
   /// The autotuner's candidates, the default first; the smaller tiles and
   /// the parts of K give skinny and small matmuls more blocks.
   static constexpr std::array<GpuSimtMatmulTunables, 18> candidates() {

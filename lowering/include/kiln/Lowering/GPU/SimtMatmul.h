@@ -47,7 +47,10 @@ struct SimtMatmulTarget {
 /// or the untuned one (GpuSimtMatmulTunables::forOutput); run-time sizes
 /// two unsplit tilings, each launched where it suits the run's sizes
 /// (narrow tiles where the default would not fill the GPU), or the default
-/// alone for a `fillBlocks` of 0. An untuned tiling beyond the target's
+/// alone for a `fillBlocks` of 0. Rows alone known at run time
+/// (rowsOnlyAtRunTime) take, bucket by bucket of row counts up to
+/// kRowBuckets' last, the tiling forOutput gives static rows, K split
+/// too; the two run-time tilings above. An untuned tiling beyond the target's
 /// limits gives way to the first candidate within them. `fused`'s fill and
 /// epilogue are taken over; the caller erases them with `op`.
 mlir::LogicalResult buildSimtMatmuls(mlir::linalg::LinalgOp op, const MatmulFusion &fused,
