@@ -873,6 +873,28 @@ def test_matmuls_of_run_time_rows(dtype, rows):
     assert np.all(np.abs(r - want) <= bound + 1e-5)
 
 
+BATCHED_ROWS_MATMUL = """
+func.func @main(%a: tensor<3x?x1024x{t}>, %b: tensor<3x1024x136x{t}>) -> tensor<3x?x136xf32> {{
+  %m = kiln.matmul %a, %b : (tensor<3x?x1024x{t}>, tensor<3x1024x136x{t}>) -> tensor<3x?x136xf32>
+  return %m : tensor<3x?x136xf32>
+}}
+"""
+
+
+# The same over a static batch: each batch's parts of K are blocks of
+# their own (grid z: batch x parts), the partial sums [batch x parts, M, N].
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("rows", [5, 100, 300])
+def test_batched_matmuls_of_run_time_rows(dtype, rows):
+    rng = np.random.default_rng(rows)
+    a = rng.uniform(-1, 1, (3, rows, 1024)).astype(np.float32)
+    b = rng.uniform(-1, 1, (3, 1024, 136)).astype(np.float32)
+    if dtype == "bf16":
+        a, b = round_to_bf16(a), round_to_bf16(b)
+    (r,), _ = run_kiln(BATCHED_ROWS_MATMUL.format(t=dtype), [a, b])
+    np.testing.assert_allclose(r, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
 RESHAPE = """
 func.func @main(%x: tensor<?x4x8xi32>) -> tensor<?x32xi32> {
   %r = kiln.reshape %x : tensor<?x4x8xi32> -> tensor<?x32xi32>
