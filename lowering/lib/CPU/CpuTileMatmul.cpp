@@ -183,21 +183,78 @@ void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
 }
 
 /// Ap[q][p][r] = A[i0 + q*MR + r][k0 + p] for p < kCount and the task's
-/// `panels` row panels; rows past M are zero.
+/// `panels` row panels; rows past M are zero. Where A's rows are
+/// contiguous, `width` k at a time: a vector of each row, interleaved by
+/// one shuffle into the panel's MR x width run (LLVM builds it of
+/// two-source permutes: a scalar copy per element was half of packing's
+/// time); the k past the last whole vector one by one.
 void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value ap,
            Value k0, Value kCount, Value i0, Value panels) {
   Ix x{b, loc};
+  const int64_t width = s.width, mr = s.mr;
+  auto rowType = VectorType::get({width}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, rowType, DenseElementsAttr::get(rowType, 0.0f));
+  // Ap as [panel][k * MR]: the interleaved run is one contiguous store.
+  Value flat = memref::CollapseShapeOp::create(b, loc, ap,
+                                               SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  // The rows (zeros up to a power of two of them) concatenated pairwise,
+  // then interleaved: lane p * MR + r of the run is lane p of row r.
+  auto interleave = [&](OpBuilder &ib, SmallVector<Value> parts) -> Value {
+    parts.resize(llvm::PowerOf2Ceil(parts.size()), zero);
+    for (int64_t n = width; parts.size() > 1; n *= 2) {
+      SmallVector<int64_t> both(2 * n);
+      std::iota(both.begin(), both.end(), 0);
+      SmallVector<Value> next;
+      for (size_t i = 0; i < parts.size(); i += 2)
+        next.push_back(vector::ShuffleOp::create(ib, loc, parts[i], parts[i + 1], both));
+      parts = std::move(next);
+    }
+    SmallVector<int64_t> mask(mr * width);
+    for (int64_t p = 0; p < width; ++p)
+      for (int64_t r = 0; r < mr; ++r)
+        mask[p * mr + r] = r * width + p;
+    return vector::ShuffleOp::create(ib, loc, parts[0], parts[0], mask);
+  };
+  const bool vectors = kiln::unitInnerStride(m.a);
   forLoop(b, loc, x.c(0), panels, [&](OpBuilder &qb, Value q) {
     Ix y{qb, loc};
-    Value row0 = y.add(i0, y.mul(q, s.mr));
-    for (int64_t r = 0; r < s.mr; ++r) {
+    Value row0 = y.add(i0, y.mul(q, mr));
+    Value whole = x.c(0);
+    if (vectors) {
+      // kCount rounded down to whole vectors.
+      whole = y.mul(qb.createOrFold<arith::DivSIOp>(loc, kCount, y.c(width)), width);
+      scf::ForOp::create(
+          qb, loc, y.c(0), whole, y.c(width), ValueRange{},
+          [&](OpBuilder &lb, Location, Value p, ValueRange) {
+            Ix l{lb, loc};
+            SmallVector<Value> rows;
+            for (int64_t r = 0; r < mr; ++r) {
+              Value row = l.add(row0, r);
+              auto load = [&](OpBuilder &vb) -> SmallVector<Value> {
+                return {vector::LoadOp::create(vb, loc, rowType, m.a,
+                                               at(m, m.a, row, Ix{vb, loc}.add(k0, p)))};
+              };
+              rows.push_back(s.rowEdges ? ifYield(lb, loc, TypeRange{rowType},
+                                                  l.below(row, s.m), load,
+                                                  [&](OpBuilder &) -> SmallVector<Value> {
+                                                    return {zero};
+                                                  })
+                                              .getResult(0)
+                                        : load(lb)[0]);
+            }
+            vector::StoreOp::create(lb, loc, interleave(lb, rows), flat,
+                                    ValueRange{q, l.mul(p, mr)});
+            scf::YieldOp::create(lb, loc);
+          });
+    }
+    for (int64_t r = 0; r < mr; ++r) {
       Value row = y.add(row0, r);
-      auto fill = [&](OpBuilder &fb, bool zero) {
+      auto fill = [&](OpBuilder &fb, bool zeros) {
         Ix w{fb, loc};
-        forLoop(fb, loc, w.c(0), kCount, [&](OpBuilder &lb, Value p) {
-          Value value = zero ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
-                             : memref::LoadOp::create(lb, loc, m.a, at(m, m.a, row, Ix{lb, loc}.add(k0, p)))
-                                   .getResult();
+        forLoop(fb, loc, whole, kCount, [&](OpBuilder &lb, Value p) {
+          Value value = zeros ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
+                              : memref::LoadOp::create(lb, loc, m.a, at(m, m.a, row, Ix{lb, loc}.add(k0, p)))
+                                    .getResult();
           memref::StoreOp::create(lb, loc, value, ap, ValueRange{q, p, Ix{lb, loc}.c(r)});
         });
       };
