@@ -252,9 +252,10 @@ void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
       auto fill = [&](OpBuilder &fb, bool zeros) {
         Ix w{fb, loc};
         forLoop(fb, loc, whole, kCount, [&](OpBuilder &lb, Value p) {
-          Value value = zeros ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
-                              : memref::LoadOp::create(lb, loc, m.a, at(m, m.a, row, Ix{lb, loc}.add(k0, p)))
-                                    .getResult();
+          Value value =
+              zeros ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
+                    : memref::LoadOp::create(lb, loc, m.a, at(m, m.a, row, Ix{lb, loc}.add(k0, p)))
+                          .getResult();
           memref::StoreOp::create(lb, loc, value, ap, ValueRange{q, p, Ix{lb, loc}.c(r)});
         });
       };

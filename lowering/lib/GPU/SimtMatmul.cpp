@@ -468,19 +468,23 @@ LogicalResult buildSimtMatmuls(linalg::LinalgOp op, const MatmulFusion &fused, V
       return blocks >= fillBlocks ? wide : narrow;
     };
     Value m = b.createOrFold<memref::DimOp>(loc, c, rank - 2);
+    // 0 where the rows are in (low, high], else 1 (a requirement unmet).
+    auto outside = [&](int64_t low, int64_t high) {
+      return b.createOrFold<arith::SelectOp>(loc, rowsWithin(b, loc, m, low, high), x.c(0),
+                                             x.c(1));
+    };
     for (const RowBucket<GpuSimtMatmulTunables> &bucket : rowBuckets<GpuSimtMatmulTunables>(
              GpuSimtMatmulTunables::kRowBuckets, chosen, runTime)) {
-      Value outside = b.createOrFold<arith::SelectOp>(
-          loc, rowsWithin(b, loc, m, bucketRows, bucket.maxRows), x.c(0), x.c(1));
-      if (failed(buildSimtMatmul(op, bucket.tiling, fused, gateWith(outside), vectors)))
+      if (failed(buildSimtMatmul(op, bucket.tiling, fused,
+                                 gateWith(outside(bucketRows, bucket.maxRows)), vectors)))
         return failure();
       bucketRows = bucket.maxRows;
     }
+    // The run-time tilings below (gateWith reads `unmet`) take the rows
+    // above the last bucket.
     if (bucketRows > 0)
-      unmet = b.createOrFold<arith::AddIOp>(
-          loc, unmet ? unmet : x.c(0),
-          b.createOrFold<arith::SelectOp>(loc, rowsWithin(b, loc, m, bucketRows, -1), x.c(0),
-                                          x.c(1)));
+      unmet = unmet ? b.createOrFold<arith::AddIOp>(loc, unmet, outside(bucketRows, -1))
+                    : outside(bucketRows, -1);
   }
   Value blocks = x.c(1);
   for (int64_t d = 0; d < rank; ++d) {
