@@ -91,6 +91,12 @@ CONV_CASES = [
     # images' 49 pixels side by side in one GEMM: tiles and runs across images
     ((3, 16, 7, 7), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),
     ((2, 32, 14, 14), (136, 32, 3, 3), (2, 2), (1, 1), (1, 1), 1, False),  # strided, M > 128
+    # Packed from the image on the CPU (no patches written): K of 288 in
+    # two slices, 255 pixels (a part panel), 40 rows; two groups of 16
+    # channels, stride 2; dilation 2.
+    ((2, 32, 15, 17), (40, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),
+    ((1, 32, 9, 9), (8, 16, 3, 3), (2, 2), (1, 1), (1, 1), 2, False),
+    ((1, 16, 12, 12), (20, 16, 3, 3), (1, 1), (2, 2), (2, 2), 1, True),
     # Output rows of a vector or more (on the CPU, rows of vectors carried
     # through the taps, read at an offset or a stride): whole vectors and a
     # tail, dilation, strides 2 and 3.

@@ -16,11 +16,16 @@
 // twice. An elementwise consumer of C right after the matmul (bias,
 // activation) runs on the registers of the last slice before the store.
 //
+// A B that conv's im2col wrote just before the matmul is packed from the
+// padded channels-last image instead (implicit GEMM): the patches, 9x the
+// image for a 3x3 conv, are never written and read back.
+//
 // Sizes of run-time size (`?` dims) are values: blocks take their default
 // sizes, the task split is computed at run time, and the edge tests are
 // emitted unless a static size is a multiple of the tile.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/Common/GatheredOperand.h"
 #include "kiln/Lowering/Common/MatmulEpilogue.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/CPU/MatmulTunables.h"
@@ -34,6 +39,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <numeric>
@@ -55,6 +61,9 @@ struct MatmulOperands {
   /// The value C was filled with right before the matmul: the first k slice
   /// adds it instead of reading C (null: C is read).
   Value filled;
+  /// B as its copy's input reads it (conv's patches), where packB reads
+  /// that instead of B.
+  std::optional<kiln::GatheredOperand> gatheredB;
 };
 
 /// Indices of element (i, j) of `matrix` (A, B or C), the batch index first
@@ -148,10 +157,49 @@ Value loadOrZero(OpBuilder &b, Location loc, Value inBounds, Value memref, Value
   return load.getResult(0);
 }
 
+/// packB of a gathered B whose runs of `width` k are runs of its copy's
+/// input (conv's channels-last patches: one pixel's channels): for each
+/// vector of a panel, its `width` pixels' runs, loaded as the rows of a
+/// square and transposed in registers into `width` k rows of the panel.
+/// Columns past N repeat column N - 1: their sums are never stored.
+void packGatheredB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s,
+                   Value bp, Value k0, Value kCount, Value j0, Value panels) {
+  auto vecType = VectorType::get({s.width}, b.getF32Type());
+  Ix x{b, loc};
+  Value lastColumn = x.sub(s.n, 1);
+  forLoop(b, loc, x.c(0), panels, [&](OpBuilder &qb, Value q) {
+    Ix y{qb, loc};
+    Value col = y.add(j0, y.mul(q, s.nr));
+    scf::ForOp::create(
+        qb, loc, y.c(0), kCount, y.c(s.width), ValueRange{},
+        [&](OpBuilder &lb, Location, Value p, ValueRange) {
+          Ix l{lb, loc};
+          Value row = l.add(k0, p);
+          for (int64_t v = 0; v < s.nv; ++v) {
+            SmallVector<Value> runs;
+            for (int64_t lane = 0; lane < s.width; ++lane) {
+              Value j = l.add(col, v * s.width + lane);
+              if (s.colEdges)
+                j = l.min(j, lastColumn);
+              auto [input, indices] = m.gatheredB->source(lb, loc, at(m, m.b, row, j));
+              runs.push_back(vector::LoadOp::create(lb, loc, vecType, input, indices));
+            }
+            SmallVector<Value> rows = kiln::transposeInRegisters(lb, loc, std::move(runs));
+            for (int64_t i = 0; i < s.width; ++i)
+              vector::StoreOp::create(lb, loc, rows[i], bp,
+                                      ValueRange{q, l.add(p, i), l.c(v * s.width)});
+          }
+          scf::YieldOp::create(lb, loc);
+        });
+  });
+}
+
 /// Bp[q][p][0 .. NR) = B[k0 + p][j0 + q*NR ..] for p < kCount and the
 /// task's `panels` column panels; columns past N are zero.
 void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value bp,
            Value k0, Value kCount, Value j0, Value panels) {
+  if (m.gatheredB)
+    return packGatheredB(b, loc, m, s, bp, k0, kCount, j0, panels);
   auto vecType = VectorType::get({s.width}, b.getF32Type());
   Ix x{b, loc};
   forLoop(b, loc, x.c(0), kCount, [&](OpBuilder &pb, Value p) {
@@ -250,7 +298,6 @@ void packA(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &
     for (int64_t r = 0; r < mr; ++r) {
       Value row = y.add(row0, r);
       auto fill = [&](OpBuilder &fb, bool zeros) {
-        Ix w{fb, loc};
         forLoop(fb, loc, whole, kCount, [&](OpBuilder &lb, Value p) {
           Value value =
               zeros ? arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0)).getResult()
@@ -463,7 +510,7 @@ constexpr int64_t kMaxStreamedRows = 4;
 /// Tiled, the rows filled part of the micro-kernel's MR rows and B was
 /// packed (copied) first: 3.6 ms for 1x4096 @ 4096^2 against 3.0 in
 /// torch; with 4 rows, 1.9 ms against torch's 0.37 on 16 cores.
-LogicalResult rowsTimesMatrix(linalg::LinalgOp op, PatternRewriter &rewriter) {
+LogicalResult rowsTimesMatrix(linalg::LinalgOp op, RewriterBase &rewriter) {
   unsigned loops = op.getNumLoops(); // [batch,] m, n, k
   Value cm = op.getDpsInits()[0];
   auto cType = cast<MemRefType>(cm.getType());
@@ -496,28 +543,29 @@ LogicalResult rowsTimesMatrix(linalg::LinalgOp op, PatternRewriter &rewriter) {
   return success();
 }
 
-struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  TileF32Matmul(MLIRContext *ctx, int64_t width, int64_t threads)
-      : OpInterfaceRewritePattern(ctx), width(width), threads(std::max<int64_t>(threads, 1)) {}
+/// An f32 matmul on buffers (`op`) as the tiled kernel, or as
+/// rowsTimesMatrix's generic; other matmuls are left as they are. (Not a
+/// rewrite pattern: a gathered B's copy and buffer go too, which a greedy
+/// driver's worklist may hold.)
+struct TileF32Matmul {
+  int64_t width, threads;
 
-  LogicalResult matchAndRewrite(linalg::LinalgOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-        !op.hasPureBufferSemantics() || !kiln::readsOperandsInPlace(op))
-      return failure();
+  void rewrite(linalg::LinalgOp op, RewriterBase &rewriter) const {
+    if (!op.hasPureBufferSemantics() || !kiln::readsOperandsInPlace(op))
+      return;
     Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1],
           cm = op.getDpsInits()[0];
     bool runTimeSizes = false;
     for (Value v : {a, bm, cm}) {
       auto type = cast<MemRefType>(v.getType());
       if (!type.getElementType().isF32())
-        return failure();
+        return;
       runTimeSizes |= !type.hasStaticShape();
     }
     if (!kiln::unitInnerStride(bm) || !kiln::unitInnerStride(cm))
-      return failure();
+      return;
     if (succeeded(rowsTimesMatrix(op, rewriter)))
-      return success();
+      return;
     // A fill of C right before the matmul (C = 0 for a plain product) is
     // folded into the first slice's sums, saving a pass over C. (Looked up
     // before anything is built in between.)
@@ -566,6 +614,11 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
       int64_t blocks = llvm::divideCeil(columns, s.nc);
       s.nc = roundUp(llvm::divideCeil(columns, blocks), s.nr);
     }
+    // Packed from the image where every step of `width` k is a run of a
+    // pixel's channels (slices start at multiples of KC).
+    std::optional<kiln::GatheredOperand> gathered = kiln::findGatheredOperand(op, bm);
+    if (gathered && !(gathered->rowsAreRuns(width) && s.kc % width == 0))
+      gathered.reset();
     // Tasks: NC-column blocks, each split into row groups so that the
     // threads get equal shares: a multiple of `threads` tasks in all (with
     // a run-time N, `threads` row groups per column block).
@@ -578,7 +631,8 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     rowGroups = x.ceilDiv(s.m, groupRows);
     Value taskCount = x.mul(rowGroups, colTasks);
     auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands mo{a, bm, cm, batchIndex, epilogue, fill ? fill.getInputs()[0] : Value()};
+      MatmulOperands mo{a, bm, cm, batchIndex,
+                        epilogue, fill ? fill.getInputs()[0] : Value(), gathered};
       // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
       // its task size; row groups innermost.
       auto tasks = scf::ParallelOp::create(
@@ -607,19 +661,29 @@ struct TileF32Matmul : OpInterfaceRewritePattern<linalg::LinalgOp> {
     if (fill)
       rewriter.eraseOp(fill);
     rewriter.eraseOp(op);
-    return success();
+    if (gathered)
+      gathered->erase();
   }
-
-  int64_t width, threads;
 };
 
 struct KilnCpuTileMatmulPass
     : kiln::impl::KilnCpuTileMatmulBase<KilnCpuTileMatmulPass> {
   using KilnCpuTileMatmulBase::KilnCpuTileMatmulBase;
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<TileF32Matmul>(&getContext(), vectorWidth, threads);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    SmallVector<linalg::LinalgOp> matmuls;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        matmuls.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    TileF32Matmul tile{vectorWidth, std::max<int64_t>(threads, 1)};
+    for (linalg::LinalgOp op : matmuls) {
+      rewriter.setInsertionPoint(op);
+      tile.rewrite(op, rewriter);
+    }
+    // Folds what the kernels' index arithmetic left foldable and makes
+    // their constants one per value.
+    if (failed(applyPatternsGreedily(getOperation(), FrozenRewritePatternSet())))
       signalPassFailure();
   }
 };

@@ -36,28 +36,6 @@ namespace {
 /// registers, and a side of 16 f32 is one cache line.
 constexpr int64_t kMaxSide = 16;
 
-/// The transpose of the V x V matrix whose rows are `rows` (V vectors of V
-/// lanes, V a power of two): log2 V rounds, each interleaving row i with
-/// row i + V/2 into rows 2i and 2i + 1. A round rotates the bits of an
-/// element's (row, lane) position left by one, so log2 V rounds swap them.
-SmallVector<Value> transposeInRegisters(OpBuilder &b, Location loc, SmallVector<Value> rows) {
-  int64_t side = rows.size(), half = side / 2;
-  SmallVector<int64_t> low, high;
-  for (int64_t j = 0; j < half; ++j) {
-    low.append({j, side + j});
-    high.append({half + j, side + half + j});
-  }
-  for (int64_t round = side; round > 1; round /= 2) {
-    SmallVector<Value> next;
-    for (int64_t i = 0; i < half; ++i) {
-      next.push_back(vector::ShuffleOp::create(b, loc, rows[i], rows[i + half], low));
-      next.push_back(vector::ShuffleOp::create(b, loc, rows[i], rows[i + half], high));
-    }
-    rows = std::move(next);
-  }
-  return rows;
-}
-
 class TransposeBlocks {
 public:
   TransposeBlocks(linalg::GenericOp op, int64_t registerBytes)
@@ -145,7 +123,7 @@ private:
             kiln::indicesFor(b, loc, op.getMatchingIndexingMap(in), at),
             /*nontemporal=*/false, kiln::alignmentAttr(b, in->get(), side)));
       }
-      transposed[i] = transposeInRegisters(b, loc, std::move(rows));
+      transposed[i] = kiln::transposeInRegisters(b, loc, std::move(rows));
     }
     Value out = op.getDpsInits()[0];
     for (int64_t c = 0; c < side; ++c) {

@@ -258,3 +258,54 @@ func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x40xf32>, %c: me
   linalg.matmul ins(%a5, %b : memref<5x64xf32>, memref<64x40xf32>) outs(%c5 : memref<5x40xf32>)
   return
 }
+
+// -----
+
+// conv2d's patches (im2col, K = (kh, kw, c) of a channels-last image of 16
+// channels) are not written: each B panel is packed from the image, a run
+// of 16 channels of each of 16 pixels transposed in registers (4 rounds of
+// 16 shuffles) into 16 k rows of the panel. 30 pixels (columns) fill half a
+// panel: the columns past them repeat the last (a clamp, no branch). A
+// patch copy whose channels are not whole vectors (8) stays.
+// CHECK-LABEL: func @conv_patches
+// CHECK-NOT: memref.alloc() {{.*}} : memref<2x1x3x3x16x5x6xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[P:.*]] = %c0 to %c144 step %c16
+// CHECK: arith.minsi %{{.*}}, %c29
+// CHECK: vector.load %arg0[{{.*}}] : memref<2x7x8x1x16xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %[[P]], %c0] : memref<1x144x64xf32>, vector<16xf32>
+// CHECK: vector.fma
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg3 : memref<2x7x8x1x8xf32>)
+// CHECK: scf.parallel
+#patch = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d2 + d5, d3 + d6, d1, d4)>
+#id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#wa = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#wb = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#wc = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @conv_patches(%image: memref<2x7x8x1x16xf32>, %w: memref<8x144xf32>,
+                        %c: memref<2x8x30xf32>, %image8: memref<2x7x8x1x8xf32>,
+                        %w8: memref<8x72xf32>, %c8: memref<2x8x30xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %patches = memref.alloc() {alignment = 64 : i64} : memref<2x1x3x3x16x5x6xf32>
+  linalg.generic {indexing_maps = [#patch, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%image : memref<2x7x8x1x16xf32>) outs(%patches : memref<2x1x3x3x16x5x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %b = memref.collapse_shape %patches [[0], [1, 2, 3, 4], [5, 6]] : memref<2x1x3x3x16x5x6xf32> into memref<2x144x30xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x8x30xf32>)
+  linalg.batch_matmul indexing_maps = [#wa, #wb, #wc] ins(%w, %b : memref<8x144xf32>, memref<2x144x30xf32>) outs(%c : memref<2x8x30xf32>)
+  memref.dealloc %patches : memref<2x1x3x3x16x5x6xf32>
+  %patches8 = memref.alloc() {alignment = 64 : i64} : memref<2x1x3x3x8x5x6xf32>
+  linalg.generic {indexing_maps = [#patch, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%image8 : memref<2x7x8x1x8xf32>) outs(%patches8 : memref<2x1x3x3x8x5x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %b8 = memref.collapse_shape %patches8 [[0], [1, 2, 3, 4], [5, 6]] : memref<2x1x3x3x8x5x6xf32> into memref<2x72x30xf32>
+  linalg.batch_matmul indexing_maps = [#wa, #wb, #wc] ins(%w8, %b8 : memref<8x72xf32>, memref<2x72x30xf32>) outs(%c8 : memref<2x8x30xf32>)
+  memref.dealloc %patches8 : memref<2x1x3x3x8x5x6xf32>
+  return
+}

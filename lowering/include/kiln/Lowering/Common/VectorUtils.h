@@ -81,6 +81,11 @@ mlir::linalg::GenericOp cloneOnSlices(mlir::OpBuilder &b, mlir::Location loc,
                                       mlir::linalg::GenericOp op,
                                       llvm::ArrayRef<LoopSlice> slices);
 
+/// The transpose of the V x V matrix whose rows are `rows` (V vectors of V
+/// lanes, V a power of two), as V vectors: its columns.
+llvm::SmallVector<mlir::Value> transposeInRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                                                   llvm::SmallVector<mlir::Value> rows);
+
 } // namespace kiln
 
 #endif

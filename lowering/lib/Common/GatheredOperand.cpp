@@ -1,29 +1,25 @@
-//===- CudaGatheredOperand.cpp - matmul operands gathered, not copied -----===//
+//===- GatheredOperand.cpp - matmul operands gathered, not copied ---------===//
 //
 // A matmul operand that a copy generic wrote just before the matmul (conv's
 // im2col: B[image, (c, kh, kw), (oh, ow)] = x[image, c, oh*sh + kh*dh,
 // ow*sw + kw*dw]) is read through the copy's index map by the matmul's own
 // loads, so the copy is never written (implicit GEMM). Where a run of K
 // (rows) is a run of the input (channels-last patches, K ordered (kh, kw,
-// c)), the loads are 16-byte copies; else scalar. A B that a copy wrote
-// transposed (x @ W^T, torch's Linear) is read K-major from the copy's
-// input by the wgmma kernel.
+// c)), the loads are vectors; else scalar.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaMatmul.h"
+#include "kiln/Lowering/Common/GatheredOperand.h"
+#include "kiln/Lowering/Common/MatmulKernels.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
 namespace kiln {
 
-/// The copy generic writing `buffer`: one input, identity output, a body
-/// that yields the input element.
-static linalg::GenericOp copyInto(Value buffer) {
+linalg::GenericOp copyGenericInto(Value buffer) {
   for (Operation *user : buffer.getUsers()) {
     auto copy = dyn_cast<linalg::GenericOp>(user);
     if (!copy || copy.getDpsInits()[0] != buffer)
@@ -40,55 +36,6 @@ static linalg::GenericOp copyInto(Value buffer) {
   return {};
 }
 
-bool keepsOperandsIntact(Operation *op, linalg::LinalgOp matmul) {
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return !op->getNumRegions() && isMemoryEffectFree(op);
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  return llvm::all_of(list, [&](const MemoryEffects::EffectInstance &e) {
-    if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
-      return true;
-    Value v = e.getValue();
-    return v && (v.getDefiningOp<memref::AllocOp>() || v == matmul.getDpsInits()[0]);
-  });
-}
-
-std::optional<TransposedOperand> findTransposedOperand(linalg::LinalgOp matmul, Value b) {
-  auto alloc = b.getDefiningOp<memref::AllocOp>();
-  linalg::GenericOp copy = alloc ? copyInto(b) : linalg::GenericOp();
-  if (!copy || copy->getBlock() != matmul->getBlock() || !copy->isBeforeInBlock(matmul))
-    return std::nullopt;
-  // The copy reads a whole [batch,] N x K buffer (16-byte aligned, rows
-  // contiguous) with the last two dims swapped.
-  OpOperand *input = copy.getDpsInputOperand(0);
-  auto type = cast<MemRefType>(input->get().getType());
-  const int64_t rank = type.getRank();
-  SmallVector<unsigned> swapped = llvm::to_vector(llvm::seq<unsigned>(0, rank));
-  if (rank < 2)
-    return std::nullopt;
-  std::swap(swapped[rank - 1], swapped[rank - 2]);
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (copy.getMatchingIndexingMap(input) !=
-          AffineMap::getPermutationMap(swapped, matmul.getContext()) ||
-      !type.getLayout().isIdentity() || failed(type.getStridesAndOffset(strides, offset)) ||
-      offset * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) % 16 != 0)
-    return std::nullopt;
-  // The copy's buffer is read once (by the matmul or its f8 decode), and
-  // nothing after the copy writes the copy's input before the matmul.
-  int64_t readers = 0;
-  for (Operation *user : b.getUsers())
-    if (user != copy && !isa<memref::DeallocOp>(user))
-      ++readers;
-  if (readers != 1)
-    return std::nullopt;
-  for (Operation *op = copy->getNextNode(); op != matmul; op = op->getNextNode())
-    if (!keepsOperandsIntact(op, matmul))
-      return std::nullopt;
-  return TransposedOperand{copy};
-}
-
 void eraseWithBuffer(linalg::GenericOp writer) {
   Value buffer = writer.getDpsInits()[0];
   writer->erase();
@@ -96,8 +43,6 @@ void eraseWithBuffer(linalg::GenericOp writer) {
     user->erase();
   buffer.getDefiningOp()->erase();
 }
-
-void TransposedOperand::erase() { eraseWithBuffer(copy); }
 
 /// A read of one of a view's sizes (that erase() can make the buffer's).
 static bool readsSize(Operation *op) {
@@ -118,7 +63,7 @@ std::optional<GatheredOperand> findGatheredOperand(linalg::LinalgOp matmul, Valu
     buffer = view.getSrc();
   }
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-  gathered.copy = alloc ? copyInto(buffer) : linalg::GenericOp();
+  gathered.copy = alloc ? copyGenericInto(buffer) : linalg::GenericOp();
   if (!gathered.copy || gathered.copy->getBlock() != matmul->getBlock() ||
       !gathered.copy->isBeforeInBlock(matmul))
     return std::nullopt;
@@ -164,8 +109,9 @@ bool GatheredOperand::rowsAreRuns(int64_t chunk) const {
   int64_t innermost = dimsOf(view, rows).back();
   AffineMap map = copy.getMatchingIndexingMap(input);
   auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  return last && last.getPosition() == innermost && shape[innermost] % chunk == 0 &&
-         inputType.getShape().back() % chunk == 0 && inputType.getLayout().isIdentity() &&
+  auto whole = [&](int64_t size) { return !ShapedType::isDynamic(size) && size % chunk == 0; };
+  return last && last.getPosition() == innermost && whole(shape[innermost]) &&
+         whole(inputType.getShape().back()) && inputType.getLayout().isIdentity() &&
          llvm::none_of(map.getResults().drop_back(), [&](AffineExpr e) {
            return e.isFunctionOfDim(innermost);
          });
