@@ -14,6 +14,10 @@
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/MemoryPool.h"
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 namespace kiln {
 
 /// The run-time sizes of one launch of a program with `?` dims (empty for a
@@ -23,6 +27,35 @@ namespace kiln {
 struct LaunchSizes {
   std::vector<int64_t> dims;
   std::shared_ptr<const GpuPlan> plan;
+};
+
+/// A GPU program's plan at the dims of its last launch, kept while they
+/// repeat (the steps of a decode loop at one batch): evaluating the sizes
+/// and copying every launch of the plan, each launch again, kept a `?`-rows
+/// bf16 decode matmul host-bound on an H100.
+class LastLaunchSizes {
+public:
+  /// The sizes at `dims`: the last ones where the dims repeat, else
+  /// `evaluate(dims)` (an Expected<GpuPlan>), kept for the next launch.
+  template <class Evaluate>
+  Expected<LaunchSizes> at(std::vector<int64_t> dims, Evaluate evaluate) const {
+    {
+      std::lock_guard lock(mutex);
+      if (last.plan && last.dims == dims)
+        return last;
+    }
+    Expected<GpuPlan> plan = evaluate(dims);
+    if (!plan)
+      return std::unexpected(plan.error());
+    LaunchSizes sizes{std::move(dims), std::make_shared<const GpuPlan>(std::move(*plan))};
+    std::lock_guard lock(mutex);
+    last = sizes;
+    return sizes;
+  }
+
+private:
+  mutable std::mutex mutex;
+  mutable LaunchSizes last;
 };
 
 class DeviceQueue {

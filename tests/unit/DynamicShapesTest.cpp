@@ -12,6 +12,7 @@
 #include "kiln/backend/Ops.h"
 #include "kiln/Lowering/Compiler.h"
 #include "DeviceBackendTest.h"
+#include "DeviceQueue.h"
 
 #include <gtest/gtest.h>
 
@@ -581,3 +582,36 @@ INSTANTIATE_TEST_SUITE_P(Devices, DynamicDevice,
                            std::string name = info.param;
                            return name.substr(0, name.find(':'));
                          });
+
+// A GPU program's plan at run-time dims is evaluated once for dims that
+// repeat (a decode loop's steps); other dims evaluate it again, and an
+// evaluation that fails is not kept.
+TEST(LastLaunchSizes, EvaluatesOnceWhileTheDimsRepeat) {
+  LastLaunchSizes last;
+  int evaluations = 0;
+  auto evaluate = [&](const std::vector<int64_t> &dims) -> Expected<GpuPlan> {
+    ++evaluations;
+    if (dims[0] < 0)
+      return makeError(ErrorKind::InvalidArgument, "negative");
+    GpuPlan plan;
+    plan.bufferBytes = {size_t(dims[0]) * 4};
+    return plan;
+  };
+  auto first = last.at({16}, evaluate);
+  auto again = last.at({16}, evaluate);
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(evaluations, 1);
+  EXPECT_EQ(first->plan.get(), again->plan.get());
+  auto other = last.at({32}, evaluate);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(evaluations, 2);
+  EXPECT_EQ(other->plan->bufferBytes, std::vector<size_t>{128});
+  EXPECT_EQ(other->dims, std::vector<int64_t>{32});
+  EXPECT_FALSE(last.at({-1}, evaluate));
+  EXPECT_FALSE(last.at({-1}, evaluate));
+  EXPECT_EQ(evaluations, 4);
+  auto back = last.at({32}, evaluate);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->plan.get(), other->plan.get());
+  EXPECT_EQ(evaluations, 4);
+}

@@ -23,10 +23,9 @@ public:
   }
   /// The plan at one launch's dims (a program with `?` dims).
   Expected<LaunchSizes> sizesOf(std::vector<int64_t> dims) const {
-    auto plan = cuda->gpuPlan().launchesAt(dims);
-    if (!plan)
-      return std::unexpected(plan.error());
-    return LaunchSizes{std::move(dims), std::make_shared<const GpuPlan>(std::move(*plan))};
+    return lastSizes.at(std::move(dims), [&](const std::vector<int64_t> &at) {
+      return cuda->gpuPlan().launchesAt(at);
+    });
   }
   Expected<void> launch(const std::vector<uint64_t> &buffers, const LaunchSizes &sizes) const {
     return cuda->launchAll(sizes.plan ? *sizes.plan : cuda->gpuPlan(), buffers);
@@ -34,6 +33,7 @@ public:
 
 private:
   std::unique_ptr<CudaProgram> cuda;
+  LastLaunchSizes lastSizes;
 };
 
 /// Tensors in CUDA device memory; launches queue on the device's stream.

@@ -55,12 +55,14 @@ public:
   Expected<LaunchSizes> sizesOf(std::vector<int64_t> dims) const {
     if (!runTimeSized)
       return LaunchSizes{std::move(dims), nullptr};
-    auto plan = runTimeSized->launchesAt(dims);
-    if (!plan)
-      return std::unexpected(plan.error());
-    if (auto ok = VulkanProgram::checkLimits(*plan, device.properties()); !ok)
-      return std::unexpected(ok.error());
-    return LaunchSizes{std::move(dims), std::make_shared<const GpuPlan>(std::move(*plan))};
+    return lastSizes.at(std::move(dims), [&](const std::vector<int64_t> &at) -> Expected<GpuPlan> {
+      auto plan = runTimeSized->launchesAt(at);
+      if (!plan)
+        return plan;
+      if (auto ok = VulkanProgram::checkLimits(*plan, device.properties()); !ok)
+        return std::unexpected(ok.error());
+      return plan;
+    });
   }
 
 private:
@@ -70,6 +72,7 @@ private:
   mutable std::mutex sizedMutex;
   mutable std::unique_ptr<VulkanProgram> sized;
   mutable std::vector<int64_t> sizedDims;
+  LastLaunchSizes lastSizes;
 };
 
 /// Tensors in Vulkan device memory; launches queued without waits; device
