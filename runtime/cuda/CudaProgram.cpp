@@ -98,9 +98,11 @@ Expected<void> CudaProgram::launchAll(const GpuPlan &sized,
 }
 
 Expected<void> CudaProgram::run(void **buffers, std::span<const int64_t> dims) {
+  // The plan's launches at `dims` (its modules, loaded already, are not
+  // copied).
   std::optional<GpuPlan> atDims;
   if (plan.hasRunTimeSizes()) {
-    auto at = plan.at(dims);
+    auto at = plan.launchesAt(dims);
     if (!at)
       return std::unexpected(at.error());
     atDims = std::move(*at);
