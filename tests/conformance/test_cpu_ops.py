@@ -565,6 +565,30 @@ def test_gather_index_select_scatter_add():
 
 
 
+# Gathers along the last dim whose rows are vectors and a tail: on the CPU,
+# vector gathers of the row at the indices (clamped: -3 and 99 read the
+# row's ends) of 16-, 8- and 64-bit elements too; gathers along dim 0 stay
+# scalar.
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32, np.int64,
+                                   np.int8])
+@pytest.mark.parametrize("index_type", [np.int64, np.int32])
+def test_gathers_along_rows(dtype, index_type):
+    x = rand((5, 40), dtype)
+    idx = RNG.integers(0, 40, (5, 37)).astype(index_type)
+    idx[0, :3] = [-3, 99, 39]
+    rt = tensor_type(idx.shape, x.dtype)
+    got = run_op([x, idx], f"kiln.gather %a0, %a1 {{dim = 1}} : ({tensor_type(x.shape, x.dtype)}, "
+                           f"{tensor_type(idx.shape, idx.dtype)}) -> {rt}", rt)
+    want = np.take_along_axis(x, np.clip(idx, 0, 39), 1)
+    check(got, want.astype(np.float64) if want.dtype.kind == "f" else want, dtype)
+    rows = RNG.integers(0, 5, (3, 40)).astype(index_type)
+    rt = tensor_type(rows.shape, x.dtype)
+    got = run_op([x, rows], f"kiln.gather %a0, %a1 {{dim = 0}} : ({tensor_type(x.shape, x.dtype)}, "
+                            f"{tensor_type(rows.shape, rows.dtype)}) -> {rt}", rt)
+    want = np.take_along_axis(x, rows, 0)
+    check(got, want.astype(np.float64) if want.dtype.kind == "f" else want, dtype)
+
+
 # Scatter-adds with many collisions, which GPUs run in parallel
 # (kiln-gpu-scatter-adds): atomically where the target adds the type so
 # (CUDA f32/f64/i32/i64; Vulkan i32, and f32/f64 where the device has

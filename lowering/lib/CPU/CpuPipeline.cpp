@@ -63,6 +63,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   vectorize.threads = threads;
   vectorize.shortTails = true;
   vectorize.windowReads = true;
+  vectorize.gatherReads = true;
   pm.addPass(createKilnVectorize(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());

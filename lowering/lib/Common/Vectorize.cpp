@@ -9,8 +9,10 @@
 // An operand whose innermost index is the innermost loop (with unit stride)
 // is loaded as a vector; one that does not depend on that loop (a row value
 // broadcast along it) is loaded once and splatted. Anything else (a
-// transpose in the last dim, a gather) keeps the scalar lowering. The last
-// `size % width` iterations run as a scalar linalg.generic on subviews
+// transpose in the last dim) keeps the scalar lowering; with `gather-reads`
+// (the CPU), a body's own load at a data-dependent innermost index is a
+// vector gather. The last `size % width` iterations run as a scalar
+// linalg.generic on subviews
 // (with `short-tails`, as one shorter vector in the vector loop). With
 // `window-reads` (the CPU), an operand read at the loop's index plus an
 // offset (a window's tap, `ow + kw`) is an unaligned vector load, and one
@@ -207,10 +209,17 @@ private:
         anyVarying |= varying.contains(use.get());
       }
       if (auto load = dyn_cast<memref::LoadOp>(o)) {
-        if (anyVarying || load.getMemRef().getParentBlock() == body ||
-            load.getMemRefType().getElementTypeBitWidth() < 8)
+        ValueRange indices = load.getIndices();
+        if (load.getMemRef().getParentBlock() == body ||
+            load.getMemRefType().getElementTypeBitWidth() < 8 ||
+            llvm::any_of(indices.drop_back(), [&](Value i) { return varying.contains(i); }))
           return false;
-        if (!load.getIndices().empty() && isLane(load.getIndices().back())) {
+        // The innermost index: the lane (a row read in order), or with
+        // gather-reads a varying value (a gather).
+        bool gather = !indices.empty() && varying.contains(indices.back());
+        if (gather && !options.gatherReads)
+          return false;
+        if (gather || (!indices.empty() && isLane(indices.back()))) {
           if (!unitInnerStride(load.getMemRef()))
             return false;
           varying.insert(load.getResult());
@@ -222,7 +231,7 @@ private:
         return false;
       if (anyVarying)
         for (Value r : o.getResults()) {
-          if (!r.getType().isIntOrFloat())
+          if (!r.getType().isIntOrIndexOrFloat())
             return false;
           varying.insert(r);
         }
@@ -261,9 +270,20 @@ private:
         SmallVector<Value> indices;
         for (Value index : load.getIndices())
           indices.push_back(mapping.lookupOrDefault(index));
-        mapping.map(load.getResult(),
-                    vector::LoadOp::create(b, loc, VectorType::get({lanes}, load.getType()),
-                                           load.getMemRef(), indices));
+        auto type = VectorType::get({lanes}, load.getType());
+        if (!isa<VectorType>(indices.back().getType())) {
+          mapping.map(load.getResult(),
+                      vector::LoadOp::create(b, loc, type, load.getMemRef(), indices));
+          continue;
+        }
+        // A gather: the lanes' offsets from the row's first element.
+        Value offsets = indices.back();
+        indices.back() = arith::ConstantIndexOp::create(b, loc, 0);
+        Value all = vector::ConstantMaskOp::create(
+            b, loc, VectorType::get({lanes}, b.getI1Type()), ArrayRef<int64_t>{lanes});
+        Value zeros = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+        mapping.map(load.getResult(), vector::GatherOp::create(b, loc, type, load.getMemRef(),
+                                                               indices, offsets, all, zeros));
         continue;
       }
       IRMapping vectors;
@@ -769,7 +789,7 @@ struct KilnVectorizePass
     for (linalg::GenericOp g : generics)
       (void)Vectorizer(g, kiln::KilnVectorizeOptions{vectorWidth, runTimeSizes, accumulators,
                                                outerReductions, threads, shortTails,
-                                               windowReads})
+                                               windowReads, gatherReads})
           .run();
   }
 };

@@ -76,6 +76,8 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
     reversed by a shuffle; with window-reads, one read at an offset from
     it (a window's tap) an unaligned vector load, and one read at a small
     stride (a strided window) a load of stride times the lanes, shuffled.
+    With gather-reads, a body's load whose innermost index varies with the
+    data (a gather along the last dim) is a vector.gather.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
@@ -104,7 +106,12 @@ def KilnVectorize : Pass<"kiln-vectorize", "mlir::ModuleOp"> {
                         "offset free of it (a window's tap, `ow + kw`) as an "
                         "unaligned vector load, and one read at a stride of "
                         "up to 4 (`2 * ow + kw`) as a wider load and a "
-                        "shuffle (the CPU)">];
+                        "shuffle (the CPU)">,
+                 Option<"gatherReads", "gather-reads", "bool", "false",
+                        "a body's load whose innermost index is a value that "
+                        "varies along the innermost loop (a gather along the "
+                        "last dim) as a vector.gather (the CPU: AVX-512's "
+                        "gathers)">];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::affine::AffineDialect",
