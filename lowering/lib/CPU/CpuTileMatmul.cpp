@@ -198,8 +198,10 @@ void packGatheredB(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
 /// task's `panels` column panels; columns past N are zero.
 void packB(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value bp,
            Value k0, Value kCount, Value j0, Value panels) {
-  if (m.gatheredB)
-    return packGatheredB(b, loc, m, s, bp, k0, kCount, j0, panels);
+  if (m.gatheredB) {
+    packGatheredB(b, loc, m, s, bp, k0, kCount, j0, panels);
+    return;
+  }
   auto vecType = VectorType::get({s.width}, b.getF32Type());
   Ix x{b, loc};
   forLoop(b, loc, x.c(0), kCount, [&](OpBuilder &pb, Value p) {
@@ -615,9 +617,11 @@ struct TileF32Matmul {
       s.nc = roundUp(llvm::divideCeil(columns, blocks), s.nr);
     }
     // Packed from the image where every step of `width` k is a run of a
-    // pixel's channels (slices start at multiples of KC).
+    // pixel's channels (slices start at multiples of KC), transposed as
+    // squares of a power-of-two side.
     std::optional<kiln::GatheredOperand> gathered = kiln::findGatheredOperand(op, bm);
-    if (gathered && !(gathered->rowsAreRuns(width) && s.kc % width == 0))
+    if (gathered && !(llvm::isPowerOf2_64(width) && gathered->rowsAreRuns(width) &&
+                      s.kc % width == 0))
       gathered.reset();
     // Tasks: NC-column blocks, each split into row groups so that the
     // threads get equal shares: a multiple of `threads` tasks in all (with

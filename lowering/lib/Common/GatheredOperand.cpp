@@ -101,7 +101,10 @@ bool GatheredOperand::rowsAreRuns(int64_t chunk) const {
   linalg::GenericOp copy = this->copy;
   memref::CollapseShapeOp view = this->view;
   OpOperand *input = copy.getDpsInputOperand(0);
-  auto inputType = cast<MemRefType>(input->get().getType());
+  // A copy of a scalar or a 0-d buffer (a broadcast) has no runs.
+  auto inputType = dyn_cast<MemRefType>(input->get().getType());
+  if (!inputType || inputType.getRank() == 0)
+    return false;
   auto shape = cast<MemRefType>(copy.getDpsInits()[0].getType()).getShape();
   int64_t rows = cast<MemRefType>(copy.getDpsInits()[0].getType()).getRank() - 2;
   if (view)

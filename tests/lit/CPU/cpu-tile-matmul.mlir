@@ -270,7 +270,8 @@ func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x40xf32>, %c: me
 // CHECK-LABEL: func @conv_patches
 // CHECK-NOT: memref.alloc() {{.*}} : memref<2x1x3x3x16x5x6xf32>
 // CHECK-NOT: linalg.generic
-// CHECK: scf.for %[[P:.*]] = %c0 to %{{.*}} step %c16
+// CHECK: %[[KCOUNT:.*]] = arith.minsi %{{.*}}, %c144 : index
+// CHECK: scf.for %[[P:.*]] = %c0 to %[[KCOUNT]] step %c16
 // CHECK: arith.minsi %{{.*}}, %c29
 // CHECK: vector.load %arg0[{{.*}}] : memref<2x7x8x1x16xf32>, vector<16xf32>
 // CHECK-COUNT-64: vector.shuffle
