@@ -12,11 +12,11 @@
 // transpose in the last dim) keeps the scalar lowering; with `gather-reads`
 // (the CPU), a body's own load at a data-dependent innermost index is a
 // vector gather. The last `size % width` iterations run as a scalar
-// linalg.generic on subviews
-// (with `short-tails`, as one shorter vector in the vector loop). With
-// `window-reads` (the CPU), an operand read at the loop's index plus an
-// offset (a window's tap, `ow + kw`) is an unaligned vector load, and one
-// read at a small stride (`2 * ow + kw`) a wider load, shuffled.
+// linalg.generic on subviews (with `short-tails`, as one shorter vector in
+// the vector loop). With `window-reads` (the CPU), an operand read at the
+// loop's index plus an offset (a window's tap, `ow + kw`) is an unaligned
+// vector load, and one read at a small stride (`2 * ow + kw`) a wider load,
+// shuffled.
 //
 // With `run-time-sizes`, loops of run-time size (a `?` dim) are vectorised
 // the same way: the vector loop ends at `size - size % width`, computed at
@@ -231,7 +231,9 @@ private:
         return false;
       if (anyVarying)
         for (Value r : o.getResults()) {
-          if (!r.getType().isIntOrIndexOrFloat())
+          // Index vectors only as a gather's columns (the CPU).
+          Type type = r.getType();
+          if (!type.isIntOrFloat() && !(options.gatherReads && type.isIndex()))
             return false;
           varying.insert(r);
         }

@@ -55,14 +55,15 @@ public:
   Expected<LaunchSizes> sizesOf(std::vector<int64_t> dims) const {
     if (!runTimeSized)
       return LaunchSizes{std::move(dims), nullptr};
-    return lastSizes.at(std::move(dims), [&](const std::vector<int64_t> &at) -> Expected<GpuPlan> {
+    auto evaluate = [&](const std::vector<int64_t> &at) -> Expected<GpuPlan> {
       auto plan = runTimeSized->launchesAt(at);
       if (!plan)
         return plan;
       if (auto ok = VulkanProgram::checkLimits(*plan, device.properties()); !ok)
         return std::unexpected(ok.error());
       return plan;
-    });
+    };
+    return lastSizes.at(std::move(dims), evaluate);
   }
 
 private:
