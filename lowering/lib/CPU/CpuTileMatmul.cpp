@@ -1,11 +1,12 @@
 //===- CpuTileMatmul.cpp - the kiln-cpu-tile-matmul pass -----------------===//
 //
 // f32 matmuls on buffers become packed, cache-blocked kernels, as BLAS
-// libraries build them. The parallel loop runs tasks, each owning NC
-// columns of C and a share of its rows (a multiple of the thread count of
-// tasks in all). For each KC-deep slice of k, a task packs its columns of B
-// into NR-column micro-panels ([panel][k][NR], each KC x NR for L1), then,
-// MC rows at a time, its rows of A into MR-row micro-panels ([panel][k][MR],
+// libraries build them. One parallel loop runs every batch's tasks, each
+// owning a block of at most NC columns of C and a group of its rows, the
+// split chosen by a model of packing and balance (splitTasks). For each
+// KC-deep slice of k, a task packs its columns of B into NR-column
+// micro-panels ([panel][k][NR], each KC x NR for L1), then, MC rows at a
+// time, its rows of A into MR-row micro-panels ([panel][k][MR],
 // MC x KC for L2), and runs a register-blocked micro-kernel over every
 // MR x NR tile of those rows: MR*NV accumulators (NR = NV vectors) live in
 // vector registers across the slice, each k step loads NV vectors of B and
@@ -42,6 +43,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
 #include <numeric>
 
 namespace kiln {
@@ -449,11 +451,11 @@ void emitMicroTile(OpBuilder &b, Location loc, const MatmulOperands &m, const Bl
   });
 }
 
-/// One task: C[i0 .. i0+rows, j0 .. j0+NC) += A * B. For each slice of k
-/// it packs its columns of B once, then, MC rows at a time, its rows of A,
-/// and sweeps the micro-kernel over them.
+/// One task: C[i0 .. i0+rows, j0 .. j0+cols) += A * B, cols <= NC. For
+/// each slice of k it packs its columns of B once, then, MC rows at a time,
+/// its rows of A, and sweeps the micro-kernel over them.
 void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blocking &s, Value i0,
-              Value rows, Value j0) {
+              Value rows, Value j0, Value cols) {
   Ix x{b, loc};
   Type f32 = b.getF32Type();
   auto aligned = b.getI64IntegerAttr(64);
@@ -464,7 +466,7 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
   Value scratch;
   if (s.edges())
     scratch = memref::AllocaOp::create(b, loc, MemRefType::get({s.mr, s.nr}, f32));
-  Value bPanels = x.ceilDiv(x.min(x.c(s.nc), x.sub(s.n, j0)), s.nr);
+  Value bPanels = x.ceilDiv(cols, s.nr);
   Value rowBlocks = x.ceilDiv(rows, s.mc);
   // At least one slice: with k = 0, it stores C's fill value (or C).
   Value slices = x.max(x.ceilDiv(s.k, s.kc), 1);
@@ -501,6 +503,49 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
 }
 
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// Each batch's C as `rowGroups` groups of `groupRows` rows (the last may be
+/// short) times `colBlocks` blocks of whole NR-column panels.
+struct TaskSplit {
+  int64_t rowGroups, groupRows, colBlocks;
+};
+
+/// What packing an element of A or B costs against one multiply-add of the
+/// micro-kernel: the packed element is read from L3 or memory, where the
+/// micro-kernel's operands come from L1 and L2.
+constexpr int64_t kPackCostInFmas = 32;
+
+/// The split of static M x N (times `batches`) over `threads` with the
+/// least modelled time: tasks run in rounds of `threads`, and the longest
+/// task, of R rows and C columns, packs its R x K of A and K x C of B and
+/// multiplies them, R*C*K + kPackCostInFmas*(R + C)*K. So a matmul of few
+/// rows is split by columns alone (its B packed once, not once per row
+/// group), a square one both ways.
+TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, int64_t threads) {
+  m = std::max<int64_t>(m, 1);
+  n = std::max<int64_t>(n, 1);
+  int64_t panels = llvm::divideCeil(n, s.nr);
+  int64_t fewestBlocks = llvm::divideCeil(panels, s.nc / s.nr);
+  TaskSplit best{1, roundUp(m, s.mr), fewestBlocks};
+  int64_t bestTime = std::numeric_limits<int64_t>::max();
+  // More blocks than this split C no better.
+  int64_t mostBlocks = std::min(panels, 2 * (fewestBlocks + threads));
+  for (int64_t blocks = fewestBlocks; blocks <= mostBlocks; ++blocks) {
+    for (int64_t groups = 1; groups <= threads; ++groups) {
+      int64_t groupRows = roundUp(llvm::divideCeil(m, groups), s.mr);
+      int64_t rowGroups = llvm::divideCeil(m, groupRows);
+      int64_t rows = std::min(groupRows, m);
+      int64_t cols = std::min<int64_t>(llvm::divideCeil(panels, blocks) * s.nr, n);
+      int64_t rounds = llvm::divideCeil(batches * rowGroups * blocks, threads);
+      int64_t time = rounds * (rows * cols + kPackCostInFmas * (rows + cols));
+      if (time < bestTime) {
+        bestTime = time;
+        best = {rowGroups, groupRows, blocks};
+      }
+    }
+  }
+  return best;
+}
 
 /// The most rows of A that rowsTimesMatrix takes.
 constexpr int64_t kMaxStreamedRows = 4;
@@ -608,14 +653,6 @@ struct TileF32Matmul {
     s.nc = roundUp(tiling.blockCols, s.nr);
     if (m)
       s.mc = std::min(s.mc, roundUp(std::max<int64_t>(*m, 1), s.mr));
-    if (n) {
-      // Column blocks of about equal width: a last block of a few columns
-      // is a task as long as its row share, which left the other threads'
-      // tasks to one (N = 1025 ran at half the speed of N = 1024).
-      int64_t columns = std::max<int64_t>(*n, 1);
-      int64_t blocks = llvm::divideCeil(columns, s.nc);
-      s.nc = roundUp(llvm::divideCeil(columns, blocks), s.nr);
-    }
     // Packed from the image where every step of `width` k is a run of a
     // pixel's channels (slices start at multiples of KC), transposed as
     // squares of a power-of-two side.
@@ -623,43 +660,72 @@ struct TileF32Matmul {
     if (gathered && !(llvm::isPowerOf2_64(width) && gathered->rowsAreRuns(width) &&
                       s.kc % width == 0))
       gathered.reset();
-    // Tasks: NC-column blocks, each split into row groups so that the
-    // threads get equal shares: a multiple of `threads` tasks in all (with
-    // a run-time N, `threads` row groups per column block).
-    Value colTasks = x.ceilDiv(s.n, s.nc);
-    int64_t split = threads;
-    if (std::optional<int64_t> cols = getConstantIntValue(colTasks))
-      split = threads / std::gcd(*cols, threads);
-    Value rowGroups = x.max(x.min(x.c(split), x.ceilDiv(s.m, s.mr)), 1);
-    Value groupRows = x.mul(x.max(x.ceilDiv(x.ceilDiv(s.m, rowGroups), s.mr), 1), s.mr);
-    rowGroups = x.ceilDiv(s.m, groupRows);
-    Value taskCount = x.mul(rowGroups, colTasks);
-    auto perBatch = [&](OpBuilder &b, Value batchIndex) {
-      MatmulOperands mo{a, bm, cm, batchIndex,
-                        epilogue, fill ? fill.getInputs()[0] : Value(), gathered};
-      // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
-      // its task size; row groups innermost.
-      auto tasks = scf::ParallelOp::create(
-          b, loc, ValueRange{x.c(0)}, ValueRange{taskCount}, ValueRange{x.c(1)},
-          [&](OpBuilder &pb, Location, ValueRange t) {
-            Ix y{pb, loc};
-            Value group = arith::RemSIOp::create(pb, loc, t[0], rowGroups);
-            Value colTask = arith::DivSIOp::create(pb, loc, t[0], rowGroups);
-            Value i0 = y.mul(group, groupRows);
-            Value rows = y.min(groupRows, y.sub(s.m, i0));
-            emitTask(pb, loc, mo, s, i0, rows, y.mul(colTask, s.nc));
-          });
-      tasks->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
-    };
-    if (batched) {
-      scf::ForOp::create(rewriter, loc, x.c(0), size(cm, 0), x.c(1), ValueRange{},
-                         [&](OpBuilder &b, Location, Value bi, ValueRange) {
-                           perBatch(b, bi);
-                           scf::YieldOp::create(b, loc);
-                         });
+    // Tasks: every batch's C in row groups times column blocks of at most
+    // NC columns, the batch outermost.
+    Value batches = batched ? size(cm, 0) : x.c(1);
+    Value rowGroups, groupRows, colBlocks;
+    // A column block's first column and its column count.
+    std::function<std::pair<Value, Value>(Ix &, Value)> columnsOf;
+    if (m && n) {
+      TaskSplit split = splitTasks(*m, *n, getConstantIntValue(batches).value_or(1), s, threads);
+      // An empty C has no tasks.
+      rowGroups = x.c(*m && *n ? split.rowGroups : 0);
+      groupRows = x.c(split.groupRows);
+      colBlocks = x.c(split.colBlocks);
+      // Blocks of whole panels, as equal as can be (N = 1025 in one block
+      // of 1024 columns and one of 1 left all but one thread idle).
+      int64_t panels = llvm::divideCeil(std::max<int64_t>(*n, 1), s.nr);
+      s.nc = llvm::divideCeil(panels, split.colBlocks) * s.nr;
+      columnsOf = [&s, panels, split](Ix &y, Value block) -> std::pair<Value, Value> {
+        auto firstColumn = [&](Value blk) {
+          return y.mul(arith::DivSIOp::create(y.b, y.loc, y.mul(blk, panels), y.c(split.colBlocks)),
+                       s.nr);
+        };
+        Value j0 = firstColumn(block);
+        return {j0, y.sub(y.min(firstColumn(y.add(block, 1)), s.n), j0)};
+      };
     } else {
-      perBatch(rewriter, nullptr);
+      // Run-time sizes: NC-column blocks, each split into row groups so
+      // that the threads get equal shares (with a run-time N, `threads`
+      // row groups per column block).
+      if (n) {
+        // Column blocks of about equal width.
+        int64_t columns = std::max<int64_t>(*n, 1);
+        s.nc = roundUp(llvm::divideCeil(columns, llvm::divideCeil(columns, s.nc)), s.nr);
+      }
+      colBlocks = x.ceilDiv(s.n, s.nc);
+      int64_t share = threads;
+      if (std::optional<int64_t> cols = getConstantIntValue(colBlocks))
+        share = threads / std::gcd(*cols, threads);
+      rowGroups = x.max(x.min(x.c(share), x.ceilDiv(s.m, s.mr)), 1);
+      groupRows = x.mul(x.max(x.ceilDiv(x.ceilDiv(s.m, rowGroups), s.mr), 1), s.mr);
+      rowGroups = x.ceilDiv(s.m, groupRows);
+      columnsOf = [&s](Ix &y, Value block) -> std::pair<Value, Value> {
+        Value j0 = y.mul(block, s.nc);
+        return {j0, y.min(y.c(s.nc), y.sub(s.n, j0))};
+      };
     }
+    Value batchTasks = x.mul(rowGroups, colBlocks);
+    // One dim, so that kiln-cpu-flatten-parallel-loops keeps the loop and
+    // its task size; row groups innermost.
+    auto tasks = scf::ParallelOp::create(
+        rewriter, loc, ValueRange{x.c(0)}, ValueRange{x.mul(batches, batchTasks)},
+        ValueRange{x.c(1)}, [&](OpBuilder &pb, Location, ValueRange t) {
+          Ix y{pb, loc};
+          Value batch, task = t[0];
+          if (batched) {
+            batch = arith::DivSIOp::create(pb, loc, t[0], batchTasks);
+            task = arith::RemSIOp::create(pb, loc, t[0], batchTasks);
+          }
+          Value group = arith::RemSIOp::create(pb, loc, task, rowGroups);
+          Value block = arith::DivSIOp::create(pb, loc, task, rowGroups);
+          Value i0 = y.mul(group, groupRows);
+          Value rows = y.min(groupRows, y.sub(s.m, i0));
+          auto [j0, cols] = columnsOf(y, block);
+          MatmulOperands mo{a, bm, cm, batch, epilogue, fill ? fill.getInputs()[0] : Value(), gathered};
+          emitTask(pb, loc, mo, s, i0, rows, j0, cols);
+        });
+    tasks->setAttr(kiln::kMinTaskSizeAttr, rewriter.getIndexAttr(1));
     if (epilogue)
       rewriter.eraseOp(epilogue);
     if (fill)

@@ -1,8 +1,9 @@
 // RUN: kiln-opt %s --kiln-cpu-tile-matmul="vector-width=16" --split-input-file | FileCheck %s
 
 // 13x200 @ 200x150 f32 on 2 threads, 6x64 micro-kernel (6 rows x 4
-// vectors of 16): one column block (150 columns, 3 panels of 64), split
-// into 2 row groups of 12 rows (2 panels of 6) for the 2 threads. Each task
+// vectors of 16): two column blocks (of 3 panels of 64: one, then two),
+// one row group of 13 rows (3 panels of 6), for the 2 threads: a split by
+// rows would pack all of B twice. Each task
 // packs k = 0..200 (one slice: the 256 of k_block is larger) of A and B;
 // tiles crossing C's edges (row 12, columns 128..150) go through a scratch
 // tile. A is packed 16 k at a time: a vector of each of a panel's 6 rows
@@ -12,7 +13,7 @@
 // CHECK-NOT: linalg.matmul
 // CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
 // CHECK-DAG: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x200x6xf32>
-// CHECK-DAG: %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x200x64xf32>
+// CHECK-DAG: %[[BP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x200x64xf32>
 // CHECK-DAG: memref.alloca() : memref<6x64xf32>
 // CHECK: vector.store %{{.*}}, %[[BP]]
 // CHECK: %[[AROWS:.*]] = memref.collapse_shape %[[AP]] {{\[\[}}0], [1, 2]] : memref<3x200x6xf32> into memref<3x1200xf32>
@@ -38,12 +39,14 @@ func.func @mm(%a: memref<13x200xf32>, %b: memref<200x150xf32>, %c: memref<13x150
 
 // -----
 
-// 1025 columns: two column blocks of about equal width (9 panels, 576
-// columns, then 449), not 1024 and 1: the two tasks are equally long (a
-// block of one column left one thread all the work).
+// 1025 columns: two column blocks of about equal width (block b starts at
+// panel b * 17 / 2: 8 panels, 512 columns, then 513), not 1024 and 1: the
+// two tasks are equally long (a block of one column left one thread all
+// the work).
 // CHECK-LABEL: func @balanced_columns
-// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
-// CHECK: arith.muli %{{.*}}, %c576
+// CHECK: scf.parallel (%[[T:.*]]) = (%c0) to (%c2) step (%c1)
+// CHECK: %[[P:.*]] = arith.muli %[[T]], %c17
+// CHECK: arith.divsi %[[P]], %c2
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<9x8x64xf32>
 func.func @balanced_columns(%a: memref<6x8xf32>, %b: memref<8x1025xf32>, %c: memref<6x1025xf32>) {
   linalg.matmul ins(%a, %b : memref<6x8xf32>, memref<8x1025xf32>) outs(%c : memref<6x1025xf32>)
@@ -308,5 +311,23 @@ func.func @conv_patches(%image: memref<2x7x8x1x16xf32>, %w: memref<8x144xf32>,
   %b8 = memref.collapse_shape %patches8 [[0], [1, 2, 3, 4], [5, 6]] : memref<2x1x3x3x8x5x6xf32> into memref<2x72x30xf32>
   linalg.batch_matmul indexing_maps = [#wa, #wb, #wc] ins(%w8, %b8 : memref<8x72xf32>, memref<2x72x30xf32>) outs(%c8 : memref<2x8x30xf32>)
   memref.dealloc %patches8 : memref<2x1x3x3x8x5x6xf32>
+  return
+}
+
+// -----
+
+// 3 batches of 64x32 @ 32x1024 on 2 threads: one parallel loop over the
+// batches' tasks (the batch is t / 2), each batch in two column blocks of
+// 512 (8 panels) and one row group of 64 rows: splitting the rows too would
+// pack every column of B twice to save nothing.
+// CHECK-LABEL: func @few_rows_batched
+// CHECK-NOT: scf.for
+// CHECK: scf.parallel (%[[T:.*]]) = (%c0) to (%c6) step (%c1)
+// CHECK: %[[BATCH:.*]] = arith.divsi %[[T]], %c2
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<11x32x6xf32>
+// CHECK-DAG: memref.alloc() {alignment = 64 : i64} : memref<8x32x64xf32>
+// CHECK: vector.load %arg1[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<3x32x1024xf32>
+func.func @few_rows_batched(%a: memref<3x64x32xf32>, %b: memref<3x32x1024xf32>, %c: memref<3x64x1024xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x64x32xf32>, memref<3x32x1024xf32>) outs(%c : memref<3x64x1024xf32>)
   return
 }
