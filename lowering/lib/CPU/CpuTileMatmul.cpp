@@ -43,6 +43,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -513,7 +514,7 @@ struct TaskSplit {
 /// What packing an element of A or B costs against one multiply-add of the
 /// micro-kernel: the packed element is read from L3 or memory, where the
 /// micro-kernel's operands come from L1 and L2.
-constexpr int64_t kPackCostInFmas = 32;
+constexpr double kPackCostInFmas = 32;
 
 /// The split of static M x N (times `batches`) over `threads` with the
 /// least modelled time: tasks run in rounds of `threads`, and the longest
@@ -527,17 +528,19 @@ TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, i
   int64_t panels = llvm::divideCeil(n, s.nr);
   int64_t fewestBlocks = llvm::divideCeil(panels, s.nc / s.nr);
   TaskSplit best{1, roundUp(m, s.mr), fewestBlocks};
-  int64_t bestTime = std::numeric_limits<int64_t>::max();
-  // More blocks than this split C no better.
-  int64_t mostBlocks = std::min(panels, 2 * (fewestBlocks + threads));
+  double bestTime = std::numeric_limits<double>::infinity();
+  // A few rounds more than the fewest blocks balance any task count (and
+  // keep the search short for a wide C).
+  int64_t mostBlocks = std::min(panels, fewestBlocks + 2 * threads);
   for (int64_t blocks = fewestBlocks; blocks <= mostBlocks; ++blocks) {
     for (int64_t groups = 1; groups <= threads; ++groups) {
       int64_t groupRows = roundUp(llvm::divideCeil(m, groups), s.mr);
       int64_t rowGroups = llvm::divideCeil(m, groupRows);
       int64_t rows = std::min(groupRows, m);
       int64_t cols = std::min<int64_t>(llvm::divideCeil(panels, blocks) * s.nr, n);
-      int64_t rounds = llvm::divideCeil(batches * rowGroups * blocks, threads);
-      int64_t time = rounds * (rows * cols + kPackCostInFmas * (rows + cols));
+      // In doubles: the products of sizes may not fit 64 bits.
+      double rounds = std::ceil(double(batches) * double(rowGroups * blocks) / double(threads));
+      double time = rounds * (double(rows) * double(cols) + kPackCostInFmas * double(rows + cols));
       if (time < bestTime) {
         bestTime = time;
         best = {rowGroups, groupRows, blocks};
