@@ -519,9 +519,9 @@ constexpr double kPackCostInFmas = 32;
 /// The split of static M x N (times `batches`) over `threads` with the
 /// least modelled time: tasks run in rounds of `threads`, and the longest
 /// task, of R rows and C columns, packs its R x K of A and K x C of B and
-/// multiplies them, R*C*K + kPackCostInFmas*(R + C)*K. So a matmul of few
-/// rows is split by columns alone (its B packed once, not once per row
-/// group), a square one both ways.
+/// multiplies them, R*C*K + kPackCostInFmas*(R + C)*K (K, common to every
+/// split, is left out). So a matmul of few rows is split by columns alone
+/// (its B packed once, not once per row group), a square one both ways.
 TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, int64_t threads) {
   m = std::max<int64_t>(m, 1);
   n = std::max<int64_t>(n, 1);
@@ -533,7 +533,9 @@ TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, i
   // keep the search short for a wide C).
   int64_t mostBlocks = std::min(panels, fewestBlocks + 2 * threads);
   for (int64_t blocks = fewestBlocks; blocks <= mostBlocks; ++blocks) {
-    for (int64_t groups = 1; groups <= threads; ++groups) {
+    // More groups than MR-row panels are the same split.
+    for (int64_t groups = 1; groups <= std::min<int64_t>(threads, llvm::divideCeil(m, s.mr));
+         ++groups) {
       int64_t groupRows = roundUp(llvm::divideCeil(m, groups), s.mr);
       int64_t rowGroups = llvm::divideCeil(m, groupRows);
       int64_t rows = std::min(groupRows, m);

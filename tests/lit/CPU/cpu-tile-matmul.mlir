@@ -47,9 +47,20 @@ func.func @mm(%a: memref<13x200xf32>, %b: memref<200x150xf32>, %c: memref<13x150
 // CHECK: scf.parallel (%[[T:.*]]) = (%c0) to (%c2) step (%c1)
 // CHECK: %[[P:.*]] = arith.muli %[[T]], %c17
 // CHECK: arith.divsi %[[P]], %c2
+// CHECK: arith.minsi %{{.*}}, %c1025
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<9x8x64xf32>
 func.func @balanced_columns(%a: memref<6x8xf32>, %b: memref<8x1025xf32>, %c: memref<6x1025xf32>) {
   linalg.matmul ins(%a, %b : memref<6x8xf32>, memref<8x1025xf32>) outs(%c : memref<6x1025xf32>)
+  return
+}
+
+// -----
+
+// An empty C (no rows) has no tasks.
+// CHECK-LABEL: func @no_rows
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c0) step (%c1)
+func.func @no_rows(%a: memref<0x8xf32>, %b: memref<8x64xf32>, %c: memref<0x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<0x8xf32>, memref<8x64xf32>) outs(%c : memref<0x64xf32>)
   return
 }
 

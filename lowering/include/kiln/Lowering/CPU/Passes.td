@@ -7,9 +7,11 @@ include "mlir/Pass/PassBase.td"
 def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
   let summary = "Packed, cache-blocked, register-blocked f32 matmul kernels on buffers";
   let description = [{
-    Rewrites f32 linalg.matmul / linalg.batch_matmul with static shapes on
-    buffers into a parallel loop of tasks over blocks of C (a multiple of
-    `threads` of them). Each task packs k-slices of its panels of A and B
+    Rewrites f32 linalg.matmul / linalg.batch_matmul on buffers into one
+    parallel loop of tasks over every batch's blocks of C: row groups times
+    column blocks, chosen for static sizes by a model of packing and
+    balance over `threads` (run-time sizes: `threads` row groups per
+    column block). Each task packs k-slices of its panels of A and B
     into contiguous buffers sized for the caches and runs a micro-kernel
     that holds a tile of C in vector registers across the slice (broadcast
     A, vector FMA with a row of B). Block sizes come from the cpu.matmul
