@@ -506,9 +506,9 @@ void emitTask(OpBuilder &b, Location loc, const MatmulOperands &m, const Blockin
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 /// Each batch's C as `rowGroups` groups of `groupRows` rows (the last may be
-/// short) times `colBlocks` blocks of whole NR-column panels.
+/// short) times `colBlocks` blocks of its `panels` NR-column panels.
 struct TaskSplit {
-  int64_t rowGroups, groupRows, colBlocks;
+  int64_t rowGroups, groupRows, colBlocks, panels;
 };
 
 /// What packing an element of A or B costs against one multiply-add of the
@@ -527,7 +527,7 @@ TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, i
   n = std::max<int64_t>(n, 1);
   int64_t panels = llvm::divideCeil(n, s.nr);
   int64_t fewestBlocks = llvm::divideCeil(panels, s.nc / s.nr);
-  TaskSplit best{1, roundUp(m, s.mr), fewestBlocks};
+  TaskSplit best{1, roundUp(m, s.mr), fewestBlocks, panels};
   double bestTime = std::numeric_limits<double>::infinity();
   // A few rounds more than the fewest blocks balance any task count (and
   // keep the search short for a wide C).
@@ -545,7 +545,7 @@ TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, i
       double time = rounds * (double(rows) * double(cols) + kPackCostInFmas * double(rows + cols));
       if (time < bestTime) {
         bestTime = time;
-        best = {rowGroups, groupRows, blocks};
+        best = {rowGroups, groupRows, blocks, panels};
       }
     }
   }
@@ -679,12 +679,12 @@ struct TileF32Matmul {
       colBlocks = x.c(split.colBlocks);
       // Blocks of whole panels, as equal as can be (N = 1025 in one block
       // of 1024 columns and one of 1 left all but one thread idle).
-      int64_t panels = llvm::divideCeil(std::max<int64_t>(*n, 1), s.nr);
-      s.nc = llvm::divideCeil(panels, split.colBlocks) * s.nr;
-      columnsOf = [&s, panels, split](Ix &y, Value block) -> std::pair<Value, Value> {
+      s.nc = llvm::divideCeil(split.panels, split.colBlocks) * s.nr;
+      columnsOf = [&s, split](Ix &y, Value block) -> std::pair<Value, Value> {
         auto firstColumn = [&](Value blk) {
-          return y.mul(arith::DivSIOp::create(y.b, y.loc, y.mul(blk, panels), y.c(split.colBlocks)),
-                       s.nr);
+          Value panel = arith::DivSIOp::create(y.b, y.loc, y.mul(blk, split.panels),
+                                               y.c(split.colBlocks));
+          return y.mul(panel, s.nr);
         };
         Value j0 = firstColumn(block);
         return {j0, y.sub(y.min(firstColumn(y.add(block, 1)), s.n), j0)};
@@ -727,7 +727,8 @@ struct TileF32Matmul {
           Value i0 = y.mul(group, groupRows);
           Value rows = y.min(groupRows, y.sub(s.m, i0));
           auto [j0, cols] = columnsOf(y, block);
-          MatmulOperands mo{a, bm, cm, batch, epilogue, fill ? fill.getInputs()[0] : Value(), gathered};
+          MatmulOperands mo{a, bm, cm, batch, epilogue, fill ? fill.getInputs()[0] : Value(),
+                            gathered};
           emitTask(pb, loc, mo, s, i0, rows, j0, cols);
         });
     tasks->setAttr(kiln::kMinTaskSizeAttr, rewriter.getIndexAttr(1));
