@@ -61,6 +61,15 @@ for dim, which in ((1, "last dim"), (0, "dim 0")):
 }}""", lambda: [np.random.rand(*S).astype(F32)],
         lambda x, d=dim: (lambda e: e / e.sum(axis=d, keepdims=True))(np.exp(x - x.max(axis=d, keepdims=True))),
         ("bytes", 2 * 4 * 4096 * 4096)))
+# Over an outer dim with 21 and 256 rows (kiln-cpu-row-kernels' column
+# chains): the channels of an NCHW image, and dim 0 of a wide matrix.
+for shape, dim in (([4, 21, 256, 256], 1), ([256, 65536], 0)):
+    CASES.append((f"softmax dim {dim} {'x'.join(map(str, shape))} f32", f"""func.func @main(%x: {t(shape)}) -> {t(shape)} {{
+  %0 = kiln.softmax %x {{dim = {dim}}} : {t(shape)}
+  return %0 : {t(shape)}
+}}""", lambda shape=shape: [np.random.rand(*shape).astype(F32)],
+        lambda x, d=dim: (lambda e: e / e.sum(axis=d, keepdims=True))(np.exp(x - x.max(axis=d, keepdims=True))),
+        ("bytes", 2 * 4 * math.prod(shape))))
 CASES.append(("layer_norm last dim 4096x4096 f32", f"""func.func @main(%x: {t(S)}, %w: {t([4096])}, %b: {t([4096])}) -> {t(S)} {{
   %0 = kiln.layer_norm %x, %w, %b {{eps = 1.0e-5 : f64}} : ({t(S)}, {t([4096])}, {t([4096])}) -> {t(S)}
   return %0 : {t(S)}

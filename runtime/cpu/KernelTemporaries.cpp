@@ -6,10 +6,12 @@
 // glibc maps every large block afresh and unmaps it on free, so each run
 // paid a page fault (and the kernel zeroing the page) per 4 KiB: 150 ms of
 // a 4096^2 softmax's 160 ms here, and a quarter of a 3x3 convolution's
-// time in its sub-MiB layout copies. Blocks from 256 KiB on are kept mapped
+// time in its sub-MiB layout copies. Blocks from 64 KiB on are kept mapped
 // when freed (on huge pages from 2 MiB on) for the next block of a similar
 // size, up to 1 GiB of them (as the host output pool does,
-// common/HostTensor.cpp).
+// common/HostTensor.cpp). (From 64 KiB: glibc's malloc maps blocks from 128
+// KiB on, and a column chain's slab of 64-256 KiB, allocated for every slab
+// by kiln-cpu-row-kernels, spent 12% of a softmax over dim 0 zeroing pages.)
 //
 //===----------------------------------------------------------------------===//
 #include <cstddef>
@@ -22,7 +24,7 @@
 
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
-constexpr size_t kKeptFrom = size_t(256) << 10;
+constexpr size_t kKeptFrom = size_t(64) << 10;
 /// Kept blocks are whole granules, so that sizes a little apart share them.
 constexpr size_t kGranule = size_t(64) << 10;
 constexpr size_t kKeepAtMost = size_t(1) << 30;

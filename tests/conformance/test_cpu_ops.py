@@ -960,6 +960,56 @@ def test_row_chains(shape, dtype):
     check(results[0], softmax(sd + sd.T, 1), np.float32)
 
 
+# Chains reduced over an outer dim (softmax over dim 0 or over an NCHW
+# image's channels, a mean taken out along it) run on the CPU as one loop
+# over slabs of columns (kiln-cpu-row-kernels' column chains): slabs that
+# divide the columns (1024), a narrower last one (3000, 300), columns of
+# run-time size, dims besides the columns inside the reduced one (4D),
+# 1024 f32 rows (slabs of 256-byte rows) and 2048 (the stages kept apart),
+# temporaries on the stack and past it, f16 and f64.
+@pytest.mark.parametrize("shape,dim,dtype", [((21, 3000), 0, np.float32),
+                                             ((2, 21, 1024), 1, np.float32),
+                                             ((3, 7, 5, 200), 1, np.float32),
+                                             ((1024, 300), 0, np.float32),
+                                             ((2048, 100), 0, np.float32),
+                                             ((21, 3000), 0, np.float16),
+                                             ((33, 1000), 0, np.float64)])
+def test_column_chains(shape, dim, dtype):
+    x = rand(shape, dtype, -4, 4)
+    xd = x.astype(np.float64)
+    kept = tuple(1 if d == dim else n for d, n in enumerate(shape))
+    for columns in (shape[-1], "?"):
+        t = tensor_type(shape[:-1] + (columns,), dtype)
+        tk = tensor_type(kept[:-1] + (columns,), dtype)
+        results, _ = run_kiln(
+            f"func.func @main(%x: {t}) -> ({t}, {t}, {t}) {{\n"
+            f"  %s = kiln.softmax %x {{dim = {dim}}} : {t}\n"
+            f"  %l = kiln.log_softmax %s {{dim = {dim}}} : {t}\n"
+            f"  %m = kiln.reduce_mean %x {{dims = array<i64: {dim}>, keep_dims = true}} : {t} -> {tk}\n"
+            f"  %c = kiln.sub %x, %m : ({t}, {tk}) -> {t}\n"
+            f"  return %s, %l, %c : {t}, {t}, {t}\n}}\n", [x])
+        s = softmax(xd, dim)
+        if dtype == np.float16:  # each op rounds its result to f16 first
+            s = s.astype(np.float16).astype(np.float64)
+        for got, want in zip(results, [softmax(xd, dim), np.log(softmax(s, dim)),
+                                       xd - xd.mean(dim, keepdims=True)]):
+            check(got, want, dtype)
+
+
+def test_column_chain_bf16():
+    """A bf16 softmax over dim 0 as a column chain (its stages widen to f32)."""
+    x = rand((21, 3000), np.float32, -4, 4)
+    x = (x.view(np.uint32) & 0xFFFF0000).view(np.float32)  # exact in bf16
+    t, tb = tensor_type(x.shape, np.float32), tensor_type(x.shape, "bf16")
+    results, _ = run_kiln(
+        f"func.func @main(%x: {t}) -> {t} {{\n"
+        f"  %b = kiln.cast %x : {t} -> {tb}\n"
+        f"  %s = kiln.softmax %b {{dim = 0}} : {tb}\n"
+        f"  %f = kiln.cast %s : {tb} -> {t}\n"
+        f"  return %f : {t}\n}}\n", [x])
+    np.testing.assert_allclose(results[0], softmax(x.astype(np.float64), 0), rtol=8e-3, atol=1e-6)
+
+
 # Shapes cover the register-blocked CPU kernel's full blocks, leftover rows,
 # leftover whole vectors, leftover scalar columns and batches, column blocks
 # past 1024 cut to equal widths (1025, 2100), and the GPU kernel's 128x128

@@ -1,23 +1,31 @@
 //===- CpuRowKernels.cpp - the kiln-cpu-row-kernels pass -----------------===//
 //
 // A softmax, log_softmax, layer_norm or rms_norm reaches the CPU as several
-// linalg ops over the same rows: reductions over the innermost loop (a
-// row's max, sum, sum of squares) and elementwise ops that read them, each
-// a pass over the whole tensor through temporaries as large as the input (a
-// 4096^2 softmax wrote and read 64 MiB of exponentials). This pass runs such
-// a chain as one parallel loop over the rows that takes each row through
-// every stage in turn: later stages find the row in the cache, and a
-// temporary that only the chain uses shrinks to one row on the stack. The
-// stages stay linalg ops on the row (rank-reduced subviews) for
-// kiln-vectorize; the loop carries kiln.min_task_size, which tells
-// kiln-cpu-flatten-parallel-loops to split it, not the stages' loops.
+// linalg ops over the same rows: reductions over one loop (a row's max,
+// sum, sum of squares) and elementwise ops that read them, each a pass over
+// the whole tensor through temporaries as large as the input (a 4096^2
+// softmax wrote and read 64 MiB of exponentials). This pass runs such a
+// chain as one parallel loop that takes each row through every stage in
+// turn: later stages find the row in the cache, and a temporary that only
+// the chain uses shrinks to one row. The stages stay linalg ops on the row
+// (rank-reduced subviews) for kiln-vectorize; the loop carries
+// kiln.min_task_size, which tells kiln-cpu-flatten-parallel-loops to split
+// it, not the stages' loops.
 //
-// A chain is a run of ops in one block: generics over the same outer
-// (parallel) loop ranges and row, each a row reduction or elementwise, with
+// The reduced loop is the innermost (a row chain: a softmax over the last
+// dim) or an outer one with parallel loops inside it (a column chain: a
+// softmax over dim 0, or over the channels of an NCHW image). A column
+// chain's "row" is a slab: every iteration of the reduced loop times a
+// block of the innermost loop's columns, wide enough for whole cache lines
+// and narrow enough that a slab of each buffer stays in L2 from one stage
+// to the next.
+//
+// A chain is a run of ops in one block: generics over the same loop ranges
+// and reduced loop, each a reduction over that loop or elementwise, with
 // only fills, allocations, deallocations and pure ops between them. Every
-// buffer the chain writes is accessed by it row by row (its leading dims
-// indexed by the outer loops in order), so each row reads what it read
-// when every stage ran over all rows before the next.
+// buffer the chain writes is accessed by it slab by slab (indexed by the
+// loops in order, with or without the reduced one), so each slab reads what
+// it read when every stage ran over all of them before the next.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
@@ -28,6 +36,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -45,10 +54,23 @@ namespace {
 using kiln::RangeKey;
 
 /// Per-row temporaries on the stack together at most this large: a pool
-/// thread's stack holds them (a row of 4096 f32 is 16 KiB).
+/// thread's stack holds them (a row of 4096 f32 is 16 KiB). Larger ones
+/// are allocated for each row.
 constexpr int64_t kMaxRowTemporaryBytes = 64 * 1024;
 /// Their alignment in bytes: a cache line.
 constexpr int64_t kRowTemporaryAlignment = 64;
+/// A column chain's slab of one buffer: about this many bytes (a slab of
+/// the input, of the output and of a temporary stay in L2 together), at
+/// most kMaxColumnSlabBytes, its rows a whole number of cache lines, at
+/// least kMinSlabRowBytes (narrower rows each cost a TLB miss and a new
+/// prefetch stream) and at most 8 KiB (what kiln-vectorize's outer
+/// reductions take a step). Softmax over dim 0 of 2^24 f32 on a 2-core
+/// Zen 5 (1 MiB L2) with 21 to 4096 rows: docs/benchmarks-cpu.md.
+constexpr int64_t kColumnSlabBytes = 128 * 1024;
+constexpr int64_t kMaxColumnSlabBytes = 256 * 1024;
+constexpr int64_t kMinSlabRowBytes = 256;
+constexpr int64_t kMaxSlabRowBytes = 8192;
+constexpr int64_t kCacheLineBytes = 64;
 
 /// The buffer that `v` is a view of (itself if none).
 Value rootOf(Value v) {
@@ -69,28 +91,41 @@ bool isOwnBuffer(Value buffer) {
       buffer.getDefiningOp());
 }
 
-/// Whether `map` indexes a buffer row by row: its results are the outer
-/// loops in order, then the row loop or nothing.
-bool isRowLocal(AffineMap map) {
-  unsigned outer = map.getNumDims() - 1;
-  if (map.getNumResults() != outer && map.getNumResults() != outer + 1)
-    return false;
-  for (auto [i, e] : llvm::enumerate(map.getResults()))
-    if (e != getAffineDimExpr(i, map.getContext()))
-      return false;
-  return true;
+/// Whether `map` indexes a buffer row by row (slab by slab): its results
+/// are the loops in order, with or without the reduced loop `row`.
+bool isRowLocal(AffineMap map, unsigned row) {
+  AffineMap all = AffineMap::getMultiDimIdentityMap(map.getNumDims(), map.getContext());
+  return map == all || map == all.dropResult(row);
 }
 
-/// Whether `op` can be a stage: a row reduction kiln-vectorize takes, or an
-/// elementwise op writing in iteration order, with a scalar body and maps
-/// that pick loops (no constants, no loop twice).
+/// The loop that `op` reduces where kiln-vectorize takes it as a stage: the
+/// innermost (a row reduction) or, with parallel loops inside it, an outer
+/// one (a reduction over outer loops), the output indexed by the other
+/// loops in order.
+std::optional<unsigned> reducedLoop(linalg::GenericOp op) {
+  unsigned last = op.getNumLoops() - 1;
+  if (kiln::matchRowReduction(op))
+    return last;
+  auto iterators = op.getIteratorTypesArray();
+  if (op.getNumReductionLoops() != 1 || iterators[last] != utils::IteratorType::parallel)
+    return std::nullopt;
+  unsigned row = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  if (!isRowLocal(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), row) ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).getNumResults() != last)
+    return std::nullopt;
+  return row;
+}
+
+/// Whether `op` can be a stage: a reduction over one loop kiln-vectorize
+/// takes, or an elementwise op writing in iteration order, with a scalar
+/// body and maps that pick loops (no constants, no loop twice).
 bool isStage(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumLoops() < 2 ||
       !kiln::hasScalarBody(op) ||
       !llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap m) { return m.isProjectedPermutation(); }))
     return false;
-  if (kiln::matchRowReduction(op))
+  if (reducedLoop(op))
     return true;
   return op.getNumParallelLoops() == op.getNumLoops() &&
          op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
@@ -143,33 +178,35 @@ class Chain {
 public:
   explicit Chain(SmallVector<Operation *> ops) : ops(std::move(ops)) {}
 
-  /// The rows, where all of the outer loops are static.
-  std::optional<int64_t> staticRows() {
-    int64_t rows = 1;
-    SmallVector<int64_t> ranges = generics.front().getStaticLoopRanges();
-    for (int64_t size : ArrayRef(ranges).drop_back()) {
-      if (ShapedType::isDynamic(size))
-        return std::nullopt;
-      rows *= size;
-    }
-    return rows;
-  }
-
-  /// Checks the chain and rewrites it into one loop over rows, where it
-  /// has at least `threads` rows (checked at run time where the number of
-  /// rows is known only then).
+  /// Checks the chain and rewrites it into one loop over rows (a column
+  /// chain's slabs), where it has at least `threads` of them (checked at
+  /// run time where their number is known only then).
   LogicalResult run(IRRewriter &rewriter, int64_t threads,
                     SmallVectorImpl<Operation *> &erased) {
     for (Operation *op : ops)
       if (auto g = dyn_cast<linalg::GenericOp>(op))
         generics.push_back(g);
-    if (generics.size() < 2 ||
-        llvm::none_of(generics, [](linalg::GenericOp g) { return g.getNumReductionLoops() > 0; }))
+    if (generics.size() < 2)
+      return failure();
+    std::optional<unsigned> reduced;
+    for (linalg::GenericOp g : generics) {
+      if (g.getNumReductionLoops() == 0)
+        continue;
+      std::optional<unsigned> loop = reducedLoop(g);
+      if (reduced && loop != reduced)
+        return failure();
+      reduced = loop;
+    }
+    if (!reduced)
+      return failure();
+    row = *reduced;
+    ranges = generics.front().getStaticLoopRanges();
+    last = ranges.size() - 1;
+    if (isColumnChain() && (slabColumns = chooseSlabColumns(threads)) == 0)
       return failure();
     minRows = std::max<int64_t>(threads, 2);
     if (std::optional<int64_t> rows = staticRows(); rows && *rows < minRows)
       return failure();
-    outer = generics.front().getNumLoops() - 1;
     for (linalg::GenericOp g : generics)
       written.insert(rootOf(g.getDpsInits()[0]));
     // What comes before the first stage stays where it is.
@@ -184,6 +221,78 @@ public:
   }
 
 private:
+  bool isColumnChain() const { return row != last; }
+
+  /// The widest element the stages touch, in bytes (kiln keeps a bool in a
+  /// byte).
+  int64_t elementBytes() {
+    int64_t bytes = 1;
+    for (linalg::GenericOp g : generics)
+      for (Value v : g->getOperands())
+        if (auto type = dyn_cast<MemRefType>(v.getType()))
+          bytes = std::max<int64_t>(bytes, type.getElementTypeBitWidth() / 8);
+    return bytes;
+  }
+
+  /// The columns of a column chain's slab, in whole cache lines: as many
+  /// as kColumnSlabBytes of its rows allow, from kMinSlabRowBytes to
+  /// kMaxSlabRowBytes, fewer where that leaves some of the `threads`
+  /// without a slab; all of the columns where fewer, else a width that
+  /// divides them where one is at least half as wide (every slab then of
+  /// one static shape). 0 (no chain) where the rows are not static, or so
+  /// many that a slab of the narrowest rows outgrows kMaxColumnSlabBytes.
+  int64_t chooseSlabColumns(int64_t threads) {
+    int64_t rows = ranges[row], columns = ranges[last];
+    if (ShapedType::isDynamic(rows) || rows == 0 || columns == 0)
+      return 0;
+    int64_t bytes = elementBytes();
+    int64_t line = std::max<int64_t>(1, kCacheLineBytes / bytes);
+    int64_t narrowest = std::max(line, kMinSlabRowBytes / bytes);
+    if (!ShapedType::isDynamic(columns))
+      narrowest = std::min(narrowest, columns);
+    if (rows * narrowest * bytes > kMaxColumnSlabBytes)
+      return 0;
+    int64_t width = std::clamp(kColumnSlabBytes / (rows * bytes) / line * line, narrowest,
+                               std::max(narrowest, kMaxSlabRowBytes / bytes));
+    if (ShapedType::isDynamic(columns))
+      return width;
+    int64_t others = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(last); ++d)
+      if (d != row)
+        others *= ShapedType::isDynamic(ranges[d]) ? threads : ranges[d];
+    if (others < threads) {
+      int64_t share = columns / static_cast<int64_t>(llvm::divideCeil(threads, others));
+      width = std::max(narrowest, std::min(width, share / line * line));
+    }
+    if (columns <= width)
+      return columns;
+    for (int64_t w = width; 2 * w >= width; w -= line)
+      if (columns % w == 0)
+        return w;
+    return width;
+  }
+
+  /// Iterations of loop `d` of the loop over rows (a column chain's
+  /// columns: its slabs), where static.
+  int64_t trips(int64_t d) {
+    if (ShapedType::isDynamic(ranges[d]) || d != last || !isColumnChain())
+      return ranges[d];
+    return llvm::divideCeil(ranges[d], slabColumns);
+  }
+
+  /// The rows (slabs), where static.
+  std::optional<int64_t> staticRows() {
+    int64_t rows = 1;
+    for (int64_t d = 0; d <= last; ++d) {
+      if (d == row)
+        continue;
+      if (ShapedType::isDynamic(trips(d)))
+        return std::nullopt;
+      rows *= trips(d);
+    }
+    return rows;
+  }
+
   /// Whether `op` is a fill of what the chain writes (its initial values).
   bool isFillStage(Operation *op) {
     auto fill = dyn_cast<linalg::FillOp>(op);
@@ -203,7 +312,7 @@ private:
         Value root = rootOf(operand.get());
         if (!isOwnBuffer(root) ||
             (written.contains(root) &&
-             (root != operand.get() || !isRowLocal(g.getMatchingIndexingMap(&operand)))))
+             (root != operand.get() || !isRowLocal(g.getMatchingIndexingMap(&operand), row))))
           return failure();
       }
     for (Operation *op : ops)
@@ -213,11 +322,22 @@ private:
     return success();
   }
 
+  /// The static shape of one row (slab) of a buffer the chain writes:
+  /// the reduced loop's dim where it has one, then a column chain's
+  /// columns.
+  SmallVector<int64_t> rowShape(MemRefType type) {
+    SmallVector<int64_t> shape;
+    if (type.getRank() == static_cast<int64_t>(last) + 1)
+      shape.push_back(type.getDimSize(row));
+    if (isColumnChain())
+      shape.push_back(slabColumns);
+    return shape;
+  }
+
   /// Allocations only the chain uses (and deallocates), of a static row
-  /// shape: they become a row on the stack in the loop.
+  /// shape: they shrink to one row.
   SmallVector<memref::AllocOp> rowTemporaries() {
     SmallVector<memref::AllocOp> temporaries;
-    int64_t bytes = 0;
     // Only the stages: a view of a buffer (even one between them) may be
     // read after the chain.
     llvm::SmallPtrSet<Operation *, 16> stages;
@@ -230,55 +350,58 @@ private:
         continue;
       MemRefType type = alloc.getType();
       if (!type.getLayout().isIdentity() || !type.getElementType().isIntOrFloat() ||
-          (type.getRank() == outer + 1 && type.isDynamicDim(outer)))
+          llvm::any_of(rowShape(type), ShapedType::isDynamic))
         continue;
       bool onlyChain = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
         return stages.contains(user) || isa<memref::DeallocOp>(user);
       });
-      if (!onlyChain)
-        continue;
-      // kiln keeps a bool in a byte.
-      int64_t rowBytes = (type.getRank() == outer ? 1 : type.getDimSize(outer)) *
-                         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      if (bytes + rowBytes > kMaxRowTemporaryBytes)
-        continue;
-      bytes += rowBytes;
-      temporaries.push_back(alloc);
+      if (onlyChain)
+        temporaries.push_back(alloc);
     }
     return temporaries;
   }
 
-  /// The map from the row loop into a row view of a buffer that `map`
-  /// indexes: the row, or nothing (a scalar of the row).
-  static AffineMap rowMap(AffineMap map) {
+  /// The map from a row's loops (the reduced loop, then a column chain's
+  /// columns) into the view rowView makes of a buffer that `map` indexes.
+  AffineMap rowMap(AffineMap map) {
     MLIRContext *ctx = map.getContext();
-    bool hasRow =
-        llvm::is_contained(map.getResults(), getAffineDimExpr(map.getNumDims() - 1, ctx));
-    return hasRow ? AffineMap::get(1, 0, getAffineDimExpr(0, ctx))
-                  : AffineMap::get(1, 0, ArrayRef<AffineExpr>{}, ctx);
+    SmallVector<AffineExpr> results;
+    for (AffineExpr e : map.getResults()) {
+      unsigned loop = cast<AffineDimExpr>(e).getPosition();
+      if (loop == row)
+        results.push_back(getAffineDimExpr(0, ctx));
+      else if (loop == last)
+        results.push_back(getAffineDimExpr(1, ctx));
+    }
+    return AffineMap::get(isColumnChain() ? 2 : 1, 0, results, ctx);
   }
 
-  /// `buffer` at the row of outer indices `ivs` as `map` indexes it: a view
-  /// without the outer dims (a row, or a scalar).
+  /// `buffer` at the row of loop indices `ivs` (a column chain's first
+  /// column of the slab at `last`, `columns` of them) as `map` indexes it:
+  /// a view without the other loops' dims.
   Value rowView(OpBuilder &b, Location loc, Value buffer, AffineMap map,
-                ArrayRef<OpFoldResult> ivs) {
+                ArrayRef<OpFoldResult> ivs, OpFoldResult columns) {
     auto type = cast<MemRefType>(buffer.getType());
     SmallVector<OpFoldResult> offsets, sizes, strides;
-    SmallVector<int64_t> rowShape;
+    SmallVector<int64_t> shape;
     for (auto [d, e] : llvm::enumerate(map.getResults())) {
       unsigned loop = cast<AffineDimExpr>(e).getPosition();
       strides.push_back(b.getIndexAttr(1));
-      if (loop < outer) {
+      if (loop == row) {
+        offsets.push_back(b.getIndexAttr(0));
+        sizes.push_back(memref::getMixedSize(b, loc, buffer, d));
+        shape.push_back(type.getDimSize(d));
+      } else if (loop == last) {
+        offsets.push_back(ivs[loop]);
+        sizes.push_back(columns);
+        shape.push_back(getConstantIntValue(columns).value_or(ShapedType::kDynamic));
+      } else {
         offsets.push_back(ivs[loop]);
         sizes.push_back(b.getIndexAttr(1));
-        continue;
       }
-      offsets.push_back(b.getIndexAttr(0));
-      sizes.push_back(memref::getMixedSize(b, loc, buffer, d));
-      rowShape.push_back(type.getDimSize(d));
     }
-    auto viewType = memref::SubViewOp::inferRankReducedResultType(rowShape, type, offsets,
-                                                                  sizes, strides);
+    auto viewType =
+        memref::SubViewOp::inferRankReducedResultType(shape, type, offsets, sizes, strides);
     return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), buffer, offsets,
                                      sizes, strides);
   }
@@ -303,25 +426,33 @@ private:
     MLIRContext *ctx = rewriter.getContext();
     rewriter.setInsertionPoint(start);
     SmallVector<Value> lbs, ubs, steps;
+    SmallVector<int64_t> loopDims;
     SmallVector<std::pair<Value, int64_t>> sources = kiln::loopSources(first);
-    SmallVector<int64_t> ranges = first.getStaticLoopRanges();
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    for (int64_t d = 0; d < outer; ++d) {
+    auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
+    Value zero = c(0), one = c(1), columnCount;
+    for (int64_t d = 0; d <= last; ++d) {
       // A dim of one is no loop: the canonicalizer would drop it and with
       // it the loop's attributes.
-      if (ranges[d] == 1)
+      if (d == row || trips(d) == 1)
         continue;
-      lbs.push_back(zero);
       // An allocation's own size, not a memref.dim of it: it may be a
       // temporary that goes.
       auto [buffer, dim] = sources[d];
       auto alloc = buffer.getDefiningOp<memref::AllocOp>();
       auto type = cast<MemRefType>(buffer.getType());
-      ubs.push_back(alloc && type.isDynamicDim(dim)
-                        ? alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]
-                        : kiln::loopSize(rewriter, loc, sources[d]));
+      Value size = alloc && type.isDynamicDim(dim)
+                       ? alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]
+                       : kiln::loopSize(rewriter, loc, sources[d]);
+      if (d == last && isColumnChain()) {
+        columnCount = size;
+        size = ShapedType::isDynamic(trips(d))
+                   ? arith::CeilDivUIOp::create(rewriter, loc, size, c(slabColumns)).getResult()
+                   : c(trips(d));
+      }
+      lbs.push_back(zero);
+      ubs.push_back(size);
       steps.push_back(one);
+      loopDims.push_back(d);
     }
     // A run-time number of rows: too few of them run the stages one after
     // the other as before, each over all rows, so that the elementwise
@@ -332,7 +463,7 @@ private:
       for (Value ub : llvm::drop_begin(ubs))
         count = arith::MulIOp::create(rewriter, loc, count, ub);
       Value enough = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, count,
-                                           arith::ConstantIndexOp::create(rewriter, loc, minRows));
+                                           c(minRows));
       guard = scf::IfOp::create(rewriter, loc, enough, /*withElseRegion=*/true);
       rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
     }
@@ -340,43 +471,81 @@ private:
     // Each row is a task's worth of work on its own.
     rows->setAttr(kiln::kMinTaskSizeAttr, rewriter.getIndexAttr(1));
     rewriter.setInsertionPoint(rows.getBody()->getTerminator());
-    SmallVector<OpFoldResult> ivs;
-    for (int64_t d = 0, loop = 0; d < outer; ++d)
-      ivs.push_back(ranges[d] == 1 ? OpFoldResult(rewriter.getIndexAttr(0))
-                                   : OpFoldResult(rows.getInductionVars()[loop++]));
+    SmallVector<OpFoldResult> ivs(last + 1, rewriter.getIndexAttr(0));
+    for (auto [d, iv] : llvm::zip(loopDims, rows.getInductionVars()))
+      ivs[d] = iv;
+    // A column chain's slab: its first column and its width, narrower in
+    // the last slab where the slabs do not divide the columns.
+    OpFoldResult columns;
+    bool narrowerLast = false;
+    if (isColumnChain()) {
+      columns = rewriter.getIndexAttr(slabColumns);
+      if (auto slab = dyn_cast<Value>(ivs[last])) {
+        Value firstColumn = arith::MulIOp::create(rewriter, loc, slab, c(slabColumns));
+        ivs[last] = firstColumn;
+        if (ShapedType::isDynamic(ranges[last]) || ranges[last] % slabColumns != 0) {
+          Value left = arith::SubIOp::create(rewriter, loc, columnCount, firstColumn);
+          columns = arith::MinUIOp::create(rewriter, loc, left, c(slabColumns)).getResult();
+          narrowerLast = true;
+        }
+      }
+    }
 
     // A temporary's row on the stack, freed at the end of the row (the
     // stack pointer restored, as memref.alloca_scope would; its region
-    // would have to stay one block through scf-to-cf).
-    DenseMap<Value, Value> stackRows;
+    // would have to stay one block through scf-to-cf), or on the heap
+    // past kMaxRowTemporaryBytes.
+    DenseMap<Value, Value> rowsOf;
+    SmallVector<Value> heapRows;
     Value stack;
-    if (!temporaries.empty())
-      stack = LLVM::StackSaveOp::create(rewriter, loc, LLVM::LLVMPointerType::get(ctx));
+    int64_t stackBytes = 0;
     for (memref::AllocOp alloc : temporaries) {
       MemRefType type = alloc.getType();
-      SmallVector<int64_t> shape;
-      if (type.getRank() == outer + 1)
-        shape.push_back(type.getDimSize(outer));
+      SmallVector<int64_t> shape = rowShape(type);
+      auto rowType = MemRefType::get(shape, type.getElementType());
+      int64_t bytes = rowType.getNumElements() *
+                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
       // Aligned as buffers are (kiln-vectorize's accesses rely on 16 bytes).
-      stackRows[alloc.getResult()] = memref::AllocaOp::create(
-          rewriter, loc, MemRefType::get(shape, type.getElementType()),
-          rewriter.getI64IntegerAttr(kRowTemporaryAlignment));
+      IntegerAttr alignment = rewriter.getI64IntegerAttr(kRowTemporaryAlignment);
+      Value rowBuffer;
+      if (stackBytes + bytes <= kMaxRowTemporaryBytes) {
+        if (!stack)
+          stack = LLVM::StackSaveOp::create(rewriter, loc, LLVM::LLVMPointerType::get(ctx));
+        stackBytes += bytes;
+        rowBuffer = memref::AllocaOp::create(rewriter, loc, rowType, alignment);
+      } else {
+        rowBuffer = memref::AllocOp::create(rewriter, loc, rowType, alignment);
+        heapRows.push_back(rowBuffer);
+      }
+      if (narrowerLast) {
+        SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
+            strides(shape.size(), rewriter.getIndexAttr(1)),
+            sizes = getAsIndexOpFoldResult(ctx, shape);
+        sizes.back() = columns;
+        rowBuffer = memref::SubViewOp::create(rewriter, loc, rowBuffer, offsets, sizes, strides);
+      }
+      rowsOf[alloc.getResult()] = rowBuffer;
     }
     auto viewAt = [&](Value buffer, AffineMap map) {
       if (!isa<MemRefType>(buffer.getType())) // a scalar operand
         return buffer;
-      if (auto it = stackRows.find(buffer); it != stackRows.end())
+      if (auto it = rowsOf.find(buffer); it != rowsOf.end())
         return it->second;
-      return rowView(rewriter, loc, buffer, map, ivs);
+      return rowView(rewriter, loc, buffer, map, ivs, columns);
     };
+    SmallVector<utils::IteratorType> columnIterators;
+    if (isColumnChain())
+      columnIterators.push_back(utils::IteratorType::parallel);
     for (Operation *op : ops) {
       if (auto fill = dyn_cast<linalg::FillOp>(op)) {
         Value out = fill.getDpsInits()[0];
-        int64_t rank = cast<MemRefType>(out.getType()).getRank();
-        AffineMap map = AffineMap::getMultiDimIdentityMap(outer + 1, ctx).getMajorSubMap(rank);
+        AffineMap all = AffineMap::getMultiDimIdentityMap(last + 1, ctx);
+        AffineMap map = cast<MemRefType>(out.getType()).getRank() == static_cast<int64_t>(last) + 1
+                            ? all
+                            : all.dropResult(row);
         Value view = viewAt(out, map);
-        auto row = cast<linalg::FillOp>(rewriter.clone(*fill));
-        row.getDpsInitsMutable()[0].set(view);
+        auto rowFill = cast<linalg::FillOp>(rewriter.clone(*fill));
+        rowFill.getDpsInitsMutable()[0].set(view);
         continue;
       }
       auto g = dyn_cast<linalg::GenericOp>(op);
@@ -389,12 +558,17 @@ private:
         operands.push_back(viewAt(operand.get(), map));
         maps.push_back(rowMap(map));
       }
-      auto row = cast<linalg::GenericOp>(rewriter.clone(*g));
-      row->setOperands(operands);
-      row.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      row.setIteratorTypesAttr(rewriter.getArrayAttr(
-          {linalg::IteratorTypeAttr::get(ctx, g.getIteratorTypesArray().back())}));
+      auto rowStage = cast<linalg::GenericOp>(rewriter.clone(*g));
+      rowStage->setOperands(operands);
+      rowStage.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      SmallVector<Attribute> iterators{
+          linalg::IteratorTypeAttr::get(ctx, g.getIteratorTypesArray()[row])};
+      for (utils::IteratorType t : columnIterators)
+        iterators.push_back(linalg::IteratorTypeAttr::get(ctx, t));
+      rowStage.setIteratorTypesAttr(rewriter.getArrayAttr(iterators));
     }
+    for (Value heapRow : heapRows)
+      memref::DeallocOp::create(rewriter, loc, heapRow);
     if (stack)
       LLVM::StackRestoreOp::create(rewriter, loc, stack);
 
@@ -428,8 +602,11 @@ private:
   SmallVector<Operation *> ops;
   SmallVector<linalg::GenericOp> generics;
   llvm::SetVector<Value> written;
-  int64_t outer = 0;
-  int64_t minRows = 2; // the fewest rows worth the loop over rows
+  SmallVector<int64_t> ranges; // the stages' loop ranges
+  unsigned row = 0;            // the reduced loop
+  unsigned last = 0;           // the innermost loop
+  int64_t slabColumns = 0;     // a column chain's columns per slab
+  int64_t minRows = 2;         // the fewest rows worth the loop over rows
 };
 
 /// The chains of `block`, each from its first op to its last stage.

@@ -373,3 +373,180 @@ func.func @other_fill(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %other: memr
   memref.dealloc %sum : memref<8xf32>
   return
 }
+
+// -----
+
+// A softmax over dim 0 (a column chain): one parallel loop over slabs of
+// columns, each running the four stages on every row of its columns. The
+// statistics become a slab row on the stack, the exponentials (128 KiB, past
+// the 64 KiB on the stack) a slab allocated in the loop. With 16 threads the
+// slabs narrow to 64 columns (256 bytes) so that each thread has one.
+// CHECK-LABEL: func @column_softmax
+// CHECK-NOT: memref.alloc(
+// CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// CHECK: %[[C:.*]] = arith.muli %[[J]], %c512
+// CHECK: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
+// CHECK-DAG: %[[MAX:.*]] = memref.alloca() {alignment = 64 : i64} : memref<512xf32>
+// CHECK-DAG: %[[EXPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
+// CHECK-DAG: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<512xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[MAX]] : memref<512xf32>)
+// CHECK: %[[X:.*]] = memref.subview %arg0[0, %[[C]]] [64, 512] [1, 1] : memref<64x1024xf32> to memref<64x512xf32, strided<[1024, 1], offset: ?>>
+// CHECK: linalg.generic {indexing_maps = [#[[ALL:.*]], #[[COL:.*]]], iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[MAX]] : memref<512xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[COL]], #[[ALL]]], iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] : memref<64x512xf32>)
+// CHECK: math.exp
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SUM]] : memref<512xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[EXPS]] : memref<64x512xf32>) outs(%[[SUM]] : memref<512xf32>)
+// CHECK: %[[OUT:.*]] = memref.subview %arg1[0, %[[C]]] [64, 512] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : memref<64x512xf32>, memref<512xf32>) outs(%[[OUT]] :
+// CHECK: memref.dealloc %[[EXPS]] : memref<64x512xf32>
+// CHECK: llvm.intr.stackrestore %[[SP]]
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// MANY-LABEL: func @column_softmax
+// MANY: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c16{{.*}}) step
+// MANY-DAG: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// MANY-DAG: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// MANY-NOT: memref.alloc(
+// MANY: } {kiln.min_task_size = 1 : index}
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @column_softmax(%x: memref<64x1024xf32>, %out: memref<64x1024xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %max = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#all, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<64x1024xf32>) outs(%max : memref<1024xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %a, %m : f32
+    linalg.yield %r : f32
+  }
+  %exps = memref.alloc() : memref<64x1024xf32>
+  linalg.generic {indexing_maps = [#all, #col, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : memref<64x1024xf32>, memref<1024xf32>) outs(%exps : memref<64x1024xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %s = arith.subf %a, %m : f32
+    %e = math.exp %s : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#all, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%exps : memref<64x1024xf32>) outs(%sum : memref<1024xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #col, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%exps, %sum : memref<64x1024xf32>, memref<1024xf32>) outs(%out : memref<64x1024xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %max : memref<1024xf32>
+  memref.dealloc %exps : memref<64x1024xf32>
+  memref.dealloc %sum : memref<1024xf32>
+  return
+}
+
+// -----
+
+// Slabs that do not divide the columns (3000 in slabs of 1488): the last
+// one is narrower, every view and slab temporary cut to its width.
+// CHECK-LABEL: func @narrower_last_slab
+// CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c3{{.*}}) step
+// CHECK: %[[C:.*]] = arith.muli %[[J]], %c1488
+// CHECK: %[[LEFT:.*]] = arith.subi %c3000{{.*}}, %[[C]]
+// CHECK: %[[W:.*]] = arith.minui %[[LEFT]], %c1488
+// CHECK: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1488xf32>
+// CHECK: %[[S:.*]] = memref.subview %[[SUM]][0] [%[[W]]] [1] : memref<1488xf32> to memref<?xf32, strided<[1]>>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[S]] :
+// CHECK: %[[X:.*]] = memref.subview %arg0[0, %[[C]]] [21, %[[W]]] [1, 1] : memref<21x3000xf32> to memref<21x?xf32, strided<[3000, 1], offset: ?>>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[S]] :
+// CHECK: memref.subview %arg1[0, %[[C]]] [21, %[[W]]] [1, 1]
+// CHECK: } {kiln.min_task_size = 1 : index}
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @narrower_last_slab(%x: memref<21x3000xf32>, %out: memref<21x3000xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<3000xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<3000xf32>)
+  linalg.generic {indexing_maps = [#all, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<21x3000xf32>) outs(%sum : memref<3000xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #col, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<21x3000xf32>, memref<3000xf32>) outs(%out : memref<21x3000xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sum : memref<3000xf32>
+  return
+}
+
+// -----
+
+// So many rows (2048) that even a slab of 256-byte rows would outgrow L2's
+// share: the stages stay apart.
+// CHECK-LABEL: func @too_many_rows
+// CHECK-NOT: scf.parallel
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @too_many_rows(%x: memref<2048x100xf32>, %out: memref<2048x100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<100xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<100xf32>)
+  linalg.generic {indexing_maps = [#all, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<2048x100xf32>) outs(%sum : memref<100xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #col, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2048x100xf32>, memref<100xf32>) outs(%out : memref<2048x100xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sum : memref<100xf32>
+  return
+}
+
+// -----
+
+// Over the channels of an NCHW image: the loops outside the channels (N)
+// and inside them but the columns (H) are the parallel loop's, and a row of
+// 64 columns is one slab.
+// CHECK-LABEL: func @channels
+// CHECK: scf.parallel (%[[N:.*]], %[[H:.*]]) = (%{{.*}}, %{{.*}}) to (%c2{{.*}}, %c8{{.*}}) step
+// CHECK: %[[STAT:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: %[[X:.*]] = memref.subview %arg0[%[[N]], 0, %[[H]], 0] [1, 21, 1, 64] [1, 1, 1, 1] : memref<2x21x8x64xf32> to memref<21x64xf32, strided<[512, 1], offset: ?>>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[STAT]] : memref<64xf32>)
+// CHECK: memref.subview %arg1[%[[N]], 0, %[[H]], 0] [1, 21, 1, 64] [1, 1, 1, 1]
+// CHECK: } {kiln.min_task_size = 1 : index}
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+func.func @channels(%x: memref<2x21x8x64xf32>, %out: memref<2x21x8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2x8x64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2x8x64xf32>)
+  linalg.generic {indexing_maps = [#all, #ch], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : memref<2x21x8x64xf32>) outs(%sum : memref<2x8x64xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #ch, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %sum : memref<2x21x8x64xf32>, memref<2x8x64xf32>) outs(%out : memref<2x21x8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sum : memref<2x8x64xf32>
+  return
+}

@@ -42,26 +42,36 @@ def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
 }
 
 def KilnCpuRowKernels : Pass<"kiln-cpu-row-kernels", "mlir::ModuleOp"> {
-  let summary = "Chains of row reductions and row-wise ops as one parallel loop over rows";
+  let summary = "Chains of reductions and row-wise ops as one parallel loop over rows";
   let description = [{
-    A run of linalg.generic ops on buffers in one block over the same outer
-    (parallel) loops and row, each a reduction over the row that
-    kiln-vectorize takes or an elementwise op, with the fills of what they
-    write and only pure ops, allocations and deallocations between them,
-    becomes an scf.parallel over the outer loops (carrying
-    `kiln.min_task_size` 1; dims of one are no loop dims) that runs every
-    stage on one row after the other, as linalg ops on rank-reduced
-    subviews of the row. Every buffer the chain writes must be accessed by
-    it row by row, and every buffer it touches must be one of its own (an
-    allocation, a global or a function argument, or a view of one). A
-    temporary that
-    only the chain uses, with a static row, becomes a row on the stack
-    (memref.alloca between llvm.intr.stacksave and stackrestore), up to 64
-    KiB of them. A softmax or layer_norm thus reads its input from memory
-    once and writes its output once. Fewer static rows than `threads` stay
-    as they are, so that the elementwise stages still use every thread; a
-    run-time number of rows takes the loop behind an scf.if on that number,
-    whose else branch keeps the stages as they were.
+    A run of linalg.generic ops on buffers in one block over the same loops,
+    each a reduction over one loop (the row loop) that kiln-vectorize takes
+    or an elementwise op, with the fills of what they write and only pure
+    ops, allocations and deallocations between them, becomes an
+    scf.parallel (carrying `kiln.min_task_size` 1; dims of one are no loop
+    dims) that runs every stage on one row after the other, as linalg ops
+    on rank-reduced subviews of the row. Where the row loop is the
+    innermost (a row chain: softmax over the last dim, the norms), the
+    parallel loop runs over the loops outside it. Where parallel loops lie
+    inside it (a column chain: softmax over dim 0 or over an NCHW image's
+    channels), it runs over the other loops and slabs of the innermost
+    loop's columns, a row being the slab: every iteration of the row loop
+    times a block of columns, as wide as about 128 KiB of each buffer's
+    slab allows, in whole cache lines from 256 bytes to 8 KiB a row, narrower
+    where that gives each thread a slab, the last one narrower where they do
+    not divide the columns; a row loop of run-time size, or one so long that
+    a slab of 256-byte rows would pass 256 KiB, keeps the stages as they are.
+    Every buffer the chain writes must be accessed by it row by row (indexed
+    by the loops in order, with or without the row loop), and every buffer
+    it touches must be one of its own (an allocation, a global or a function
+    argument, or a view of one). A temporary that only the chain uses, with
+    a static row, becomes one row: on the stack (memref.alloca between
+    llvm.intr.stacksave and stackrestore) up to 64 KiB of them, else
+    allocated and freed in the loop. A softmax or layer_norm thus reads its
+    input from memory once and writes its output once. Fewer static rows
+    than `threads` stay as they are, so that the elementwise stages still
+    use every thread; a run-time number of rows takes the loop behind an
+    scf.if on that number, whose else branch keeps the stages as they were.
   }];
   let options = [Option<"threads", "threads", "int64_t", "2",
                         "threads the kernels' parallel loops run on">];
