@@ -7,8 +7,9 @@
 // softmax wrote and read 64 MiB of exponentials). This pass runs such a
 // chain as one parallel loop that takes each row through every stage in
 // turn: later stages find the row in the cache, and a temporary that only
-// the chain uses shrinks to one row. The stages stay linalg ops on the row
-// (rank-reduced subviews) for kiln-vectorize; the loop carries
+// the chain uses shrinks to one row, or lives in the output's row where the
+// stage that reads it last writes the output. The stages stay linalg ops on
+// the row (rank-reduced subviews) for kiln-vectorize; the loop carries
 // kiln.min_task_size, which tells kiln-cpu-flatten-parallel-loops to split
 // it, not the stages' loops.
 //
@@ -361,6 +362,39 @@ private:
     return temporaries;
   }
 
+  /// The buffer whose rows a temporary can share, where one is: the output
+  /// of the last stage that uses the temporary, an elementwise one reading
+  /// it as it writes the output (same map and type) and not reading the
+  /// output, where the output is no temporary of the chain, nothing before
+  /// that stage touches it, and no other temporary shares it. That stage
+  /// then updates the output in place, and the temporary takes no memory
+  /// of its own (a softmax's exponentials go straight into its result).
+  Value sharedOutput(Value temporary, ArrayRef<memref::AllocOp> temporaries,
+                     const llvm::SmallPtrSetImpl<Value> &shared) {
+    auto it = llvm::find_if(llvm::reverse(generics), [&](linalg::GenericOp g) {
+      return llvm::is_contained(g->getOperands(), temporary);
+    });
+    if (it == generics.rend() || it->getNumReductionLoops() != 0)
+      return {};
+    linalg::GenericOp stage = *it;
+    OpOperand *init = stage.getDpsInitOperand(0);
+    Value out = init->get();
+    if (out == temporary || out.getType() != temporary.getType() || shared.contains(out) ||
+        llvm::any_of(temporaries, [&](memref::AllocOp t) { return t.getResult() == out; }))
+      return {};
+    for (OpOperand *in : stage.getDpsInputOperands())
+      if (in->get() == out || (in->get() == temporary && stage.getMatchingIndexingMap(in) !=
+                                                             stage.getMatchingIndexingMap(init)))
+        return {};
+    for (Operation *op : ops) {
+      if (op == stage)
+        return out;
+      if (llvm::is_contained(op->getOperands(), out))
+        return {};
+    }
+    return {};
+  }
+
   /// The map from a row's loops (the reduced loop, then a column chain's
   /// columns) into the view rowView makes of a buffer that `map` indexes.
   AffineMap rowMap(AffineMap map) {
@@ -499,7 +533,14 @@ private:
     SmallVector<Value> heapRows;
     Value stack;
     int64_t stackBytes = 0;
+    llvm::SmallPtrSet<Value, 4> shared;
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(last + 1, ctx);
     for (memref::AllocOp alloc : temporaries) {
+      if (Value out = sharedOutput(alloc.getResult(), temporaries, shared)) {
+        shared.insert(out);
+        rowsOf[alloc.getResult()] = rowView(rewriter, loc, out, identity, ivs, columns);
+        continue;
+      }
       MemRefType type = alloc.getType();
       SmallVector<int64_t> shape = rowShape(type);
       auto rowType = MemRefType::get(shape, type.getElementType());

@@ -4,24 +4,25 @@
 // A softmax as the CPU pipeline has it before vectorising: a row max, the
 // exponentials, their row sum and the quotient, each over all rows. It
 // becomes one parallel loop over rows running the four stages on the row;
-// the exponentials and both statistics only the chain uses become a row
-// (and scalars) on the stack, freed at the end of each row.
+// both statistics only the chain uses become scalars on the stack, freed at
+// the end of each row, and the exponentials, which only the quotient reads
+// last, go into the output's row, which the quotient then updates in place.
 // CHECK-LABEL: func @softmax
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c8{{.*}}) step
 // CHECK: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK-DAG: %[[MAX:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f32>
-// CHECK-DAG: %[[EXPS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK-DAG: %[[EXPS:.*]] = memref.subview %arg1[%[[I]], 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1], offset: ?>>
 // CHECK-DAG: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<f32>
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[MAX]] : memref<f32>)
 // CHECK: %[[X:.*]] = memref.subview %arg0[%[[I]], 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1], offset: ?>>
 // CHECK: linalg.generic {indexing_maps = [#[[ROW:.*]], #[[SCALAR:.*]]], iterator_types = ["reduction"]} ins(%[[X]] : {{.*}}) outs(%[[MAX]] : memref<f32>)
-// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[SCALAR]], #[[ROW]]], iterator_types = ["parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] : memref<64xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[SCALAR]], #[[ROW]]], iterator_types = ["parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] :
 // CHECK: math.exp
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SUM]] : memref<f32>)
-// CHECK: linalg.generic {{.*}} ins(%[[EXPS]] : memref<64xf32>) outs(%[[SUM]] : memref<f32>)
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]] : {{.*}}) outs(%[[SUM]] : memref<f32>)
 // CHECK: %[[OUT:.*]] = memref.subview %arg1[%[[I]], 0] [1, 64] [1, 1]
-// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : memref<64xf32>, memref<f32>) outs(%[[OUT]] :
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : {{.*}}) outs(%[[OUT]] :
 // CHECK: llvm.intr.stackrestore %[[SP]]
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK-NOT: linalg.generic
@@ -234,7 +235,7 @@ func.func @view_escapes(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %flat: mem
 
 // Rows counted by a temporary (the first stage broadcasts into it): the
 // loop runs to the temporary's size operand, not to a memref.dim of the
-// allocation that becomes a row on the stack.
+// allocation, which goes (its rows are the output's).
 // Too few rows (fewer than two here, as the threads are) take the else
 // branch: the stages as they were, over all rows, with the temporaries in
 // full, deallocated there.
@@ -244,7 +245,7 @@ func.func @view_escapes(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %flat: mem
 // CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[N]], %c2
 // CHECK: scf.if %[[ENOUGH]] {
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]]) step
-// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: memref.subview %arg1[%{{.*}}, 0] [1, 64] [1, 1]
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK-NEXT: } else {
 // CHECK-NEXT: %[[T:.*]] = memref.alloc(%[[N]]) : memref<?x64xf32>
@@ -378,27 +379,26 @@ func.func @other_fill(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %other: memr
 
 // A softmax over dim 0 (a column chain): one parallel loop over slabs of
 // columns, each running the four stages on every row of its columns. The
-// statistics become a slab row on the stack, the exponentials (128 KiB, past
-// the 64 KiB on the stack) a slab allocated in the loop. With 16 threads the
-// slabs narrow to 64 columns (256 bytes) so that each thread has one.
+// statistics become a slab row on the stack, the exponentials the output's
+// slab. With 16 threads the slabs narrow to 64 columns (256 bytes) so that
+// each thread has one.
 // CHECK-LABEL: func @column_softmax
 // CHECK-NOT: memref.alloc(
 // CHECK: scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
 // CHECK: %[[C:.*]] = arith.muli %[[J]], %c512
 // CHECK: %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK-DAG: %[[MAX:.*]] = memref.alloca() {alignment = 64 : i64} : memref<512xf32>
-// CHECK-DAG: %[[EXPS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
+// CHECK-DAG: %[[EXPS:.*]] = memref.subview %arg1[0, %[[C]]] [64, 512] [1, 1] : memref<64x1024xf32> to memref<64x512xf32, strided<[1024, 1], offset: ?>>
 // CHECK-DAG: %[[SUM:.*]] = memref.alloca() {alignment = 64 : i64} : memref<512xf32>
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[MAX]] : memref<512xf32>)
 // CHECK: %[[X:.*]] = memref.subview %arg0[0, %[[C]]] [64, 512] [1, 1] : memref<64x1024xf32> to memref<64x512xf32, strided<[1024, 1], offset: ?>>
 // CHECK: linalg.generic {indexing_maps = [#[[ALL:.*]], #[[COL:.*]]], iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[MAX]] : memref<512xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[COL]], #[[ALL]]], iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] : memref<64x512xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[COL]], #[[ALL]]], iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %[[MAX]] : {{.*}}) outs(%[[EXPS]] :
 // CHECK: math.exp
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SUM]] : memref<512xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[EXPS]] : memref<64x512xf32>) outs(%[[SUM]] : memref<512xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[EXPS]] : {{.*}}) outs(%[[SUM]] : memref<512xf32>)
 // CHECK: %[[OUT:.*]] = memref.subview %arg1[0, %[[C]]] [64, 512] [1, 1]
-// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : memref<64x512xf32>, memref<512xf32>) outs(%[[OUT]] :
-// CHECK: memref.dealloc %[[EXPS]] : memref<64x512xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[EXPS]], %[[SUM]] : {{.*}}) outs(%[[OUT]] :
 // CHECK: llvm.intr.stackrestore %[[SP]]
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK-NOT: linalg.generic
@@ -406,9 +406,8 @@ func.func @other_fill(%x: memref<8x64xf32>, %out: memref<8x64xf32>, %other: memr
 // CHECK: return
 // MANY-LABEL: func @column_softmax
 // MANY: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c16{{.*}}) step
-// MANY-DAG: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
-// MANY-DAG: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
-// MANY-NOT: memref.alloc(
+// MANY: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// MANY: memref.subview %arg1[0, %{{.*}}] [64, 64] [1, 1]
 // MANY: } {kiln.min_task_size = 1 : index}
 #all = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -548,5 +547,131 @@ func.func @channels(%x: memref<2x21x8x64xf32>, %out: memref<2x21x8x64xf32>) {
     linalg.yield %q : f32
   }
   memref.dealloc %sum : memref<2x8x64xf32>
+  return
+}
+
+// -----
+
+// A temporary whose last reader is a reduction has no output to share: its
+// slab (128 KiB, past the 64 KiB on the stack) is allocated in the loop and
+// freed at its end; with 16 threads (64 columns, 16 KiB) it fits the stack.
+// CHECK-LABEL: func @heap_slab
+// CHECK: scf.parallel
+// CHECK: %[[T:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[T]] : memref<64x512xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : memref<64x512xf32>)
+// CHECK: memref.dealloc %[[T]] : memref<64x512xf32>
+// CHECK: } {kiln.min_task_size = 1 : index}
+// MANY-LABEL: func @heap_slab
+// MANY: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// MANY-NOT: memref.alloc()
+// MANY: } {kiln.min_task_size = 1 : index}
+#all = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @heap_slab(%x: memref<64x1024xf32>, %out: memref<64x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<64x1024xf32>
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x1024xf32>) outs(%t : memref<64x1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#all, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%t : memref<64x1024xf32>) outs(%sum : memref<1024xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #col, #all], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<64x1024xf32>, memref<1024xf32>) outs(%out : memref<64x1024xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %t : memref<64x1024xf32>
+  memref.dealloc %sum : memref<1024xf32>
+  return
+}
+
+// -----
+
+// A stage before the last reader of the temporary reads the output (its
+// old values): the temporary keeps a row of its own.
+// CHECK-LABEL: func @output_read_first
+// CHECK: scf.parallel
+// CHECK: %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[T]] : memref<64xf32>)
+// CHECK: } {kiln.min_task_size = 1 : index}
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @output_read_first(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x64xf32>) outs(%t : memref<8x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%t, %out : memref<8x64xf32>, memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %o: f32, %s: f32):
+    %a = arith.addf %e, %o : f32
+    %r = arith.addf %a, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %sum : memref<8x64xf32>, memref<8xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %t : memref<8x64xf32>
+  memref.dealloc %sum : memref<8xf32>
+  return
+}
+
+// -----
+
+// The stage reading the temporary last also reads the output (it adds to
+// it): the temporary keeps a row of its own.
+// CHECK-LABEL: func @output_added_to
+// CHECK: scf.parallel
+// CHECK: %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[T]] : memref<64xf32>)
+// CHECK: } {kiln.min_task_size = 1 : index}
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#stat = affine_map<(d0, d1) -> (d0)>
+func.func @output_added_to(%x: memref<8x64xf32>, %out: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x64xf32>) outs(%t : memref<8x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %sum = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<8x64xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #stat, #row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %sum, %out : memref<8x64xf32>, memref<8xf32>, memref<8x64xf32>) outs(%out : memref<8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %p: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    %a = arith.addf %q, %p : f32
+    linalg.yield %a : f32
+  }
+  memref.dealloc %t : memref<8x64xf32>
+  memref.dealloc %sum : memref<8xf32>
   return
 }

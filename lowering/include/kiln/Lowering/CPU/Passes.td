@@ -65,10 +65,13 @@ def KilnCpuRowKernels : Pass<"kiln-cpu-row-kernels", "mlir::ModuleOp"> {
     by the loops in order, with or without the row loop), and every buffer
     it touches must be one of its own (an allocation, a global or a function
     argument, or a view of one). A temporary that only the chain uses, with
-    a static row, becomes one row: on the stack (memref.alloca between
-    llvm.intr.stacksave and stackrestore) up to 64 KiB of them, else
-    allocated and freed in the loop. A softmax or layer_norm thus reads its
-    input from memory once and writes its output once. Fewer static rows
+    a static row, becomes one row: the row of the output that the last stage
+    reading it writes, where that stage is elementwise, reads it as it
+    writes the output and nothing before it touches the output (the stage
+    then updates the output in place); else on the stack (memref.alloca
+    between llvm.intr.stacksave and stackrestore) up to 64 KiB of them,
+    else allocated and freed in the loop. A softmax or layer_norm thus
+    reads its input from memory once and writes its output once. Fewer static rows
     than `threads` stay as they are, so that the elementwise stages still
     use every thread; a run-time number of rows takes the loop behind an
     scf.if on that number, whose else branch keeps the stages as they were.
