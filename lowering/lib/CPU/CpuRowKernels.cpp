@@ -111,8 +111,8 @@ std::optional<unsigned> reducedLoop(linalg::GenericOp op) {
   if (op.getNumReductionLoops() != 1 || iterators[last] != utils::IteratorType::parallel)
     return std::nullopt;
   unsigned row = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
-  if (!isRowLocal(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), row) ||
-      op.getMatchingIndexingMap(op.getDpsInitOperand(0)).getNumResults() != last)
+  AffineMap all = AffineMap::getMultiDimIdentityMap(last + 1, op.getContext());
+  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != all.dropResult(row))
     return std::nullopt;
   return row;
 }
@@ -580,10 +580,9 @@ private:
     for (Operation *op : ops) {
       if (auto fill = dyn_cast<linalg::FillOp>(op)) {
         Value out = fill.getDpsInits()[0];
-        AffineMap all = AffineMap::getMultiDimIdentityMap(last + 1, ctx);
         AffineMap map = cast<MemRefType>(out.getType()).getRank() == static_cast<int64_t>(last) + 1
-                            ? all
-                            : all.dropResult(row);
+                            ? identity
+                            : identity.dropResult(row);
         Value view = viewAt(out, map);
         auto rowFill = cast<linalg::FillOp>(rewriter.clone(*fill));
         rowFill.getDpsInitsMutable()[0].set(view);
