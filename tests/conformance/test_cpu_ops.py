@@ -964,12 +964,13 @@ def test_row_chains(shape, dtype):
 # image's channels, a mean taken out along it) run on the CPU as one loop
 # over slabs of columns (kiln-cpu-row-kernels' column chains): slabs that
 # divide the columns (1024), a narrower last one (3000, 300), columns of
-# run-time size, dims besides the columns inside the reduced one (4D),
-# 1024 f32 rows (slabs of 256-byte rows) and 2048 (the stages kept apart),
+# run-time size, dims inside the reduced one collapsed into one row of
+# columns (4D, 5D), 1024 f32 rows (slabs of 256-byte rows) and 2048 (the stages kept apart),
 # temporaries on the stack and past it, f16 and f64.
 @pytest.mark.parametrize("shape,dim,dtype", [((21, 3000), 0, np.float32),
                                              ((2, 21, 1024), 1, np.float32),
                                              ((3, 7, 5, 200), 1, np.float32),
+                                             ((2, 21, 4, 6, 50), 1, np.float32),
                                              ((1024, 300), 0, np.float32),
                                              ((2048, 100), 0, np.float32),
                                              ((21, 3000), 0, np.float16),
@@ -994,6 +995,20 @@ def test_column_chains(shape, dim, dtype):
         for got, want in zip(results, [softmax(xd, dim), np.log(softmax(s, dim)),
                                        xd - xd.mean(dim, keepdims=True)]):
             check(got, want, dtype)
+
+
+def test_column_chain_columns_apart():
+    """A channel softmax times a weight per column: the weight holds W but
+    not H, so H and W are not collapsed (slabs of W's columns)."""
+    x = rand((2, 21, 8, 200), np.float32, -4, 4)
+    w = rand((200,), np.float32)
+    t, tw = tensor_type(x.shape, np.float32), tensor_type(w.shape, np.float32)
+    results, _ = run_kiln(
+        f"func.func @main(%x: {t}, %w: {tw}) -> {t} {{\n"
+        f"  %s = kiln.softmax %x {{dim = 1}} : {t}\n"
+        f"  %m = kiln.mul %s, %w : ({t}, {tw}) -> {t}\n"
+        f"  return %m : {t}\n}}\n", [x, w])
+    check(results[0], softmax(x.astype(np.float64), 1) * w.astype(np.float64), np.float32)
 
 
 def test_column_chain_bf16():

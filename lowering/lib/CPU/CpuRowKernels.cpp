@@ -19,7 +19,9 @@
 // chain's "row" is a slab: every iteration of the reduced loop times a
 // block of the innermost loop's columns, wide enough for whole cache lines
 // and narrow enough that a slab of each buffer stays in L2 from one stage
-// to the next.
+// to the next. Where every buffer holds the loops inside the reduced one
+// as its last dims, contiguous, they are one row of columns (an NCHW
+// image's H and W), so that slabs are as wide there as over dim 0.
 //
 // A chain is a run of ops in one block: generics over the same loop ranges
 // and reduced loop, each a reduction over that loop or elementwise, with
@@ -203,6 +205,14 @@ public:
     row = *reduced;
     ranges = generics.front().getStaticLoopRanges();
     last = ranges.size() - 1;
+    columnsFrom = last;
+    if (isColumnChain() && collapsibleColumns()) {
+      columnsFrom = row + 1;
+      for (unsigned d = columnsFrom; d < last; ++d)
+        ranges[last] = ShapedType::isDynamic(ranges[d]) || ShapedType::isDynamic(ranges[last])
+                           ? ShapedType::kDynamic
+                           : ranges[d] * ranges[last];
+    }
     if (isColumnChain() && (slabColumns = chooseSlabColumns(threads)) == 0)
       return failure();
     minRows = std::max<int64_t>(threads, 2);
@@ -223,6 +233,47 @@ public:
 
 private:
   bool isColumnChain() const { return row != last; }
+  /// Whether loop `d` is one of those a column chain's columns collapse.
+  bool isCollapsedColumn(int64_t d) const { return d >= columnsFrom && d < last; }
+
+  /// Whether every buffer the stages and fills access holds either none of
+  /// the loops inside the reduced one or all of them, as its last dims in
+  /// order and in an identity layout (contiguous): they then collapse into
+  /// one dim of columns.
+  bool collapsibleColumns() {
+    auto holdsInner = [&](AffineMap map, MemRefType type) {
+      SmallVector<unsigned> inner;
+      for (AffineExpr e : map.getResults())
+        if (unsigned d = cast<AffineDimExpr>(e).getPosition(); d > row)
+          inner.push_back(d);
+      if (inner.empty())
+        return true;
+      unsigned count = last - row;
+      if (!type.getLayout().isIdentity() || inner.size() != count)
+        return false;
+      for (unsigned i = 0; i < count; ++i)
+        if (map.getDimPosition(map.getNumResults() - count + i) != row + 1 + i)
+          return false;
+      return true;
+    };
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(last + 1, generics.front().getContext());
+    for (Operation *op : ops) {
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        auto type = cast<MemRefType>(fill.getDpsInits()[0].getType());
+        if (!holdsInner(type.getRank() == static_cast<int64_t>(last) + 1 ? identity
+                                                                         : identity.dropResult(row),
+                        type))
+          return false;
+        continue;
+      }
+      if (auto g = dyn_cast<linalg::GenericOp>(op))
+        for (OpOperand &operand : g->getOpOperands())
+          if (auto type = dyn_cast<MemRefType>(operand.get().getType());
+              type && !holdsInner(g.getMatchingIndexingMap(&operand), type))
+            return false;
+    }
+    return true;
+  }
 
   /// The widest element the stages touch, in bytes (kiln keeps a bool in a
   /// byte).
@@ -259,7 +310,7 @@ private:
       return width;
     int64_t others = 1;
     for (int64_t d = 0; d < static_cast<int64_t>(last); ++d)
-      if (d != row)
+      if (d != row && !isCollapsedColumn(d))
         others *= ShapedType::isDynamic(ranges[d]) ? threads : ranges[d];
     if (others < threads) {
       int64_t share = columns / static_cast<int64_t>(llvm::divideCeil(threads, others));
@@ -276,6 +327,8 @@ private:
   /// Iterations of loop `d` of the loop over rows (a column chain's
   /// columns: its slabs), where static.
   int64_t trips(int64_t d) {
+    if (isCollapsedColumn(d))
+      return 1;
     if (ShapedType::isDynamic(ranges[d]) || d != last || !isColumnChain())
       return ranges[d];
     return llvm::divideCeil(ranges[d], slabColumns);
@@ -415,6 +468,14 @@ private:
   /// a view without the other loops' dims.
   Value rowView(OpBuilder &b, Location loc, Value buffer, AffineMap map,
                 ArrayRef<OpFoldResult> ivs, OpFoldResult columns) {
+    if (columnsFrom != last && map.isFunctionOfDim(last)) {
+      buffer = collapsedBuffers.lookup(buffer);
+      SmallVector<int64_t> inner;
+      for (auto [i, e] : llvm::enumerate(map.getResults()))
+        if (isCollapsedColumn(cast<AffineDimExpr>(e).getPosition()))
+          inner.push_back(i);
+      map = map.dropResults(inner);
+    }
     auto type = cast<MemRefType>(buffer.getType());
     SmallVector<OpFoldResult> offsets, sizes, strides;
     SmallVector<int64_t> shape;
@@ -440,6 +501,38 @@ private:
                                      sizes, strides);
   }
 
+  /// Collapses the columns of the buffers that rowView will view, but the
+  /// temporaries (their rows are buffers of their own), into one dim each.
+  void collapseColumns(OpBuilder &b, Location loc, ArrayRef<memref::AllocOp> temporaries) {
+    if (columnsFrom == last)
+      return;
+    auto collapse = [&](Value buffer, AffineMap map) {
+      if (!map.isFunctionOfDim(last) || collapsedBuffers.contains(buffer) ||
+          llvm::any_of(temporaries, [&](memref::AllocOp t) { return t.getResult() == buffer; }))
+        return;
+      int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+      int64_t inner = last - row;
+      SmallVector<ReassociationIndices> dims;
+      for (int64_t d = 0; d < rank - inner; ++d)
+        dims.push_back({d});
+      dims.push_back(llvm::to_vector(llvm::seq<int64_t>(rank - inner, rank)));
+      collapsedBuffers[buffer] = memref::CollapseShapeOp::create(b, loc, buffer, dims);
+    };
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(last + 1, b.getContext());
+    for (Operation *op : ops) {
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        Value out = fill.getDpsInits()[0];
+        collapse(out, cast<MemRefType>(out.getType()).getRank() == static_cast<int64_t>(last) + 1
+                          ? identity
+                          : identity.dropResult(row));
+      } else if (auto g = dyn_cast<linalg::GenericOp>(op)) {
+        for (OpOperand &operand : g->getOpOperands())
+          if (isa<MemRefType>(operand.get().getType()))
+            collapse(operand.get(), g.getMatchingIndexingMap(&operand));
+      }
+    }
+  }
+
   /// Rewrites the chain. The temporaries and their deallocations (which a
   /// later chain of the block may hold) go into `erased`, to be erased in
   /// order once the block is done.
@@ -463,21 +556,26 @@ private:
     SmallVector<int64_t> loopDims;
     SmallVector<std::pair<Value, int64_t>> sources = kiln::loopSources(first);
     auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
+    // An allocation's own size, not a memref.dim of it: it may be a
+    // temporary that goes.
+    auto loopSize = [&](int64_t d) -> Value {
+      auto [buffer, dim] = sources[d];
+      auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+      auto type = cast<MemRefType>(buffer.getType());
+      return alloc && type.isDynamicDim(dim)
+                 ? alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]
+                 : kiln::loopSize(rewriter, loc, sources[d]);
+    };
     Value zero = c(0), one = c(1), columnCount;
     for (int64_t d = 0; d <= last; ++d) {
       // A dim of one is no loop: the canonicalizer would drop it and with
       // it the loop's attributes.
       if (d == row || trips(d) == 1)
         continue;
-      // An allocation's own size, not a memref.dim of it: it may be a
-      // temporary that goes.
-      auto [buffer, dim] = sources[d];
-      auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-      auto type = cast<MemRefType>(buffer.getType());
-      Value size = alloc && type.isDynamicDim(dim)
-                       ? alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]
-                       : kiln::loopSize(rewriter, loc, sources[d]);
+      Value size = loopSize(d);
       if (d == last && isColumnChain()) {
+        for (int64_t inner = columnsFrom; inner < last; ++inner)
+          size = arith::MulIOp::create(rewriter, loc, loopSize(inner), size);
         columnCount = size;
         size = ShapedType::isDynamic(trips(d))
                    ? arith::CeilDivUIOp::create(rewriter, loc, size, c(slabColumns)).getResult()
@@ -488,6 +586,7 @@ private:
       steps.push_back(one);
       loopDims.push_back(d);
     }
+    collapseColumns(rewriter, loc, temporaries);
     // A run-time number of rows: too few of them run the stages one after
     // the other as before, each over all rows, so that the elementwise
     // stages still use every thread.
@@ -646,12 +745,14 @@ private:
   unsigned row = 0;            // the reduced loop
   unsigned last = 0;           // the innermost loop
   int64_t slabColumns = 0;     // a column chain's columns per slab
+  unsigned columnsFrom = 0;    // the first loop they collapse (`last` if none)
+  DenseMap<Value, Value> collapsedBuffers; // each with those loops as one dim
   int64_t minRows = 2;         // the fewest rows worth the loop over rows
 };
 
 /// The chains of `block`, each from its first op to its last stage.
-SmallVector<Chain> chainsIn(Block &block, const EqualRanges &ranges) {
-  SmallVector<Chain> chains;
+SmallVector<Chain, 0> chainsIn(Block &block, const EqualRanges &ranges) {
+  SmallVector<Chain, 0> chains;
   SmallVector<Operation *> window; // since the current chain's first stage
   SmallVector<RangeKey> keys;      // its stages' loop ranges
   size_t lastStage = 0;            // one past its last stage in `window`

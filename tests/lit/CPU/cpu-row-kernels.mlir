@@ -518,16 +518,24 @@ func.func @too_many_rows(%x: memref<2048x100xf32>, %out: memref<2048x100xf32>) {
 
 // -----
 
-// Over the channels of an NCHW image: the loops outside the channels (N)
-// and inside them but the columns (H) are the parallel loop's, and a row of
-// 64 columns is one slab.
+// Over the channels of an NCHW image: H and W, the last dims of every
+// buffer, collapse into one row of 512 columns, so that a slab is 21 x 512
+// (as wide as over dim 0 of a 21 x 1024 tensor, not 21 x 64); the loop
+// outside the channels (N) is the parallel loop's. With 16 threads, each
+// image's columns are 8 slabs of 64.
 // CHECK-LABEL: func @channels
-// CHECK: scf.parallel (%[[N:.*]], %[[H:.*]]) = (%{{.*}}, %{{.*}}) to (%c2{{.*}}, %c8{{.*}}) step
-// CHECK: %[[STAT:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
-// CHECK: %[[X:.*]] = memref.subview %arg0[%[[N]], 0, %[[H]], 0] [1, 21, 1, 64] [1, 1, 1, 1] : memref<2x21x8x64xf32> to memref<21x64xf32, strided<[512, 1], offset: ?>>
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[STAT]] : memref<64xf32>)
-// CHECK: memref.subview %arg1[%[[N]], 0, %[[H]], 0] [1, 21, 1, 64] [1, 1, 1, 1]
+// CHECK-DAG: %[[XC:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<2x21x8x64xf32> into memref<2x21x512xf32>
+// CHECK-DAG: %[[OC:.*]] = memref.collapse_shape %arg1 {{\[}}[0], [1], [2, 3]]
+// CHECK: scf.parallel (%[[N:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// CHECK: %[[STAT:.*]] = memref.alloca() {alignment = 64 : i64} : memref<512xf32>
+// CHECK: %[[X:.*]] = memref.subview %[[XC]][%[[N]], 0, 0] [1, 21, 512] [1, 1, 1] : memref<2x21x512xf32> to memref<21x512xf32, strided<[512, 1], offset: ?>>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[X]] : {{.*}}) outs(%[[STAT]] : memref<512xf32>)
+// CHECK: memref.subview %[[OC]][%[[N]], 0, 0] [1, 21, 512] [1, 1, 1]
 // CHECK: } {kiln.min_task_size = 1 : index}
+// MANY-LABEL: func @channels
+// MANY: scf.parallel (%[[N:.*]], %[[S:.*]]) = (%{{.*}}, %{{.*}}) to (%c2{{.*}}, %c8{{.*}}) step
+// MANY: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// MANY: } {kiln.min_task_size = 1 : index}
 #all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 func.func @channels(%x: memref<2x21x8x64xf32>, %out: memref<2x21x8x64xf32>) {
@@ -547,6 +555,75 @@ func.func @channels(%x: memref<2x21x8x64xf32>, %out: memref<2x21x8x64xf32>) {
     linalg.yield %q : f32
   }
   memref.dealloc %sum : memref<2x8x64xf32>
+  return
+}
+
+// -----
+
+// A buffer that holds W but not H (a weight per column) keeps H and W
+// apart: the slabs are W's 64 columns, H a loop of the parallel loop.
+// CHECK-LABEL: func @columns_not_collapsed
+// CHECK-NOT: memref.collapse_shape
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%c2{{.*}}, %c8{{.*}}) step
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @columns_not_collapsed(%x: memref<2x21x8x64xf32>, %scale: memref<64xf32>, %out: memref<2x21x8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2x8x64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2x8x64xf32>)
+  linalg.generic {indexing_maps = [#all, #ch], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : memref<2x21x8x64xf32>) outs(%sum : memref<2x8x64xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #ch, #w, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %sum, %scale : memref<2x21x8x64xf32>, memref<2x8x64xf32>, memref<64xf32>) outs(%out : memref<2x21x8x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %k: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    %m = arith.mulf %q, %k : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %sum : memref<2x8x64xf32>
+  return
+}
+
+// -----
+
+// Run-time H: the columns (H x 64) are known only at run time; slabs of
+// 1552 columns (about 128 KiB of 21 f32 rows), the last narrower (minui).
+// CHECK-LABEL: func @channels_run_time_rows
+// CHECK: %[[COLUMNS:.*]] = arith.muli %{{.*}}, %c64
+// CHECK: %[[SLABS:.*]] = arith.ceildivui %[[COLUMNS]], %c1552
+// CHECK: %[[XC:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<2x21x?x64xf32> into memref<2x21x?xf32>
+// CHECK: scf.parallel (%[[N:.*]], %[[S:.*]]) = (%{{.*}}, %{{.*}}) to (%c2{{.*}}, %[[SLABS]]) step
+// CHECK: %[[FIRST:.*]] = arith.muli %[[S]], %c1552
+// CHECK: %[[LEFT:.*]] = arith.subi %[[COLUMNS]], %[[FIRST]]
+// CHECK: %[[WIDTH:.*]] = arith.minui %[[LEFT]], %c1552
+// CHECK: memref.subview %[[XC]][%[[N]], 0, %[[FIRST]]] [1, 21, %[[WIDTH]]] [1, 1, 1]
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+func.func @channels_run_time_rows(%x: memref<2x21x?x64xf32>, %out: memref<2x21x?x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c2 = arith.constant 2 : index
+  %h = memref.dim %x, %c2 : memref<2x21x?x64xf32>
+  %sum = memref.alloc(%h) : memref<2x?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2x?x64xf32>)
+  linalg.generic {indexing_maps = [#all, #ch], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%x : memref<2x21x?x64xf32>) outs(%sum : memref<2x?x64xf32>) {
+  ^bb0(%e: f32, %s: f32):
+    %r = arith.addf %e, %s fastmath<reassoc> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#all, #ch, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %sum : memref<2x21x?x64xf32>, memref<2x?x64xf32>) outs(%out : memref<2x21x?x64xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %sum : memref<2x?x64xf32>
   return
 }
 
