@@ -23,15 +23,14 @@
 // as its last dims, contiguous, they are one row of columns (an NCHW
 // image's H and W), so that slabs are as wide there as over dim 0.
 //
-// A chain is a run of ops in one block: generics over the same loop ranges
-// and reduced loop, each a reduction over that loop or elementwise, with
-// only fills, allocations, deallocations and pure ops between them. Every
-// buffer the chain writes is accessed by it slab by slab (indexed by the
-// loops in order, with or without the reduced one), so each slab reads what
-// it read when every stage ran over all of them before the next.
+// kiln::ReductionChain (lowering/lib/Common/ReductionChain.cpp) finds the
+// chains and checks that every buffer they write is accessed slab by slab,
+// so each slab reads what it read when every stage ran over all of them
+// before the next.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/Lowering/Common/ReductionChain.h"
 #include "kiln/Lowering/Common/RowReduction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,10 +39,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/EquivalenceClasses.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUROWKERNELS
@@ -53,8 +48,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-using kiln::RangeKey;
 
 /// Per-row temporaries on the stack together at most this large: a pool
 /// thread's stack holds them (a row of 4096 f32 is 16 KiB). Larger ones
@@ -75,136 +68,23 @@ constexpr int64_t kMinSlabRowBytes = 256;
 constexpr int64_t kMaxSlabRowBytes = 8192;
 constexpr int64_t kCacheLineBytes = 64;
 
-/// The buffer that `v` is a view of (itself if none).
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether `buffer` is a buffer of its own, which no other value aliases
-/// except through views: an allocation, a global or an argument of the
-/// function (not of a block inside it, nor a memref.transpose, which is
-/// not a view op).
-bool isOwnBuffer(Value buffer) {
-  if (auto arg = dyn_cast<BlockArgument>(buffer))
-    return arg.getOwner()->isEntryBlock() &&
-           isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(
-      buffer.getDefiningOp());
-}
-
-/// Whether `map` indexes a buffer row by row (slab by slab): its results
-/// are the loops in order, with or without the reduced loop `row`.
-bool isRowLocal(AffineMap map, unsigned row) {
-  AffineMap all = AffineMap::getMultiDimIdentityMap(map.getNumDims(), map.getContext());
-  return map == all || map == all.dropResult(row);
-}
-
-/// The loop that `op` reduces where kiln-vectorize takes it as a stage: the
-/// innermost (a row reduction) or, with parallel loops inside it, an outer
-/// one (a reduction over outer loops), the output indexed by the other
-/// loops in order.
-std::optional<unsigned> reducedLoop(linalg::GenericOp op) {
-  unsigned last = op.getNumLoops() - 1;
-  if (kiln::matchRowReduction(op))
-    return last;
-  auto iterators = op.getIteratorTypesArray();
-  if (op.getNumReductionLoops() != 1 || iterators[last] != utils::IteratorType::parallel)
-    return std::nullopt;
-  unsigned row = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
-  AffineMap all = AffineMap::getMultiDimIdentityMap(last + 1, op.getContext());
-  if (op.getMatchingIndexingMap(op.getDpsInitOperand(0)) != all.dropResult(row))
-    return std::nullopt;
-  return row;
-}
-
-/// Whether `op` can be a stage: a reduction over one loop kiln-vectorize
-/// takes, or an elementwise op writing in iteration order, with a scalar
-/// body and maps that pick loops (no constants, no loop twice).
-bool isStage(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumLoops() < 2 ||
-      !kiln::hasScalarBody(op) ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isProjectedPermutation(); }))
-    return false;
-  if (reducedLoop(op))
-    return true;
-  return op.getNumParallelLoops() == op.getNumLoops() &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
-}
-
-/// Ops that may sit between stages: the loop takes them out of its way
-/// (pure ops and allocations before it, deallocations after it).
-bool isMovable(Operation &op) {
-  return (isPure(&op) && op.getNumRegions() == 0) || isa<memref::AllocOp, memref::DeallocOp>(op);
-}
-
-/// Loop ranges that the block's generics say are equal: a linalg op's
-/// operand dims over one loop agree, so `?` rows of an op's input and
-/// output (or of an allocation sized from another buffer) match.
-class EqualRanges {
-public:
-  explicit EqualRanges(Block &block) {
-    for (auto g : block.getOps<linalg::GenericOp>()) {
-      SmallVector<std::optional<RangeKey>> byLoop(g.getNumLoops());
-      for (OpOperand &operand : g->getOpOperands()) {
-        if (!isa<MemRefType>(operand.get().getType()))
-          continue;
-        for (auto [p, e] : llvm::enumerate(g.getMatchingIndexingMap(&operand).getResults())) {
-          auto d = dyn_cast<AffineDimExpr>(e);
-          if (!d)
-            continue;
-          RangeKey key = kiln::rangeKey(operand.get(), p);
-          std::optional<RangeKey> &first = byLoop[d.getPosition()];
-          if (first)
-            classes.unionSets(*first, key);
-          else
-            first = classes.getOrInsertLeaderValue(key);
-        }
-      }
-    }
-  }
-  /// The representatives of `op`'s loop ranges.
-  SmallVector<RangeKey> loopsOf(linalg::GenericOp op) const {
-    return llvm::map_to_vector(kiln::loopKeys(op), [&](const RangeKey &key) {
-      return classes.contains(key) ? classes.getLeaderValue(key) : key;
-    });
-  }
-
-private:
-  llvm::EquivalenceClasses<RangeKey> classes;
-};
-
-/// A chain of stages and the fills and movable ops between them.
+/// A chain as kiln-cpu-row-kernels runs it: one loop over rows or slabs.
 class Chain {
 public:
-  explicit Chain(SmallVector<Operation *> ops) : ops(std::move(ops)) {}
+  explicit Chain(kiln::ReductionChain chain) : chain(std::move(chain)) {}
 
   /// Checks the chain and rewrites it into one loop over rows (a column
   /// chain's slabs), where it has at least `threads` of them (checked at
   /// run time where their number is known only then).
   LogicalResult run(IRRewriter &rewriter, int64_t threads,
                     SmallVectorImpl<Operation *> &erased) {
-    for (Operation *op : ops)
-      if (auto g = dyn_cast<linalg::GenericOp>(op))
-        generics.push_back(g);
-    if (generics.size() < 2)
+    if (failed(chain.analyze()))
       return failure();
-    std::optional<unsigned> reduced;
-    for (linalg::GenericOp g : generics) {
-      if (g.getNumReductionLoops() == 0)
-        continue;
-      std::optional<unsigned> loop = reducedLoop(g);
-      if (reduced && loop != reduced)
-        return failure();
-      reduced = loop;
-    }
-    if (!reduced)
-      return failure();
-    row = *reduced;
-    ranges = generics.front().getStaticLoopRanges();
-    last = ranges.size() - 1;
+    ops = llvm::to_vector(chain.ops());
+    generics = llvm::to_vector(chain.stages());
+    row = chain.reducedLoop();
+    last = chain.innermostLoop();
+    ranges = llvm::to_vector(chain.ranges());
     columnsFrom = last;
     if (isColumnChain() && collapsibleColumns()) {
       columnsFrom = row + 1;
@@ -217,15 +97,6 @@ public:
       return failure();
     minRows = std::max<int64_t>(threads, 2);
     if (std::optional<int64_t> rows = staticRows(); rows && *rows < minRows)
-      return failure();
-    for (linalg::GenericOp g : generics)
-      written.insert(rootOf(g.getDpsInits()[0]));
-    // What comes before the first stage stays where it is.
-    auto first = llvm::find_if(ops, [&](Operation *op) {
-      return isa<linalg::GenericOp>(op) || isFillStage(op);
-    });
-    ops.erase(ops.begin(), first);
-    if (failed(checkAccesses()))
       return failure();
     rewrite(rewriter, erased);
     return success();
@@ -347,35 +218,6 @@ private:
     return rows;
   }
 
-  /// Whether `op` is a fill of what the chain writes (its initial values).
-  bool isFillStage(Operation *op) {
-    auto fill = dyn_cast<linalg::FillOp>(op);
-    return fill && fill.hasPureBufferSemantics() &&
-           written.contains(rootOf(fill.getDpsInits()[0]));
-  }
-
-  /// Every buffer the chain writes is a buffer of its own, reached only
-  /// through that value, row by row; what the chain reads is of buffers of
-  /// their own too (so nothing else aliases what it writes); fills between
-  /// stages fill only what the chain writes.
-  LogicalResult checkAccesses() {
-    for (linalg::GenericOp g : generics)
-      for (OpOperand &operand : g->getOpOperands()) {
-        if (!isa<MemRefType>(operand.get().getType()))
-          continue;
-        Value root = rootOf(operand.get());
-        if (!isOwnBuffer(root) ||
-            (written.contains(root) &&
-             (root != operand.get() || !isRowLocal(g.getMatchingIndexingMap(&operand), row))))
-          return failure();
-      }
-    for (Operation *op : ops)
-      if (auto fill = dyn_cast<linalg::FillOp>(op);
-          fill && (!isFillStage(op) || rootOf(fill.getDpsInits()[0]) != fill.getDpsInits()[0]))
-        return failure();
-    return success();
-  }
-
   /// The static shape of one row (slab) of a buffer the chain writes:
   /// the reduced loop's dim where it has one, then a column chain's
   /// columns.
@@ -388,64 +230,13 @@ private:
     return shape;
   }
 
-  /// Allocations only the chain uses (and deallocates), of a static row
-  /// shape: they shrink to one row.
+  /// The chain's temporaries of a static row shape: they shrink to a row.
   SmallVector<memref::AllocOp> rowTemporaries() {
-    SmallVector<memref::AllocOp> temporaries;
-    // Only the stages: a view of a buffer (even one between them) may be
-    // read after the chain.
-    llvm::SmallPtrSet<Operation *, 16> stages;
-    for (Operation *op : ops)
-      if (isa<linalg::GenericOp, linalg::FillOp>(op))
-        stages.insert(op);
-    for (Value root : written) {
-      auto alloc = root.getDefiningOp<memref::AllocOp>();
-      if (!alloc)
-        continue;
-      MemRefType type = alloc.getType();
-      if (!type.getLayout().isIdentity() || !type.getElementType().isIntOrFloat() ||
-          llvm::any_of(rowShape(type), ShapedType::isDynamic))
-        continue;
-      bool onlyChain = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-        return stages.contains(user) || isa<memref::DeallocOp>(user);
-      });
-      if (onlyChain)
-        temporaries.push_back(alloc);
-    }
-    return temporaries;
-  }
-
-  /// The buffer whose rows a temporary can share, where one is: the output
-  /// of the last stage that uses the temporary, an elementwise one reading
-  /// it as it writes the output (same map and type) and not reading the
-  /// output, where the output is no temporary of the chain, nothing before
-  /// that stage touches it, and no other temporary shares it. That stage
-  /// then updates the output in place, and the temporary takes no memory
-  /// of its own (a softmax's exponentials go straight into its result).
-  Value sharedOutput(Value temporary, ArrayRef<memref::AllocOp> temporaries,
-                     const llvm::SmallPtrSetImpl<Value> &shared) {
-    auto it = llvm::find_if(llvm::reverse(generics), [&](linalg::GenericOp g) {
-      return llvm::is_contained(g->getOperands(), temporary);
+    SmallVector<memref::AllocOp> temporaries = chain.temporaries();
+    llvm::erase_if(temporaries, [&](memref::AllocOp alloc) {
+      return llvm::any_of(rowShape(alloc.getType()), ShapedType::isDynamic);
     });
-    if (it == generics.rend() || it->getNumReductionLoops() != 0)
-      return {};
-    linalg::GenericOp stage = *it;
-    OpOperand *init = stage.getDpsInitOperand(0);
-    Value out = init->get();
-    if (out == temporary || out.getType() != temporary.getType() || shared.contains(out) ||
-        llvm::any_of(temporaries, [&](memref::AllocOp t) { return t.getResult() == out; }))
-      return {};
-    for (OpOperand *in : stage.getDpsInputOperands())
-      if (in->get() == out || (in->get() == temporary && stage.getMatchingIndexingMap(in) !=
-                                                             stage.getMatchingIndexingMap(init)))
-        return {};
-    for (Operation *op : ops) {
-      if (op == stage)
-        return out;
-      if (llvm::is_contained(op->getOperands(), out))
-        return {};
-    }
-    return {};
+    return temporaries;
   }
 
   /// The map from a row's loops (the reduced loop, then a column chain's
@@ -635,7 +426,7 @@ private:
     llvm::SmallPtrSet<Value, 4> shared;
     AffineMap identity = AffineMap::getMultiDimIdentityMap(last + 1, ctx);
     for (memref::AllocOp alloc : temporaries) {
-      if (Value out = sharedOutput(alloc.getResult(), temporaries, shared)) {
+      if (Value out = chain.sharedOutput(alloc.getResult(), temporaries, shared)) {
         shared.insert(out);
         rowsOf[alloc.getResult()] = rowView(rewriter, loc, out, identity, ivs, columns);
         continue;
@@ -738,9 +529,9 @@ private:
       rewriter.moveOpAfter(op, loop);
   }
 
-  SmallVector<Operation *> ops;
-  SmallVector<linalg::GenericOp> generics;
-  llvm::SetVector<Value> written;
+  kiln::ReductionChain chain;
+  SmallVector<Operation *> ops;            // the chain's, once analysed
+  SmallVector<linalg::GenericOp> generics; // its stages
   SmallVector<int64_t> ranges; // the stages' loop ranges
   unsigned row = 0;            // the reduced loop
   unsigned last = 0;           // the innermost loop
@@ -750,45 +541,6 @@ private:
   int64_t minRows = 2;         // the fewest rows worth the loop over rows
 };
 
-/// The chains of `block`, each from its first op to its last stage.
-SmallVector<Chain, 0> chainsIn(Block &block, const EqualRanges &ranges) {
-  SmallVector<Chain, 0> chains;
-  SmallVector<Operation *> window; // since the current chain's first stage
-  SmallVector<RangeKey> keys;      // its stages' loop ranges
-  size_t lastStage = 0;            // one past its last stage in `window`
-  auto close = [&]() {
-    window.resize(lastStage);
-    if (!window.empty())
-      chains.emplace_back(std::move(window));
-    window.clear();
-    keys.clear();
-    lastStage = 0;
-  };
-  for (Operation &op : block) {
-    auto g = dyn_cast<linalg::GenericOp>(op);
-    if (g && isStage(g)) {
-      SmallVector<RangeKey> k = ranges.loopsOf(g);
-      if (!keys.empty() && k != keys) {
-        // The ops after the last stage may lead into the next chain.
-        SmallVector<Operation *> rest(window.begin() + lastStage, window.end());
-        close();
-        window = std::move(rest);
-      }
-      keys = k;
-      window.push_back(&op);
-      lastStage = window.size();
-      continue;
-    }
-    if (isa<linalg::FillOp>(op) || isMovable(op)) {
-      window.push_back(&op);
-      continue;
-    }
-    close();
-  }
-  close();
-  return chains;
-}
-
 struct KilnCpuRowKernelsPass : kiln::impl::KilnCpuRowKernelsBase<KilnCpuRowKernelsPass> {
   using KilnCpuRowKernelsBase::KilnCpuRowKernelsBase;
   void runOnOperation() override {
@@ -797,8 +549,8 @@ struct KilnCpuRowKernelsPass : kiln::impl::KilnCpuRowKernelsBase<KilnCpuRowKerne
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks) {
       SmallVector<Operation *> erased;
-      for (Chain &chain : chainsIn(*block, EqualRanges(*block)))
-        (void)chain.run(rewriter, threads, erased);
+      for (kiln::ReductionChain &candidate : kiln::ReductionChain::chainsIn(*block))
+        (void)Chain(std::move(candidate)).run(rewriter, threads, erased);
       for (Operation *op : erased)
         rewriter.eraseOp(op);
     }
