@@ -34,6 +34,7 @@
 #include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/GPU/BlockLoop.h"
 #include "kiln/Lowering/GPU/Passes.h"
+#include "kiln/Lowering/GPU/SerialReductions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -58,15 +59,6 @@ namespace {
 
 using utils::IteratorType;
 
-/// A thread per output reduces at most this many elements serially...
-constexpr int64_t kMaxSerialReduction = 4096;
-/// ... where its outputs fill the GPU (64 blocks of 256 threads) or its
-/// reduction is this short (a block per output would idle most threads).
-constexpr int64_t kMinThreadPerOutputs = 16384;
-constexpr int64_t kShortReduction = 64;
-/// Loads a thread per output keeps in flight: its loop is unrolled so far
-/// (one at a time, each a trip to memory, it ran at 2.7x its floor).
-constexpr int64_t kSerialUnroll = 4;
 /// A thread per output of a window (the generic mapping's loops, not
 /// unrolled) sums at most this many taps: lavapipe ends an invocation's
 /// loops after 65535 iterations in all, the outer window loops' included.
@@ -183,9 +175,7 @@ bool threadPerOutput(linalg::GenericOp op) {
                          length = staticCount(op, IteratorType::reduction);
   // A pooling window's index sums: its windows stay the generic mapping's.
   return projectedPermutations(op, /*zeros=*/true) && readsAcrossOutputs(op) && outputs &&
-         length &&
-         *length <= kMaxSerialReduction &&
-         (*outputs >= kMinThreadPerOutputs || *length <= kShortReduction);
+         length && kiln::isSerialPerOutput(*outputs, *length);
 }
 
 /// Whether `op` (a pooling window's or direct conv's index sums, which the
@@ -207,7 +197,7 @@ bool chunked(linalg::GenericOp op) {
                          length = staticCount(op, IteratorType::reduction);
   return op.getNumReductionLoops() == 1 && projectedPermutations(op, /*zeros=*/true) &&
          readsAcrossOutputs(op) && outputs && *outputs > 0 && length &&
-         *length > kShortReduction && !threadPerOutput(op);
+         *length > kiln::kShortReduction && !threadPerOutput(op);
 }
 
 /// Whether `op`, one reduced loop of a run-time or long length whose
@@ -221,7 +211,7 @@ bool longRowsWithoutAllReduce(linalg::GenericOp op) {
       kiln::allReducesOn(getElementTypeOrSelf(op.getDpsInits()[0].getType())))
     return false;
   std::optional<int64_t> length = staticCount(op, IteratorType::reduction);
-  return !length || *length > kMaxSerialReduction;
+  return !length || *length > kiln::kMaxSerialReduction;
 }
 
 bool parallelLoopsAreFirst(linalg::GenericOp op) {
@@ -382,8 +372,8 @@ void buildThreadPerOutput(IRRewriter &rewriter, linalg::GenericOp op,
   // A run-time length is unrolled too (with a remainder loop).
   std::optional<int64_t> length =
       chunks ? std::optional<int64_t>(chunks->size) : getConstantIntValue(ranges.back());
-  if (!length || *length >= kSerialUnroll)
-    (void)loopUnrollByFactor(nest.loops.back(), static_cast<uint64_t>(kSerialUnroll));
+  if (!length || *length >= kiln::kSerialUnroll)
+    (void)loopUnrollByFactor(nest.loops.back(), static_cast<uint64_t>(kiln::kSerialUnroll));
   rewriter.eraseOp(op);
 }
 
@@ -412,7 +402,7 @@ linalg::GenericOp buildChunkedThreadPerOutput(IRRewriter &rewriter, linalg::Gene
   std::optional<int64_t> count;
   if (outputs && length) {
     count = std::clamp(llvm::divideCeilSigned(kChunkedThreads, std::max<int64_t>(*outputs, 1)),
-                       int64_t{2}, llvm::divideCeilSigned(*length, kShortReduction));
+                       int64_t{2}, llvm::divideCeilSigned(*length, kiln::kShortReduction));
     count = std::max(*count, llvm::divideCeilSigned(*length, maxSize));
     size = std::max<int64_t>(llvm::divideCeilSigned(*length, *count), 1);
     count = llvm::divideCeilSigned(*length, size);
@@ -545,8 +535,8 @@ void mapMatmul(IRRewriter &rewriter, linalg::LinalgOp op) {
         op->getContext(), add.getFastmath() | arith::FastMathFlags::reassoc));
   if (serial)
     return buildThreadPerOutput(rewriter, *generic);
-  if (staticCount(*generic, IteratorType::parallel).value_or(kMinThreadPerOutputs) <
-          kMinThreadPerOutputs ||
+  if (staticCount(*generic, IteratorType::parallel).value_or(kiln::kMinThreadPerOutputs) <
+          kiln::kMinThreadPerOutputs ||
       !readsAcrossOutputs(*generic))
     return;
   if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(*generic))
@@ -600,7 +590,7 @@ struct KilnGpuNormalizeReductionsPass
       if ((chunked(op) || longRows) && parallelLoopsAreFirst(op))
         if (std::optional<kiln::RowReduction> reduction = kiln::matchRowReduction(op)) {
           linalg::GenericOp partialsCombine =
-              buildChunkedThreadPerOutput(rewriter, op, *reduction, kMaxSerialReduction);
+              buildChunkedThreadPerOutput(rewriter, op, *reduction, kiln::kMaxSerialReduction);
           combines.insert(partialsCombine);
           work.push_back(partialsCombine);
           continue;

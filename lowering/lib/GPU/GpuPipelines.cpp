@@ -37,6 +37,7 @@ void buildGpuKernelOutliningPipeline(OpPassManager &pm, const GpuOutliningOption
   KilnGpuScatterAddsOptions scatterAdds;
   scatterAdds.atomicTypes.assign(options.atomicAddTypes.begin(), options.atomicAddTypes.end());
   pm.addPass(createKilnGpuScatterAdds(scatterAdds));
+  pm.addPass(createKilnGpuColumnChains());
   pm.addPass(createKilnGpuNormalizeReductions());
   pm.addPass(createKilnGpuSplitReductions());
   KilnGpuRowReductionsOptions rows;

@@ -129,6 +129,27 @@ def KilnGpuScatterAdds : Pass<"kiln-gpu-scatter-adds", "mlir::ModuleOp"> {
                            "mlir::linalg::LinalgDialect"];
 }
 
+def KilnGpuColumnChains : Pass<"kiln-gpu-column-chains", "mlir::ModuleOp"> {
+  let summary = "Chains reduced over an outer dim (softmax over dim 0) as one loop, a column per thread";
+  let description = [{
+    A softmax over dim 0 or over an NCHW image's channels reaches the GPU
+    as a chain of reductions over that dim and elementwise ops reading
+    them (kiln::ReductionChain): four kernels, each a pass over the tensor,
+    the exponentials written to a temporary as large as it and read back
+    twice. Where the reduced dim is at most 64 long (so that
+    kiln-gpu-normalize-reductions gives each reduction a thread per output,
+    serially, loads coalesced across threads), this pass runs the whole
+    chain so: one scf.parallel over the columns (every loop but the
+    reduced one), each column running the stages in turn as serial loops
+    over the reduced dim, unrolled by 4. A column's statistics stay in
+    registers; a temporary whose last reader writes the output
+    elementwise lives in the output (the exponentials); later stages read
+    the column again from the cache. Static sizes only.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def KilnGpuNormalizeReductions
     : Pass<"kiln-gpu-normalize-reductions", "mlir::ModuleOp"> {
   let summary = "Give each reduction a mapping where no thread reduces a long run alone";
