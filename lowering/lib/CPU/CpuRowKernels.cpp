@@ -331,14 +331,7 @@ private:
     linalg::GenericOp first = generics.front();
     Location loc = first.getLoc();
     Operation *start = ops.front();
-    // Pure ops and allocations go before the loop, deallocations after it.
-    SmallVector<Operation *> after;
-    for (Operation *op : ops) {
-      if (isa<memref::DeallocOp>(op))
-        after.push_back(op);
-      else if (!isa<linalg::GenericOp, linalg::FillOp>(op) && op != start)
-        rewriter.moveOpBefore(op, start);
-    }
+    SmallVector<Operation *> after = chain.moveOutOfTheWay(rewriter);
     SmallVector<memref::AllocOp> temporaries = rowTemporaries();
 
     MLIRContext *ctx = rewriter.getContext();
@@ -512,13 +505,9 @@ private:
         if (isa<linalg::GenericOp, linalg::FillOp>(op))
           rewriter.clone(*op);
     }
-    for (Operation *op : ops)
-      if (isa<linalg::GenericOp, linalg::FillOp>(op))
-        rewriter.eraseOp(op);
+    chain.eraseStages(rewriter);
     for (memref::AllocOp alloc : temporaries) {
-      for (Operation *user : alloc->getUsers())
-        if (isa<memref::DeallocOp>(user))
-          erased.push_back(user);
+      kiln::ReductionChain::appendDeallocations(alloc, erased);
       if (guard)
         memref::DeallocOp::create(rewriter, alloc.getLoc(), alloc);
       else

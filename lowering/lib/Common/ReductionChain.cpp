@@ -264,4 +264,29 @@ Value ReductionChain::sharedOutput(Value temporary, ArrayRef<memref::AllocOp> te
   return {};
 }
 
+SmallVector<Operation *> ReductionChain::moveOutOfTheWay(RewriterBase &rewriter) const {
+  Operation *start = chainOps.front();
+  SmallVector<Operation *> after;
+  for (Operation *op : chainOps) {
+    if (isa<memref::DeallocOp>(op))
+      after.push_back(op);
+    else if (!isa<linalg::GenericOp, linalg::FillOp>(op) && op != start)
+      rewriter.moveOpBefore(op, start);
+  }
+  return after;
+}
+
+void ReductionChain::eraseStages(RewriterBase &rewriter) const {
+  for (Operation *op : chainOps)
+    if (isa<linalg::GenericOp, linalg::FillOp>(op))
+      rewriter.eraseOp(op);
+}
+
+void ReductionChain::appendDeallocations(memref::AllocOp temporary,
+                                         SmallVectorImpl<Operation *> &erased) {
+  for (Operation *user : temporary->getUsers())
+    if (isa<memref::DeallocOp>(user))
+      erased.push_back(user);
+}
+
 } // namespace kiln

@@ -159,14 +159,7 @@ private:
     ArrayRef<Operation *> ops = chain.ops();
     Operation *start = ops.front();
     Location loc = start->getLoc();
-    // Pure ops and allocations go before the loop, deallocations after it.
-    SmallVector<Operation *> after;
-    for (Operation *op : ops) {
-      if (isa<memref::DeallocOp>(op))
-        after.push_back(op);
-      else if (!isa<linalg::GenericOp, linalg::FillOp>(op) && op != start)
-        rewriter.moveOpBefore(op, start);
-    }
+    SmallVector<Operation *> after = chain.moveOutOfTheWay(rewriter);
     SmallVector<memref::AllocOp> temporaries = chain.temporaries();
     SmallVector<memref::AllocOp> gone;
     llvm::SmallPtrSet<Value, 4> shared;
@@ -246,13 +239,9 @@ private:
       for (scf::ForOp loop : serialLoops)
         (void)loopUnrollByFactor(loop, static_cast<uint64_t>(kiln::kSerialUnroll));
 
-    for (Operation *op : ops)
-      if (isa<linalg::GenericOp, linalg::FillOp>(op))
-        rewriter.eraseOp(op);
+    chain.eraseStages(rewriter);
     for (memref::AllocOp alloc : gone) {
-      for (Operation *user : alloc->getUsers())
-        if (isa<memref::DeallocOp>(user))
-          erased.push_back(user);
+      kiln::ReductionChain::appendDeallocations(alloc, erased);
       erased.push_back(alloc);
     }
     for (Operation *op : llvm::reverse(after))

@@ -69,6 +69,18 @@ public:
                            llvm::ArrayRef<mlir::memref::AllocOp> temporaries,
                            const llvm::SmallPtrSetImpl<mlir::Value> &shared) const;
 
+  /// Moves the pure ops and allocations between the stages before the
+  /// first op, out of the way of the loop a target puts there; returns the
+  /// deallocations, for the target to move after its loop.
+  llvm::SmallVector<mlir::Operation *> moveOutOfTheWay(mlir::RewriterBase &rewriter) const;
+
+  /// Erases the stages and fills, which the target's loop replaced.
+  void eraseStages(mlir::RewriterBase &rewriter) const;
+
+  /// The deallocations of `temporary`, which go when it does.
+  static void appendDeallocations(mlir::memref::AllocOp temporary,
+                                  llvm::SmallVectorImpl<mlir::Operation *> &erased);
+
 private:
   explicit ReductionChain(llvm::SmallVector<mlir::Operation *> ops) : chainOps(std::move(ops)) {}
   mlir::LogicalResult checkAccesses() const;
