@@ -30,6 +30,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   tile.vectorWidth = options.vectorWidth;
   tile.threads = threads;
   pm.addPass(createKilnCpuTileMatmul(tile));
+  KilnCpuAttentionBlocksOptions attentionBlocks;
+  attentionBlocks.vectorWidth = options.vectorWidth;
+  pm.addPass(createKilnCpuAttentionBlocks(attentionBlocks));
   KilnAttentionToLoopsOptions attention;
   attention.lanes = options.vectorWidth;
   pm.addPass(createKilnAttentionToLoops(attention));

@@ -28,6 +28,36 @@ def KilnCpuTileMatmul : Pass<"kiln-cpu-tile-matmul", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect", "mlir::math::MathDialect"];
 }
 
+def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp"> {
+  let summary = "Fused attention on the host CPU in blocks of query rows and vectors of keys";
+  let description = [{
+    Replaces each kiln_kernel.attention on buffers with f32 sums (f32, f16
+    or bf16 inputs) whose V head dim is a static multiple of the vector
+    width and contiguous (as out and acc are) by:
+    - a parallel loop packing K transposed, f32, its keys rounded up to
+      three vectors (zeros past the last);
+    - an scf.parallel over (batch, blocks of query rows: 8 with AVX-512's
+      32 vector registers, 4 with AVX2's 16), each block marked
+      `kiln.min_task_size` 1. A block's keys run three vectors at a time:
+      each row's scores are three vectors along the keys (a step of the
+      head dim loads three vectors of packed K and broadcasts q), scaled,
+      masked (causal, a mask, keys past the last) and folded into the row's
+      running max and total (one max and one sum across lanes); the
+      probabilities (rounded to the inputs' type) go to a per-block
+      scratch, and each vector of the rows' sums in acc is reloaded times
+      the rescale factor and updated by a V vector per key with the
+      probability broadcast. Then out = acc / total.
+    The last rows of a batch that do not fill a block run one at a time.
+    Other attention ops are left to kiln-attention-to-loops.
+  }];
+  let options = [Option<"vectorWidth", "vector-width", "int64_t",
+                        "kiln::VectorizeTunables{}.cpuLanes",
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
+}
+
 def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
   let summary = "argmax/argmin as parallel rows, each a loop carrying its best in registers";
   let description = [{

@@ -1,0 +1,416 @@
+//===- CpuAttentionBlocks.cpp - the kiln-cpu-attention-blocks pass -------===//
+//
+// kiln-attention-to-loops takes one query row and one key at a time: a dot
+// product summed across lanes, a scalar exp and a row of sums per key, at
+// about a sixth of the FMA peak. Here a task takes a block of query rows
+// against a few vectors of keys at a time, as a matmul micro-kernel
+// would: the rows' scores are vectors along the keys (K packed transposed
+// once, so a step of the head dim is one vector load and an FMA per row
+// with q broadcast), the online softmax runs on those vectors (one max and
+// one sum across lanes per row and block, the rescale folded into the
+// reload of the row's sums), and the probabilities, parked in a small
+// scratch block, are broadcast from memory into the sums' updates, each
+// V vector serving every row.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/Lowering/Common/MatmulKernels.h"
+#include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Kernels/KernelOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+#include <numeric>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNCPUATTENTIONBLOCKS
+#include "kiln/Lowering/CPU/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using kiln::IndexBuilder;
+
+namespace {
+
+/// A block's shape: query rows times vectors of keys, its scores as many
+/// vector accumulators, three quarters of the registers (AVX-512: 32; AVX2:
+/// 16). 8 x 3 measured best on Zen 5 (1x16x1024x64 f32, 2 threads: 8 x 1
+/// 33 ms, 8 x 2 23-27, 8 x 3 18-19, 8 x 4 and 6 x 4 22-26, 12 x 2 23-24).
+/// More keys a block pay each row's max, total and rescale less often.
+constexpr int64_t kKeyVectors = 3;
+int64_t rowsPerBlock(int64_t lanes) { return lanes >= 16 ? 8 : 4; }
+
+bool innermostContiguous(Value buffer) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(cast<MemRefType>(buffer.getType()).getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// Whether the blocks take `op`: f32 sums of f32, f16 or bf16 inputs, V's
+/// head dim a static multiple of `lanes`, and V, out and acc contiguous
+/// along it. Others (f64, odd head dims) stay with kiln-attention-to-loops.
+bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
+  if (lanes < 2 || !isa<MemRefType>(op.getOut().getType()))
+    return false;
+  auto v = cast<MemRefType>(op.getV().getType());
+  if (!cast<MemRefType>(op.getAcc().getType()).getElementType().isF32() ||
+      !isa<Float32Type, Float16Type, BFloat16Type>(v.getElementType()) || v.isDynamicDim(2) ||
+      v.getDimSize(2) % lanes != 0)
+    return false;
+  return llvm::all_of(ValueRange{op.getV(), op.getOut(), op.getAcc()}, innermostContiguous);
+}
+
+struct BlockBuilder {
+  kiln::kernel::AttentionOp op;
+  int64_t lanes;
+  Location loc;
+  Type f32, element;
+  VectorType vec;
+  int64_t blockRows = rowsPerBlock(lanes);
+  int64_t span = lanes * kKeyVectors; // keys a block takes at a time
+  Value batch, rows, keys, depth, width;
+  Value kt;      // [batch, depth, keys rounded up to a span] f32: K transposed
+  Value scratch; // [batch, row blocks, blockRows, span] f32: probabilities
+
+  Value f32Const(OpBuilder &b, double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value splat(OpBuilder &b, Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vec, scalar);
+  }
+  Value widen(OpBuilder &b, Value v) {
+    Type to = isa<VectorType>(v.getType()) ? Type(vec) : f32;
+    return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
+  }
+  Value loadVector(OpBuilder &b, Value buffer, ValueRange at) {
+    Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+    return widen(b, vector::LoadOp::create(b, loc, VectorType::get({lanes}, stored), buffer, at));
+  }
+
+  /// kt[n, d, j] = k[n, j, d], zeros past the last key; a task per span of
+  /// keys.
+  void packKeys(OpBuilder &b) {
+    IndexBuilder x{b, loc};
+    Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, keys, x.c(span));
+    auto dyn = ShapedType::kDynamic;
+    kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, f32),
+                                 ValueRange{batch, depth, x.mul(blocks, span)});
+    parallelTasks(b, blocks, [&](OpBuilder &pb, Value n, Value block) {
+      IndexBuilder p{pb, loc};
+      Value j0 = p.mul(block, span);
+      Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
+      auto perKey = scf::ForOp::create(pb, loc, j0, p.add(j0, span), p.c(1));
+      OpBuilder kb = OpBuilder::atBlockBegin(perKey.getBody());
+      IndexBuilder k{kb, loc};
+      Value j = perKey.getInductionVar();
+      Value inside = k.lt(j, keys);
+      Value at = arith::MinUIOp::create(kb, loc, j, last);
+      scf::ForOp::create(
+          kb, loc, k.c(0), depth, k.c(1), ValueRange{},
+          [&](OpBuilder &fb, Location, Value d, ValueRange) {
+            Value e = widen(fb, memref::LoadOp::create(fb, loc, op.getK(), ValueRange{n, at, d}));
+            e = arith::SelectOp::create(fb, loc, inside, e, f32Const(fb, 0));
+            memref::StoreOp::create(fb, loc, e, kt, ValueRange{n, d, j});
+            scf::YieldOp::create(fb, loc);
+          });
+    });
+  }
+
+  /// The mask's `lanes` values for row i and keys j0.. (the last key's
+  /// value past it: those lanes are masked anyway), applied to scores `s`.
+  Value applyMask(OpBuilder &b, Value s, Value n, Value i, Value j0) {
+    Value mask = op.getMask();
+    if (!mask)
+      return s;
+    auto type = cast<MemRefType>(mask.getType());
+    IndexBuilder x{b, loc};
+    Value last = arith::SubIOp::create(b, loc, keys, x.c(1));
+    auto at = [&](Value j) {
+      return SmallVector<Value>{type.getDimSize(0) == 1 ? x.c(0) : n,
+                                type.getDimSize(1) == 1 ? x.c(0) : i,
+                                type.getDimSize(2) == 1 ? x.c(0) : j};
+    };
+    SmallVector<Value> bits;
+    if (type.getDimSize(2) == 1) {
+      bits.assign(lanes, memref::LoadOp::create(b, loc, mask, at(x.c(0))));
+    } else {
+      for (int64_t jj = 0; jj < lanes; ++jj)
+        bits.push_back(memref::LoadOp::create(
+            b, loc, mask, at(arith::MinUIOp::create(b, loc, x.add(j0, jj), last))));
+    }
+    Type bitType = type.getElementType();
+    Value values = vector::FromElementsOp::create(b, loc, VectorType::get({lanes}, bitType), bits);
+    if (bitType.isInteger(1))
+      return arith::SelectOp::create(
+          b, loc, values, s, splat(b, f32Const(b, -std::numeric_limits<double>::infinity())));
+    return arith::AddFOp::create(b, loc, s, widen(b, values));
+  }
+
+  /// Query rows first .. first + count of batch n (their sums in acc, the
+  /// probabilities in scratch[n, blk]) against every key they see.
+  void buildRows(OpBuilder &b, Value n, Value blk, Value first, int64_t count) {
+    IndexBuilder x{b, loc};
+    const double minusInf = -std::numeric_limits<double>::infinity();
+    Value acc = op.getAcc();
+    auto row = [&](int64_t r) { return x.add(first, r); };
+    auto forWidth = [&](OpBuilder &ob, auto body) {
+      IndexBuilder o{ob, loc};
+      scf::ForOp::create(ob, loc, o.c(0), width, o.c(lanes), ValueRange{},
+                         [&](OpBuilder &fb, Location, Value w, ValueRange) {
+                           body(fb, w);
+                           scf::YieldOp::create(fb, loc);
+                         });
+    };
+    forWidth(b, [&](OpBuilder &fb, Value w) {
+      for (int64_t r = 0; r < count; ++r)
+        vector::StoreOp::create(fb, loc, splat(fb, f32Const(fb, 0)), acc, ValueRange{n, row(r), w});
+    });
+    // Keys the block's last row sees (causal: query i sees keys 0..i).
+    Value end = keys;
+    if (op.getCausal())
+      end = arith::MinUIOp::create(b, loc, keys, row(count));
+    SmallVector<Value> init(count, f32Const(b, minusInf));
+    init.append(count, f32Const(b, 0));
+    SmallVector<int64_t> laneIds(lanes);
+    std::iota(laneIds.begin(), laneIds.end(), 0);
+    auto indexVec = VectorType::get({lanes}, b.getIndexType());
+    Value iota = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(laneIds)));
+    Value scale = f32Const(b, op.getScale().convertToDouble());
+    auto keyLoop = scf::ForOp::create(
+        b, loc, x.c(0), end, x.c(span), init,
+        [&](OpBuilder &kb, Location, Value j0, ValueRange state) {
+          IndexBuilder k{kb, loc};
+          // Scores: `kKeyVectors` vectors along the keys per row, q broadcast.
+          SmallVector<Value> zeros(count * kKeyVectors, splat(kb, f32Const(kb, 0)));
+          auto dot = scf::ForOp::create(
+              kb, loc, k.c(0), depth, k.c(1), zeros,
+              [&](OpBuilder &db, Location, Value d, ValueRange sums) {
+                IndexBuilder e{db, loc};
+                SmallVector<Value> keyRows;
+                for (int64_t v = 0; v < kKeyVectors; ++v)
+                  keyRows.push_back(vector::LoadOp::create(
+                      db, loc, vec, kt, ValueRange{n, d, v ? e.add(j0, v * lanes) : j0}));
+                SmallVector<Value> next;
+                for (int64_t r = 0; r < count; ++r) {
+                  Value q = splat(db, widen(db, memref::LoadOp::create(db, loc, op.getQ(),
+                                                                       ValueRange{n, row(r), d})));
+                  for (int64_t v = 0; v < kKeyVectors; ++v)
+                    next.push_back(
+                        vector::FMAOp::create(db, loc, q, keyRows[v], sums[r * kKeyVectors + v]));
+                }
+                scf::YieldOp::create(db, loc, next);
+              });
+          SmallVector<Value> maxima, totals, alphas;
+          for (int64_t r = 0; r < count; ++r) {
+            Value limit = keys;
+            if (op.getCausal())
+              limit = arith::MinUIOp::create(kb, loc, keys, k.add(row(r), 1));
+            SmallVector<Value> scores;
+            Value blockMax;
+            for (int64_t v = 0; v < kKeyVectors; ++v) {
+              Value from = v ? k.add(j0, v * lanes) : j0;
+              Value s = arith::MulFOp::create(kb, loc, dot.getResult(r * kKeyVectors + v),
+                                              splat(kb, scale));
+              s = applyMask(kb, s, n, row(r), from);
+              Value keyIds = arith::AddIOp::create(kb, loc, broadcastIndex(kb, from), iota);
+              Value seen = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, keyIds,
+                                                 broadcastIndex(kb, limit));
+              s = arith::SelectOp::create(kb, loc, seen, s, splat(kb, f32Const(kb, minusInf)));
+              scores.push_back(s);
+              // NaN scores propagate (maximumf): they make the row NaN.
+              blockMax = v ? arith::MaximumFOp::create(kb, loc, blockMax, s) : s;
+            }
+            blockMax =
+                vector::ReductionOp::create(kb, loc, vector::CombiningKind::MAXIMUMF, blockMax);
+            Value m = arith::MaximumFOp::create(kb, loc, state[r], blockMax);
+            // No key seen yet: exponents against 0 give p = 0 and alpha = 0.
+            Value none = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::OEQ, m,
+                                               f32Const(kb, minusInf));
+            Value shift = arith::SelectOp::create(kb, loc, none, f32Const(kb, 0), m);
+            Value alpha =
+                math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, state[r], shift));
+            Value blockSum;
+            for (int64_t v = 0; v < kKeyVectors; ++v) {
+              Value p = math::ExpOp::create(
+                  kb, loc, arith::SubFOp::create(kb, loc, scores[v], splat(kb, shift)));
+              blockSum = v ? arith::AddFOp::create(kb, loc, blockSum, p) : p;
+              // V is multiplied by p rounded to the inputs' type, as flash
+              // kernels do; the total keeps p unrounded.
+              if (element != f32)
+                p = widen(kb,
+                          arith::TruncFOp::create(kb, loc, VectorType::get({lanes}, element), p));
+              vector::StoreOp::create(kb, loc, p, scratch,
+                                      ValueRange{n, blk, k.c(r), k.c(v * lanes)});
+            }
+            blockSum = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, blockSum);
+            totals.push_back(arith::AddFOp::create(
+                kb, loc, arith::MulFOp::create(kb, loc, state[count + r], alpha), blockSum));
+            maxima.push_back(m);
+            alphas.push_back(alpha);
+          }
+          // The sums: rescaled as they are loaded, then a V vector per key
+          // into every row, its probability broadcast from the scratch.
+          Value seenKeys =
+              arith::MinUIOp::create(kb, loc, k.c(span), arith::SubIOp::create(kb, loc, keys, j0));
+          forWidth(kb, [&](OpBuilder &wb, Value w) {
+            SmallVector<Value> sums;
+            for (int64_t r = 0; r < count; ++r)
+              sums.push_back(arith::MulFOp::create(
+                  wb, loc, vector::LoadOp::create(wb, loc, vec, acc, ValueRange{n, row(r), w}),
+                  splat(wb, alphas[r])));
+            auto addKey = [&](OpBuilder &ab, Value jj, SmallVector<Value> &into) {
+              IndexBuilder a{ab, loc};
+              Value values = loadVector(ab, op.getV(), {n, a.add(j0, jj), w});
+              for (int64_t r = 0; r < count; ++r) {
+                Value p = memref::LoadOp::create(ab, loc, scratch, ValueRange{n, blk, a.c(r), jj});
+                into[r] = vector::FMAOp::create(ab, loc, splat(ab, p), values, into[r]);
+              }
+            };
+            // Whole blocks unrolled; the last keys' block key by key.
+            auto whole = scf::IfOp::create(
+                wb, loc, TypeRange(ValueRange(sums)),
+                arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq, seenKeys,
+                                      arith::ConstantIndexOp::create(wb, loc, span)),
+                /*withElseRegion=*/true);
+            {
+              OpBuilder tb = whole.getThenBodyBuilder();
+              SmallVector<Value> into = sums;
+              for (int64_t jj = 0; jj < span; ++jj)
+                addKey(tb, arith::ConstantIndexOp::create(tb, loc, jj), into);
+              scf::YieldOp::create(tb, loc, into);
+            }
+            {
+              OpBuilder eb = whole.getElseBodyBuilder();
+              auto part =
+                  scf::ForOp::create(eb, loc, arith::ConstantIndexOp::create(eb, loc, 0), seenKeys,
+                                     arith::ConstantIndexOp::create(eb, loc, 1), sums,
+                                     [&](OpBuilder &fb, Location, Value jj, ValueRange carried) {
+                                       SmallVector<Value> into(carried);
+                                       addKey(fb, jj, into);
+                                       scf::YieldOp::create(fb, loc, into);
+                                     });
+              scf::YieldOp::create(eb, loc, part.getResults());
+            }
+            for (int64_t r = 0; r < count; ++r)
+              vector::StoreOp::create(wb, loc, whole.getResult(r), acc, ValueRange{n, row(r), w});
+          });
+          maxima.append(totals);
+          scf::YieldOp::create(kb, loc, maxima);
+        });
+    // out = sums / total; no keys at all give 0 (an empty sum), a row whose
+    // keys are all masked 0 / 0 = NaN, as in torch.
+    Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, x.c(0));
+    forWidth(b, [&](OpBuilder &fb, Value w) {
+      for (int64_t r = 0; r < count; ++r) {
+        Value sum = vector::LoadOp::create(fb, loc, vec, acc, ValueRange{n, row(r), w});
+        Value o = arith::DivFOp::create(fb, loc, sum, splat(fb, keyLoop.getResult(count + r)));
+        o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, f32Const(fb, 0)), o);
+        Type stored = cast<MemRefType>(op.getOut().getType()).getElementType();
+        if (stored != f32)
+          o = arith::TruncFOp::create(fb, loc, VectorType::get({lanes}, stored), o);
+        vector::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, row(r), w});
+      }
+    });
+  }
+
+  /// A parallel loop over (batch, `count`), its tasks single iterations
+  /// (each is heavy); body(n, i). Sizes of a static 1 are no loop dims (the
+  /// canonicalizer would fold such a dim away, and the task size with it).
+  void parallelTasks(OpBuilder &b, Value count,
+                     function_ref<void(OpBuilder &, Value, Value)> body) {
+    IndexBuilder x{b, loc};
+    SmallVector<Value> sizes;
+    for (Value size : {batch, count})
+      if (getConstantIntValue(size) != 1)
+        sizes.push_back(size);
+    if (sizes.empty())
+      sizes.push_back(x.c(1));
+    SmallVector<Value> zeros(sizes.size(), x.c(0)), ones(sizes.size(), x.c(1));
+    auto loop = scf::ParallelOp::create(
+        b, loc, zeros, sizes, ones, [&](OpBuilder &pb, Location, ValueRange ivs) {
+          Value zero = arith::ConstantIndexOp::create(pb, loc, 0);
+          Value n = getConstantIntValue(batch) == 1 ? zero : ivs.front();
+          Value i = getConstantIntValue(count) == 1 ? zero : ivs.back();
+          body(pb, n, i);
+          scf::ReduceOp::create(pb, loc);
+        });
+    loop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
+  }
+
+  /// `index` in every lane of an index vector.
+  Value broadcastIndex(OpBuilder &b, Value index) {
+    return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
+  }
+
+  void build() {
+    OpBuilder b(op);
+    IndexBuilder x{b, loc};
+    batch = b.createOrFold<memref::DimOp>(loc, op.getQ(), 0);
+    rows = b.createOrFold<memref::DimOp>(loc, op.getQ(), 1);
+    keys = b.createOrFold<memref::DimOp>(loc, op.getK(), 1);
+    depth = b.createOrFold<memref::DimOp>(loc, op.getQ(), 2);
+    width = b.createOrFold<memref::DimOp>(loc, op.getV(), 2);
+    packKeys(b);
+    Value rowBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, x.c(blockRows));
+    auto dyn = ShapedType::kDynamic;
+    scratch = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, blockRows, span}, f32),
+                                      ValueRange{batch, rowBlocks});
+    // A block of rows runs over all their keys: a task's worth on its own.
+    parallelTasks(b, rowBlocks, [&](OpBuilder &pb, Value n, Value blk) {
+      IndexBuilder p{pb, loc};
+      Value first = p.mul(blk, blockRows);
+      // A whole block of rows, or the last rows one at a time.
+      Value whole =
+          arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::ule, p.add(first, blockRows), rows);
+      scf::IfOp::create(
+          pb, loc, whole,
+          [&](OpBuilder &tb, Location) {
+            buildRows(tb, n, blk, first, blockRows);
+            scf::YieldOp::create(tb, loc);
+          },
+          [&](OpBuilder &eb, Location) {
+            scf::ForOp::create(eb, loc, first, rows, arith::ConstantIndexOp::create(eb, loc, 1),
+                               ValueRange{}, [&](OpBuilder &fb, Location, Value i, ValueRange) {
+                                 buildRows(fb, n, blk, i, 1);
+                                 scf::YieldOp::create(fb, loc);
+                               });
+            scf::YieldOp::create(eb, loc);
+          });
+    });
+    memref::DeallocOp::create(b, loc, scratch);
+    memref::DeallocOp::create(b, loc, kt);
+    op->erase();
+  }
+};
+
+struct KilnCpuAttentionBlocksPass
+    : kiln::impl::KilnCpuAttentionBlocksBase<KilnCpuAttentionBlocksPass> {
+  using KilnCpuAttentionBlocksBase::KilnCpuAttentionBlocksBase;
+  void runOnOperation() override {
+    SmallVector<kiln::kernel::AttentionOp> ops;
+    getOperation()->walk([&](kiln::kernel::AttentionOp op) {
+      if (takesBlocks(op, vectorWidth))
+        ops.push_back(op);
+    });
+    for (auto op : ops) {
+      Type f32 = Float32Type::get(op.getContext());
+      BlockBuilder{op,
+                   vectorWidth,
+                   op.getLoc(),
+                   f32,
+                   cast<MemRefType>(op.getQ().getType()).getElementType(),
+                   VectorType::get({vectorWidth}, f32)}
+          .build();
+    }
+  }
+};
+
+} // namespace
