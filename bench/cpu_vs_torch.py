@@ -27,8 +27,32 @@ def R(*shape):
     return torch.rand(*shape)
 
 
+def attention(causal):
+    """torch's SDPA (its fused CPU kernel), or matmul, softmax, matmul
+    before torch 2.0."""
+    def run(q, k, v):
+        if hasattr(F, "scaled_dot_product_attention"):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+        if causal:
+            s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float("-inf"))
+        return torch.softmax(s, -1) @ v
+    return run
+
+
+def attention_case(name, q, kv, causal):
+    attrs = " {causal = true}" if causal else ""
+    return (name, f"kiln.attention %a0, %a1, %a2{attrs} : ({t(q)}, {t(kv)}, {t(kv)}) -> {t(q)}",
+            t(q), [q, kv, kv], attention(causal), lambda: [R(*q), R(*kv), R(*kv)])
+
+
+HEADS = (1, 16, 1024, 64)
+
 # (name, op text with %a0.. and a result type, [(shape, elem)], torch fn, inputs)
 CASES = [
+    attention_case("attention 1x16x1024x64", HEADS, HEADS, False),
+    attention_case("attention causal 1x16x1024x64", HEADS, HEADS, True),
+    attention_case("attention decode 1x16x1x64, 2048 keys", (1, 16, 1, 64), (1, 16, 2048, 64), False),
     ("cumsum dim 0 4096^2", f"kiln.cumsum %a0 {{dim = 0}} : {t(S)}", t(S), [S],
      lambda a: torch.cumsum(a, 0), lambda: [R(*S)]),
     ("flip dim 1 4096^2", f"kiln.flip %a0 {{dims = array<i64: 1>}} : {t(S)} -> {t(S)}", t(S), [S],

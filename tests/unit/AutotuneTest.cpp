@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <unistd.h>
 
@@ -419,6 +420,76 @@ TEST(Autotune, EverySimtMatmulTilingIsExact) {
   }
   if (devices == 0)
     GTEST_SKIP() << "no CUDA or Vulkan device";
+}
+
+// Every block shape the tuner may pick for the CPU's attention gives the
+// float64 reference's result at the edges of its blocks: 2 heads of 37
+// query rows over 45 keys (rows and keys left over by every shape), head
+// dim 16, causal.
+TEST(Autotune, EveryCpuAttentionBlockIsRight) {
+  auto backend = Backend::create({DeviceType::Cpu, 0});
+  ASSERT_TRUE(backend) << backend.error().message;
+  const int64_t heads = 2, rows = 37, keys = 45, depth = 16;
+  const float scale = 0.25f;
+  HostTensor q(DType::F32, {heads, rows, depth}), k(DType::F32, {heads, keys, depth}),
+      v(DType::F32, {heads, keys, depth});
+  for (HostTensor *t : {&q, &k, &v})
+    for (int64_t i = 0; i < t->numElements(); ++i)
+      t->as<float>()[i] = float(std::sin(0.7 * double(i) + double(t == &k) + 2.0 * (t == &v)));
+  std::vector<double> expected(heads * rows * depth, 0.0);
+  for (int64_t n = 0; n < heads; ++n)
+    for (int64_t i = 0; i < rows; ++i) {
+      std::vector<double> s(i + 1);
+      double m = -INFINITY, total = 0;
+      for (int64_t j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < depth; ++d)
+          dot += double(q.as<float>()[(n * rows + i) * depth + d]) *
+                 k.as<float>()[(n * keys + j) * depth + d];
+        m = std::max(m, s[j] = dot * scale);
+      }
+      for (int64_t j = 0; j <= i; ++j)
+        total += s[j] = std::exp(s[j] - m);
+      for (int64_t j = 0; j <= i; ++j)
+        for (int64_t d = 0; d < depth; ++d)
+          expected[(n * rows + i) * depth + d] +=
+              s[j] / total * v.as<float>()[(n * keys + j) * depth + d];
+    }
+  auto type = [&](int64_t length) {
+    return "tensor<" + std::to_string(heads) + "x" + std::to_string(length) + "x" +
+           std::to_string(depth) + "xf32>";
+  };
+  const std::string tq = type(rows), tk = type(keys);
+  const std::string program = "func.func @main(%q: " + tq + ", %k: " + tk + ", %v: " + tk +
+                              ") -> " + tq + " {\n  %0 = kiln.attention %q, %k, %v {causal = " +
+                              "true, scale = 0.25 : f64} : (" + tq + ", " + tk + ", " + tk +
+                              ") -> " + tq + "\n  return %0 : " + tq + "\n}";
+  auto dq = (*backend)->upload(q), dk = (*backend)->upload(k), dv = (*backend)->upload(v);
+  ASSERT_TRUE(dq && dk && dv);
+  const TuneSpace space = CpuAttentionTunables::tuneSpace();
+  const std::string key = TuneKey{space.name,
+                                  space.hash(),
+                                  "attention",
+                                  {"f32"},
+                                  {anchorToPowerOfTwo(heads), anchorToPowerOfTwo(rows),
+                                   anchorToPowerOfTwo(keys), anchorToPowerOfTwo(depth),
+                                   anchorToPowerOfTwo(depth)}}
+                              .text();
+  for (const std::vector<int64_t> &config : space.candidates) {
+    CompileOptions options;
+    options.tuned[key] = TuneSpace::configText(config);
+    auto compiled = (*backend)->kernels().compile(program, options);
+    ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
+    const std::vector<std::string> &keys = compiled->get()->tuneKeys();
+    ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+    auto out = (*backend)->run(program, {*dq, *dk, *dv}, options);
+    ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
+    auto host = (*backend)->download(out->front());
+    ASSERT_TRUE(host);
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_NEAR(host->as<float>()[i], expected[i], 1e-5)
+          << "blocks " << options.tuned[key] << ", element " << i;
+  }
 }
 
 TEST(Autotune, OnTunesOnceThenReusesAndCachedNeverBenchmarks) {

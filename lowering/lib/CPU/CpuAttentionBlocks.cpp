@@ -13,9 +13,11 @@
 // V vector serving every row.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Lowering/CPU/AttentionTunables.h"
 #include "kiln/Lowering/CPU/Passes.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,14 +40,6 @@ using kiln::IndexBuilder;
 
 namespace {
 
-/// A block's shape: query rows times vectors of keys, its scores as many
-/// vector accumulators, three quarters of the registers (AVX-512: 32; AVX2:
-/// 16). 8 x 3 measured best on Zen 5 (1x16x1024x64 f32, 2 threads: 8 x 1
-/// 33 ms, 8 x 2 23-27, 8 x 3 18-19, 8 x 4 and 6 x 4 22-26, 12 x 2 23-24).
-/// More keys a block pay each row's max, total and rescale less often.
-constexpr int64_t kKeyVectors = 3;
-int64_t rowsPerBlock(int64_t lanes) { return lanes >= 16 ? 8 : 4; }
-
 bool innermostContiguous(Value buffer) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -53,11 +47,16 @@ bool innermostContiguous(Value buffer) {
          strides.back() == 1;
 }
 
-/// Whether the blocks take `op`: f32 sums of f32, f16 or bf16 inputs, V's
-/// head dim a static multiple of `lanes`, and V, out and acc contiguous
-/// along it. Others (f64, odd head dims) stay with kiln-attention-to-loops.
+/// Whether the blocks take `op`: a block's query rows or more (or a
+/// run-time count), f32 sums of f32, f16 or bf16 inputs, V's head dim a
+/// static multiple of `lanes`, and V, out and acc contiguous along it.
+/// Others (a decode step, f64, odd head dims) stay with
+/// kiln-attention-to-loops.
 bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
   if (lanes < 2 || !isa<MemRefType>(op.getOut().getType()))
+    return false;
+  auto q = cast<MemRefType>(op.getQ().getType());
+  if (!q.isDynamicDim(1) && q.getDimSize(1) < kiln::CpuAttentionTunables{}.rowsPerBlock(lanes))
     return false;
   auto v = cast<MemRefType>(op.getV().getType());
   if (!cast<MemRefType>(op.getAcc().getType()).getElementType().isF32() ||
@@ -73,8 +72,10 @@ struct BlockBuilder {
   Location loc;
   Type f32, element;
   VectorType vec;
-  int64_t blockRows = rowsPerBlock(lanes);
-  int64_t span = lanes * kKeyVectors; // keys a block takes at a time
+  kiln::CpuAttentionTunables tiling;
+  int64_t blockRows = tiling.rowsPerBlock(lanes);
+  int64_t keyVectors = tiling.keyVectors;
+  int64_t span = lanes * keyVectors; // keys a block takes at a time
   Value batch, rows, keys, depth, width;
   Value kt;      // [batch, depth, keys rounded up to a span] f32: K transposed
   Value scratch; // [batch, row blocks, blockRows, span] f32: probabilities
@@ -188,23 +189,23 @@ struct BlockBuilder {
         b, loc, x.c(0), end, x.c(span), init,
         [&](OpBuilder &kb, Location, Value j0, ValueRange state) {
           IndexBuilder k{kb, loc};
-          // Scores: `kKeyVectors` vectors along the keys per row, q broadcast.
-          SmallVector<Value> zeros(count * kKeyVectors, splat(kb, f32Const(kb, 0)));
+          // Scores: `keyVectors` vectors along the keys per row, q broadcast.
+          SmallVector<Value> zeros(count * keyVectors, splat(kb, f32Const(kb, 0)));
           auto dot = scf::ForOp::create(
               kb, loc, k.c(0), depth, k.c(1), zeros,
               [&](OpBuilder &db, Location, Value d, ValueRange sums) {
                 IndexBuilder e{db, loc};
                 SmallVector<Value> keyRows;
-                for (int64_t v = 0; v < kKeyVectors; ++v)
+                for (int64_t v = 0; v < keyVectors; ++v)
                   keyRows.push_back(vector::LoadOp::create(
                       db, loc, vec, kt, ValueRange{n, d, v ? e.add(j0, v * lanes) : j0}));
                 SmallVector<Value> next;
                 for (int64_t r = 0; r < count; ++r) {
                   Value q = splat(db, widen(db, memref::LoadOp::create(db, loc, op.getQ(),
                                                                        ValueRange{n, row(r), d})));
-                  for (int64_t v = 0; v < kKeyVectors; ++v)
+                  for (int64_t v = 0; v < keyVectors; ++v)
                     next.push_back(
-                        vector::FMAOp::create(db, loc, q, keyRows[v], sums[r * kKeyVectors + v]));
+                        vector::FMAOp::create(db, loc, q, keyRows[v], sums[r * keyVectors + v]));
                 }
                 scf::YieldOp::create(db, loc, next);
               });
@@ -215,9 +216,9 @@ struct BlockBuilder {
               limit = arith::MinUIOp::create(kb, loc, keys, k.add(row(r), 1));
             SmallVector<Value> scores;
             Value blockMax;
-            for (int64_t v = 0; v < kKeyVectors; ++v) {
+            for (int64_t v = 0; v < keyVectors; ++v) {
               Value from = v ? k.add(j0, v * lanes) : j0;
-              Value s = arith::MulFOp::create(kb, loc, dot.getResult(r * kKeyVectors + v),
+              Value s = arith::MulFOp::create(kb, loc, dot.getResult(r * keyVectors + v),
                                               splat(kb, scale));
               s = applyMask(kb, s, n, row(r), from);
               Value keyIds = arith::AddIOp::create(kb, loc, broadcastIndex(kb, from), iota);
@@ -238,7 +239,7 @@ struct BlockBuilder {
             Value alpha =
                 math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, state[r], shift));
             Value blockSum;
-            for (int64_t v = 0; v < kKeyVectors; ++v) {
+            for (int64_t v = 0; v < keyVectors; ++v) {
               Value p = math::ExpOp::create(
                   kb, loc, arith::SubFOp::create(kb, loc, scores[v], splat(kb, shift)));
               blockSum = v ? arith::AddFOp::create(kb, loc, blockSum, p) : p;
@@ -350,11 +351,29 @@ struct BlockBuilder {
     return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
   }
 
+  /// Replaces `op`. Fewer query rows than a block (a decode step) keep the
+  /// loops, which read K where it stands: packing it would cost more than
+  /// the few rows save. A run-time row count chooses at run time, the op
+  /// itself moved into the other branch for kiln-attention-to-loops.
   void build() {
     OpBuilder b(op);
+    rows = b.createOrFold<memref::DimOp>(loc, op.getQ(), 1);
+    if (getConstantIntValue(rows)) {
+      buildBlocks(b);
+      op->erase();
+      return;
+    }
+    Value enough = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, rows,
+                                         arith::ConstantIndexOp::create(b, loc, blockRows));
+    auto choice = scf::IfOp::create(b, loc, enough, /*withElseRegion=*/true);
+    OpBuilder blocks = choice.getThenBodyBuilder();
+    buildBlocks(blocks);
+    op->moveBefore(choice.elseBlock()->getTerminator());
+  }
+
+  void buildBlocks(OpBuilder &b) {
     IndexBuilder x{b, loc};
     batch = b.createOrFold<memref::DimOp>(loc, op.getQ(), 0);
-    rows = b.createOrFold<memref::DimOp>(loc, op.getQ(), 1);
     keys = b.createOrFold<memref::DimOp>(loc, op.getK(), 1);
     depth = b.createOrFold<memref::DimOp>(loc, op.getQ(), 2);
     width = b.createOrFold<memref::DimOp>(loc, op.getV(), 2);
@@ -387,7 +406,6 @@ struct BlockBuilder {
     });
     memref::DeallocOp::create(b, loc, scratch);
     memref::DeallocOp::create(b, loc, kt);
-    op->erase();
   }
 };
 
@@ -402,12 +420,20 @@ struct KilnCpuAttentionBlocksPass
     });
     for (auto op : ops) {
       Type f32 = Float32Type::get(op.getContext());
-      BlockBuilder{op,
-                   vectorWidth,
-                   op.getLoc(),
-                   f32,
-                   cast<MemRefType>(op.getQ().getType()).getElementType(),
-                   VectorType::get({vectorWidth}, f32)}
+      Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
+      kiln::CpuAttentionTunables tiling;
+      // Tune keys name static sizes; run-time ones take the default.
+      auto q = cast<MemRefType>(op.getQ().getType()), v = cast<MemRefType>(op.getV().getType());
+      auto k = cast<MemRefType>(op.getK().getType());
+      if (q.hasStaticShape() && k.hasStaticShape() && v.hasStaticShape())
+        if (auto tuned = kiln::tunedConfig(
+                getOperation(), op, kiln::CpuAttentionTunables::tuneSpace(), "attention",
+                {kiln::tuneDtypeName(element)},
+                {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), q.getDimSize(2),
+                 v.getDimSize(2)}))
+          tiling = kiln::CpuAttentionTunables::fromConfig(*tuned);
+      BlockBuilder{op, vectorWidth, op.getLoc(), f32, element, VectorType::get({vectorWidth}, f32),
+                   tiling}
           .build();
     }
   }

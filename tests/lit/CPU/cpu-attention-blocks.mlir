@@ -90,8 +90,13 @@ func.func @causal_bf16(%q: memref<2x10x8xbf16>, %k: memref<2x7x8xbf16>, %v: memr
 // A boolean mask of size 1 in its batch and row dims: a block's lanes read
 // it at [0, 0, key], the keys past the last clamped to it (they are masked
 // anyway); false gives -inf. Run-time lengths: the packing's and the
-// blocks' bounds are memref.dims.
+// blocks' bounds are memref.dims, and the blocks run where there are 4
+// query rows or more; fewer (a decode step) run the op, left in the other
+// branch for kiln-attention-to-loops.
 // CHECK-LABEL: func.func @bool_mask_run_time
+// CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c1
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[ROWS]], %c4
+// CHECK: scf.if %[[ENOUGH]] {
 // CHECK: %[[KEYS:.*]] = memref.dim %arg1, %c1
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c12
@@ -100,6 +105,10 @@ func.func @causal_bf16(%q: memref<2x10x8xbf16>, %k: memref<2x7x8xbf16>, %v: memr
 // CHECK: memref.load %arg3[%c0, %c0, %[[AT]]] : memref<1x1x?xi1>
 // CHECK: %[[BITS:.*]] = vector.from_elements {{.*}} : vector<4xi1>
 // CHECK: arith.select %[[BITS]], %{{.*}}, %cst
+// CHECK: } else {
+// CHECK: kiln_kernel.attention ins(%arg0, %arg1, %arg2 mask %arg3 {{.*}} : f64}{{$}}
+// CHECK-NEXT: }
+// CHECK-NEXT: return
 func.func @bool_mask_run_time(%q: memref<3x?x16xf32>, %k: memref<3x?x16xf32>, %v: memref<3x?x8xf32>,
                               %mask: memref<1x1x?xi1>, %out: memref<3x?x8xf32>, %acc: memref<3x?x8xf32>) {
   kiln_kernel.attention ins(%q, %k, %v mask %mask : memref<3x?x16xf32>, memref<3x?x16xf32>, memref<3x?x8xf32>, memref<1x1x?xi1>)
@@ -110,10 +119,13 @@ func.func @bool_mask_run_time(%q: memref<3x?x16xf32>, %k: memref<3x?x16xf32>, %v
 // -----
 
 // Left to kiln-attention-to-loops: f64 sums; V's head dim (6) not a
-// multiple of the lanes.
+// multiple of the lanes; a static row count under a block (a decode step).
 // CHECK-LABEL: func.func @f64
 // CHECK: kiln_kernel.attention
 // CHECK-LABEL: func.func @odd_head_dim
+// CHECK: kiln_kernel.attention
+// CHECK-LABEL: func.func @decode
+// CHECK-NOT: scf.parallel
 // CHECK: kiln_kernel.attention
 func.func @f64(%q: memref<1x4x8xf64>, %k: memref<1x4x8xf64>, %v: memref<1x4x8xf64>,
                %out: memref<1x4x8xf64>, %acc: memref<1x4x8xf64>) {
@@ -125,5 +137,11 @@ func.func @odd_head_dim(%q: memref<1x4x8xf32>, %k: memref<1x4x8xf32>, %v: memref
                         %out: memref<1x4x6xf32>, %acc: memref<1x4x6xf32>) {
   kiln_kernel.attention ins(%q, %k, %v : memref<1x4x8xf32>, memref<1x4x8xf32>, memref<1x4x6xf32>)
       outs(%out, %acc : memref<1x4x6xf32>, memref<1x4x6xf32>) {scale = 0.35 : f64}
+  return
+}
+func.func @decode(%q: memref<16x1x8xf32>, %k: memref<16x40x8xf32>, %v: memref<16x40x8xf32>,
+                  %out: memref<16x1x8xf32>, %acc: memref<16x1x8xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<16x1x8xf32>, memref<16x40x8xf32>, memref<16x40x8xf32>)
+      outs(%out, %acc : memref<16x1x8xf32>, memref<16x1x8xf32>) {scale = 0.35 : f64}
   return
 }

@@ -7,6 +7,7 @@
 #ifndef KILN_LOWERING_TUNESPACES_H
 #define KILN_LOWERING_TUNESPACES_H
 
+#include "kiln/Lowering/CPU/AttentionTunables.h"
 #include "kiln/Lowering/CPU/MatmulTunables.h"
 #include "kiln/Lowering/CUDA/MatmulTunables.h"
 #include "kiln/Lowering/GPU/KernelTunables.h"
@@ -18,7 +19,8 @@ inline std::vector<TuneSpace> kernelTuneSpaces() {
   return {CudaMmaMatmulTunables::tuneSpace(), CudaWgmmaMatmulTunables::tuneSpace(),
           GpuSimtMatmulTunables::tuneSpace(),
           CpuMatmulTunables::tuneSpace(), VulkanCoopMatmulTunables::tuneSpace(),
-          GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace()};
+          GpuMapLoopsTunables::tuneSpace(), GpuRowReductionTunables::tuneSpace(),
+          CpuAttentionTunables::tuneSpace()};
 }
 
 } // namespace kiln

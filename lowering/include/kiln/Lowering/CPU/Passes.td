@@ -34,13 +34,14 @@ def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp">
     Replaces each kiln_kernel.attention on buffers with f32 sums (f32, f16
     or bf16 inputs) whose V head dim is a static multiple of the vector
     width and contiguous (as out and acc are) by:
-    - a parallel loop packing K transposed, f32, its keys rounded up to
-      three vectors (zeros past the last);
-    - an scf.parallel over (batch, blocks of query rows: 8 with AVX-512's
-      32 vector registers, 4 with AVX2's 16), each block marked
-      `kiln.min_task_size` 1. A block's keys run three vectors at a time:
-      each row's scores are three vectors along the keys (a step of the
-      head dim loads three vectors of packed K and broadcasts q), scaled,
+    - a parallel loop packing K transposed, f32, its keys rounded up to a
+      block's (zeros past the last);
+    - an scf.parallel over (batch, blocks of query rows), each block
+      marked `kiln.min_task_size` 1. A block's keys run a few vectors at a
+      time (the tunables `cpu.attention`, CpuAttentionTunables: by default
+      8 rows x 3 vectors with AVX-512's 32 registers, 4 x 3 with AVX2's
+      16): each row's scores are vectors along the keys (a step of the
+      head dim loads a vector of packed K each and broadcasts q), scaled,
       masked (causal, a mask, keys past the last) and folded into the row's
       running max and total (one max and one sum across lanes); the
       probabilities (rounded to the inputs' type) go to a per-block
@@ -48,7 +49,10 @@ def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp">
       the rescale factor and updated by a V vector per key with the
       probability broadcast. Then out = acc / total.
     The last rows of a batch that do not fill a block run one at a time.
-    Other attention ops are left to kiln-attention-to-loops.
+    Fewer query rows than a block (a decode step) stay with
+    kiln-attention-to-loops, which reads K where it stands; a run-time row
+    count chooses between the two at run time. Other attention ops (f64,
+    odd head dims) are left to kiln-attention-to-loops too.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
