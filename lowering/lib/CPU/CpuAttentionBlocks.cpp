@@ -103,9 +103,9 @@ struct BlockBuilder {
     auto dyn = ShapedType::kDynamic;
     kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, f32),
                                  ValueRange{batch, depth, x.mul(blocks, span)});
-    parallelTasks(b, blocks, [&](OpBuilder &pb, Value n, Value block) {
+    kiln::buildTaskLoop(b, loc, {batch, blocks}, [&](OpBuilder &pb, ValueRange ivs) {
       IndexBuilder p{pb, loc};
-      Value j0 = p.mul(block, span);
+      Value n = ivs[0], j0 = p.mul(ivs[1], span);
       Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
       auto perKey = scf::ForOp::create(pb, loc, j0, p.add(j0, span), p.c(1));
       OpBuilder kb = OpBuilder::atBlockBegin(perKey.getBody());
@@ -322,30 +322,6 @@ struct BlockBuilder {
     });
   }
 
-  /// A parallel loop over (batch, `count`), its tasks single iterations
-  /// (each is heavy); body(n, i). Sizes of a static 1 are no loop dims (the
-  /// canonicalizer would fold such a dim away, and the task size with it).
-  void parallelTasks(OpBuilder &b, Value count,
-                     function_ref<void(OpBuilder &, Value, Value)> body) {
-    IndexBuilder x{b, loc};
-    SmallVector<Value> sizes;
-    for (Value size : {batch, count})
-      if (getConstantIntValue(size) != 1)
-        sizes.push_back(size);
-    if (sizes.empty())
-      sizes.push_back(x.c(1));
-    SmallVector<Value> zeros(sizes.size(), x.c(0)), ones(sizes.size(), x.c(1));
-    auto loop = scf::ParallelOp::create(
-        b, loc, zeros, sizes, ones, [&](OpBuilder &pb, Location, ValueRange ivs) {
-          Value zero = arith::ConstantIndexOp::create(pb, loc, 0);
-          Value n = getConstantIntValue(batch) == 1 ? zero : ivs.front();
-          Value i = getConstantIntValue(count) == 1 ? zero : ivs.back();
-          body(pb, n, i);
-          scf::ReduceOp::create(pb, loc);
-        });
-    loop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
-  }
-
   /// `index` in every lane of an index vector.
   Value broadcastIndex(OpBuilder &b, Value index) {
     return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
@@ -383,9 +359,9 @@ struct BlockBuilder {
     scratch = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, blockRows, span}, f32),
                                       ValueRange{batch, rowBlocks});
     // A block of rows runs over all their keys: a task's worth on its own.
-    parallelTasks(b, rowBlocks, [&](OpBuilder &pb, Value n, Value blk) {
+    kiln::buildTaskLoop(b, loc, {batch, rowBlocks}, [&](OpBuilder &pb, ValueRange ivs) {
       IndexBuilder p{pb, loc};
-      Value first = p.mul(blk, blockRows);
+      Value n = ivs[0], blk = ivs[1], first = p.mul(blk, blockRows);
       // A whole block of rows, or the last rows one at a time.
       Value whole =
           arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::ule, p.add(first, blockRows), rows);
@@ -426,14 +402,14 @@ struct KilnCpuAttentionBlocksPass
       auto q = cast<MemRefType>(op.getQ().getType()), v = cast<MemRefType>(op.getV().getType());
       auto k = cast<MemRefType>(op.getK().getType());
       if (q.hasStaticShape() && k.hasStaticShape() && v.hasStaticShape())
-        if (auto tuned = kiln::tunedConfig(
-                getOperation(), op, kiln::CpuAttentionTunables::tuneSpace(), "attention",
-                {kiln::tuneDtypeName(element)},
-                {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1), q.getDimSize(2),
-                 v.getDimSize(2)}))
+        if (auto tuned =
+                kiln::tunedConfig(getOperation(), op, kiln::CpuAttentionTunables::tuneSpace(),
+                                  "attention", {kiln::tuneDtypeName(element)},
+                                  {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
+                                   q.getDimSize(2), v.getDimSize(2)}))
           tiling = kiln::CpuAttentionTunables::fromConfig(*tuned);
-      BlockBuilder{op, vectorWidth, op.getLoc(), f32, element, VectorType::get({vectorWidth}, f32),
-                   tiling}
+      BlockBuilder{
+          op, vectorWidth, op.getLoc(), f32, element, VectorType::get({vectorWidth}, f32), tiling}
           .build();
     }
   }

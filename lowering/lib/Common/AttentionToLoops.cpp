@@ -288,25 +288,20 @@ void lowerToLoops(kiln::kernel::AttentionOp op, int64_t lanes, int64_t maxIterat
   }
 
   Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, index(0));
-  auto rowLoop = scf::ParallelOp::create(
-      b, loc, ValueRange{index(0), index(0)}, ValueRange{batch, rows},
-      ValueRange{index(1), index(1)},
-      [&](OpBuilder &pb, Location, ValueRange ivs) {
-        Value n = ivs[0], i = ivs[1];
-        Value end = endOf(pb, i);
-        auto keyLoop = runKeys(pb, n, i, index(0), end, acc,
-                               [&](Value d) { return SmallVector<Value>{n, i, d}; });
-        Value l = keyLoop.getResult(1);
-        forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
-          Value sum = load(fb, acc, {n, i, d});
-          Value o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, computeConst(fb, 0.0)),
-                                            arith::DivFOp::create(fb, loc, sum, splat(fb, l)));
-          store(fb, o, op.getOut(), ValueRange{n, i, d});
-        });
-        scf::ReduceOp::create(pb, loc);
-      });
   // A row runs over all its keys: a task's worth on its own.
-  rowLoop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(1));
+  kiln::buildTaskLoop(b, loc, {batch, rows}, [&](OpBuilder &pb, ValueRange ivs) {
+    Value n = ivs[0], i = ivs[1];
+    Value end = endOf(pb, i);
+    auto keyLoop = runKeys(pb, n, i, index(0), end, acc,
+                           [&](Value d) { return SmallVector<Value>{n, i, d}; });
+    Value l = keyLoop.getResult(1);
+    forEachChunk(pb, width, [&](OpBuilder &fb, Value d) {
+      Value sum = load(fb, acc, {n, i, d});
+      Value o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, computeConst(fb, 0.0)),
+                                        arith::DivFOp::create(fb, loc, sum, splat(fb, l)));
+      store(fb, o, op.getOut(), ValueRange{n, i, d});
+    });
+  });
   op->erase();
 }
 

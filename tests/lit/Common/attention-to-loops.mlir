@@ -123,3 +123,18 @@ func.func @vector_lanes(%q: memref<?x?x16xf16>, %k: memref<?x?x16xf16>, %v: memr
       outs(%out, %acc : memref<?x?x8xf16>, memref<?x?x8xf32>) {scale = 0.25 : f64}
   return
 }
+
+// -----
+
+// A decode step (one query row): a loop over the batch alone, each
+// iteration a task (a unit dim would be folded by the canonicalizer, and
+// the task size with it: every head on one thread).
+// CHECK-LABEL: func.func @one_query_row
+// CHECK: scf.parallel (%{{[a-z0-9_]+}}) = (%{{[a-z0-9_]+}}) to (%c16{{(_[0-9]+)?}}) step
+// CHECK: } {kiln.min_task_size = 1 : index}
+func.func @one_query_row(%q: memref<16x1x8xf32>, %k: memref<16x40x8xf32>, %v: memref<16x40x8xf32>,
+                         %out: memref<16x1x8xf32>, %acc: memref<16x1x8xf32>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<16x1x8xf32>, memref<16x40x8xf32>, memref<16x40x8xf32>)
+      outs(%out, %acc : memref<16x1x8xf32>, memref<16x1x8xf32>) {scale = 0.35 : f64}
+  return
+}

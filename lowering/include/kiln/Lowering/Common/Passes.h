@@ -14,6 +14,14 @@ namespace kiln {
 /// of work of its own (an attention row over all its keys).
 inline constexpr llvm::StringLiteral kMinTaskSizeAttr = "kiln.min_task_size";
 
+/// An scf.parallel over [0, size) of each of `sizes`, each iteration a task
+/// of its own (kMinTaskSizeAttr 1), body(ivs) with an iv per size. Sizes of
+/// a static 1 are no loop dims (their iv is 0): the canonicalizer would
+/// fold such a dim away and drop the attribute with it, leaving the loop
+/// to one task.
+void buildTaskLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange sizes,
+                   llvm::function_ref<void(mlir::OpBuilder &, mlir::ValueRange)> body);
+
 #define GEN_PASS_DECL
 #include "kiln/Lowering/Common/Passes.h.inc"
 
