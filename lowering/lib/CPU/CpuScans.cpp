@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/Lowering/Common/Passes.h"
 #include "kiln/Lowering/Common/Scan.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 
@@ -82,9 +83,6 @@ private:
       ubs.push_back(inner && end ? end : size(d));
       steps.push_back(c(inner && lanes ? lanes : 1));
     }
-    auto loop = scf::ParallelOp::create(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &pb, Location l, ValueRange ivs) { scanColumns(pb, l, ivs, lanes); });
     // An iteration scans a whole column (or row): as many a task as make
     // the elements of a task of cheap iterations.
     std::optional<int64_t> length = getConstantIntValue(scan.sizes[scan.dim]);
@@ -92,7 +90,8 @@ private:
                                    1, kiln::kCheapIterationsPerTask /
                                           (std::max<int64_t>(1, *length) * std::max<int64_t>(1, lanes)))
                              : 1;
-    loop->setAttr(kiln::kMinTaskSizeAttr, b.getIndexAttr(perTask));
+    kiln::buildTaskLoop(b, loc, lbs, ubs, steps, perTask,
+                        [&](OpBuilder &pb, ValueRange ivs) { scanColumns(pb, loc, ivs, lanes); });
   }
 
   static SmallVector<Value> mapped(IRMapping &mapping, ValueRange values) {

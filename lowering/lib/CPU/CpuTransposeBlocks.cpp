@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/Lowering/Common/Passes.h"
 #include "kiln/Lowering/Common/RowReduction.h"
 #include "kiln/Lowering/Common/VectorUtils.h"
 
@@ -166,23 +167,21 @@ private:
     ubs[last] = lEnd;
     steps[k] = kStep;
     steps[last] = lStep;
-    auto blocks = scf::ParallelOp::create(
-        b, loc, lbs, ubs, steps, [&](OpBuilder &pb, Location l, ValueRange ivs) {
-          Value zero = arith::ConstantIndexOp::create(pb, l, 0);
-          Value side = arith::ConstantIndexOp::create(pb, l, this->side);
-          scf::ForOp::create(pb, l, zero, kStep, side, ValueRange{},
-                             [&](OpBuilder &fb, Location fl, Value square, ValueRange) {
-                               SmallVector<Value> at(ivs);
-                               at[k] = arith::AddIOp::create(fb, fl, ivs[k], square);
-                               block(fb, fl, at);
-                               scf::YieldOp::create(fb, fl);
-                             });
-        });
     // A block does squares * side^2 elements' work: as many blocks a task
     // as the elements of a task of cheap iterations.
-    blocks->setAttr(kiln::kMinTaskSizeAttr,
-                    b.getIndexAttr(std::max<int64_t>(
-                        1, kiln::kCheapIterationsPerTask / (squares * side * side))));
+    int64_t taskSize =
+        std::max<int64_t>(1, kiln::kCheapIterationsPerTask / (squares * side * side));
+    kiln::buildTaskLoop(b, loc, lbs, ubs, steps, taskSize, [&](OpBuilder &pb, ValueRange ivs) {
+      Value zero = arith::ConstantIndexOp::create(pb, loc, 0);
+      Value side = arith::ConstantIndexOp::create(pb, loc, this->side);
+      scf::ForOp::create(pb, loc, zero, kStep, side, ValueRange{},
+                         [&](OpBuilder &fb, Location fl, Value square, ValueRange) {
+                           SmallVector<Value> at(ivs);
+                           at[k] = arith::AddIOp::create(fb, fl, ivs[k], square);
+                           block(fb, fl, at);
+                           scf::YieldOp::create(fb, fl);
+                         });
+    });
     // What is left: the last columns (every K), then the last rows of K
     // (the blocks' columns).
     auto rest = [&](Value end, unsigned d) {

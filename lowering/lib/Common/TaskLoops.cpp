@@ -7,25 +7,42 @@
 
 using namespace mlir;
 
-void kiln::buildTaskLoop(OpBuilder &b, Location loc, ValueRange sizes,
+void kiln::buildTaskLoop(OpBuilder &b, Location loc, ValueRange lbs, ValueRange ubs,
+                         ValueRange steps, int64_t minTaskSize,
                          function_ref<void(OpBuilder &, ValueRange)> body) {
-  SmallVector<Value> dims;
-  for (Value size : sizes)
-    if (getConstantIntValue(size) != 1)
-      dims.push_back(size);
-  if (dims.empty())
-    dims.push_back(arith::ConstantIndexOp::create(b, loc, 1));
-  SmallVector<Value> zeros(dims.size(), arith::ConstantIndexOp::create(b, loc, 0));
-  SmallVector<Value> ones(dims.size(), arith::ConstantIndexOp::create(b, loc, 1));
+  auto oneTrip = [&](size_t d) {
+    std::optional<int64_t> lb = getConstantIntValue(lbs[d]), ub = getConstantIntValue(ubs[d]),
+                           step = getConstantIntValue(steps[d]);
+    return lb && ub && step && *ub > *lb && *ub - *lb <= *step;
+  };
+  SmallVector<Value> loopLbs, loopUbs, loopSteps;
+  for (size_t d = 0; d < lbs.size(); ++d)
+    if (!oneTrip(d)) {
+      loopLbs.push_back(lbs[d]);
+      loopUbs.push_back(ubs[d]);
+      loopSteps.push_back(steps[d]);
+    }
+  if (loopLbs.empty()) { // one iteration in all: a loop of one, for the body's sake
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    loopLbs.push_back(zero);
+    loopUbs.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+    loopSteps.push_back(loopUbs.back());
+  }
   auto loop = scf::ParallelOp::create(
-      b, loc, zeros, dims, ones, [&](OpBuilder &pb, Location, ValueRange ivs) {
-        Value zero = arith::ConstantIndexOp::create(pb, loc, 0);
+      b, loc, loopLbs, loopUbs, loopSteps, [&](OpBuilder &pb, Location, ValueRange ivs) {
         SmallVector<Value> all;
         auto iv = ivs.begin();
-        for (Value size : sizes)
-          all.push_back(getConstantIntValue(size) == 1 ? zero : *iv++);
+        for (size_t d = 0; d < lbs.size(); ++d)
+          all.push_back(oneTrip(d) ? lbs[d] : *iv++);
         body(pb, all);
         scf::ReduceOp::create(pb, loc);
       });
-  loop->setAttr(kMinTaskSizeAttr, b.getIndexAttr(1));
+  loop->setAttr(kMinTaskSizeAttr, b.getIndexAttr(minTaskSize));
+}
+
+void kiln::buildTaskLoop(OpBuilder &b, Location loc, ValueRange sizes,
+                         function_ref<void(OpBuilder &, ValueRange)> body) {
+  SmallVector<Value> zeros(sizes.size(), arith::ConstantIndexOp::create(b, loc, 0));
+  SmallVector<Value> ones(sizes.size(), arith::ConstantIndexOp::create(b, loc, 1));
+  buildTaskLoop(b, loc, zeros, sizes, ones, 1, body);
 }

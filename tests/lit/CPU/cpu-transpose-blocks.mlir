@@ -114,3 +114,21 @@ func.func @refused(%a: memref<8x8xf32>, %o: memref<8x8xf32>, %s: memref<3x8xf32>
   }
   return
 }
+
+// -----
+
+// A batch of one: no loop dim for it (the canonicalizer would fold it and
+// drop the task size with it), so the blocks keep their task size.
+// CHECK-LABEL: func @batch_of_one
+// CHECK: scf.parallel (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) = (%c0, %c0) to (%c64, %c64) step (%c8, %c4)
+// CHECK: } {kiln.min_task_size = 32 : index}
+#in = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @batch_of_one(%a: memref<1x64x64xf32>, %b: memref<1x64x64xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : memref<1x64x64xf32>) outs(%b : memref<1x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}

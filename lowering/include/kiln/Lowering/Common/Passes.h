@@ -14,11 +14,15 @@ namespace kiln {
 /// of work of its own (an attention row over all its keys).
 inline constexpr llvm::StringLiteral kMinTaskSizeAttr = "kiln.min_task_size";
 
-/// An scf.parallel over [0, size) of each of `sizes`, each iteration a task
-/// of its own (kMinTaskSizeAttr 1), body(ivs) with an iv per size. Sizes of
-/// a static 1 are no loop dims (their iv is 0): the canonicalizer would
-/// fold such a dim away and drop the attribute with it, leaving the loop
-/// to one task.
+/// An scf.parallel over `lbs` to `ubs` by `steps` whose tasks run at least
+/// `minTaskSize` iterations (kMinTaskSizeAttr), body(ivs) with an iv per
+/// dim. A dim of one static iteration is no loop dim (its iv is its lower
+/// bound): the canonicalizer would fold such a dim into a new loop and drop
+/// the attribute with it, leaving the loop to the default task size.
+void buildTaskLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange lbs,
+                   mlir::ValueRange ubs, mlir::ValueRange steps, int64_t minTaskSize,
+                   llvm::function_ref<void(mlir::OpBuilder &, mlir::ValueRange)> body);
+/// The same over [0, size) of each of `sizes`, each iteration a task.
 void buildTaskLoop(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange sizes,
                    llvm::function_ref<void(mlir::OpBuilder &, mlir::ValueRange)> body);
 
