@@ -17,6 +17,7 @@
 #include "kiln/Lowering/CPU/Passes.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/Common/Tuned.h"
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
@@ -40,13 +41,6 @@ using kiln::IndexBuilder;
 
 namespace {
 
-bool innermostContiguous(Value buffer) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(cast<MemRefType>(buffer.getType()).getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 /// Whether the blocks take `op`: a block's query rows or more (or a
 /// run-time count), f32 sums of f32, f16 or bf16 inputs, V's head dim a
 /// static multiple of `lanes`, and V, out and acc contiguous along it.
@@ -63,7 +57,7 @@ bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
       !isa<Float32Type, Float16Type, BFloat16Type>(v.getElementType()) || v.isDynamicDim(2) ||
       v.getDimSize(2) % lanes != 0)
     return false;
-  return llvm::all_of(ValueRange{op.getV(), op.getOut(), op.getAcc()}, innermostContiguous);
+  return llvm::all_of(ValueRange{op.getV(), op.getOut(), op.getAcc()}, kiln::unitInnerStride);
 }
 
 struct BlockBuilder {

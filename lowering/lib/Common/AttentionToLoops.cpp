@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/Common/Passes.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,21 +44,13 @@ bool isOne(Value buffer, unsigned dim) {
   return cast<MemRefType>(buffer.getType()).getDimSize(dim) == 1;
 }
 
-/// Whether `buffer`'s innermost dim is contiguous (vector loads take it).
-bool innermostContiguous(Value buffer) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(cast<MemRefType>(buffer.getType()).getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 /// Lanes of the head-dim loops: `lanes` where both head dims are whole
 /// multiples of it and q, k, v, out and acc are contiguous there, else 1.
 int64_t lanesFor(kiln::kernel::AttentionOp op, int64_t lanes) {
   int64_t depth = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
   int64_t width = cast<MemRefType>(op.getV().getType()).getDimSize(2);
   bool contiguous = llvm::all_of(
-      ValueRange{op.getQ(), op.getK(), op.getV(), op.getOut(), op.getAcc()}, innermostContiguous);
+      ValueRange{op.getQ(), op.getK(), op.getV(), op.getOut(), op.getAcc()}, kiln::unitInnerStride);
   return lanes > 1 && depth % lanes == 0 && width % lanes == 0 && contiguous ? lanes : 1;
 }
 
