@@ -46,6 +46,12 @@ def attention_case(name, q, kv, causal):
             t(q), [q, kv, kv], attention(causal), lambda: [R(*q), R(*kv), R(*kv)])
 
 
+def matmul_case(m, k, n):
+    return (f"matmul {m}x{k} @ {k}x{n}", f"kiln.matmul %a0, %a1 : ({t((m, k))}, {t((k, n))}) -> "
+            f"{t((m, n))}", t((m, n)), [(m, k), (k, n)], lambda a, b: a @ b,
+            lambda: [R(m, k), R(k, n)])
+
+
 HEADS = (1, 16, 1024, 64)
 
 # (name, op text with %a0.. and a result type, [(shape, elem)], torch fn, inputs)
@@ -97,6 +103,10 @@ CASES = [
      t((1, N)), [(1, N), S], lambda a, b: a @ b, lambda: [R(1, N), R(*S)]),
     ("matmul 4x4096 @ 4096^2", f"kiln.matmul %a0, %a1 : ({t((4, N))}, {t(S)}) -> {t((4, N))}",
      t((4, N)), [(4, N), S], lambda a, b: a @ b, lambda: [R(4, N), R(*S)]),
+    matmul_case(1, N, 11008),
+    matmul_case(1, 11008, N),
+    matmul_case(4, N, 11008),
+    matmul_case(4, 11008, N),
 ]
 
 

@@ -1033,6 +1033,9 @@ def test_column_chain_bf16():
 # 64+ rows of B, fewer, batched, and A shared by a batch of B. Two to four
 # rows (on the CPU the rows inside each block of B's columns): blocks with
 # a short last one and a tail, and too few rows of B for blocks, batched.
+# Three or four rows and few columns for the threads: K in slices summed
+# apart (on 2 threads, 2 slices of 512 and 1024 rows), with a tail of
+# columns.
 @pytest.mark.parametrize("a_shape,b_shape", [((17, 33), (33, 9)), ((2, 1, 5, 8), (3, 8, 4)),
                                              ((1, 300), (300, 1000)), ((1, 40), (40, 37)),
                                              ((3, 1, 70), (3, 70, 130)), ((1, 64), (5, 64, 50)),
@@ -1042,7 +1045,8 @@ def test_column_chain_bf16():
                                              ((2, 130, 21), (2, 21, 257)),
                                              ((13, 40), (40, 1025)), ((9, 30), (30, 2100)),
                                              ((4, 300), (300, 1000)), ((3, 100), (100, 2100)),
-                                             ((2, 2, 70), (2, 70, 130))])
+                                             ((2, 2, 70), (2, 70, 130)),
+                                             ((3, 1024), (1024, 1000)), ((4, 2048), (2048, 130))])
 def test_matmul_f32(a_shape, b_shape):
     a, b = rand(a_shape, np.float32), rand(b_shape, np.float32)
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))

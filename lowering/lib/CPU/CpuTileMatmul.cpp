@@ -555,6 +555,32 @@ TaskSplit splitTasks(int64_t m, int64_t n, int64_t batches, const Blocking &s, i
 /// The most rows of A that rowsTimesMatrix takes.
 constexpr int64_t kMaxStreamedRows = 4;
 
+/// The most slices of K that rowsTimesMatrix splits a matmul into, the
+/// fewest rows of B a slice takes, and the fewest rows of A it splits for.
+/// (On 2 AVX-512 cores, 8 processes each, medians: 3x4096 @ 4096x1024 0.91
+/// -> 0.48 ms, 4 rows 1.21 -> 0.48, 4 rows times 4096x2048 1.61 either way;
+/// 1 and 2 rows 0.24 -> 0.28 and 0.33 -> 0.42 ms, the fill of the partials
+/// and their sum costing more than blocks of 2 KiB of a row.)
+constexpr int64_t kMaxKSlices = 16;
+constexpr int64_t kMinKSliceRows = 256;
+constexpr int64_t kMinSlicedRowsOfA = 3;
+
+/// How many slices of K (a power of two dividing `k`) a few rows times a
+/// k x n matrix takes, so that slices times kiln-vectorize's column blocks
+/// give every thread a task of whole blocks. Without slices, 4096 columns
+/// on 16 threads were 16 blocks of 1 KiB of every row of B (4x4096 @
+/// 4096^2 at 1.03 ms against torch's 0.53 on a 16-core Xeon, twice the
+/// gemv's time), and narrow blocks with 3 or 4 rows of A measure slow on
+/// 2 cores too (below).
+int64_t kSlices(int64_t k, int64_t n, int64_t threads) {
+  int64_t blocks = llvm::divideCeil(n * int64_t(sizeof(float)), kiln::kColumnBlockBytes);
+  int64_t slices = 1;
+  while (slices * blocks < threads && slices < kMaxKSlices && k % (2 * slices) == 0 &&
+         k / (2 * slices) >= kMinKSliceRows)
+    slices *= 2;
+  return slices;
+}
+
 /// A matmul of up to kMaxStreamedRows static rows (a gemv, a decode step
 /// of a few sequences) as a linalg.generic with k outside n: a reduction
 /// over outer loops, which kiln-vectorize runs in blocks of B's columns,
@@ -562,19 +588,23 @@ constexpr int64_t kMaxStreamedRows = 4;
 /// Tiled, the rows filled part of the micro-kernel's MR rows and B was
 /// packed (copied) first: 3.6 ms for 1x4096 @ 4096^2 against 3.0 in
 /// torch; with 4 rows, 1.9 ms against torch's 0.37 on 16 cores.
-LogicalResult rowsTimesMatrix(linalg::LinalgOp op, RewriterBase &rewriter) {
+/// With too few column blocks for the threads, K is split into kSlices
+/// slices, each summed into its own partial C, and the partials then
+/// added to C.
+LogicalResult rowsTimesMatrix(linalg::LinalgOp op, RewriterBase &rewriter, int64_t threads) {
   unsigned loops = op.getNumLoops(); // [batch,] m, n, k
   Value cm = op.getDpsInits()[0];
   auto cType = cast<MemRefType>(cm.getType());
   int64_t rows = cType.getDimSize(cType.getRank() - 2);
   if (ShapedType::isDynamic(rows) || rows < 1 || rows > kMaxStreamedRows)
     return failure();
+  MLIRContext *ctx = rewriter.getContext();
   // New loop order [batch,] m, k, n: old n is the new last, old k before it.
   SmallVector<AffineExpr> oldDims;
   for (unsigned d = 0; d < loops; ++d)
-    oldDims.push_back(rewriter.getAffineDimExpr(d));
+    oldDims.push_back(getAffineDimExpr(d, ctx));
   std::swap(oldDims[loops - 1], oldDims[loops - 2]);
-  auto reorder = AffineMap::get(loops, 0, oldDims, rewriter.getContext());
+  auto reorder = AffineMap::get(loops, 0, oldDims, ctx);
   SmallVector<AffineMap> maps;
   for (AffineMap map : op.getIndexingMapsArray())
     maps.push_back(map.compose(reorder));
@@ -583,15 +613,68 @@ LogicalResult rowsTimesMatrix(linalg::LinalgOp op, RewriterBase &rewriter) {
     if (kiln::classify(maps[operand->getOperandNumber()], operand->get(), loops - 1) !=
         kiln::Access::Vector)
       return failure();
+  // Fused, as the micro-kernel's products are.
+  auto fma = [](OpBuilder &b, Location loc, ValueRange args) {
+    linalg::YieldOp::create(b, loc,
+                            math::FmaOp::create(b, loc, args[0], args[1], args[2]).getResult());
+  };
   SmallVector<utils::IteratorType> iterators(loops, utils::IteratorType::parallel);
   iterators[loops - 2] = utils::IteratorType::reduction;
-  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-      op, TypeRange{}, op.getDpsInputs(), op.getDpsInits(), maps, iterators,
-      [](OpBuilder &b, Location loc, ValueRange args) {
-        // Fused, as the micro-kernel's products are.
-        linalg::YieldOp::create(b, loc,
-                                math::FmaOp::create(b, loc, args[0], args[1], args[2]).getResult());
+  Value am = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
+  auto aType = cast<MemRefType>(am.getType()), bType = cast<MemRefType>(bm.getType());
+  int64_t k = aType.getDimSize(1), n = cType.getDimSize(1);
+  int64_t slices =
+      isa<linalg::MatmulOp>(op) && rows >= kMinSlicedRowsOfA && aType.hasStaticShape() &&
+              bType.hasStaticShape() && cType.hasStaticShape() &&
+              op.getIndexingMapsArray() == linalg::MatmulOp::getDefaultIndexingMaps(ctx)
+          ? kSlices(k, n, threads)
+          : 1;
+  int64_t sliceRows = k / slices;
+  SmallVector<int64_t> aShape{rows, slices, sliceRows}, bShape{slices, sliceRows, n};
+  SmallVector<ReassociationIndices> aDims{{0}, {1, 2}}, bDims{{0, 1}, {2}};
+  // Layouts that cannot be split so take one slice.
+  if (failed(memref::ExpandShapeOp::computeExpandedType(aType, aShape, aDims)) ||
+      failed(memref::ExpandShapeOp::computeExpandedType(bType, bShape, bDims)))
+    slices = 1;
+  if (slices == 1) {
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(op, TypeRange{}, op.getDpsInputs(),
+                                                   op.getDpsInits(), maps, iterators, fma);
+    return success();
+  }
+  // A as [m, slices, k / slices], B as [slices, k / slices, n], partial Cs
+  // as [slices, m, n], over loops (slice, m, k in the slice, n).
+  Location loc = op.getLoc();
+  Value aSlices = memref::ExpandShapeOp::create(rewriter, loc, aShape, am, aDims);
+  Value bSlices = memref::ExpandShapeOp::create(rewriter, loc, bShape, bm, bDims);
+  AffineExpr slice = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx),
+             kIn = getAffineDimExpr(2, ctx), col = getAffineDimExpr(3, ctx);
+  SmallVector<AffineMap> sliceMaps{AffineMap::get(4, 0, {m, slice, kIn}, ctx),
+                                   AffineMap::get(4, 0, {slice, kIn, col}, ctx),
+                                   AffineMap::get(4, 0, {slice, m, col}, ctx)};
+  auto partialType = MemRefType::get({slices, rows, n}, rewriter.getF32Type());
+  // 64-byte aligned, so that kiln-vectorize's loads of a row are.
+  Value partials =
+      memref::AllocOp::create(rewriter, loc, partialType, rewriter.getI64IntegerAttr(64));
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+  linalg::FillOp::create(rewriter, loc, zero, partials);
+  linalg::GenericOp::create(rewriter, loc, TypeRange{}, ValueRange{aSlices, bSlices},
+                            ValueRange{partials}, sliceMaps,
+                            {utils::IteratorType::parallel, utils::IteratorType::parallel,
+                             utils::IteratorType::reduction, utils::IteratorType::parallel},
+                            fma);
+  // C += the partials' sum, over loops (slice, m, n).
+  AffineExpr n3 = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> sumMaps{AffineMap::get(3, 0, {slice, m, n3}, ctx),
+                                 AffineMap::get(3, 0, {m, n3}, ctx)};
+  linalg::GenericOp::create(
+      rewriter, loc, TypeRange{}, ValueRange{partials}, ValueRange{cm}, sumMaps,
+      {utils::IteratorType::reduction, utils::IteratorType::parallel,
+       utils::IteratorType::parallel},
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, arith::AddFOp::create(b, l, args[0], args[1]).getResult());
       });
+  memref::DeallocOp::create(rewriter, loc, partials);
+  rewriter.eraseOp(op);
   return success();
 }
 
@@ -616,7 +699,7 @@ struct TileF32Matmul {
     }
     if (!kiln::unitInnerStride(bm) || !kiln::unitInnerStride(cm))
       return;
-    if (succeeded(rowsTimesMatrix(op, rewriter)))
+    if (succeeded(rowsTimesMatrix(op, rewriter, threads)))
       return;
     // A fill of C right before the matmul (C = 0 for a plain product) is
     // folded into the first slice's sums, saving a pass over C. (Looked up

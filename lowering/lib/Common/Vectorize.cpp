@@ -38,6 +38,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <numeric>
+
 namespace kiln {
 #define GEN_PASS_DEF_KILNVECTORIZE
 #include "kiln/Lowering/Common/Passes.h.inc"
@@ -52,16 +54,13 @@ using kiln::alignmentAttr;
 using kiln::classify;
 using kiln::cloneBody;
 using kiln::indicesFor;
+using kiln::kColumnBlockBytes;
+using kiln::kColumnBlockRows;
 using kiln::unitInnerStride;
 
-/// An outer reduction's column blocks: at most 8 KiB of each row, and at
-/// least 4 wide vectors; only where there are this many rows. (Taking 4
-/// rows a step, on 2 AVX-512 cores, alternated: a 1x4096 @ 4096^2 gemv
-/// 1.5-2.0 ms at 2 KiB, 0.95-1.5 at 8 KiB; a 4096^2 f32 sum over dim 0
-/// 1.1-1.2 / 0.85-1.0; 16 KiB no better than 8.)
-constexpr int64_t kColumnBlockBytes = 8192;
+/// An outer reduction's column blocks (kiln::kColumnBlockBytes) are at
+/// least 4 wide vectors.
 constexpr int64_t kMinColumnBlockVectors = 4;
-constexpr int64_t kColumnBlockRows = 64;
 constexpr int64_t kColumnBlockRowsPerStep = 4;
 /// The most iterations of the loops that column blocks run inside their
 /// reduction loops (sharedLoops): a block vector of each output row they
@@ -422,9 +421,12 @@ private:
   /// vectors of each row were a page apart from the last row's: a TLB miss
   /// and a new stream for the prefetcher per 256 bytes (a 4096^2 f32 sum
   /// over dim 0 at a third of its floor). The blocks are as even as the
-  /// vectors allow, as many as the threads at least and a multiple of them
+  /// vectors allow; their tasks (blocks times the iterations of the outer
+  /// parallel loops) as many as the threads at least and a multiple of them
   /// where the columns allow, so that no thread waits on another's extra
-  /// block. Static sizes only.
+  /// block. (Blocks alone a multiple of the threads cut 8 slices of K times
+  /// 4096 columns into 1 KiB blocks on 16 threads, where 2 blocks each
+  /// gave the 16 tasks.) Static sizes only.
   /// The `shared` loops run inside each block (their rows of the output
   /// held in registers a block vector at a time: 4 rows of 8 KiB blocks
   /// beat 4 rows of 2 KiB, 2.4 against 3.5 ms for 4x4096 @ 4096^2).
@@ -447,7 +449,8 @@ private:
     int64_t maxVectors = std::max<int64_t>(1, kColumnBlockBytes / bytes / width);
     int64_t blocks = llvm::divideCeil(vectors, maxVectors);
     if (outer < threads)
-      blocks = llvm::alignTo(std::max<int64_t>(blocks, llvm::divideCeil(threads, outer)), threads);
+      blocks = llvm::alignTo(std::max<int64_t>(blocks, llvm::divideCeil(threads, outer)),
+                             threads / std::gcd(outer, threads));
     int64_t block = llvm::divideCeil(vectors, std::min(blocks, std::max<int64_t>(vectors, 1)));
     return rows >= kColumnBlockRows && block >= kMinColumnBlockVectors ? block * width : 0;
   }

@@ -275,6 +275,37 @@ func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x40xf32>, %c: me
 
 // -----
 
+// 3 rows times 1024x1000 on 2 threads: 1000 columns are one 8 KiB block,
+// so K is split into 2 slices of 512 rows (A and B reshaped, not copied),
+// each summed into its own partial C, the partials then added to C. With
+// 256 rows of B, a slice would take fewer than 256: no split. Two rows of
+// A are not split either.
+// CHECK-LABEL: func @rows_times_matrix_k_slices
+// CHECK-DAG: %[[AS:.*]] = memref.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [3, 2, 512]
+// CHECK-DAG: %[[BS:.*]] = memref.expand_shape %arg1 {{\[\[}}0, 1], [2]] output_shape [2, 512, 1000]
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x1000xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<2x3x1000xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[AS]], %[[BS]] : {{.*}}) outs(%[[P]] : memref<2x3x1000xf32>)
+// CHECK: math.fma
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[P]] : memref<2x3x1000xf32>) outs(%arg2 : memref<3x1000xf32>)
+// CHECK: arith.addf
+// CHECK: memref.dealloc %[[P]]
+// CHECK: linalg.generic {{.*}} ins(%arg3, %arg4 : memref<3x256xf32>, memref<256x1000xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg5, %arg1 : memref<2x1024xf32>, memref<1024x1000xf32>)
+// CHECK-NOT: memref.expand_shape
+// CHECK: return
+func.func @rows_times_matrix_k_slices(%a: memref<3x1024xf32>, %b: memref<1024x1000xf32>,
+                                      %c: memref<3x1000xf32>, %a2: memref<3x256xf32>,
+                                      %b2: memref<256x1000xf32>, %a3: memref<2x1024xf32>,
+                                      %c3: memref<2x1000xf32>) {
+  linalg.matmul ins(%a, %b : memref<3x1024xf32>, memref<1024x1000xf32>) outs(%c : memref<3x1000xf32>)
+  linalg.matmul ins(%a2, %b2 : memref<3x256xf32>, memref<256x1000xf32>) outs(%c : memref<3x1000xf32>)
+  linalg.matmul ins(%a3, %b : memref<2x1024xf32>, memref<1024x1000xf32>) outs(%c3 : memref<2x1000xf32>)
+  return
+}
+
+// -----
+
 // conv2d's patches (im2col, K = (kh, kw, c) of a channels-last image of 16
 // channels) are not written: each B panel is packed from the image, a run
 // of 16 channels of each of 16 pixels transposed in registers (4 rounds of

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1" --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-vectorize="vector-width=4" --split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1 threads=2" --split-input-file | FileCheck %s --check-prefix=BLOCKS
+// RUN: kiln-opt %s --kiln-vectorize="vector-width=4 accumulators=2 outer-reductions=1 threads=16" --split-input-file | FileCheck %s --check-prefix=THREADS16
 
 // A sum over dim 0 of 5x22: a parallel loop over the columns, 8 lanes (two
 // vectors) a step up to 16, each vector carried down the 5 rows from the
@@ -152,6 +153,32 @@ func.func @rows_times_matrix(%a: memref<4x64xf32>, %b: memref<64x1024xf32>, %c: 
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// kiln-cpu-tile-matmul's slices of K (8 slices of 64 rows of B, 4 rows of
+// A) on 16 threads: 4096 columns are two 8 KiB blocks, and 8 slices times
+// 2 blocks are 16 tasks, one for each thread. (Blocks were made a multiple
+// of the threads whatever the slices: 16 blocks of 256 columns, 1 KiB of
+// each row of B a task, a new page every 1 KiB.)
+// THREADS16-LABEL: func @k_slices
+// THREADS16: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c8{{.*}}, %c4096{{.*}}) step (%c1{{.*}}, %c2048{{.*}})
+// THREADS16: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} step %c4
+// THREADS16-COUNT-4: vector.load %arg2[%{{.*}}, %{{.*}}, %{{.*}}] {{.*}}: memref<8x4x4096xf32>, vector<8xf32>
+// THREADS16: } {kiln.min_task_size = 1 : index}
+#as = affine_map<(s, m, k, n) -> (m, s, k)>
+#bs = affine_map<(s, m, k, n) -> (s, k, n)>
+#ps = affine_map<(s, m, k, n) -> (s, m, n)>
+func.func @k_slices(%a: memref<4x8x64xf32>, %b: memref<8x64x4096xf32>, %p: memref<8x4x4096xf32>) {
+  linalg.generic {indexing_maps = [#as, #bs, #ps],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<4x8x64xf32>, memref<8x64x4096xf32>) outs(%p : memref<8x4x4096xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %s = math.fma %x, %y, %acc : f32
     linalg.yield %s : f32
   }
   return
