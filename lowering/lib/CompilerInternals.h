@@ -34,6 +34,7 @@ struct MlirModule : ParsedProgram::Module {
 struct HostCpu {
   std::unique_ptr<llvm::TargetMachine> targetMachine; // null: no code generator
   int64_t f32Lanes = 4; // of the widest vector registers the host has
+  bool avx512Bf16 = false; // vdpbf16ps: bf16 pairs' dot products into f32
   static HostCpu detect();
 };
 

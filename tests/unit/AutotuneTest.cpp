@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <unistd.h>
@@ -422,73 +423,99 @@ TEST(Autotune, EverySimtMatmulTilingIsExact) {
     GTEST_SKIP() << "no CUDA or Vulkan device";
 }
 
+/// `v` rounded to bf16 (to nearest, ties to even), as its bits.
+uint16_t floatToBf16(float v) {
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
 // Every block shape the tuner may pick for the CPU's attention gives the
 // float64 reference's result at the edges of its blocks: 2 heads of 37
 // query rows over 45 keys (rows and keys left over by every shape), head
-// dim 16, causal.
+// dim 16, causal; in f32, and in bf16 (on hosts with AVX512-BF16 the
+// dot products of pairs, whose last span of keys runs whole), where the
+// probabilities and the output are rounded to bf16.
 TEST(Autotune, EveryCpuAttentionBlockIsRight) {
   auto backend = Backend::create({DeviceType::Cpu, 0});
   ASSERT_TRUE(backend) << backend.error().message;
   const int64_t heads = 2, rows = 37, keys = 45, depth = 16;
   const float scale = 0.25f;
-  HostTensor q(DType::F32, {heads, rows, depth}), k(DType::F32, {heads, keys, depth}),
-      v(DType::F32, {heads, keys, depth});
-  for (HostTensor *t : {&q, &k, &v})
-    for (int64_t i = 0; i < t->numElements(); ++i)
-      t->as<float>()[i] = float(std::sin(0.7 * double(i) + double(t == &k) + 2.0 * (t == &v)));
-  std::vector<double> expected(heads * rows * depth, 0.0);
-  for (int64_t n = 0; n < heads; ++n)
-    for (int64_t i = 0; i < rows; ++i) {
-      std::vector<double> s(i + 1);
-      double m = -INFINITY, total = 0;
-      for (int64_t j = 0; j <= i; ++j) {
-        double dot = 0;
-        for (int64_t d = 0; d < depth; ++d)
-          dot += double(q.as<float>()[(n * rows + i) * depth + d]) *
-                 k.as<float>()[(n * keys + j) * depth + d];
-        m = std::max(m, s[j] = dot * scale);
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    const bool bf16 = dtype == DType::BF16;
+    const std::string name = bf16 ? "bf16" : "f32";
+    SCOPED_TRACE(name);
+    HostTensor q(dtype, {heads, rows, depth}), k(dtype, {heads, keys, depth}),
+        v(dtype, {heads, keys, depth});
+    // The inputs' values as the kernel sees them.
+    std::vector<double> qd, kd, vd;
+    for (HostTensor *t : {&q, &k, &v}) {
+      std::vector<double> &values = t == &q ? qd : t == &k ? kd : vd;
+      for (int64_t i = 0; i < t->numElements(); ++i) {
+        float x = float(std::sin(0.7 * double(i) + double(t == &k) + 2.0 * (t == &v)));
+        if (bf16) {
+          t->as<uint16_t>()[i] = floatToBf16(x);
+          x = std::bit_cast<float>(uint32_t(t->as<uint16_t>()[i]) << 16);
+        } else {
+          t->as<float>()[i] = x;
+        }
+        values.push_back(x);
       }
-      for (int64_t j = 0; j <= i; ++j)
-        total += s[j] = std::exp(s[j] - m);
-      for (int64_t j = 0; j <= i; ++j)
-        for (int64_t d = 0; d < depth; ++d)
-          expected[(n * rows + i) * depth + d] +=
-              s[j] / total * v.as<float>()[(n * keys + j) * depth + d];
     }
-  auto type = [&](int64_t length) {
-    return "tensor<" + std::to_string(heads) + "x" + std::to_string(length) + "x" +
-           std::to_string(depth) + "xf32>";
-  };
-  const std::string tq = type(rows), tk = type(keys);
-  const std::string program = "func.func @main(%q: " + tq + ", %k: " + tk + ", %v: " + tk +
-                              ") -> " + tq + " {\n  %0 = kiln.attention %q, %k, %v {causal = " +
-                              "true, scale = 0.25 : f64} : (" + tq + ", " + tk + ", " + tk +
-                              ") -> " + tq + "\n  return %0 : " + tq + "\n}";
-  auto dq = (*backend)->upload(q), dk = (*backend)->upload(k), dv = (*backend)->upload(v);
-  ASSERT_TRUE(dq && dk && dv);
-  const TuneSpace space = CpuAttentionTunables::tuneSpace();
-  const std::string key = TuneKey{space.name,
-                                  space.hash(),
-                                  "attention",
-                                  {"f32"},
-                                  {anchorToPowerOfTwo(heads), anchorToPowerOfTwo(rows),
-                                   anchorToPowerOfTwo(keys), anchorToPowerOfTwo(depth),
-                                   anchorToPowerOfTwo(depth)}}
-                              .text();
-  for (const std::vector<int64_t> &config : space.candidates) {
-    CompileOptions options;
-    options.tuned[key] = TuneSpace::configText(config);
-    auto compiled = (*backend)->kernels().compile(program, options);
-    ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
-    const std::vector<std::string> &keys = compiled->get()->tuneKeys();
-    ASSERT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
-    auto out = (*backend)->run(program, {*dq, *dk, *dv}, options);
-    ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
-    auto host = (*backend)->download(out->front());
-    ASSERT_TRUE(host);
-    for (size_t i = 0; i < expected.size(); ++i)
-      ASSERT_NEAR(host->as<float>()[i], expected[i], 1e-5)
-          << "blocks " << options.tuned[key] << ", element " << i;
+    std::vector<double> expected(heads * rows * depth, 0.0);
+    for (int64_t n = 0; n < heads; ++n)
+      for (int64_t i = 0; i < rows; ++i) {
+        std::vector<double> s(i + 1);
+        double m = -INFINITY, total = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < depth; ++d)
+            dot += qd[(n * rows + i) * depth + d] * kd[(n * keys + j) * depth + d];
+          m = std::max(m, s[j] = dot * scale);
+        }
+        for (int64_t j = 0; j <= i; ++j)
+          total += s[j] = std::exp(s[j] - m);
+        for (int64_t j = 0; j <= i; ++j)
+          for (int64_t d = 0; d < depth; ++d)
+            expected[(n * rows + i) * depth + d] += s[j] / total * vd[(n * keys + j) * depth + d];
+      }
+    auto type = [&](int64_t length) {
+      return "tensor<" + std::to_string(heads) + "x" + std::to_string(length) + "x" +
+             std::to_string(depth) + "x" + name + ">";
+    };
+    const std::string tq = type(rows), tk = type(keys);
+    const std::string program = "func.func @main(%q: " + tq + ", %k: " + tk + ", %v: " + tk +
+                                ") -> " + tq + " {\n  %0 = kiln.attention %q, %k, %v {causal = " +
+                                "true, scale = 0.25 : f64} : (" + tq + ", " + tk + ", " + tk +
+                                ") -> " + tq + "\n  return %0 : " + tq + "\n}";
+    auto dq = (*backend)->upload(q), dk = (*backend)->upload(k), dv = (*backend)->upload(v);
+    ASSERT_TRUE(dq && dk && dv);
+    const TuneSpace space = CpuAttentionTunables::tuneSpace();
+    const std::string key = TuneKey{space.name,
+                                    space.hash(),
+                                    "attention",
+                                    {name},
+                                    {anchorToPowerOfTwo(heads), anchorToPowerOfTwo(rows),
+                                     anchorToPowerOfTwo(keys), anchorToPowerOfTwo(depth),
+                                     anchorToPowerOfTwo(depth)}}
+                                .text();
+    for (const std::vector<int64_t> &config : space.candidates) {
+      CompileOptions options;
+      options.tuned[key] = TuneSpace::configText(config);
+      auto compiled = (*backend)->kernels().compile(program, options);
+      ASSERT_TRUE(compiled) << options.tuned[key] << ": " << compiled.error().message;
+      const std::vector<std::string> &tuneKeys = compiled->get()->tuneKeys();
+      ASSERT_NE(std::find(tuneKeys.begin(), tuneKeys.end(), key), tuneKeys.end()) << key;
+      auto out = (*backend)->run(program, {*dq, *dk, *dv}, options);
+      ASSERT_TRUE(out) << options.tuned[key] << ": " << out.error().message;
+      auto host = (*backend)->download(out->front());
+      ASSERT_TRUE(host);
+      for (size_t i = 0; i < expected.size(); ++i) {
+        double got = bf16 ? double(std::bit_cast<float>(uint32_t(host->as<uint16_t>()[i]) << 16))
+                          : double(host->as<float>()[i]);
+        ASSERT_NEAR(got, expected[i], bf16 ? 1e-2 : 1e-5)
+            << "blocks " << options.tuned[key] << ", element " << i;
+      }
+    }
   }
 }
 

@@ -12,6 +12,11 @@
 // scratch block, are broadcast from memory into the sums' updates, each
 // V vector serving every row.
 //
+// With AVX512-BF16, bf16 inputs multiply as pairs (vdpbf16ps: two products
+// a lane into f32): K packed as pairs of the head dim, V as pairs of keys,
+// q and the probabilities broadcast a pair at a time, half the
+// instructions of widening each value to f32.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/AttentionTunables.h"
 #include "kiln/Lowering/CPU/Passes.h"
@@ -27,6 +32,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <limits>
 #include <numeric>
@@ -60,6 +66,16 @@ bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
   return llvm::all_of(ValueRange{op.getV(), op.getOut(), op.getAcc()}, kiln::unitInnerStride);
 }
 
+/// Whether bf16 `op` multiplies as pairs (`dotProducts`: the host has
+/// AVX512-BF16): 16 lanes, an even static head dim, q and K contiguous
+/// along it.
+bool takesPairs(kiln::kernel::AttentionOp op, int64_t lanes, bool dotProducts) {
+  auto q = cast<MemRefType>(op.getQ().getType());
+  return dotProducts && lanes == 16 && q.getElementType().isBF16() && !q.isDynamicDim(2) &&
+         q.getDimSize(2) % 2 == 0 && kiln::unitInnerStride(op.getQ()) &&
+         kiln::unitInnerStride(op.getK());
+}
+
 struct BlockBuilder {
   kiln::kernel::AttentionOp op;
   int64_t lanes;
@@ -67,12 +83,21 @@ struct BlockBuilder {
   Type f32, element;
   VectorType vec;
   kiln::CpuAttentionTunables tiling;
+  bool pairs; // bf16 products as dot products of pairs (takesPairs)
   int64_t blockRows = tiling.rowsPerBlock(lanes);
   int64_t keyVectors = tiling.keyVectors;
   int64_t span = lanes * keyVectors; // keys a block takes at a time
   Value batch, rows, keys, depth, width;
-  Value kt;      // [batch, depth, keys rounded up to a span] f32: K transposed
-  Value scratch; // [batch, row blocks, blockRows, span] f32: probabilities
+  // K transposed: [batch, depth, keys rounded up to a span] f32, or with
+  // pairs [batch, depth / 2, 2 * keys rounded up] bf16, kt[n, d / 2, 2 j +
+  // d % 2] = k[n, j, d].
+  Value kt;
+  // With pairs, V as pairs of keys: [batch, keys rounded up / 2, 2 * width]
+  // bf16, vt[n, j / 2, 2 w + j % 2] = v[n, j, w].
+  Value vt;
+  // [batch, row blocks, blockRows, span]: probabilities, f32 (bf16 with
+  // pairs).
+  Value scratch;
 
   Value f32Const(OpBuilder &b, double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
@@ -116,6 +141,93 @@ struct BlockBuilder {
             scf::YieldOp::create(fb, loc);
           });
     });
+  }
+
+  /// kt as pairs of the head dim (see kt), zeros past the last key; a task
+  /// per span of keys.
+  void packKeyPairs(OpBuilder &b) {
+    IndexBuilder x{b, loc};
+    Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, keys, x.c(span));
+    Value halfDepth = b.createOrFold<arith::DivUIOp>(loc, depth, x.c(2));
+    auto dyn = ShapedType::kDynamic;
+    kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, element),
+                                 ValueRange{batch, halfDepth, x.mul(blocks, 2 * span)});
+    auto pair = VectorType::get({2}, element);
+    kiln::buildTaskLoop(b, loc, {batch, blocks}, [&](OpBuilder &pb, ValueRange ivs) {
+      IndexBuilder p{pb, loc};
+      Value n = ivs[0], j0 = p.mul(ivs[1], span);
+      Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
+      Value zeros = arith::ConstantOp::create(pb, loc, pair, pb.getZeroAttr(pair));
+      auto perKey = scf::ForOp::create(pb, loc, j0, p.add(j0, span), p.c(1));
+      OpBuilder kb = OpBuilder::atBlockBegin(perKey.getBody());
+      IndexBuilder k{kb, loc};
+      Value j = perKey.getInductionVar();
+      Value inside = k.lt(j, keys);
+      Value at = arith::MinUIOp::create(kb, loc, j, last);
+      scf::ForOp::create(
+          kb, loc, k.c(0), halfDepth, k.c(1), ValueRange{},
+          [&](OpBuilder &fb, Location, Value d2, ValueRange) {
+            IndexBuilder f{fb, loc};
+            Value e = vector::LoadOp::create(fb, loc, pair, op.getK(),
+                                             ValueRange{n, at, f.mul(d2, 2)});
+            e = arith::SelectOp::create(fb, loc, inside, e, zeros);
+            vector::StoreOp::create(fb, loc, e, kt, ValueRange{n, d2, f.mul(j, 2)});
+            scf::YieldOp::create(fb, loc);
+          });
+    });
+  }
+
+  /// vt (see vt), zeros past the last key; a task per span of keys.
+  void packValuePairs(OpBuilder &b) {
+    IndexBuilder x{b, loc};
+    Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, keys, x.c(span));
+    auto dyn = ShapedType::kDynamic;
+    vt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, element),
+                                 ValueRange{batch, x.mul(blocks, span / 2), x.mul(width, 2)});
+    auto row = VectorType::get({lanes}, element);
+    kiln::buildTaskLoop(b, loc, {batch, blocks}, [&](OpBuilder &pb, ValueRange ivs) {
+      IndexBuilder p{pb, loc};
+      Value n = ivs[0], first = p.mul(ivs[1], span / 2);
+      Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
+      Value zeros = arith::ConstantOp::create(pb, loc, row, pb.getZeroAttr(row));
+      auto perPair = scf::ForOp::create(pb, loc, first, p.add(first, span / 2), p.c(1));
+      OpBuilder kb = OpBuilder::atBlockBegin(perPair.getBody());
+      IndexBuilder k{kb, loc};
+      Value j2 = perPair.getInductionVar();
+      Value even = k.mul(j2, 2), odd = k.add(even, 1);
+      scf::ForOp::create(
+          kb, loc, k.c(0), width, k.c(lanes), ValueRange{},
+          [&](OpBuilder &fb, Location, Value w, ValueRange) {
+            IndexBuilder f{fb, loc};
+            auto keyRow = [&](Value j) -> Value {
+              Value at = arith::MinUIOp::create(fb, loc, j, last);
+              Value values = vector::LoadOp::create(fb, loc, row, op.getV(), ValueRange{n, at, w});
+              return arith::SelectOp::create(fb, loc, f.lt(j, keys), values, zeros);
+            };
+            Value both = vector::InterleaveOp::create(fb, loc, keyRow(even), keyRow(odd));
+            vector::StoreOp::create(fb, loc, both, vt, ValueRange{n, j2, f.mul(w, 2)});
+            scf::YieldOp::create(fb, loc);
+          });
+    });
+  }
+
+  /// The 32-bit pair of `element`s at `at` of `buffer` in every lane, as
+  /// 2 * lanes of them: vdpbf16ps's broadcast operand.
+  Value broadcastPair(OpBuilder &b, Value buffer, ValueRange at) {
+    Type i32 = b.getI32Type();
+    Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, element), buffer, at);
+    Value word = vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair), 0);
+    Value words = vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, i32), word);
+    return vector::BitCastOp::create(b, loc, VectorType::get({2 * lanes}, element), words);
+  }
+
+  /// 2 * lanes `element`s: a vector of pairs.
+  VectorType pairVector() { return VectorType::get({2 * lanes}, element); }
+
+  /// sum + the dot products of `a` and `b`'s pairs, a lane each.
+  Value dotPairs(OpBuilder &b, Value sum, Value a, Value bPairs) {
+    return x86vector::DotBF16Op::create(b, loc, vec, sum, a, bPairs);
   }
 
   /// The mask's `lanes` values for row i and keys j0.. (the last key's
@@ -185,21 +297,30 @@ struct BlockBuilder {
           IndexBuilder k{kb, loc};
           // Scores: `keyVectors` vectors along the keys per row, q broadcast.
           SmallVector<Value> zeros(count * keyVectors, splat(kb, f32Const(kb, 0)));
+          // With pairs, a step takes two of the head dim.
+          Value steps = pairs ? kb.createOrFold<arith::DivUIOp>(loc, depth, k.c(2)) : depth;
           auto dot = scf::ForOp::create(
-              kb, loc, k.c(0), depth, k.c(1), zeros,
+              kb, loc, k.c(0), steps, k.c(1), zeros,
               [&](OpBuilder &db, Location, Value d, ValueRange sums) {
                 IndexBuilder e{db, loc};
                 SmallVector<Value> keyRows;
-                for (int64_t v = 0; v < keyVectors; ++v)
-                  keyRows.push_back(vector::LoadOp::create(
-                      db, loc, vec, kt, ValueRange{n, d, v ? e.add(j0, v * lanes) : j0}));
+                for (int64_t v = 0; v < keyVectors; ++v) {
+                  Value j = v ? e.add(j0, v * lanes) : j0;
+                  keyRows.push_back(
+                      pairs ? vector::LoadOp::create(db, loc, pairVector(), kt,
+                                                     ValueRange{n, d, e.mul(j, 2)})
+                            : vector::LoadOp::create(db, loc, vec, kt, ValueRange{n, d, j}));
+                }
                 SmallVector<Value> next;
                 for (int64_t r = 0; r < count; ++r) {
-                  Value q = splat(db, widen(db, memref::LoadOp::create(db, loc, op.getQ(),
-                                                                       ValueRange{n, row(r), d})));
-                  for (int64_t v = 0; v < keyVectors; ++v)
-                    next.push_back(
-                        vector::FMAOp::create(db, loc, q, keyRows[v], sums[r * keyVectors + v]));
+                  Value q = pairs ? broadcastPair(db, op.getQ(), {n, row(r), e.mul(d, 2)})
+                                  : splat(db, widen(db, memref::LoadOp::create(
+                                                            db, loc, op.getQ(), {n, row(r), d})));
+                  for (int64_t v = 0; v < keyVectors; ++v) {
+                    Value sum = sums[r * keyVectors + v];
+                    next.push_back(pairs ? dotPairs(db, sum, q, keyRows[v])
+                                         : vector::FMAOp::create(db, loc, q, keyRows[v], sum));
+                  }
                 }
                 scf::YieldOp::create(db, loc, next);
               });
@@ -239,9 +360,11 @@ struct BlockBuilder {
               blockSum = v ? arith::AddFOp::create(kb, loc, blockSum, p) : p;
               // V is multiplied by p rounded to the inputs' type, as flash
               // kernels do; the total keeps p unrounded.
-              if (element != f32)
-                p = widen(kb,
-                          arith::TruncFOp::create(kb, loc, VectorType::get({lanes}, element), p));
+              if (element != f32) {
+                p = arith::TruncFOp::create(kb, loc, VectorType::get({lanes}, element), p);
+                if (!pairs)
+                  p = widen(kb, p);
+              }
               vector::StoreOp::create(kb, loc, p, scratch,
                                       ValueRange{n, blk, k.c(r), k.c(v * lanes)});
             }
@@ -269,6 +392,22 @@ struct BlockBuilder {
                 into[r] = vector::FMAOp::create(ab, loc, splat(ab, p), values, into[r]);
               }
             };
+            if (pairs) {
+              // Every span whole: past the last key, p is 0 and vt zeros.
+              Value firstPair = arith::DivUIOp::create(wb, loc, j0, IndexBuilder{wb, loc}.c(2));
+              for (int64_t jj = 0; jj < span / 2; ++jj) {
+                IndexBuilder a{wb, loc};
+                Value values = vector::LoadOp::create(wb, loc, pairVector(), vt,
+                                                      ValueRange{n, a.add(firstPair, jj), a.mul(w, 2)});
+                for (int64_t r = 0; r < count; ++r)
+                  sums[r] = dotPairs(wb, sums[r],
+                                     broadcastPair(wb, scratch, {n, blk, a.c(r), a.c(2 * jj)}),
+                                     values);
+              }
+              for (int64_t r = 0; r < count; ++r)
+                vector::StoreOp::create(wb, loc, sums[r], acc, ValueRange{n, row(r), w});
+              return;
+            }
             // Whole blocks unrolled; the last keys' block key by key.
             auto whole = scf::IfOp::create(
                 wb, loc, TypeRange(ValueRange(sums)),
@@ -347,11 +486,17 @@ struct BlockBuilder {
     keys = b.createOrFold<memref::DimOp>(loc, op.getK(), 1);
     depth = b.createOrFold<memref::DimOp>(loc, op.getQ(), 2);
     width = b.createOrFold<memref::DimOp>(loc, op.getV(), 2);
-    packKeys(b);
+    if (pairs) {
+      packKeyPairs(b);
+      packValuePairs(b);
+    } else {
+      packKeys(b);
+    }
     Value rowBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, x.c(blockRows));
     auto dyn = ShapedType::kDynamic;
-    scratch = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, blockRows, span}, f32),
-                                      ValueRange{batch, rowBlocks});
+    scratch = memref::AllocOp::create(
+        b, loc, MemRefType::get({dyn, dyn, blockRows, span}, pairs ? element : f32),
+        ValueRange{batch, rowBlocks});
     // A block of rows runs over all their keys: a task's worth on its own.
     kiln::buildTaskLoop(b, loc, {batch, rowBlocks}, [&](OpBuilder &pb, ValueRange ivs) {
       IndexBuilder p{pb, loc};
@@ -376,6 +521,8 @@ struct BlockBuilder {
     });
     memref::DeallocOp::create(b, loc, scratch);
     memref::DeallocOp::create(b, loc, kt);
+    if (vt)
+      memref::DeallocOp::create(b, loc, vt);
   }
 };
 
@@ -402,8 +549,14 @@ struct KilnCpuAttentionBlocksPass
                                   {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
                                    q.getDimSize(2), v.getDimSize(2)}))
           tiling = kiln::CpuAttentionTunables::fromConfig(*tuned);
-      BlockBuilder{
-          op, vectorWidth, op.getLoc(), f32, element, VectorType::get({vectorWidth}, f32), tiling}
+      BlockBuilder{op,
+                   vectorWidth,
+                   op.getLoc(),
+                   f32,
+                   element,
+                   VectorType::get({vectorWidth}, f32),
+                   tiling,
+                   takesPairs(op, vectorWidth, bf16DotProducts)}
           .build();
     }
   }

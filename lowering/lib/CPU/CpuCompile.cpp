@@ -44,6 +44,7 @@ HostCpu HostCpu::detect() {
     return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
   };
   host.f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+  host.avx512Bf16 = host.f32Lanes == 16 && has("avx512bf16");
   if (target) {
     llvm::TargetOptions options;
     host.targetMachine.reset(target->createTargetMachine(
@@ -95,6 +96,7 @@ Expected<CompiledCpuProgram> MlirCompiler::compileForCpu(ParsedProgram program,
   pipeline.entry = options.entry;
   pipeline.numThreads = options.numThreads;
   pipeline.vectorWidth = cpu.f32Lanes;
+  pipeline.avx512Bf16 = cpu.avx512Bf16;
   if (auto ok = session.lower(
           *module, "llvm-dialect",
           [&](OpPassManager &pm) { buildKernelsToCpuLLVMPipeline(pm, pipeline); },

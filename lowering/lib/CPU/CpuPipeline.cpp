@@ -32,6 +32,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createKilnCpuTileMatmul(tile));
   KilnCpuAttentionBlocksOptions attentionBlocks;
   attentionBlocks.vectorWidth = options.vectorWidth;
+  attentionBlocks.bf16DotProducts = options.avx512Bf16;
   pm.addPass(createKilnCpuAttentionBlocks(attentionBlocks));
   KilnAttentionToLoopsOptions attention;
   attention.lanes = options.vectorWidth;
@@ -93,7 +94,9 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   // left (f64 erf, tanh, ...) becomes libm calls, which would scalarise.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLlvm;
+  vectorToLlvm.x86Vector = options.avx512Bf16; // the attention blocks' vdpbf16ps
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   // After math-to-libm, whose bf16 promotions add conversions too.
   pm.addPass(createKilnCpuBf16InIntegers());
   pm.addPass(createArithToLLVMConversionPass());

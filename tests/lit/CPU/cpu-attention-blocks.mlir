@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-cpu-attention-blocks=vector-width=4 --canonicalize --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-cpu-attention-blocks="vector-width=16 bf16-dot-products=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=PAIRS
 
 // bf16, causal, 10 query rows and 7 keys, 4 lanes (AVX2-like: blocks of 4
 // rows and 3 vectors of keys): K packed transposed into f32 [2, 8, 12]
@@ -143,5 +144,44 @@ func.func @decode(%q: memref<16x1x8xf32>, %k: memref<16x40x8xf32>, %v: memref<16
                   %out: memref<16x1x8xf32>, %acc: memref<16x1x8xf32>) {
   kiln_kernel.attention ins(%q, %k, %v : memref<16x1x8xf32>, memref<16x40x8xf32>, memref<16x40x8xf32>)
       outs(%out, %acc : memref<16x1x8xf32>, memref<16x1x8xf32>) {scale = 0.35 : f64}
+  return
+}
+
+// -----
+
+// With AVX512-BF16 (bf16-dot-products), 16 lanes, bf16 products are
+// vdpbf16ps dot products of pairs: K packed as pairs of the head dim
+// (kt[n, d / 2, 2 j + d % 2], bf16 [1, 2, 96] for 40 keys rounded up to a
+// span of 48), V as pairs of keys (vt[n, j / 2, 2 w + j % 2], bf16 [1, 24,
+// 32], two key rows interleaved), the probabilities parked as bf16; q and
+// the probabilities broadcast a 32-bit pair at a time; the sums take every
+// span whole (p is 0 past the last key, vt zeros). f16 keeps f32 FMAs.
+// PAIRS-LABEL: func.func @bf16_pairs
+// PAIRS: %[[KT:.*]] = memref.alloc() : memref<1x2x96xbf16>
+// PAIRS: vector.load %arg1[{{.*}}] : memref<1x40x4xbf16>, vector<2xbf16>
+// PAIRS: vector.store %{{.*}}, %[[KT]][{{.*}}] : memref<1x2x96xbf16>, vector<2xbf16>
+// PAIRS: %[[VT:.*]] = memref.alloc() : memref<1x24x32xbf16>
+// PAIRS: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+// PAIRS: %[[P:.*]] = memref.alloc() : memref<1x3x8x48xbf16>
+// PAIRS: vector.load %[[KT]][{{.*}}] : memref<1x2x96xbf16>, vector<32xbf16>
+// PAIRS: vector.load %arg0[{{.*}}] : memref<1x20x4xbf16>, vector<2xbf16>
+// PAIRS: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// PAIRS-COUNT-3: x86vector.avx512.dot
+// PAIRS: vector.store %{{.*}}, %[[P]][{{.*}}] : memref<1x3x8x48xbf16>, vector<16xbf16>
+// PAIRS: vector.load %[[VT]][{{.*}}] : memref<1x24x32xbf16>, vector<32xbf16>
+// PAIRS-NEXT: vector.load %[[P]][{{.*}}] : memref<1x3x8x48xbf16>, vector<2xbf16>
+// PAIRS: x86vector.avx512.dot
+// PAIRS: memref.dealloc %[[VT]]
+// PAIRS: memref.alloc() : memref<1x4x48xf32>
+// PAIRS-NOT: x86vector
+// PAIRS: return
+func.func @bf16_pairs(%q: memref<1x20x4xbf16>, %k: memref<1x40x4xbf16>, %v: memref<1x40x16xbf16>,
+                      %out: memref<1x20x16xbf16>, %acc: memref<1x20x16xf32>,
+                      %qh: memref<1x20x4xf16>, %kh: memref<1x40x4xf16>, %vh: memref<1x40x16xf16>,
+                      %outh: memref<1x20x16xf16>) {
+  kiln_kernel.attention ins(%q, %k, %v : memref<1x20x4xbf16>, memref<1x40x4xbf16>, memref<1x40x16xbf16>)
+      outs(%out, %acc : memref<1x20x16xbf16>, memref<1x20x16xf32>) {scale = 0.5 : f64}
+  kiln_kernel.attention ins(%qh, %kh, %vh : memref<1x20x4xf16>, memref<1x40x4xf16>, memref<1x40x16xf16>)
+      outs(%outh, %acc : memref<1x20x16xf16>, memref<1x20x16xf32>) {scale = 0.5 : f64}
   return
 }

@@ -48,6 +48,12 @@ def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp">
       scratch, and each vector of the rows' sums in acc is reloaded times
       the rescale factor and updated by a V vector per key with the
       probability broadcast. Then out = acc / total.
+    With `bf16-dot-products` (the host has AVX512-BF16) and 16 lanes, bf16
+    inputs with an even static head dim multiply as pairs
+    (x86vector.avx512.dot, vdpbf16ps): K is packed as bf16 pairs of the head
+    dim, V as bf16 pairs of keys (a second packing loop), the probabilities
+    are parked as bf16, q and them broadcast a 32-bit pair at a time, and
+    every span of keys runs whole (p is 0 past the last key, packed V zeros).
     The last rows of a batch that do not fill a block run one at a time.
     Fewer query rows than a block (a decode step) stay with
     kiln-attention-to-loops, which reads K where it stands; a run-time row
@@ -56,10 +62,13 @@ def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp">
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
-                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">];
+                        "f32 lanes per vector register (16 for AVX-512, 8 for AVX2)">,
+                 Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+                        "bf16 inputs' products as AVX512-BF16 dot products of pairs "
+                        "(x86vector.avx512.dot) with 16 lanes">];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
-                           "mlir::math::MathDialect"];
+                           "mlir::math::MathDialect", "mlir::x86vector::X86VectorDialect"];
 }
 
 def KilnCpuArgReductions : Pass<"kiln-cpu-arg-reductions", "mlir::ModuleOp"> {
