@@ -34,7 +34,9 @@ struct MlirModule : ParsedProgram::Module {
 struct HostCpu {
   std::unique_ptr<llvm::TargetMachine> targetMachine; // null: no code generator
   int64_t f32Lanes = 4; // of the widest vector registers the host has
-  bool avx512Bf16 = false; // vdpbf16ps: bf16 pairs' dot products into f32
+  // bf16 products as vdpbf16ps dot products of pairs (AVX512-BF16), where
+  // they beat widening to f32: AMD's Zen 4 and 5 (CpuCompile.cpp).
+  bool bf16DotProducts = false;
   static HostCpu detect();
 };
 

@@ -32,7 +32,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createKilnCpuTileMatmul(tile));
   KilnCpuAttentionBlocksOptions attentionBlocks;
   attentionBlocks.vectorWidth = options.vectorWidth;
-  attentionBlocks.bf16DotProducts = options.avx512Bf16;
+  attentionBlocks.bf16DotProducts = options.bf16DotProducts;
   pm.addPass(createKilnCpuAttentionBlocks(attentionBlocks));
   KilnAttentionToLoopsOptions attention;
   attention.lanes = options.vectorWidth;
@@ -95,7 +95,7 @@ void buildKernelsToCpuLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   ConvertVectorToLLVMPassOptions vectorToLlvm;
-  vectorToLlvm.x86Vector = options.avx512Bf16; // the attention blocks' vdpbf16ps
+  vectorToLlvm.x86Vector = options.bf16DotProducts; // the attention blocks' vdpbf16ps
   pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   // After math-to-libm, whose bf16 promotions add conversions too.
   pm.addPass(createKilnCpuBf16InIntegers());

@@ -24,7 +24,7 @@ struct CpuPipelineOptions {
   std::string entry = "main";
   unsigned numThreads = 0; // 0: the machine's hardware threads
   int64_t vectorWidth = VectorizeTunables{}.cpuLanes; // f32 lanes of the host
-  bool avx512Bf16 = false; // the host has AVX512-BF16 (vdpbf16ps)
+  bool bf16DotProducts = false; // bf16 products as vdpbf16ps pairs (HostCpu)
 };
 
 /// Fused kernels -> LLVM dialect for the host CPU.
