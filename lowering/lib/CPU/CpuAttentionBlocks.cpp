@@ -12,10 +12,11 @@
 // scratch block, are broadcast from memory into the sums' updates, each
 // V vector serving every row.
 //
-// With AVX512-BF16, bf16 inputs multiply as pairs (vdpbf16ps: two products
-// a lane into f32): K packed as pairs of the head dim, V as pairs of keys,
-// q and the probabilities broadcast a pair at a time, half the
-// instructions of widening each value to f32.
+// Where AVX512-BF16's dot products beat widening (AMD Zen: HostCpu), bf16
+// inputs multiply as pairs (vdpbf16ps: two products a lane into f32): K
+// packed as pairs of the head dim, V as pairs of keys, q and the
+// probabilities broadcast a pair at a time, half the instructions of
+// widening each value to f32.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Lowering/CPU/AttentionTunables.h"
@@ -66,9 +67,9 @@ bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
   return llvm::all_of(ValueRange{op.getV(), op.getOut(), op.getAcc()}, kiln::unitInnerStride);
 }
 
-/// Whether bf16 `op` multiplies as pairs (`dotProducts`: the host has
-/// AVX512-BF16): 16 lanes, an even static head dim, q and K contiguous
-/// along it.
+/// Whether bf16 `op` multiplies as pairs (`dotProducts`: the pass option
+/// the host's HostCpu::bf16DotProducts sets): 16 lanes, an even static head
+/// dim, q and K contiguous along it.
 bool takesPairs(kiln::kernel::AttentionOp op, int64_t lanes, bool dotProducts) {
   auto q = cast<MemRefType>(op.getQ().getType());
   return dotProducts && lanes == 16 && q.getElementType().isBF16() && !q.isDynamicDim(2) &&
