@@ -46,10 +46,9 @@ HostCpu HostCpu::detect() {
   host.f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   // bf16 attention in pairs (vdpbf16ps), measured: 1.4x on a 2-core Zen 5
   // (causal 1x16x1024x64: 9.7 -> 6.9 ms), but on the H200 host's 16-core
-  // Xeon slower than f32 (causal 5.2-5.9 against f32's 3.9 ms, where
-  // widening bf16 ran within 25% of f32), the dot products there giving no
-  // more products a cycle than two FMA ports. Intel's AMX is the road
-  // there.
+  // Xeon slower than f32 (causal 5.2-5.9 against f32's 3.9 ms; widened to
+  // f32, bf16 causal ran within 30% of f32 on the H100 host's Xeon in
+  // session 45). Intel's AMX is the road there.
   host.bf16DotProducts = host.f32Lanes == 16 && has("avx512bf16") &&
                          llvm::sys::getHostCPUName().starts_with("znver");
   if (target) {
