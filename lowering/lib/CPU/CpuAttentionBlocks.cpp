@@ -115,18 +115,23 @@ struct BlockBuilder {
     return widen(b, vector::LoadOp::create(b, loc, VectorType::get({lanes}, stored), buffer, at));
   }
 
-  /// kt[n, d, j] = k[n, j, d], zeros past the last key; a task per span of
-  /// keys.
+  /// kt (see kt), zeros past the last key; a task per span of keys. A
+  /// step of the head dim moves one element (f32) or a pair (bf16).
   void packKeys(OpBuilder &b) {
     IndexBuilder x{b, loc};
+    int64_t group = pairs ? 2 : 1;
+    Type stored = pairs ? element : f32;
     Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, keys, x.c(span));
+    Value steps = b.createOrFold<arith::DivUIOp>(loc, depth, x.c(group));
     auto dyn = ShapedType::kDynamic;
-    kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, f32),
-                                 ValueRange{batch, depth, x.mul(blocks, span)});
+    kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, stored),
+                                 ValueRange{batch, steps, x.mul(blocks, group * span)});
+    auto loaded = VectorType::get({group}, element), packed = VectorType::get({group}, stored);
     kiln::buildTaskLoop(b, loc, {batch, blocks}, [&](OpBuilder &pb, ValueRange ivs) {
       IndexBuilder p{pb, loc};
       Value n = ivs[0], j0 = p.mul(ivs[1], span);
       Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
+      Value zeros = arith::ConstantOp::create(pb, loc, packed, pb.getZeroAttr(packed));
       auto perKey = scf::ForOp::create(pb, loc, j0, p.add(j0, span), p.c(1));
       OpBuilder kb = OpBuilder::atBlockBegin(perKey.getBody());
       IndexBuilder k{kb, loc};
@@ -134,45 +139,15 @@ struct BlockBuilder {
       Value inside = k.lt(j, keys);
       Value at = arith::MinUIOp::create(kb, loc, j, last);
       scf::ForOp::create(
-          kb, loc, k.c(0), depth, k.c(1), ValueRange{},
+          kb, loc, k.c(0), steps, k.c(1), ValueRange{},
           [&](OpBuilder &fb, Location, Value d, ValueRange) {
-            Value e = widen(fb, memref::LoadOp::create(fb, loc, op.getK(), ValueRange{n, at, d}));
-            e = arith::SelectOp::create(fb, loc, inside, e, f32Const(fb, 0));
-            memref::StoreOp::create(fb, loc, e, kt, ValueRange{n, d, j});
-            scf::YieldOp::create(fb, loc);
-          });
-    });
-  }
-
-  /// kt as pairs of the head dim (see kt), zeros past the last key; a task
-  /// per span of keys.
-  void packKeyPairs(OpBuilder &b) {
-    IndexBuilder x{b, loc};
-    Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, keys, x.c(span));
-    Value halfDepth = b.createOrFold<arith::DivUIOp>(loc, depth, x.c(2));
-    auto dyn = ShapedType::kDynamic;
-    kt = memref::AllocOp::create(b, loc, MemRefType::get({dyn, dyn, dyn}, element),
-                                 ValueRange{batch, halfDepth, x.mul(blocks, 2 * span)});
-    auto pair = VectorType::get({2}, element);
-    kiln::buildTaskLoop(b, loc, {batch, blocks}, [&](OpBuilder &pb, ValueRange ivs) {
-      IndexBuilder p{pb, loc};
-      Value n = ivs[0], j0 = p.mul(ivs[1], span);
-      Value last = arith::SubIOp::create(pb, loc, keys, p.c(1));
-      Value zeros = arith::ConstantOp::create(pb, loc, pair, pb.getZeroAttr(pair));
-      auto perKey = scf::ForOp::create(pb, loc, j0, p.add(j0, span), p.c(1));
-      OpBuilder kb = OpBuilder::atBlockBegin(perKey.getBody());
-      IndexBuilder k{kb, loc};
-      Value j = perKey.getInductionVar();
-      Value inside = k.lt(j, keys);
-      Value at = arith::MinUIOp::create(kb, loc, j, last);
-      scf::ForOp::create(
-          kb, loc, k.c(0), halfDepth, k.c(1), ValueRange{},
-          [&](OpBuilder &fb, Location, Value d2, ValueRange) {
             IndexBuilder f{fb, loc};
-            Value e = vector::LoadOp::create(fb, loc, pair, op.getK(),
-                                             ValueRange{n, at, f.mul(d2, 2)});
+            Value e = vector::LoadOp::create(fb, loc, loaded, op.getK(),
+                                             ValueRange{n, at, f.mul(d, group)});
+            if (loaded != packed)
+              e = arith::ExtFOp::create(fb, loc, packed, e);
             e = arith::SelectOp::create(fb, loc, inside, e, zeros);
-            vector::StoreOp::create(fb, loc, e, kt, ValueRange{n, d2, f.mul(j, 2)});
+            vector::StoreOp::create(fb, loc, e, kt, ValueRange{n, d, f.mul(j, group)});
             scf::YieldOp::create(fb, loc);
           });
     });
@@ -487,12 +462,9 @@ struct BlockBuilder {
     keys = b.createOrFold<memref::DimOp>(loc, op.getK(), 1);
     depth = b.createOrFold<memref::DimOp>(loc, op.getQ(), 2);
     width = b.createOrFold<memref::DimOp>(loc, op.getV(), 2);
-    if (pairs) {
-      packKeyPairs(b);
+    packKeys(b);
+    if (pairs)
       packValuePairs(b);
-    } else {
-      packKeys(b);
-    }
     Value rowBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, x.c(blockRows));
     auto dyn = ShapedType::kDynamic;
     scratch = memref::AllocOp::create(

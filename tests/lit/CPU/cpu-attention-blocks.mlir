@@ -21,9 +21,10 @@
 // CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[PJ]], %c7
 // CHECK: %[[AT:.*]] = arith.minui %[[PJ]], %c6
 // CHECK: scf.for %[[PD:.*]] = %c0 to %c8 step %c1
-// CHECK: memref.load %arg1[%[[PN]], %[[AT]], %[[PD]]] : memref<2x7x8xbf16>
+// CHECK: vector.load %arg1[%[[PN]], %[[AT]], %[[PD]]] : memref<2x7x8xbf16>, vector<1xbf16>
+// CHECK: arith.extf
 // CHECK: arith.select %[[INSIDE]]
-// CHECK: memref.store %{{.*}}, %[[KT]][%[[PN]], %[[PD]], %[[PJ]]]
+// CHECK: vector.store %{{.*}}, %[[KT]][%[[PN]], %[[PD]], %[[PJ]]] : memref<2x8x12xf32>, vector<1xf32>
 // CHECK: } {kiln.min_task_size = 1 : index}
 // CHECK: %[[P:.*]] = memref.alloc() : memref<2x3x4x12xf32>
 // CHECK: scf.parallel (%[[N:.*]], %[[B:.*]]) = (%c0, %c0) to (%c2, %c3)
