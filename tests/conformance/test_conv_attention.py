@@ -181,6 +181,11 @@ ATTENTION_CASES = [
     ((1, 2, 150, 64), 200, 64, None, True, None),
     ((2, 200, 128), 77, 128, "additive", True, None),
     ((1, 1, 130, 128), 130, 64, "bool", False, None),
+    # Decode steps (fewer rows than the CPU's blocks): spans of keys with a
+    # tail, V head dims of 8, 4 and 3 vectors.
+    ((2, 4, 1, 64), 1000, 64, "additive", False, None),
+    ((1, 3, 3, 32), 300, 128, "bool", False, None),
+    ((1, 2, 1, 48), 70, 48, None, True, 0.3),
 ]
 
 

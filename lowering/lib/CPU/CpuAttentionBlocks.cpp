@@ -19,12 +19,13 @@
 // widening each value to f32.
 //
 //===----------------------------------------------------------------------===//
+#include "CpuAttention.h"
 #include "kiln/Lowering/CPU/AttentionTunables.h"
 #include "kiln/Lowering/CPU/Passes.h"
 #include "kiln/Lowering/Common/MatmulKernels.h"
 #include "kiln/Lowering/Common/Passes.h"
-#include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/Common/Tuned.h"
+#include "kiln/Lowering/Common/VectorUtils.h"
 #include "kiln/Lowering/Kernels/KernelOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,13 +47,74 @@ namespace kiln {
 using namespace mlir;
 using kiln::IndexBuilder;
 
+kiln::AttentionVectors kiln::AttentionVectors::of(kernel::AttentionOp op, int64_t lanes) {
+  Type f32 = Float32Type::get(op.getContext());
+  return {op,
+          lanes,
+          op.getLoc(),
+          f32,
+          cast<MemRefType>(op.getQ().getType()).getElementType(),
+          VectorType::get({lanes}, f32)};
+}
+
+Value kiln::AttentionVectors::f32Const(OpBuilder &b, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value kiln::AttentionVectors::splat(OpBuilder &b, Value scalar) {
+  return vector::BroadcastOp::create(b, loc, vec, scalar);
+}
+
+Value kiln::AttentionVectors::broadcastIndex(OpBuilder &b, Value index) {
+  return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
+}
+
+Value kiln::AttentionVectors::widen(OpBuilder &b, Value v) {
+  Type to = isa<VectorType>(v.getType()) ? Type(vec) : f32;
+  return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
+}
+
+Value kiln::AttentionVectors::loadVector(OpBuilder &b, Value buffer, ValueRange at) {
+  Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+  return widen(b, vector::LoadOp::create(b, loc, VectorType::get({lanes}, stored), buffer, at));
+}
+
+Value kiln::AttentionVectors::applyMask(OpBuilder &b, Value s, Value n, Value i, Value j0,
+                                        Value keys) {
+  Value mask = op.getMask();
+  if (!mask)
+    return s;
+  auto type = cast<MemRefType>(mask.getType());
+  IndexBuilder x{b, loc};
+  Value last = arith::SubIOp::create(b, loc, keys, x.c(1));
+  auto at = [&](Value j) {
+    return SmallVector<Value>{type.getDimSize(0) == 1 ? x.c(0) : n,
+                              type.getDimSize(1) == 1 ? x.c(0) : i,
+                              type.getDimSize(2) == 1 ? x.c(0) : j};
+  };
+  SmallVector<Value> bits;
+  if (type.getDimSize(2) == 1) {
+    bits.assign(lanes, memref::LoadOp::create(b, loc, mask, at(x.c(0))));
+  } else {
+    for (int64_t jj = 0; jj < lanes; ++jj)
+      bits.push_back(memref::LoadOp::create(
+          b, loc, mask, at(arith::MinUIOp::create(b, loc, x.add(j0, jj), last))));
+  }
+  Type bitType = type.getElementType();
+  Value values = vector::FromElementsOp::create(b, loc, VectorType::get({lanes}, bitType), bits);
+  if (bitType.isInteger(1))
+    return arith::SelectOp::create(b, loc, values, s,
+                                   splat(b, f32Const(b, -std::numeric_limits<double>::infinity())));
+  return arith::AddFOp::create(b, loc, s, widen(b, values));
+}
+
 namespace {
 
 /// Whether the blocks take `op`: a block's query rows or more (or a
 /// run-time count), f32 sums of f32, f16 or bf16 inputs, V's head dim a
 /// static multiple of `lanes`, and V, out and acc contiguous along it.
-/// Others (a decode step, f64, odd head dims) stay with
-/// kiln-attention-to-loops.
+/// Fewer rows (a decode step) take buildAttentionRows where it takes them;
+/// others (f64, odd head dims) stay with kiln-attention-to-loops.
 bool takesBlocks(kiln::kernel::AttentionOp op, int64_t lanes) {
   if (lanes < 2 || !isa<MemRefType>(op.getOut().getType()))
     return false;
@@ -77,12 +139,7 @@ bool takesPairs(kiln::kernel::AttentionOp op, int64_t lanes, bool dotProducts) {
          kiln::unitInnerStride(op.getK());
 }
 
-struct BlockBuilder {
-  kiln::kernel::AttentionOp op;
-  int64_t lanes;
-  Location loc;
-  Type f32, element;
-  VectorType vec;
+struct BlockBuilder : kiln::AttentionVectors {
   kiln::CpuAttentionTunables tiling;
   bool pairs; // bf16 products as dot products of pairs (takesPairs)
   int64_t blockRows = tiling.rowsPerBlock(lanes);
@@ -99,21 +156,6 @@ struct BlockBuilder {
   // [batch, row blocks, blockRows, span]: probabilities, f32 (bf16 with
   // pairs).
   Value scratch;
-
-  Value f32Const(OpBuilder &b, double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value splat(OpBuilder &b, Value scalar) {
-    return vector::BroadcastOp::create(b, loc, vec, scalar);
-  }
-  Value widen(OpBuilder &b, Value v) {
-    Type to = isa<VectorType>(v.getType()) ? Type(vec) : f32;
-    return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
-  }
-  Value loadVector(OpBuilder &b, Value buffer, ValueRange at) {
-    Type stored = cast<MemRefType>(buffer.getType()).getElementType();
-    return widen(b, vector::LoadOp::create(b, loc, VectorType::get({lanes}, stored), buffer, at));
-  }
 
   /// kt (see kt), zeros past the last key; a task per span of keys. A
   /// step of the head dim moves one element (f32) or a pair (bf16).
@@ -206,36 +248,6 @@ struct BlockBuilder {
     return x86vector::DotBF16Op::create(b, loc, vec, sum, a, bPairs);
   }
 
-  /// The mask's `lanes` values for row i and keys j0.. (the last key's
-  /// value past it: those lanes are masked anyway), applied to scores `s`.
-  Value applyMask(OpBuilder &b, Value s, Value n, Value i, Value j0) {
-    Value mask = op.getMask();
-    if (!mask)
-      return s;
-    auto type = cast<MemRefType>(mask.getType());
-    IndexBuilder x{b, loc};
-    Value last = arith::SubIOp::create(b, loc, keys, x.c(1));
-    auto at = [&](Value j) {
-      return SmallVector<Value>{type.getDimSize(0) == 1 ? x.c(0) : n,
-                                type.getDimSize(1) == 1 ? x.c(0) : i,
-                                type.getDimSize(2) == 1 ? x.c(0) : j};
-    };
-    SmallVector<Value> bits;
-    if (type.getDimSize(2) == 1) {
-      bits.assign(lanes, memref::LoadOp::create(b, loc, mask, at(x.c(0))));
-    } else {
-      for (int64_t jj = 0; jj < lanes; ++jj)
-        bits.push_back(memref::LoadOp::create(
-            b, loc, mask, at(arith::MinUIOp::create(b, loc, x.add(j0, jj), last))));
-    }
-    Type bitType = type.getElementType();
-    Value values = vector::FromElementsOp::create(b, loc, VectorType::get({lanes}, bitType), bits);
-    if (bitType.isInteger(1))
-      return arith::SelectOp::create(
-          b, loc, values, s, splat(b, f32Const(b, -std::numeric_limits<double>::infinity())));
-    return arith::AddFOp::create(b, loc, s, widen(b, values));
-  }
-
   /// Query rows first .. first + count of batch n (their sums in acc, the
   /// probabilities in scratch[n, blk]) against every key they see.
   void buildRows(OpBuilder &b, Value n, Value blk, Value first, int64_t count) {
@@ -311,7 +323,7 @@ struct BlockBuilder {
               Value from = v ? k.add(j0, v * lanes) : j0;
               Value s = arith::MulFOp::create(kb, loc, dot.getResult(r * keyVectors + v),
                                               splat(kb, scale));
-              s = applyMask(kb, s, n, row(r), from);
+              s = applyMask(kb, s, n, row(r), from, keys);
               Value keyIds = arith::AddIOp::create(kb, loc, broadcastIndex(kb, from), iota);
               Value seen = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, keyIds,
                                                  broadcastIndex(kb, limit));
@@ -431,15 +443,11 @@ struct BlockBuilder {
     });
   }
 
-  /// `index` in every lane of an index vector.
-  Value broadcastIndex(OpBuilder &b, Value index) {
-    return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
-  }
-
-  /// Replaces `op`. Fewer query rows than a block (a decode step) keep the
-  /// loops, which read K where it stands: packing it would cost more than
-  /// the few rows save. A run-time row count chooses at run time, the op
-  /// itself moved into the other branch for kiln-attention-to-loops.
+  /// Replaces `op`. A run-time row count chooses at run time: fewer rows
+  /// than a block (a decode step) take buildAttentionRows, which reads K
+  /// where it stands (packing it would cost more than the few rows save),
+  /// or, where it does not take them, the op itself, moved into that
+  /// branch for kiln-attention-to-loops.
   void build() {
     OpBuilder b(op);
     rows = b.createOrFold<memref::DimOp>(loc, op.getQ(), 1);
@@ -453,7 +461,13 @@ struct BlockBuilder {
     auto choice = scf::IfOp::create(b, loc, enough, /*withElseRegion=*/true);
     OpBuilder blocks = choice.getThenBodyBuilder();
     buildBlocks(blocks);
-    op->moveBefore(choice.elseBlock()->getTerminator());
+    OpBuilder few = choice.getElseBodyBuilder();
+    if (!kiln::takesAttentionRows(op, lanes)) {
+      op->moveBefore(choice.elseBlock()->getTerminator());
+      return;
+    }
+    kiln::buildAttentionRows(few, op, lanes);
+    op->erase();
   }
 
   void buildBlocks(OpBuilder &b) {
@@ -505,11 +519,17 @@ struct KilnCpuAttentionBlocksPass
   void runOnOperation() override {
     SmallVector<kiln::kernel::AttentionOp> ops;
     getOperation()->walk([&](kiln::kernel::AttentionOp op) {
-      if (takesBlocks(op, vectorWidth))
+      if (takesBlocks(op, vectorWidth) || kiln::takesAttentionRows(op, vectorWidth))
         ops.push_back(op);
     });
     for (auto op : ops) {
-      Type f32 = Float32Type::get(op.getContext());
+      // Fewer static rows than a block.
+      if (!takesBlocks(op, vectorWidth)) {
+        OpBuilder b(op);
+        kiln::buildAttentionRows(b, op, vectorWidth);
+        op->erase();
+        continue;
+      }
       Type element = cast<MemRefType>(op.getQ().getType()).getElementType();
       kiln::CpuAttentionTunables tiling;
       // Tune keys name static sizes; run-time ones take the default.
@@ -522,13 +542,7 @@ struct KilnCpuAttentionBlocksPass
                                   {q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
                                    q.getDimSize(2), v.getDimSize(2)}))
           tiling = kiln::CpuAttentionTunables::fromConfig(*tuned);
-      BlockBuilder{op,
-                   vectorWidth,
-                   op.getLoc(),
-                   f32,
-                   element,
-                   VectorType::get({vectorWidth}, f32),
-                   tiling,
+      BlockBuilder{kiln::AttentionVectors::of(op, vectorWidth), tiling,
                    takesPairs(op, vectorWidth, bf16DotProducts)}
           .build();
     }

@@ -93,8 +93,8 @@ func.func @causal_bf16(%q: memref<2x10x8xbf16>, %k: memref<2x7x8xbf16>, %v: memr
 // it at [0, 0, key], the keys past the last clamped to it (they are masked
 // anyway); false gives -inf. Run-time lengths: the packing's and the
 // blocks' bounds are memref.dims, and the blocks run where there are 4
-// query rows or more; fewer (a decode step) run the op, left in the other
-// branch for kiln-attention-to-loops.
+// query rows or more; fewer (a decode step) the rows kernel
+// (cpu-attention-rows.mlir).
 // CHECK-LABEL: func.func @bool_mask_run_time
 // CHECK: %[[ROWS:.*]] = memref.dim %arg0, %c1
 // CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[ROWS]], %c4
@@ -108,9 +108,10 @@ func.func @causal_bf16(%q: memref<2x10x8xbf16>, %k: memref<2x7x8xbf16>, %v: memr
 // CHECK: %[[BITS:.*]] = vector.from_elements {{.*}} : vector<4xi1>
 // CHECK: arith.select %[[BITS]], %{{.*}}, %cst
 // CHECK: } else {
-// CHECK: kiln_kernel.attention ins(%arg0, %arg1, %arg2 mask %arg3 {{.*}} : f64}{{$}}
-// CHECK-NEXT: }
-// CHECK-NEXT: return
+// CHECK: vector.shuffle
+// CHECK: } {kiln.min_task_size = 1 : index}
+// CHECK-NOT: kiln_kernel.attention
+// CHECK: return
 func.func @bool_mask_run_time(%q: memref<3x?x16xf32>, %k: memref<3x?x16xf32>, %v: memref<3x?x8xf32>,
                               %mask: memref<1x1x?xi1>, %out: memref<3x?x8xf32>, %acc: memref<3x?x8xf32>) {
   kiln_kernel.attention ins(%q, %k, %v mask %mask : memref<3x?x16xf32>, memref<3x?x16xf32>, memref<3x?x8xf32>, memref<1x1x?xi1>)
@@ -121,13 +122,10 @@ func.func @bool_mask_run_time(%q: memref<3x?x16xf32>, %k: memref<3x?x16xf32>, %v
 // -----
 
 // Left to kiln-attention-to-loops: f64 sums; V's head dim (6) not a
-// multiple of the lanes; a static row count under a block (a decode step).
+// multiple of the lanes.
 // CHECK-LABEL: func.func @f64
 // CHECK: kiln_kernel.attention
 // CHECK-LABEL: func.func @odd_head_dim
-// CHECK: kiln_kernel.attention
-// CHECK-LABEL: func.func @decode
-// CHECK-NOT: scf.parallel
 // CHECK: kiln_kernel.attention
 func.func @f64(%q: memref<1x4x8xf64>, %k: memref<1x4x8xf64>, %v: memref<1x4x8xf64>,
                %out: memref<1x4x8xf64>, %acc: memref<1x4x8xf64>) {
@@ -141,13 +139,6 @@ func.func @odd_head_dim(%q: memref<1x4x8xf32>, %k: memref<1x4x8xf32>, %v: memref
       outs(%out, %acc : memref<1x4x6xf32>, memref<1x4x6xf32>) {scale = 0.35 : f64}
   return
 }
-func.func @decode(%q: memref<16x1x8xf32>, %k: memref<16x40x8xf32>, %v: memref<16x40x8xf32>,
-                  %out: memref<16x1x8xf32>, %acc: memref<16x1x8xf32>) {
-  kiln_kernel.attention ins(%q, %k, %v : memref<16x1x8xf32>, memref<16x40x8xf32>, memref<16x40x8xf32>)
-      outs(%out, %acc : memref<16x1x8xf32>, memref<16x1x8xf32>) {scale = 0.35 : f64}
-  return
-}
-
 // -----
 
 // With AVX512-BF16 (bf16-dot-products), 16 lanes, bf16 products are

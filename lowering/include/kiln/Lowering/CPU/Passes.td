@@ -55,10 +55,16 @@ def KilnCpuAttentionBlocks : Pass<"kiln-cpu-attention-blocks", "mlir::ModuleOp">
     are parked as bf16, q and them broadcast a 32-bit pair at a time, and
     every span of keys runs whole (p is 0 past the last key, packed V zeros).
     The last rows of a batch that do not fill a block run one at a time.
-    Fewer query rows than a block (a decode step) stay with
-    kiln-attention-to-loops, which reads K where it stands; a run-time row
-    count chooses between the two at run time. Other attention ops (f64,
-    odd head dims) are left to kiln-attention-to-loops too.
+    Fewer query rows than a block (a decode step) run a task per row
+    reading K and V where they stand (CpuAttentionRows.cpp), where both head
+    dims are static multiples of the vector width and every operand is
+    contiguous along them: per span of 2 vectors of keys, each vector's
+    scores as FMAs along the head dim into an accumulator per key, summed
+    across lanes together by a tree of shuffles; the online softmax on those
+    vectors; the sums updated by a V row per key in two sets of
+    accumulators. A run-time row count chooses between blocks and rows at
+    run time. Other attention ops (f64, odd head dims) are left to
+    kiln-attention-to-loops.
   }];
   let options = [Option<"vectorWidth", "vector-width", "int64_t",
                         "kiln::VectorizeTunables{}.cpuLanes",
