@@ -16,6 +16,7 @@
 #include "kiln/BuildId.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -30,8 +31,34 @@ namespace {
 
 using Continuation = std::function<void()>;
 
+/// How long a worker out of tasks, or a thread awaiting a kernel's tasks,
+/// polls before it sleeps: a kernel's tasks and the next kernel's follow
+/// one another by microseconds, and a wake-up through the kernel (a futex)
+/// costs several; OpenMP runtimes poll the same way before they block.
+constexpr auto kPollTime = std::chrono::microseconds(50);
+
+/// Calls `ready` until it holds or kPollTime passes; whether it held.
+template <typename Ready> bool pollFor(Ready ready) {
+  auto until = std::chrono::steady_clock::now() + kPollTime;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready())
+        return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    // A thread that needs this core (more threads than cores) gets it.
+    std::this_thread::yield();
+  }
+}
+
 /// Workers that run submitted tasks in order; never destroyed, so that a
 /// worker finishing a task's epilogue at process exit runs in a live pool.
+/// A worker out of tasks polls (pollFor) before it sleeps, and a submit
+/// wakes one only where one sleeps.
 class WorkerPool {
 public:
   static WorkerPool &instance() {
@@ -40,11 +67,15 @@ public:
   }
   void submit(Continuation task) {
     submitted.fetch_add(1, std::memory_order_relaxed);
+    bool wake;
     {
       std::lock_guard lock(mutex);
       tasks.push_back(std::move(task));
+      queued.store(tasks.size(), std::memory_order_release);
+      wake = sleepers > 0;
     }
-    ready.notify_one();
+    if (wake)
+      ready.notify_one();
   }
   size_t size() const { return workers; }
   uint64_t submittedCount() const { return submitted.load(std::memory_order_relaxed); }
@@ -56,21 +87,29 @@ private:
   }
   void work() {
     for (;;) {
+      pollFor([this] { return queued.load(std::memory_order_acquire) > 0; });
       Continuation task;
       {
         std::unique_lock lock(mutex);
-        ready.wait(lock, [this] { return !tasks.empty(); });
+        if (tasks.empty()) {
+          ++sleepers;
+          ready.wait(lock, [this] { return !tasks.empty(); });
+          --sleepers;
+        }
         task = std::move(tasks.front());
         tasks.pop_front();
+        queued.store(tasks.size(), std::memory_order_relaxed);
       }
       task();
     }
   }
   size_t workers;
   std::atomic<uint64_t> submitted = 0;
+  std::atomic<size_t> queued = 0; // tasks.size(), read without the lock by polling workers
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<Continuation> tasks;
+  int sleepers = 0; // guarded by mutex
 };
 
 struct RefCounted {
@@ -98,6 +137,8 @@ struct Completion : RefCounted {
     then();
   }
   void wait() {
+    if (pollFor([this] { return finished.load(std::memory_order_acquire); }))
+      return;
     std::unique_lock lock(mutex);
     done.wait(lock, [this] { return complete; });
   }
@@ -107,6 +148,7 @@ struct Completion : RefCounted {
       std::lock_guard lock(mutex);
       error = error || withError;
       complete = true;
+      finished.store(true, std::memory_order_release);
       run.swap(continuations);
     }
     done.notify_all();
@@ -121,6 +163,7 @@ struct Completion : RefCounted {
   std::mutex mutex;
   std::condition_variable done;
   bool complete = false;
+  std::atomic<bool> finished = false; // `complete`, read without the lock by polling waiters
   bool error = false;
   std::vector<Continuation> continuations;
 };
@@ -145,7 +188,10 @@ void produced(Completion *c, bool withError) {
 /// Made for `size` tokens, which may be added later, from any thread:
 /// complete once all of them are (a group of size 0 at once).
 struct Group : Completion {
-  explicit Group(int64_t size) : pending(size) { complete = size <= 0; }
+  explicit Group(int64_t size) : pending(size) {
+    complete = size <= 0;
+    finished = complete;
+  }
   int64_t add(Token *token) {
     int64_t rank = added.fetch_add(1);
     addRef(1); // until the token completes
