@@ -59,6 +59,12 @@ CASES = [
     attention_case("attention 1x16x1024x64", HEADS, HEADS, False),
     attention_case("attention causal 1x16x1024x64", HEADS, HEADS, True),
     attention_case("attention decode 1x16x1x64, 2048 keys", (1, 16, 1, 64), (1, 16, 2048, 64), False),
+    attention_case("attention decode 1x16x1x64, 256 keys", (1, 16, 1, 64), (1, 16, 256, 64), False),
+    attention_case("attention decode 8x32x1x128, 1024 keys", (8, 32, 1, 128), (8, 32, 1024, 128),
+                   False),
+    ("add 256x256 (a short kernel: dispatch)", f"kiln.add %a0, %a1 : ({t((256, 256))}, "
+     f"{t((256, 256))}) -> {t((256, 256))}", t((256, 256)), [(256, 256), (256, 256)],
+     lambda a, b: a + b, lambda: [R(256, 256), R(256, 256)]),
     ("cumsum dim 0 4096^2", f"kiln.cumsum %a0 {{dim = 0}} : {t(S)}", t(S), [S],
      lambda a: torch.cumsum(a, 0), lambda: [R(*S)]),
     ("flip dim 1 4096^2", f"kiln.flip %a0 {{dims = array<i64: 1>}} : {t(S)} -> {t(S)}", t(S), [S],
