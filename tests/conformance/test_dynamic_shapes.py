@@ -925,32 +925,7 @@ func.func @main(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
 """
 
 
-# A static mask ties the `?` sequence lengths it broadcasts against to its
-# sizes (9 query rows, 3 keys): the signature says so, and the run is right.
-STATIC_MASK = """
-func.func @main(%q: tensor<1x?x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>,
-                %m: tensor<9x3xi1>) -> tensor<1x?x32xf32> {
-  %r = kiln.attention %q, %k, %v, %m
-      : (tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<9x3xi1>)
-      -> tensor<1x?x32xf32>
-  return %r : tensor<1x?x32xf32>
-}
-"""
-
-
-def test_attention_with_a_static_mask_of_run_time_lengths():
-    rng = np.random.default_rng(9)
-    q, k, v = (rng.uniform(-1, 1, (1, n, 32)).astype(np.float32) for n in (9, 3, 3))
-    m = rng.random((9, 3)) < 0.6
-    m[:, 0] = True
-    results, _ = run_kiln(STATIC_MASK, [q, k, v, m])
-    np.testing.assert_allclose(results[0].astype(np.float64), attention_ref(q, k, v, m),
-                               rtol=1e-5, atol=1e-5)
-
-
 @pytest.mark.parametrize("program,shapes,message", [
-    (STATIC_MASK, [(1, 10, 32), (1, 3, 32), (1, 3, 32)],
-     "input #0 is tensor<1x10x32xf32>, the program expects tensor<1x9x32xf32>"),
     (SAME_SIZE, [(5, 4), (6, 4)],
      "input #1 dim 0 is 6 but input #0 dim 0 is 5: the program needs them equal"),
     (SAME_SIZE, [(5, 4), (5, 3)],
@@ -964,8 +939,6 @@ def test_attention_with_a_static_mask_of_run_time_lengths():
 ])
 def test_mismatches_are_named_errors(program, shapes, message):
     inputs = [np.ones(s, np.float32) for s in shapes]
-    if program == STATIC_MASK:
-        inputs.append(np.ones((9, 3), bool))
     _, proc = run_kiln(program, inputs, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "invalid_argument" in proc.stderr and message in proc.stderr, proc.stderr
