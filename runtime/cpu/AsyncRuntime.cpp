@@ -37,9 +37,8 @@ using Continuation = std::function<void()>;
 /// costs several; OpenMP runtimes poll the same way before they block.
 constexpr auto kPollTime = std::chrono::microseconds(50);
 
-/// Calls `ready` until it holds or kPollTime passes; whether it held.
-template <typename Ready> bool pollFor(Ready ready) {
-  auto until = std::chrono::steady_clock::now() + kPollTime;
+/// Calls `ready` until it holds or `until` passes; whether it held.
+template <typename Ready> bool pollUntil(std::chrono::steady_clock::time_point until, Ready ready) {
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready())
@@ -55,9 +54,13 @@ template <typename Ready> bool pollFor(Ready ready) {
   }
 }
 
+std::chrono::steady_clock::time_point pollDeadline() {
+  return std::chrono::steady_clock::now() + kPollTime;
+}
+
 /// Workers that run submitted tasks in order; never destroyed, so that a
 /// worker finishing a task's epilogue at process exit runs in a live pool.
-/// A worker out of tasks polls (pollFor) before it sleeps, and a submit
+/// A worker out of tasks polls (pollUntil) before it sleeps, and a submit
 /// wakes one only where one sleeps.
 class WorkerPool {
 public:
@@ -87,11 +90,15 @@ private:
   }
   void work() {
     for (;;) {
-      pollFor([this] { return queued.load(std::memory_order_acquire) > 0; });
       Continuation task;
-      {
+      auto until = pollDeadline();
+      for (;;) {
+        bool seen = pollUntil(until, [this] { return queued.load(std::memory_order_acquire) > 0; });
         std::unique_lock lock(mutex);
         if (tasks.empty()) {
+          // Another worker took it: poll on until the deadline.
+          if (seen)
+            continue;
           ++sleepers;
           ready.wait(lock, [this] { return !tasks.empty(); });
           --sleepers;
@@ -99,6 +106,7 @@ private:
         task = std::move(tasks.front());
         tasks.pop_front();
         queued.store(tasks.size(), std::memory_order_relaxed);
+        break;
       }
       task();
     }
@@ -137,18 +145,17 @@ struct Completion : RefCounted {
     then();
   }
   void wait() {
-    if (pollFor([this] { return finished.load(std::memory_order_acquire); }))
+    if (pollUntil(pollDeadline(), [this] { return complete.load(std::memory_order_acquire); }))
       return;
     std::unique_lock lock(mutex);
-    done.wait(lock, [this] { return complete; });
+    done.wait(lock, [this] { return complete.load(std::memory_order_relaxed); });
   }
   void finish(bool withError) {
     std::vector<Continuation> run;
     {
       std::lock_guard lock(mutex);
       error = error || withError;
-      complete = true;
-      finished.store(true, std::memory_order_release);
+      complete.store(true, std::memory_order_release);
       run.swap(continuations);
     }
     done.notify_all();
@@ -162,8 +169,7 @@ struct Completion : RefCounted {
 
   std::mutex mutex;
   std::condition_variable done;
-  bool complete = false;
-  std::atomic<bool> finished = false; // `complete`, read without the lock by polling waiters
+  std::atomic<bool> complete = false; // written under mutex; polling waiters read it without
   bool error = false;
   std::vector<Continuation> continuations;
 };
@@ -190,7 +196,6 @@ void produced(Completion *c, bool withError) {
 struct Group : Completion {
   explicit Group(int64_t size) : pending(size) {
     complete = size <= 0;
-    finished = complete;
   }
   int64_t add(Token *token) {
     int64_t rank = added.fetch_add(1);

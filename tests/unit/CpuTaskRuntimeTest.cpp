@@ -45,15 +45,38 @@ struct Task {
   void *token;
   std::atomic<int> *done;
   bool fail = false;
+  std::chrono::microseconds work{50};
 };
 
 void runTask(void *handle) {
   auto *task = static_cast<Task *>(handle);
-  std::this_thread::sleep_for(std::chrono::microseconds(50));
+  std::this_thread::sleep_for(task->work);
   task->done->fetch_add(1);
   // Completing a token drops the task's own reference to it.
   (task->fail ? task->runtime->setError : task->runtime->emplace)(task->token);
   delete task;
+}
+
+// Workers and waiters poll for 50 us before they sleep: tasks submitted
+// after the workers slept (a pause of 2 ms), long enough that the waiter
+// sleeps too (1 ms), all run and wake it. A lost wake-up hangs (ctest's
+// timeout).
+TEST(CpuTaskRuntime, TasksRunAfterWorkersAndTheWaiterSlept) {
+  TaskRuntime rt;
+  for (int round = 0; round < 20; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::atomic<int> done = 0;
+    void *group = rt.createGroup(4);
+    for (int i = 0; i < 4; ++i) {
+      void *token = rt.createToken();
+      rt.execute(new Task{&rt, token, &done, false, std::chrono::milliseconds(1)}, runTask);
+      rt.addToGroup(token, group);
+      rt.dropRef(token, 1);
+    }
+    rt.awaitGroup(group);
+    EXPECT_EQ(done.load(), 4) << "round " << round;
+    rt.dropRef(group, 1);
+  }
 }
 
 TEST(CpuTaskRuntime, AGroupWaitsForAsManyTokensAsItWasMadeFor) {
