@@ -39,6 +39,31 @@ struct AttentionVectors {
   /// callers mask those anyway.
   mlir::Value applyMask(mlir::OpBuilder &b, mlir::Value s, mlir::Value n, mlir::Value i,
                         mlir::Value j0, mlir::Value keys);
+  /// Lane l: the index l.
+  mlir::Value laneIndices(mlir::OpBuilder &b);
+  /// body(at) for `at` over [0, end) in steps of `step` vectors.
+  void forEachVector(mlir::OpBuilder &b, mlir::Value end, int64_t step,
+                     llvm::function_ref<void(mlir::OpBuilder &, mlir::Value)> body);
+  /// Row i's (batch n) dot products with keys from.. as scores: scaled,
+  /// masked (applyMask), -inf for keys at `limit` or past it (`lanesIds`:
+  /// laneIndices).
+  mlir::Value scoresOf(mlir::OpBuilder &b, mlir::Value dots, mlir::Value n, mlir::Value i,
+                       mlir::Value from, mlir::Value keys, mlir::Value limit, mlir::Value laneIds);
+  /// A row's online softmax after a span of keys.
+  struct SoftmaxStep {
+    mlir::Value max, alpha, total;
+  };
+  /// The span's `scores` (vectors) against the row's running `max` and
+  /// `total`: park(b, v, p) takes vector v's probabilities rounded to the
+  /// inputs' type (what V is multiplied by, as flash kernels do; the total
+  /// keeps them unrounded). NaN scores propagate: they make the row NaN.
+  SoftmaxStep softmaxStep(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> scores, mlir::Value max,
+                          mlir::Value total,
+                          llvm::function_ref<void(mlir::OpBuilder &, int64_t, mlir::Value)> park);
+  /// A row's output vector in out's type: its `sums` over its `total`; 0
+  /// where there are no keys (`noKeys`: an empty sum), and a row whose keys
+  /// are all masked 0 / 0 = NaN, as in torch.
+  mlir::Value outputOf(mlir::OpBuilder &b, mlir::Value sums, mlir::Value total, mlir::Value noKeys);
 };
 
 /// Whether buildAttentionRows takes `op`: on buffers, `lanes` a power of

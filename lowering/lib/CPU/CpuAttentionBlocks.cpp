@@ -37,7 +37,6 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <limits>
-#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNCPUATTENTIONBLOCKS
@@ -46,67 +45,6 @@ namespace kiln {
 
 using namespace mlir;
 using kiln::IndexBuilder;
-
-kiln::AttentionVectors kiln::AttentionVectors::of(kernel::AttentionOp op, int64_t lanes) {
-  Type f32 = Float32Type::get(op.getContext());
-  return {op,
-          lanes,
-          op.getLoc(),
-          f32,
-          cast<MemRefType>(op.getQ().getType()).getElementType(),
-          VectorType::get({lanes}, f32)};
-}
-
-Value kiln::AttentionVectors::f32Const(OpBuilder &b, double v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-Value kiln::AttentionVectors::splat(OpBuilder &b, Value scalar) {
-  return vector::BroadcastOp::create(b, loc, vec, scalar);
-}
-
-Value kiln::AttentionVectors::broadcastIndex(OpBuilder &b, Value index) {
-  return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, b.getIndexType()), index);
-}
-
-Value kiln::AttentionVectors::widen(OpBuilder &b, Value v) {
-  Type to = isa<VectorType>(v.getType()) ? Type(vec) : f32;
-  return v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v);
-}
-
-Value kiln::AttentionVectors::loadVector(OpBuilder &b, Value buffer, ValueRange at) {
-  Type stored = cast<MemRefType>(buffer.getType()).getElementType();
-  return widen(b, vector::LoadOp::create(b, loc, VectorType::get({lanes}, stored), buffer, at));
-}
-
-Value kiln::AttentionVectors::applyMask(OpBuilder &b, Value s, Value n, Value i, Value j0,
-                                        Value keys) {
-  Value mask = op.getMask();
-  if (!mask)
-    return s;
-  auto type = cast<MemRefType>(mask.getType());
-  IndexBuilder x{b, loc};
-  Value last = arith::SubIOp::create(b, loc, keys, x.c(1));
-  auto at = [&](Value j) {
-    return SmallVector<Value>{type.getDimSize(0) == 1 ? x.c(0) : n,
-                              type.getDimSize(1) == 1 ? x.c(0) : i,
-                              type.getDimSize(2) == 1 ? x.c(0) : j};
-  };
-  SmallVector<Value> bits;
-  if (type.getDimSize(2) == 1) {
-    bits.assign(lanes, memref::LoadOp::create(b, loc, mask, at(x.c(0))));
-  } else {
-    for (int64_t jj = 0; jj < lanes; ++jj)
-      bits.push_back(memref::LoadOp::create(
-          b, loc, mask, at(arith::MinUIOp::create(b, loc, x.add(j0, jj), last))));
-  }
-  Type bitType = type.getElementType();
-  Value values = vector::FromElementsOp::create(b, loc, VectorType::get({lanes}, bitType), bits);
-  if (bitType.isInteger(1))
-    return arith::SelectOp::create(b, loc, values, s,
-                                   splat(b, f32Const(b, -std::numeric_limits<double>::infinity())));
-  return arith::AddFOp::create(b, loc, s, widen(b, values));
-}
 
 namespace {
 
@@ -255,13 +193,8 @@ struct BlockBuilder : kiln::AttentionVectors {
     const double minusInf = -std::numeric_limits<double>::infinity();
     Value acc = op.getAcc();
     auto row = [&](int64_t r) { return x.add(first, r); };
-    auto forWidth = [&](OpBuilder &ob, auto body) {
-      IndexBuilder o{ob, loc};
-      scf::ForOp::create(ob, loc, o.c(0), width, o.c(lanes), ValueRange{},
-                         [&](OpBuilder &fb, Location, Value w, ValueRange) {
-                           body(fb, w);
-                           scf::YieldOp::create(fb, loc);
-                         });
+    auto forWidth = [&](OpBuilder &ob, function_ref<void(OpBuilder &, Value)> body) {
+      forEachVector(ob, width, 1, body);
     };
     forWidth(b, [&](OpBuilder &fb, Value w) {
       for (int64_t r = 0; r < count; ++r)
@@ -273,12 +206,7 @@ struct BlockBuilder : kiln::AttentionVectors {
       end = arith::MinUIOp::create(b, loc, keys, row(count));
     SmallVector<Value> init(count, f32Const(b, minusInf));
     init.append(count, f32Const(b, 0));
-    SmallVector<int64_t> laneIds(lanes);
-    std::iota(laneIds.begin(), laneIds.end(), 0);
-    auto indexVec = VectorType::get({lanes}, b.getIndexType());
-    Value iota = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(laneIds)));
-    Value scale = f32Const(b, op.getScale().convertToDouble());
+    Value laneIds = laneIndices(b);
     auto keyLoop = scf::ForOp::create(
         b, loc, x.c(0), end, x.c(span), init,
         [&](OpBuilder &kb, Location, Value j0, ValueRange state) {
@@ -318,49 +246,17 @@ struct BlockBuilder : kiln::AttentionVectors {
             if (op.getCausal())
               limit = arith::MinUIOp::create(kb, loc, keys, k.add(row(r), 1));
             SmallVector<Value> scores;
-            Value blockMax;
-            for (int64_t v = 0; v < keyVectors; ++v) {
-              Value from = v ? k.add(j0, v * lanes) : j0;
-              Value s = arith::MulFOp::create(kb, loc, dot.getResult(r * keyVectors + v),
-                                              splat(kb, scale));
-              s = applyMask(kb, s, n, row(r), from, keys);
-              Value keyIds = arith::AddIOp::create(kb, loc, broadcastIndex(kb, from), iota);
-              Value seen = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, keyIds,
-                                                 broadcastIndex(kb, limit));
-              s = arith::SelectOp::create(kb, loc, seen, s, splat(kb, f32Const(kb, minusInf)));
-              scores.push_back(s);
-              // NaN scores propagate (maximumf): they make the row NaN.
-              blockMax = v ? arith::MaximumFOp::create(kb, loc, blockMax, s) : s;
-            }
-            blockMax =
-                vector::ReductionOp::create(kb, loc, vector::CombiningKind::MAXIMUMF, blockMax);
-            Value m = arith::MaximumFOp::create(kb, loc, state[r], blockMax);
-            // No key seen yet: exponents against 0 give p = 0 and alpha = 0.
-            Value none = arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::OEQ, m,
-                                               f32Const(kb, minusInf));
-            Value shift = arith::SelectOp::create(kb, loc, none, f32Const(kb, 0), m);
-            Value alpha =
-                math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, state[r], shift));
-            Value blockSum;
-            for (int64_t v = 0; v < keyVectors; ++v) {
-              Value p = math::ExpOp::create(
-                  kb, loc, arith::SubFOp::create(kb, loc, scores[v], splat(kb, shift)));
-              blockSum = v ? arith::AddFOp::create(kb, loc, blockSum, p) : p;
-              // V is multiplied by p rounded to the inputs' type, as flash
-              // kernels do; the total keeps p unrounded.
-              if (element != f32) {
-                p = arith::TruncFOp::create(kb, loc, VectorType::get({lanes}, element), p);
-                if (!pairs)
-                  p = widen(kb, p);
-              }
-              vector::StoreOp::create(kb, loc, p, scratch,
-                                      ValueRange{n, blk, k.c(r), k.c(v * lanes)});
-            }
-            blockSum = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, blockSum);
-            totals.push_back(arith::AddFOp::create(
-                kb, loc, arith::MulFOp::create(kb, loc, state[count + r], alpha), blockSum));
-            maxima.push_back(m);
-            alphas.push_back(alpha);
+            for (int64_t v = 0; v < keyVectors; ++v)
+              scores.push_back(scoresOf(kb, dot.getResult(r * keyVectors + v), n, row(r),
+                                        v ? k.add(j0, v * lanes) : j0, keys, limit, laneIds));
+            SoftmaxStep step = softmaxStep(
+                kb, scores, state[r], state[count + r], [&](OpBuilder &pb, int64_t v, Value p) {
+                  vector::StoreOp::create(pb, loc, pairs ? p : widen(pb, p), scratch,
+                                          ValueRange{n, blk, k.c(r), k.c(v * lanes)});
+                });
+            totals.push_back(step.total);
+            maxima.push_back(step.max);
+            alphas.push_back(step.alpha);
           }
           // The sums: rescaled as they are loaded, then a V vector per key
           // into every row, its probability broadcast from the scratch.
@@ -427,18 +323,13 @@ struct BlockBuilder : kiln::AttentionVectors {
           maxima.append(totals);
           scf::YieldOp::create(kb, loc, maxima);
         });
-    // out = sums / total; no keys at all give 0 (an empty sum), a row whose
-    // keys are all masked 0 / 0 = NaN, as in torch.
+    // out = sums / total (outputOf).
     Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, x.c(0));
     forWidth(b, [&](OpBuilder &fb, Value w) {
       for (int64_t r = 0; r < count; ++r) {
         Value sum = vector::LoadOp::create(fb, loc, vec, acc, ValueRange{n, row(r), w});
-        Value o = arith::DivFOp::create(fb, loc, sum, splat(fb, keyLoop.getResult(count + r)));
-        o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, f32Const(fb, 0)), o);
-        Type stored = cast<MemRefType>(op.getOut().getType()).getElementType();
-        if (stored != f32)
-          o = arith::TruncFOp::create(fb, loc, VectorType::get({lanes}, stored), o);
-        vector::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, row(r), w});
+        vector::StoreOp::create(fb, loc, outputOf(fb, sum, keyLoop.getResult(count + r), noKeys),
+                                op.getOut(), ValueRange{n, row(r), w});
       }
     });
   }

@@ -29,7 +29,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
-#include <numeric>
 
 using namespace mlir;
 using kiln::IndexBuilder;
@@ -94,7 +93,7 @@ struct RowBuilder : kiln::AttentionVectors {
   }
 
   /// Lane jj: row i's dot product with key j0 + jj (the last key past it).
-  Value scores(OpBuilder &b, Value n, Value i, Value j0) {
+  Value dotProducts(OpBuilder &b, Value n, Value i, Value j0) {
     IndexBuilder x{b, loc};
     Value last = arith::SubIOp::create(b, loc, keys, x.c(1));
     SmallVector<Value> at;
@@ -114,34 +113,19 @@ struct RowBuilder : kiln::AttentionVectors {
     return sumsAcrossLanes(b, dot.getResults());
   }
 
-  /// body(w) for w over the head dim of V in steps of `step` lanes.
-  void forWidth(OpBuilder &b, int64_t step, function_ref<void(OpBuilder &, Value)> body) {
-    IndexBuilder x{b, loc};
-    scf::ForOp::create(b, loc, x.c(0), width, x.c(step * lanes), ValueRange{},
-                       [&](OpBuilder &fb, Location, Value w, ValueRange) {
-                         body(fb, w);
-                         scf::YieldOp::create(fb, loc);
-                       });
-  }
-
   /// Query row i of batch n against every key it sees.
   void buildRow(OpBuilder &b, Value n, Value i) {
     IndexBuilder x{b, loc};
     const double minusInf = -std::numeric_limits<double>::infinity();
     Value acc = op.getAcc();
-    forWidth(b, 1, [&](OpBuilder &fb, Value w) {
+    forEachVector(b, width, 1, [&](OpBuilder &fb, Value w) {
       vector::StoreOp::create(fb, loc, splat(fb, f32Const(fb, 0)), acc, ValueRange{n, i, w});
     });
     // Keys the row sees (causal: query i sees keys 0..i).
     Value end = keys;
     if (op.getCausal())
       end = arith::MinUIOp::create(b, loc, keys, x.add(i, 1));
-    SmallVector<int64_t> laneIds(lanes);
-    std::iota(laneIds.begin(), laneIds.end(), 0);
-    auto indexVec = VectorType::get({lanes}, b.getIndexType());
-    Value iota = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(indexVec, ArrayRef<int64_t>(laneIds)));
-    Value scale = f32Const(b, op.getScale().convertToDouble());
+    Value laneIds = laneIndices(b);
     // Vectors of the sums a pass over a span updates: a power of two
     // dividing V's head dim in vectors, at most kWidthVectors.
     int64_t widthVectors = cast<MemRefType>(op.getV().getType()).getDimSize(2) / lanes;
@@ -151,46 +135,20 @@ struct RowBuilder : kiln::AttentionVectors {
         [&](OpBuilder &kb, Location, Value j0, ValueRange state) {
           IndexBuilder k{kb, loc};
           SmallVector<Value> s;
-          Value blockMax;
           for (int64_t v = 0; v < kKeyVectors; ++v) {
             Value from = v ? k.add(j0, v * lanes) : j0;
-            Value sv = arith::MulFOp::create(kb, loc, scores(kb, n, i, from), splat(kb, scale));
-            sv = applyMask(kb, sv, n, i, from, keys);
-            Value keyIds = arith::AddIOp::create(kb, loc, broadcastIndex(kb, from), iota);
-            Value seen = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, keyIds,
-                                               broadcastIndex(kb, end));
-            sv = arith::SelectOp::create(kb, loc, seen, sv, splat(kb, f32Const(kb, minusInf)));
-            s.push_back(sv);
-            // NaN scores propagate (maximumf): they make the row NaN.
-            blockMax = v ? arith::MaximumFOp::create(kb, loc, blockMax, sv) : sv;
+            s.push_back(scoresOf(kb, dotProducts(kb, n, i, from), n, i, from, keys, end, laneIds));
           }
-          blockMax =
-              vector::ReductionOp::create(kb, loc, vector::CombiningKind::MAXIMUMF, blockMax);
-          Value m = arith::MaximumFOp::create(kb, loc, state[0], blockMax);
-          // No key seen yet: exponents against 0 give p = 0 and alpha = 0.
-          Value none =
-              arith::CmpFOp::create(kb, loc, arith::CmpFPredicate::OEQ, m, f32Const(kb, minusInf));
-          Value shift = arith::SelectOp::create(kb, loc, none, f32Const(kb, 0), m);
-          Value alpha =
-              math::ExpOp::create(kb, loc, arith::SubFOp::create(kb, loc, state[0], shift));
-          Value blockSum;
-          for (int64_t v = 0; v < kKeyVectors; ++v) {
-            Value p = math::ExpOp::create(kb, loc,
-                                          arith::SubFOp::create(kb, loc, s[v], splat(kb, shift)));
-            blockSum = v ? arith::AddFOp::create(kb, loc, blockSum, p) : p;
-            // V is multiplied by p rounded to the inputs' type, as flash
-            // kernels do; the total keeps p unrounded.
-            if (element != f32)
-              p = widen(kb, arith::TruncFOp::create(kb, loc, VectorType::get({lanes}, element), p));
-            vector::StoreOp::create(kb, loc, p, scratch, ValueRange{n, i, k.c(v * lanes)});
-          }
-          blockSum = vector::ReductionOp::create(kb, loc, vector::CombiningKind::ADD, blockSum);
-          Value total = arith::AddFOp::create(
-              kb, loc, arith::MulFOp::create(kb, loc, state[1], alpha), blockSum);
+          SoftmaxStep step =
+              softmaxStep(kb, s, state[0], state[1], [&](OpBuilder &pb, int64_t v, Value p) {
+                vector::StoreOp::create(pb, loc, widen(pb, p), scratch,
+                                        ValueRange{n, i, k.c(v * lanes)});
+              });
+          Value alpha = step.alpha;
           // The sums, rescaled as they are loaded, take a V row per key.
           Value count =
               arith::MinUIOp::create(kb, loc, k.c(span), arith::SubIOp::create(kb, loc, end, j0));
-          forWidth(kb, chunk, [&](OpBuilder &wb, Value w) {
+          forEachVector(kb, width, chunk, [&](OpBuilder &wb, Value w) {
             IndexBuilder c{wb, loc};
             SmallVector<Value> sums;
             for (int64_t u = 0; u < chunk; ++u)
@@ -240,19 +198,14 @@ struct RowBuilder : kiln::AttentionVectors {
               vector::StoreOp::create(wb, loc, whole.getResult(u), acc,
                                       ValueRange{n, i, c.add(w, u * lanes)});
           });
-          scf::YieldOp::create(kb, loc, ValueRange{m, total});
+          scf::YieldOp::create(kb, loc, ValueRange{step.max, step.total});
         });
-    // out = sums / total; no keys at all give 0 (an empty sum), a row whose
-    // keys are all masked 0 / 0 = NaN, as in torch.
+    // out = sums / total (outputOf).
     Value noKeys = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys, x.c(0));
-    forWidth(b, 1, [&](OpBuilder &fb, Value w) {
+    forEachVector(b, width, 1, [&](OpBuilder &fb, Value w) {
       Value sum = vector::LoadOp::create(fb, loc, vec, acc, ValueRange{n, i, w});
-      Value o = arith::DivFOp::create(fb, loc, sum, splat(fb, keyLoop.getResult(1)));
-      o = arith::SelectOp::create(fb, loc, noKeys, splat(fb, f32Const(fb, 0)), o);
-      Type stored = cast<MemRefType>(op.getOut().getType()).getElementType();
-      if (stored != f32)
-        o = arith::TruncFOp::create(fb, loc, VectorType::get({lanes}, stored), o);
-      vector::StoreOp::create(fb, loc, o, op.getOut(), ValueRange{n, i, w});
+      vector::StoreOp::create(fb, loc, outputOf(fb, sum, keyLoop.getResult(1), noKeys), op.getOut(),
+                              ValueRange{n, i, w});
     });
   }
 
