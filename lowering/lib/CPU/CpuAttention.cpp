@@ -144,3 +144,26 @@ Value kiln::AttentionVectors::outputOf(OpBuilder &b, Value sums, Value total, Va
   Type stored = cast<MemRefType>(op.getOut().getType()).getElementType();
   return stored == f32 ? o : arith::TruncFOp::create(b, loc, VectorType::get({lanes}, stored), o);
 }
+
+SmallVector<Value> kiln::AttentionVectors::updateSpan(
+    OpBuilder &b, Value count, int64_t span, ValueRange sums,
+    function_ref<SmallVector<Value>(OpBuilder &)> whole,
+    function_ref<void(OpBuilder &, Value, MutableArrayRef<Value>)> addKey) {
+  IndexBuilder x{b, loc};
+  auto ifWhole =
+      scf::IfOp::create(b, loc, TypeRange(sums),
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, x.c(span)),
+                        /*withElseRegion=*/true);
+  OpBuilder tb = ifWhole.getThenBodyBuilder();
+  scf::YieldOp::create(tb, loc, whole(tb));
+  OpBuilder eb = ifWhole.getElseBodyBuilder();
+  IndexBuilder e{eb, loc};
+  auto byKey = scf::ForOp::create(eb, loc, e.c(0), count, e.c(1), sums,
+                                  [&](OpBuilder &fb, Location, Value jj, ValueRange carried) {
+                                    SmallVector<Value> into(carried);
+                                    addKey(fb, jj, into);
+                                    scf::YieldOp::create(fb, loc, into);
+                                  });
+  scf::YieldOp::create(eb, loc, byKey.getResults());
+  return SmallVector<Value>(ifWhole.getResults());
+}

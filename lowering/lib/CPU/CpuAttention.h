@@ -60,6 +60,14 @@ struct AttentionVectors {
   SoftmaxStep softmaxStep(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Value> scores, mlir::Value max,
                           mlir::Value total,
                           llvm::function_ref<void(mlir::OpBuilder &, int64_t, mlir::Value)> park);
+  /// `sums` after keys 0..count of a span: `whole(b, sums)` (the span's
+  /// keys unrolled) where the span is whole (count == span), else
+  /// addKey(b, jj, sums) for each key jj in turn.
+  llvm::SmallVector<mlir::Value> updateSpan(
+      mlir::OpBuilder &b, mlir::Value count, int64_t span, mlir::ValueRange sums,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &)> whole,
+      llvm::function_ref<void(mlir::OpBuilder &, mlir::Value, llvm::MutableArrayRef<mlir::Value>)>
+          addKey);
   /// A row's output vector in out's type: its `sums` over its `total`; 0
   /// where there are no keys (`noKeys`: an empty sum), and a row whose keys
   /// are all masked 0 / 0 = NaN, as in torch.

@@ -268,7 +268,7 @@ struct BlockBuilder : kiln::AttentionVectors {
               sums.push_back(arith::MulFOp::create(
                   wb, loc, vector::LoadOp::create(wb, loc, vec, acc, ValueRange{n, row(r), w}),
                   splat(wb, alphas[r])));
-            auto addKey = [&](OpBuilder &ab, Value jj, SmallVector<Value> &into) {
+            auto addKey = [&](OpBuilder &ab, Value jj, MutableArrayRef<Value> into) {
               IndexBuilder a{ab, loc};
               Value values = loadVector(ab, op.getV(), {n, a.add(j0, jj), w});
               for (int64_t r = 0; r < count; ++r) {
@@ -293,32 +293,17 @@ struct BlockBuilder : kiln::AttentionVectors {
               return;
             }
             // Whole blocks unrolled; the last keys' block key by key.
-            auto whole = scf::IfOp::create(
-                wb, loc, TypeRange(ValueRange(sums)),
-                arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq, seenKeys,
-                                      arith::ConstantIndexOp::create(wb, loc, span)),
-                /*withElseRegion=*/true);
-            {
-              OpBuilder tb = whole.getThenBodyBuilder();
-              SmallVector<Value> into = sums;
-              for (int64_t jj = 0; jj < span; ++jj)
-                addKey(tb, arith::ConstantIndexOp::create(tb, loc, jj), into);
-              scf::YieldOp::create(tb, loc, into);
-            }
-            {
-              OpBuilder eb = whole.getElseBodyBuilder();
-              auto part =
-                  scf::ForOp::create(eb, loc, arith::ConstantIndexOp::create(eb, loc, 0), seenKeys,
-                                     arith::ConstantIndexOp::create(eb, loc, 1), sums,
-                                     [&](OpBuilder &fb, Location, Value jj, ValueRange carried) {
-                                       SmallVector<Value> into(carried);
-                                       addKey(fb, jj, into);
-                                       scf::YieldOp::create(fb, loc, into);
-                                     });
-              scf::YieldOp::create(eb, loc, part.getResults());
-            }
+            SmallVector<Value> updated = updateSpan(
+                wb, seenKeys, span, sums,
+                [&](OpBuilder &tb) {
+                  SmallVector<Value> into = sums;
+                  for (int64_t jj = 0; jj < span; ++jj)
+                    addKey(tb, arith::ConstantIndexOp::create(tb, loc, jj), into);
+                  return into;
+                },
+                addKey);
             for (int64_t r = 0; r < count; ++r)
-              vector::StoreOp::create(wb, loc, whole.getResult(r), acc, ValueRange{n, row(r), w});
+              vector::StoreOp::create(wb, loc, updated[r], acc, ValueRange{n, row(r), w});
           });
           maxima.append(totals);
           scf::YieldOp::create(kb, loc, maxima);

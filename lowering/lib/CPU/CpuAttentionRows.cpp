@@ -166,36 +166,22 @@ struct RowBuilder : kiln::AttentionVectors {
             };
             // A whole span unrolled, alternate keys into two sets; the
             // last keys' span key by key.
-            auto whole = scf::IfOp::create(
-                wb, loc, TypeRange(ValueRange(sums)),
-                arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq, count, c.c(span)),
-                /*withElseRegion=*/true);
-            {
-              OpBuilder tb = whole.getThenBodyBuilder();
-              SmallVector<Value> sets = sums;
-              sets.append(chunk, splat(tb, f32Const(tb, 0)));
-              for (int64_t jj = 0; jj < span; ++jj)
-                addKey(tb, arith::ConstantIndexOp::create(tb, loc, jj),
-                       MutableArrayRef<Value>(sets).slice(jj % 2 * chunk, chunk));
-              SmallVector<Value> added;
-              for (int64_t u = 0; u < chunk; ++u)
-                added.push_back(arith::AddFOp::create(tb, loc, sets[u], sets[chunk + u]));
-              scf::YieldOp::create(tb, loc, added);
-            }
-            {
-              OpBuilder eb = whole.getElseBodyBuilder();
-              auto part =
-                  scf::ForOp::create(eb, loc, arith::ConstantIndexOp::create(eb, loc, 0), count,
-                                     arith::ConstantIndexOp::create(eb, loc, 1), sums,
-                                     [&](OpBuilder &fb, Location, Value jj, ValueRange carried) {
-                                       SmallVector<Value> into(carried);
-                                       addKey(fb, jj, into);
-                                       scf::YieldOp::create(fb, loc, into);
-                                     });
-              scf::YieldOp::create(eb, loc, part.getResults());
-            }
+            SmallVector<Value> updated = updateSpan(
+                wb, count, span, sums,
+                [&](OpBuilder &tb) {
+                  SmallVector<Value> sets = sums;
+                  sets.append(chunk, splat(tb, f32Const(tb, 0)));
+                  for (int64_t jj = 0; jj < span; ++jj)
+                    addKey(tb, arith::ConstantIndexOp::create(tb, loc, jj),
+                           MutableArrayRef<Value>(sets).slice(jj % 2 * chunk, chunk));
+                  SmallVector<Value> added;
+                  for (int64_t u = 0; u < chunk; ++u)
+                    added.push_back(arith::AddFOp::create(tb, loc, sets[u], sets[chunk + u]));
+                  return added;
+                },
+                addKey);
             for (int64_t u = 0; u < chunk; ++u)
-              vector::StoreOp::create(wb, loc, whole.getResult(u), acc,
+              vector::StoreOp::create(wb, loc, updated[u], acc,
                                       ValueRange{n, i, c.add(w, u * lanes)});
           });
           scf::YieldOp::create(kb, loc, ValueRange{step.max, step.total});
