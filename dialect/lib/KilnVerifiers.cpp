@@ -7,6 +7,8 @@
 #include "kiln/Dialect/KilnOps.h"
 #include "kiln/Dialect/InferResultType.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -1031,8 +1033,10 @@ LogicalResult AttentionOp::verify() {
                            << ", added) or i1 (true keeps)";
     SmallVector<int64_t> scores(batch);
     scores.append({lq, lk});
+    // The mask may not stretch the scores; a `?` against a static size is
+    // that size, checked at run time.
     auto shape = broadcastShapes({m.getShape(), scores});
-    if (m.getRank() > rank || !shape || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(scores))
+    if (m.getRank() > rank || !shape || failed(verifyCompatibleShape(*shape, scores)))
       return emitOpError() << "mask " << shapeString(m.getShape())
                            << " does not broadcast to the scores "
                            << shapeString(scores);

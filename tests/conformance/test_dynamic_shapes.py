@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from kiln_harness import KILN_RUN, attention_ref, round_to_bf16, run_kiln
+from kiln_harness import KILN_RUN, MLIR_TYPES, attention_ref, round_to_bf16, run_kiln
 
 ROWS = [0, 1, 7, 16, 31, 64]
 COLS = [1, 13, 16, 257]
@@ -925,7 +925,41 @@ func.func @main(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
 """
 
 
+# A static mask ties the `?` sequence lengths it broadcasts against to its
+# sizes (9 query rows, 3 keys): the signature says so, and the run is right.
+STATIC_MASK = """
+func.func @main(%q: tensor<1x?x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>,
+                %m: tensor<9x3xi1>) -> tensor<1x?x32xf32> {
+  %r = kiln.attention %q, %k, %v, %m
+      : (tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<9x3xi1>)
+      -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
+}
+"""
+
+
+# f32 runs unfused on CUDA, f16 with head dim 64 on its tensor-core kernel.
+@pytest.mark.parametrize("dtype,head", [(np.float32, 32), (np.float16, 64)])
+@pytest.mark.parametrize("additive", [False, True])
+def test_attention_with_a_static_mask_of_run_time_lengths(dtype, head, additive):
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.uniform(-1, 1, (1, n, head)).astype(dtype) for n in (9, 3, 3))
+    m = rng.random((9, 3)) < 0.6
+    m[:, 0] = True
+    element = MLIR_TYPES[np.dtype(dtype)]
+    program = STATIC_MASK.replace("x32xf32", f"x{head}x{element}")
+    if additive:
+        m = np.where(m, 0, -np.inf).astype(dtype)
+        program = program.replace("9x3xi1", f"9x3x{element}")
+    results, _ = run_kiln(program, [q, k, v, m])
+    tol = 1e-5 if dtype == np.float32 else 2e-3
+    np.testing.assert_allclose(results[0].astype(np.float64), attention_ref(q, k, v, m),
+                               rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("program,shapes,message", [
+    (STATIC_MASK, [(1, 10, 32), (1, 3, 32), (1, 3, 32)],
+     "input #0 is tensor<1x10x32xf32>, the program expects tensor<1x9x32xf32>"),
     (SAME_SIZE, [(5, 4), (6, 4)],
      "input #1 dim 0 is 6 but input #0 dim 0 is 5: the program needs them equal"),
     (SAME_SIZE, [(5, 4), (5, 3)],
@@ -939,6 +973,8 @@ func.func @main(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?x4xf32> {
 ])
 def test_mismatches_are_named_errors(program, shapes, message):
     inputs = [np.ones(s, np.float32) for s in shapes]
+    if program == STATIC_MASK:
+        inputs.append(np.ones((9, 3), bool))
     _, proc = run_kiln(program, inputs, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "invalid_argument" in proc.stderr and message in proc.stderr, proc.stderr

@@ -134,6 +134,15 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
     int64_t rank = q.getRank();
     SmallVector<int64_t> scoreShape(q.getShape().drop_back(1));
     scoreShape.push_back(op.getK().getType().getDimSize(rank - 2));
+    // A static mask size where q or k has `?` is that length (the verifier
+    // let it through, the run checks it): the scores, and the result's rows,
+    // take it, as every op on them infers it.
+    if (Value mask = adaptor.getMask()) {
+      auto maskShape = cast<RankedTensorType>(mask.getType()).getShape();
+      for (int64_t i = 1; i <= std::min<int64_t>(2, maskShape.size()); ++i)
+        if (ShapedType::isDynamic(scoreShape[rank - i]) && maskShape[maskShape.size() - i] != 1)
+          scoreShape[rank - i] = maskShape[maskShape.size() - i];
+    }
     auto scoreType = RankedTensorType::get(scoreShape, acc);
     auto scalar = [&](Type type, double value) -> Value {
       return FillOp::create(rewriter, loc, RankedTensorType::get({}, type),
@@ -164,9 +173,13 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
     }
     Value probs = SoftmaxOp::create(rewriter, loc, scoreType, scores, rank - 1);
     SmallVector<int64_t> outShape(op.getType().getShape());
+    outShape[rank - 2] = scoreShape[rank - 2];
     Value out = MatmulOp::create(rewriter, loc, RankedTensorType::get(outShape, acc),
                                  castTo(probs, element), adaptor.getV());
-    rewriter.replaceOp(op, castTo(out, element));
+    out = castTo(out, element);
+    if (out.getType() != op.getType())
+      out = tensor::CastOp::create(rewriter, loc, op.getType(), out);
+    rewriter.replaceOp(op, out);
     return success();
   }
 };

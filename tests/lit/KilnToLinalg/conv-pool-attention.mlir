@@ -191,3 +191,18 @@ func.func @attention_run_time_lengths(%q: tensor<2x3x?x64xbf16>, %k: tensor<2x3x
   %r = kiln.attention %q, %k, %k, %m : (tensor<2x3x?x64xbf16>, tensor<2x3x?x64xbf16>, tensor<2x3x?x64xbf16>, tensor<1x?xbf16>) -> tensor<2x3x?x64xbf16>
   return %r : tensor<2x3x?x64xbf16>
 }
+
+// A static mask against `?` lengths gives them its sizes (the run checks
+// them): unfused, the scores are [1, 9, 3] and the second product's rows 9,
+// cast back to the result's `?` rows.
+// UNFUSED-LABEL: func @attention_static_mask_run_time_lengths
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x32x?xf32>) outs(%{{.*}} : tensor<1x9x3xf32>)
+// UNFUSED: arith.select
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x9x3xf32>, tensor<1x?x32xf32>) outs(%{{.*}} : tensor<1x9x32xf32>)
+// UNFUSED: tensor.cast %{{.*}} : tensor<1x9x32xf32> to tensor<1x?x32xf32>
+// CHECK-LABEL: func @attention_static_mask_run_time_lengths
+// CHECK: kiln_kernel.attention ins({{.*}} mask {{.*}} : tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x9x3xi1>)
+func.func @attention_static_mask_run_time_lengths(%q: tensor<1x?x32xf32>, %k: tensor<1x?x32xf32>, %m: tensor<9x3xi1>) -> tensor<1x?x32xf32> {
+  %r = kiln.attention %q, %k, %k, %m : (tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<9x3xi1>) -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
+}
