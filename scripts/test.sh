@@ -14,6 +14,12 @@ ninja -C build check-lit
 (cd build && ctest --output-on-failure)
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
 /usr/bin/python3 -m pytest -q tests/conformance
+# The kernels hosts with narrower vectors get, on this one: AVX2's 8 lanes
+# and SSE's 4 (KILN_CPU_FEATURES, docs/testing.md), where most lowering
+# depends on the lanes.
+KILN_CPU_FEATURES=-avx512f /usr/bin/python3 -m pytest -q tests/conformance/test_conv_attention.py tests/conformance/test_lowering_cases.py
+KILN_CPU_FEATURES=-avx512f /usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "matmul or softmax or norm or sum or transpose or conv"
+KILN_CPU_FEATURES=-avx /usr/bin/python3 -m pytest -q tests/conformance/test_conv_attention.py
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py tests/conformance/test_dynamic_shapes.py
 KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py tests/conformance/test_conv_attention.py
 # The Python package (build/python): every op against NumPy, DLPack with

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime/cpu/CpuDevice.h"
+#include "kiln/runtime/cpu/CpuFeatures.h"
 #include "CpuJit.h"
 #include "kiln/runtime/cpu/SharedKernel.h"
 #include "kiln/BuildId.h"
@@ -41,7 +42,8 @@ Expected<const CpuJitApi *> cpuJit() {
 
 /// What LLVM's host detection reads, as /proc/cpuinfo shows it for the
 /// first CPU (vendor, family, model, stepping, feature flags), with the
-/// machine and kiln's build; empty where /proc/cpuinfo cannot be read.
+/// machine, kiln's build and KILN_CPU_FEATURES; empty where /proc/cpuinfo
+/// cannot be read.
 std::string hostIdentity() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string identity, line;
@@ -60,7 +62,7 @@ std::string hostIdentity() {
     return {};
   utsname names{};
   uname(&names);
-  return identity + names.machine + "\n" + kBuildId;
+  return identity + names.machine + "\n" + kBuildId + "\n" + cpuFeatureOverrides();
 }
 
 /// Where the fingerprint of a host with `identity` is remembered, if anywhere.

@@ -1,6 +1,7 @@
 //===- CpuJit.cpp - libkiln-cpu-jit.so: CPU kernels in LLVM's ORC JIT ----===//
 #include "CpuJit.h"
 #include "kiln/BuildId.h"
+#include "kiln/runtime/cpu/CpuFeatures.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -81,12 +82,15 @@ Expected<std::string> hostFingerprint() {
   auto jit = processJit();
   if (!jit)
     return std::unexpected(jit.error());
-  // The CPU lowering compiles for the host CPU with all its features.
+  // The CPU lowering compiles for the host CPU with all its features, but
+  // for KILN_CPU_FEATURES.
   llvm::SubtargetFeatures features;
   for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
     features.AddFeature(name, enabled);
+  const std::string &overrides = cpuFeatureOverrides();
   return "cpu-" + llvm::sys::getProcessTriple() + "-" + llvm::sys::getHostCPUName().str() +
-         "+" + std::to_string(std::hash<std::string>{}(features.getString()));
+         "+" + std::to_string(std::hash<std::string>{}(features.getString())) +
+         (overrides.empty() ? "" : "+" + overrides);
 }
 
 size_t loadedObjectCount() {

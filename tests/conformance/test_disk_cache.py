@@ -338,3 +338,21 @@ def test_cpu_kernels_from_the_disk_cache_load_without_llvm(tmp_path):
         results[linker] = result_bytes(tmp_path / "warm")
         assert results[linker] == result_bytes(tmp_path / "cold")
     assert results["ld"] == results[""]
+
+
+def test_cpu_features_setting_is_part_of_the_key_and_narrows_the_code(tmp_path, monkeypatch):
+    # KILN_CPU_FEATURES=-avx512f compiles what an AVX2 host gets (CI runs
+    # kernels so: docs/testing.md): a kernel of the host's own features is
+    # not loaded for it, and its vectors are 8 lanes at most.
+    cache = tmp_path / "cache"
+    path = write_programs(tmp_path)["softmax"]
+    assert stats(run(path, tmp_path / "host", cache)) == (1, 0, 1)
+    monkeypatch.setenv("KILN_CPU_FEATURES", "-avx512f")
+    assert stats(run(path, tmp_path / "narrow", cache)) == (1, 0, 1)
+    np.testing.assert_allclose(np.load(tmp_path / "narrow" / "result0.npy"),
+                               np.load(tmp_path / "host" / "result0.npy"), rtol=1e-6)
+    assert stats(run(path, tmp_path / "again", cache)) == (0, 1, 0)
+    monkeypatch.setenv("KILN_DUMP_DIR", str(tmp_path / "dump"))
+    run(path, tmp_path / "dumped", cache)
+    llvm_ir = "".join(p.read_text() for p in (tmp_path / "dump").glob("*/3-llvm.ll"))
+    assert "x float>" in llvm_ir and "<16 x float>" not in llvm_ir

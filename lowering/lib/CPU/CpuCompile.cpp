@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "CompilerInternals.h"
 #include "kiln/Lowering/CPU/Passes.h"
+#include "kiln/runtime/cpu/CpuFeatures.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -14,6 +15,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/TargetSelect.h"
@@ -40,8 +42,19 @@ HostCpu HostCpu::detect() {
   for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
     subtarget.AddFeature(name, enabled);
   std::string features = subtarget.getString();
+  if (!cpuFeatureOverrides().empty())
+    features += "," + cpuFeatureOverrides();
+  if (target) {
+    llvm::TargetOptions options;
+    host.targetMachine.reset(target->createTargetMachine(
+        t, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  }
+  // What code generation will use: later features win, and turning one
+  // off turns off those that imply it (-avx512f: no avx512bf16 either).
   auto has = [&](llvm::StringRef f) {
-    return llvm::is_contained(subtarget.getFeatures(), ("+" + f).str());
+    return host.targetMachine &&
+           host.targetMachine->getMCSubtargetInfo()->checkFeatures(("+" + f).str());
   };
   host.f32Lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   // bf16 attention in pairs (vdpbf16ps), measured: 1.4x on a 2-core Zen 5
@@ -51,12 +64,6 @@ HostCpu HostCpu::detect() {
   // session 45). Intel's AMX is the road there.
   host.bf16DotProducts = host.f32Lanes == 16 && has("avx512bf16") &&
                          llvm::sys::getHostCPUName().starts_with("znver");
-  if (target) {
-    llvm::TargetOptions options;
-    host.targetMachine.reset(target->createTargetMachine(
-        t, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
-        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  }
   return host;
 }
 
