@@ -938,16 +938,20 @@ func.func @main(%q: tensor<1x?x32xf32>, %k: tensor<1x?x32xf32>, %v: tensor<1x?x3
 """
 
 
-# f32 runs unfused on CUDA, f16 with head dim 64 on its tensor-core kernel.
+# f32 runs unfused on CUDA, f16 with head dim 64 on its tensor-core kernel;
+# a mask with a static batch ties a `?` batch too.
 @pytest.mark.parametrize("dtype,head", [(np.float32, 32), (np.float16, 64)])
 @pytest.mark.parametrize("additive", [False, True])
-def test_attention_with_a_static_mask_of_run_time_lengths(dtype, head, additive):
+@pytest.mark.parametrize("batch", [None, 2])
+def test_attention_with_a_static_mask_of_run_time_lengths(dtype, head, additive, batch):
     rng = np.random.default_rng(9)
-    q, k, v = (rng.uniform(-1, 1, (1, n, head)).astype(dtype) for n in (9, 3, 3))
-    m = rng.random((9, 3)) < 0.6
-    m[:, 0] = True
+    q, k, v = (rng.uniform(-1, 1, (batch or 1, n, head)).astype(dtype) for n in (9, 3, 3))
+    m = rng.random((9, 3) if batch is None else (batch, 9, 3)) < 0.6
+    m[..., 0] = True
     element = MLIR_TYPES[np.dtype(dtype)]
     program = STATIC_MASK.replace("x32xf32", f"x{head}x{element}")
+    if batch:
+        program = program.replace("1x?x", "?x?x").replace("9x3x", f"{batch}x9x3x")
     if additive:
         m = np.where(m, 0, -np.inf).astype(dtype)
         program = program.replace("9x3xi1", f"9x3x{element}")

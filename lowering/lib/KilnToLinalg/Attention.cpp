@@ -134,12 +134,12 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
     int64_t rank = q.getRank();
     SmallVector<int64_t> scoreShape(q.getShape().drop_back(1));
     scoreShape.push_back(op.getK().getType().getDimSize(rank - 2));
-    // A static mask size where q or k has `?` is that length (the verifier
-    // let it through, the run checks it): the scores, and the result's rows,
-    // take it, as every op on them infers it.
+    // A static mask size where the scores have `?` is that size (the
+    // verifier let it through, the run checks it): the scores, and the
+    // result's batch and rows, take it, as every op on them infers it.
     if (Value mask = adaptor.getMask()) {
       auto maskShape = cast<RankedTensorType>(mask.getType()).getShape();
-      for (int64_t i = 1; i <= std::min<int64_t>(2, maskShape.size()); ++i)
+      for (size_t i = 1; i <= maskShape.size(); ++i)
         if (ShapedType::isDynamic(scoreShape[rank - i]) && maskShape[maskShape.size() - i] != 1)
           scoreShape[rank - i] = maskShape[maskShape.size() - i];
     }
@@ -172,8 +172,8 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
       scores = SelectOp::create(rewriter, loc, visible, scores, minusInf);
     }
     Value probs = SoftmaxOp::create(rewriter, loc, scoreType, scores, rank - 1);
-    SmallVector<int64_t> outShape(op.getType().getShape());
-    outShape[rank - 2] = scoreShape[rank - 2];
+    SmallVector<int64_t> outShape(ArrayRef<int64_t>(scoreShape).drop_back());
+    outShape.push_back(op.getType().getShape().back());
     Value out = MatmulOp::create(rewriter, loc, RankedTensorType::get(outShape, acc),
                                  castTo(probs, element), adaptor.getV());
     out = castTo(out, element);

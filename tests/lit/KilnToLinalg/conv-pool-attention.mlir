@@ -206,3 +206,13 @@ func.func @attention_static_mask_run_time_lengths(%q: tensor<1x?x32xf32>, %k: te
   %r = kiln.attention %q, %k, %k, %m : (tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<9x3xi1>) -> tensor<1x?x32xf32>
   return %r : tensor<1x?x32xf32>
 }
+
+// A static batch in the mask ties a `?` batch too.
+// UNFUSED-LABEL: func @attention_static_batch_mask
+// UNFUSED: linalg.batch_matmul {{.*}} outs(%{{.*}} : tensor<2x9x3xf32>)
+// UNFUSED: linalg.batch_matmul {{.*}} outs(%{{.*}} : tensor<2x9x32xf32>)
+// UNFUSED: tensor.cast %{{.*}} : tensor<2x9x32xf32> to tensor<?x?x32xf32>
+func.func @attention_static_batch_mask(%q: tensor<?x?x32xf32>, %k: tensor<?x?x32xf32>, %m: tensor<2x9x3xi1>) -> tensor<?x?x32xf32> {
+  %r = kiln.attention %q, %k, %k, %m : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<2x9x3xi1>) -> tensor<?x?x32xf32>
+  return %r : tensor<?x?x32xf32>
+}
