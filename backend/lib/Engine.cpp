@@ -203,7 +203,8 @@ Expected<std::shared_ptr<Program>> Engine::compile(std::string_view source,
 }
 
 Expected<std::shared_ptr<Program>> Engine::compileAsGiven(std::string_view source,
-                                                          const CompileOptions &options) {
+                                                          const CompileOptions &given) {
+  CompileOptions options = target_->withDeviceDefaults(given);
   std::lock_guard lock(mutex);
   const std::string &target = target_->fingerprint();
   std::string codegen = options.codegenKey();

@@ -179,3 +179,48 @@ def test_more_inputs_than_vulkan_binds_are_split_into_kernels(device, n):
     inputs = [np.full(256, k, np.float32) for k in range(n)]
     np.testing.assert_array_equal(run_kiln(program, inputs)[0][0],
                                   np.full(256, sum(range(n)), np.float32))
+
+
+ON_CUDA = pytest.mark.skipif(not os.environ.get("KILN_DEVICE", "").startswith("cuda"),
+                             reason="needs KILN_DEVICE=cuda (a GPU machine)")
+
+
+@ON_CUDA
+def test_cuda_kernels_are_cubins_from_the_toolkits_ptxas(monkeypatch, tmp_path):
+    # KILN_PTXAS makes a device's kernels ptxas's cubins (the driver's JIT
+    # serializes wgmma chains: docs/cuda.md).
+    ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+    if not os.path.exists(ptxas):
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    monkeypatch.setenv("KILN_CACHE_DIR", "")
+    monkeypatch.setenv("KILN_PTXAS", ptxas)
+    dump = tmp_path / "dump"
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = tensor_type((2, 3), np.float32)
+    program = (f"func.func @main(%a: {t}) -> {t} {{\n"
+               f"  %r = kiln.neg %a : {t}\n  return %r : {t}\n}}\n")
+    got = run_kiln(program, [x], ["--dump-dir", str(dump)])[0][0]
+    np.testing.assert_array_equal(got, -x)
+    assert list(dump.glob("*/4-kernel0.cubin")), sorted(p.name for p in dump.glob("*/*"))
+
+
+@ON_CUDA
+@pytest.mark.parametrize("ptxas", [
+    "#!/bin/sh\necho 'ptxas fatal: out of luck' >&2\nexit 3\n",          # fails
+    "#!/bin/sh\nwhile [ $# -gt 1 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+    "printf '\\177ELF not a cubin' > \"$out\"\n",                          # a cubin that does not load
+])
+def test_cuda_falls_back_to_the_jit_where_ptxas_lets_it_down(ptxas, monkeypatch, tmp_path):
+    script = tmp_path / "ptxas"
+    script.write_text(ptxas)
+    script.chmod(0o755)
+    monkeypatch.setenv("KILN_CACHE_DIR", "")
+    monkeypatch.setenv("KILN_PTXAS", str(script))
+    t = tensor_type((2, 3), np.float32)
+    program = (f"func.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
+               f"  %s = kiln.add %a, %b : ({t}, {t}) -> {t}\n"
+               f"  %r = kiln.exp %s : {t}\n  return %r : {t}\n}}\n")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 6
+    results, proc = run_kiln(program, [x, x])
+    np.testing.assert_allclose(results[0], np.exp(2 * x), rtol=1e-6)
+    assert proc.stderr.count("kernels go through the driver's JIT from now on") == 1, proc.stderr

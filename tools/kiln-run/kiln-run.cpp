@@ -15,6 +15,7 @@
 #include "kiln/runtime/cpu/CpuDevice.h"
 #include "kiln/backend/Engine.h"
 #include "kiln/runtime/common/Npy.h"
+#include "kiln/runtime/cuda/CudaToolkit.h"
 
 #include <algorithm>
 #include <charconv>
@@ -38,8 +39,8 @@ constexpr const char *kUsage =
     "--cooperative-matrix MxNxK: with --compile-only --device vulkan, compile for\n"
     "         a device with that f16 x f16 -> f32 cooperative matrix\n"
     "         (VK_KHR_cooperative_matrix), e.g. 16x16x16\n"
-    "--cubin: CUDA modules assembled by ptxas ahead of time (default: PTX\n"
-    "         through the driver JIT)\n"
+    "--cubin: CUDA modules assembled by the toolkit's ptxas, a failure an error\n"
+    "         (default: PTX through the driver's JIT, or KILN_PTXAS's cubins)\n"
     "--tf32: CUDA f32 matmuls on tensor cores, inputs rounded to tf32\n"
     "--bench N: N more runs, timed on the host with inputs and results copied\n"
     "           each run, then N runs on inputs and results resident on the\n"
@@ -237,9 +238,8 @@ double msSince(Clock::time_point t) {
 
 /// The CUDA toolkit's ptxas where it is, else whatever PATH finds.
 std::string ptxasPath() {
-  const char *root = std::getenv("CUDA_HOME");
-  std::string path = std::string(root ? root : "/usr/local/cuda") + "/bin/ptxas";
-  return std::filesystem::exists(path) ? path : "ptxas";
+  std::string path = cudaToolkitFile("bin/ptxas");
+  return path.empty() ? "ptxas" : path;
 }
 
 /// " (parse 1.0, ...)" and the end of the line.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "CompilerInternals.h"
 #include "kiln/Lowering/CUDA/Passes.h"
+#include "kiln/runtime/cuda/CudaToolkit.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -14,7 +15,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm-c/Target.h"
 
-#include <filesystem>
 #include <fstream>
 
 using namespace mlir;
@@ -32,14 +32,6 @@ void initializeNvptx() {
     return true;
   }();
   (void)initialized;
-}
-
-/// libdevice for f64 math in kernels, where the CUDA toolkit has it.
-std::string libdevicePath() {
-  const char *root = std::getenv("CUDA_HOME");
-  std::string path = std::string(root ? root : "/usr/local/cuda") +
-                     "/nvvm/libdevice/libdevice.10.bc";
-  return std::filesystem::exists(path) ? path : "";
 }
 
 /// `ptx` assembled by ptxas for `chip`; a failure carries ptxas's output
@@ -87,7 +79,8 @@ Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
     return std::unexpected(module.error());
   CudaPipelineOptions pipeline;
   pipeline.chip = options.chip;
-  pipeline.libdevice = libdevicePath();
+  // libdevice for f64 math in kernels, where the CUDA toolkit has it.
+  pipeline.libdevice = cudaToolkitFile("nvvm/libdevice/libdevice.10.bc");
   pipeline.mma = options.mma;
   pipeline.tf32 = options.tf32;
   pipeline.wgmma = options.wgmma;

@@ -91,11 +91,12 @@ public:
   /// seen: the canonical key and the compile share the parse).
   size_t parseCount() const;
   size_t cacheHits() const { return hits; }
-  /// Programs loaded from the disk cache.
-  /// compile() with `options` as they are: no tune table added (the
-  /// tuner's view of a kernel untuned).
+  /// compile() with `options` as they are (but for the device's defaults,
+  /// Target::withDeviceDefaults): no tune table added (the tuner's view of
+  /// a kernel untuned).
   Expected<std::shared_ptr<Program>> compileAsGiven(std::string_view source,
                                                     const CompileOptions &options);
+  /// Programs loaded from the disk cache.
   size_t diskCacheHits() const { return diskHits; }
   /// MLIR contexts engines of this process have created: one per engine
   /// that compiled or canonicalised anything (its Compiler owns one).

@@ -46,6 +46,9 @@ public:
   /// The CUDA device behind the target, on whose stream NCCL queues
   /// collectives (backend/Distributed.h); null for other kinds.
   virtual CudaDevice *cudaDevice() { return nullptr; }
+  /// `options` with what this device chooses where the caller left the
+  /// choice open (CUDA: ptxas); part of the kernel cache key.
+  virtual CompileOptions withDeviceDefaults(CompileOptions options) const { return options; }
   /// Compiles `program` (parsed once by `compiler`) for this device, the
   /// options completed with what the device says, and loads the result;
   /// `cached` receives what the disk cache keeps of it.

@@ -8,8 +8,12 @@
 #include "CachedProgram.h"
 #include "DeviceQueue.h"
 
-#include <chrono>
 #include "kiln/runtime/cuda/CudaProgram.h"
+#include "kiln/runtime/cuda/CudaToolkit.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 
 namespace kiln {
 namespace {
@@ -108,31 +112,42 @@ public:
                                     device->properties().computeMinor);
   }
 
+  CompileOptions withDeviceDefaults(CompileOptions options) const override {
+    if (options.ptxas.empty() && !ptxasFailed) {
+      options.ptxas = devicePtxas();
+      options.ptxasFallsBackToJit = !options.ptxas.empty();
+    }
+    return options;
+  }
+
   Expected<std::shared_ptr<Program>> compile(Compiler &compiler, ParsedProgram program,
                                              const CompileOptions &options,
                                              CachedProgram &cached) override {
-    CompileOptions forDevice = options;
-    forDevice.chip = device->properties().kernelChip();
-    forDevice.multiprocessors = device->properties().multiprocessors;
-    auto compiled = compiler.compileForCuda(std::move(program), forDevice);
-    if (!compiled)
-      return std::unexpected(compiled.error());
-    cached.plan = std::move(compiled->plan);
-    cached.program = std::move(*compiled);
-    // Cubins, so that no later load JITs PTX again (a module ptxas
-    // assembled already is one: an ELF file).
-    auto start = std::chrono::steady_clock::now();
-    for (std::string &module : cached.plan.modules)
-      if (!module.starts_with("\x7f" "ELF")) {
-        auto cubin = device->compileToCubin(module);
-        if (!cubin)
-          return std::unexpected(cubin.error());
-        module = std::move(*cubin);
-      }
-    cached.program.stageTimes.push_back(
-        {"cubin", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            start)
-                      .count()});
+    std::string source = options.ptxasFallsBackToJit ? program.canonicalText() : "";
+    auto built = build(compiler, std::move(program), options, cached);
+    Expected<std::shared_ptr<Program>> loaded =
+        built ? load(cached) : std::unexpected(built.error());
+    // ptxas's failures name it; a cubin the driver cannot load is a
+    // Compile error of the load (a ptxas newer than the driver, say).
+    bool ptxasTrouble = !loaded && !options.ptxas.empty() &&
+                        (built ? loaded.error().kind == ErrorKind::Compile
+                               : built.error().message.starts_with("ptxas"));
+    if (!ptxasTrouble || !options.ptxasFallsBackToJit)
+      return loaded;
+    if (!ptxasFailed.exchange(true))
+      std::fprintf(stderr,
+                   "kiln: cuda: %s does not give kernels this device loads (%s); kernels go "
+                   "through the driver's JIT from now on (KILN_PTXAS=off says so at once)\n",
+                   options.ptxas.c_str(), firstLine(loaded.error().message).c_str());
+    auto reparsed = compiler.parse(source);
+    if (!reparsed)
+      return std::unexpected(reparsed.error());
+    CompileOptions jit = options;
+    jit.ptxas.clear();
+    jit.ptxasFallsBackToJit = false;
+    cached = {};
+    if (auto ok = build(compiler, std::move(*reparsed), jit, cached); !ok)
+      return std::unexpected(ok.error());
     return load(cached);
   }
 
@@ -148,8 +163,39 @@ public:
   }
 
 private:
+  /// Compiles `program` into `cached`: its modules cubins, so that no later
+  /// load JITs PTX again (a module ptxas assembled is one already).
+  Expected<void> build(Compiler &compiler, ParsedProgram program, const CompileOptions &options,
+                       CachedProgram &cached) {
+    CompileOptions forDevice = options;
+    forDevice.chip = device->properties().kernelChip();
+    forDevice.multiprocessors = device->properties().multiprocessors;
+    auto compiled = compiler.compileForCuda(std::move(program), forDevice);
+    if (!compiled)
+      return std::unexpected(compiled.error());
+    cached.plan = std::move(compiled->plan);
+    cached.program = std::move(*compiled);
+    auto start = std::chrono::steady_clock::now();
+    for (std::string &module : cached.plan.modules)
+      if (!module.starts_with("\x7f" "ELF")) {
+        auto cubin = device->compileToCubin(module);
+        if (!cubin)
+          return std::unexpected(cubin.error());
+        module = std::move(*cubin);
+      }
+    cached.program.stageTimes.push_back(
+        {"cubin", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            start)
+                      .count()});
+    return {};
+  }
+
+  static std::string firstLine(const std::string &text) { return text.substr(0, text.find('\n')); }
+
   std::unique_ptr<CudaDevice> device;
   std::string fingerprint_;
+  /// The device's ptxas failed once: this target's kernels take the JIT.
+  std::atomic<bool> ptxasFailed = false;
 };
 
 Expected<std::unique_ptr<Target>> openCuda(int index) {

@@ -191,8 +191,13 @@ struct CompileOptions {
   unsigned multiprocessors = 0;
   std::string chip = "sm_90"; // CUDA
   /// CUDA: assemble each PTX module to a cubin with this ptxas (a path or a
-  /// name on PATH) instead of leaving PTX to the driver's JIT.
+  /// name on PATH) instead of leaving PTX to the driver's JIT. A device
+  /// fills it in where the caller left it empty (devicePtxas).
   std::string ptxas;
+  /// CUDA: where `ptxas` fails, or its cubin does not load, the device
+  /// compiles again through the driver's JIT, with a warning (the device's
+  /// own choice of ptxas), instead of failing (the caller's).
+  bool ptxasFallsBackToJit = false;
   /// CUDA: tiling of the tensor-core matmul kernel (kiln-cuda-tile-matmul).
   CudaMmaMatmulTunables mma;
   /// CUDA: f32 matmuls on tensor cores with inputs as tf32 (10-bit
