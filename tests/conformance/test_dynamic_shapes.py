@@ -472,6 +472,52 @@ def test_attention_of_run_time_sizes(dtype, batch, lq, lk):
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
 
 
+# The shape a model's attention has under dynamic shapes: a `?` batch above
+# static heads and `?` sequence lengths, [?, H, ?, E] (the batch dims
+# collapse into one `?`), plain, causal, with a per-sequence additive key
+# mask [?, 1, 1, ?] broadcast over heads and rows, and with a bool [?, ?]
+# mask; f32 (CUDA: unfused) and f16 with head dim 64 (CUDA's tensor-core
+# kernel); an empty batch too.
+LLM_ATTENTION = """
+func.func @main(%q: tensor<?x4x?x64x{0}>, %k: tensor<?x4x?x64x{0}>, %v: tensor<?x4x?x64x{0}>,
+                %m: tensor<?x1x1x?x{0}>, %b: tensor<?x?xi1>)
+    -> (tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>) {{
+  %a = kiln.attention %q, %k, %v
+      : (tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>) -> tensor<?x4x?x64x{0}>
+  %c = kiln.attention %q, %k, %v {{causal = true}}
+      : (tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>) -> tensor<?x4x?x64x{0}>
+  %am = kiln.attention %q, %k, %v, %m
+      : (tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x1x1x?x{0}>)
+      -> tensor<?x4x?x64x{0}>
+  %ab = kiln.attention %q, %k, %v, %b
+      : (tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x?xi1>)
+      -> tensor<?x4x?x64x{0}>
+  return %a, %c, %am, %ab
+      : tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>, tensor<?x4x?x64x{0}>
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("batch,lq,lk", [(1, 1, 33), (3, 17, 17), (2, 40, 9), (0, 5, 5)])
+def test_attention_of_a_run_time_batch_above_static_heads(dtype, batch, lq, lk):
+    rng = np.random.default_rng(batch * 1000 + lq * 10 + lk)
+    np_dtype = np.float16 if dtype == "f16" else np.float32
+    u = lambda *shape: rng.uniform(-1, 1, shape).astype(np_dtype)
+    q, k, v = u(batch, 4, lq, 64), u(batch, 4, lk, 64), u(batch, 4, lk, 64)
+    m = np.where(rng.random((batch, 1, 1, lk)) < 0.7, 0, -np.inf).astype(np_dtype)
+    m[..., 0] = 0  # every query sees a key
+    b = rng.random((lq, lk)) < 0.7
+    b[:, 0] = True
+    results, _ = run_kiln(LLM_ATTENTION.format(dtype), [q, k, v, m, b])
+    want = [attention_ref(q, k, v), attention_ref(q, k, v, causal=True),
+            attention_ref(q, k, v, m), attention_ref(q, k, v, b)]
+    tol = 2e-2 if dtype == "f16" else 1e-5
+    for name, got, ref in zip(["plain", "causal", "key mask", "bool mask"], results, want):
+        assert got.shape == ref.shape, name
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol, atol=tol, err_msg=name)
+
+
 def test_sum_tied_to_a_static_size():
     program = """
 func.func @main(%x: tensor<?x3xf32>, %w: tensor<8x3xf32>) -> tensor<8x3xf32> {

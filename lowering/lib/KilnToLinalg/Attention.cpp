@@ -39,19 +39,34 @@ int64_t productOf(ArrayRef<int64_t> sizes) {
                                                      : ShapedType::getNumElements(sizes);
 }
 
-/// kiln_kernel.attention on [B, L, E] views, B the product of the batch
+/// The groups that take [batch..., rows, columns] (rank > 3) to [B, rows,
+/// columns]. Given, not inferred from the types: [?, 4, ?, E] -> [?, ?, E]
+/// fits more than one grouping, and only this one keeps the rows apart.
+SmallVector<ReassociationIndices> batchGroups(int64_t rank) {
+  SmallVector<ReassociationIndices> groups = {{}, {rank - 2}, {rank - 1}};
+  for (int64_t d = 0; d < rank - 2; ++d)
+    groups[0].push_back(d);
+  return groups;
+}
+
+/// q, k, v and the mask as [B, L, E] views, B the product of the batch
 /// dims; a mask that broadcasts over only some batch dims is broadcast to
 /// all of them first. (A `?` mask dim is the scores' own: `?` never
 /// stretches.)
-Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
-                          ConversionPatternRewriter &rewriter) {
+struct BatchOfMatrices {
+  Value q, k, v, mask;
+};
+
+BatchOfMatrices batchOfMatrices(AttentionOp op, AttentionOp::Adaptor adaptor, OpBuilder &b) {
   Location loc = op.getLoc();
   auto q = op.getQ().getType();
   ArrayRef<int64_t> batchShape = q.getShape().drop_back(2);
   int64_t batch = productOf(batchShape);
-  auto rank3 = [&](Value v) {
+  auto rank3 = [&](Value v) -> Value {
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
-    return reshapeTo(rewriter, loc, v, {batch, shape[shape.size() - 2], shape.back()});
+    if (shape.size() > 3)
+      return tensor::CollapseShapeOp::create(b, loc, v, batchGroups(shape.size()));
+    return reshapeTo(b, loc, v, {batch, shape[shape.size() - 2], shape.back()});
   };
   Value mask = adaptor.getMask();
   if (mask) {
@@ -65,24 +80,38 @@ Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor,
     if (maskBatchSize != 1 && maskBatch != batchShape) {
       SmallVector<int64_t> full(batchShape);
       llvm::append_range(full, ArrayRef<int64_t>{maskRows, maskKeys});
-      mask = BroadcastOp::create(rewriter, loc, RankedTensorType::get(full, type.getElementType()), mask);
+      mask = BroadcastOp::create(b, loc, RankedTensorType::get(full, type.getElementType()), mask);
       maskBatchSize = batch;
     }
-    mask = reshapeTo(rewriter, loc, mask, {maskBatchSize, maskRows, maskKeys});
+    int64_t maskRank = cast<RankedTensorType>(mask.getType()).getRank();
+    mask = maskRank > 3 ? tensor::CollapseShapeOp::create(b, loc, mask, batchGroups(maskRank))
+                        : reshapeTo(b, loc, mask, {maskBatchSize, maskRows, maskKeys});
   }
-  auto v = op.getV().getType();
-  Type element = q.getElementType();
-  Value q3 = rank3(adaptor.getQ());
-  SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(rewriter, loc, q3, 0),
-                                        tensor::getMixedSize(rewriter, loc, q3, 1),
-                                        rewriter.getIndexAttr(v.getDimSize(v.getRank() - 1))};
-  Value out = tensor::EmptyOp::create(rewriter, loc, outSizes, element);
-  Value acc = tensor::EmptyOp::create(rewriter, loc, outSizes, computeFloatType(element));
+  return {rank3(adaptor.getQ()), rank3(adaptor.getK()), rank3(adaptor.getV()), mask};
+}
+
+/// `result` ([B, Lq, Ev]) as `op`'s result.
+Value fromBatchOfMatrices(AttentionOp op, Value result, OpBuilder &b) {
+  int64_t rank = op.getType().getRank();
+  if (rank > 3)
+    return tensor::ExpandShapeOp::create(b, op.getLoc(), op.getType(), result, batchGroups(rank));
+  return reshapeTo(b, op.getLoc(), result, op.getType().getShape());
+}
+
+/// kiln_kernel.attention on the [B, L, E] views.
+Value buildFusedAttention(AttentionOp op, AttentionOp::Adaptor adaptor, OpBuilder &b) {
+  Location loc = op.getLoc();
+  BatchOfMatrices views = batchOfMatrices(op, adaptor, b);
+  Type element = op.getType().getElementType();
+  SmallVector<OpFoldResult> outSizes = {tensor::getMixedSize(b, loc, views.q, 0),
+                                        tensor::getMixedSize(b, loc, views.q, 1),
+                                        b.getIndexAttr(op.getType().getShape().back())};
+  Value out = tensor::EmptyOp::create(b, loc, outSizes, element);
+  Value acc = tensor::EmptyOp::create(b, loc, outSizes, computeFloatType(element));
   auto fused = kernel::AttentionOp::create(
-      rewriter, loc, TypeRange{out.getType(), acc.getType()}, q3,
-      rank3(adaptor.getK()), rank3(adaptor.getV()), mask, out, acc,
-      rewriter.getF64FloatAttr(scaleOf(op)), op.getCausal() ? rewriter.getUnitAttr() : UnitAttr());
-  return reshapeTo(rewriter, loc, fused.getResult(0), op.getType().getShape());
+      b, loc, TypeRange{out.getType(), acc.getType()}, views.q, views.k, views.v, views.mask,
+      out, acc, b.getF64FloatAttr(scaleOf(op)), op.getCausal() ? b.getUnitAttr() : UnitAttr());
+  return fromBatchOfMatrices(op, fused.getResult(0), b);
 }
 
 /// [Lq, Lk] booleans, true where query i sees key j <= i (torch's top-left
@@ -106,6 +135,64 @@ Value causalMask(OpBuilder &b, Location loc, Value q, Value k) {
       .getResult(0);
 }
 
+/// Attention as kiln ops on q, k, v (and the mask) of any rank, the
+/// result of type `type` (but for the sizes the mask fixes, below).
+Value buildUnfusedAttention(AttentionOp op, Value q, Value k, Value v, Value mask,
+                            RankedTensorType type, OpBuilder &b) {
+  Location loc = op.getLoc();
+  Type element = type.getElementType();
+  Type acc = computeFloatType(element);
+  auto qType = cast<RankedTensorType>(q.getType());
+  int64_t rank = qType.getRank();
+  SmallVector<int64_t> scoreShape(qType.getShape().drop_back(1));
+  scoreShape.push_back(cast<RankedTensorType>(k.getType()).getDimSize(rank - 2));
+  // A static mask size where the scores have `?` is that size (the
+  // verifier let it through, the run checks it): the scores, and the
+  // result's batch and rows, take it, as every op on them infers it.
+  if (mask) {
+    auto maskShape = cast<RankedTensorType>(mask.getType()).getShape();
+    for (size_t i = 1; i <= maskShape.size(); ++i)
+      if (ShapedType::isDynamic(scoreShape[rank - i]) && maskShape[maskShape.size() - i] != 1)
+        scoreShape[rank - i] = maskShape[maskShape.size() - i];
+  }
+  auto scoreType = RankedTensorType::get(scoreShape, acc);
+  auto scalar = [&](Type t, double value) -> Value {
+    return FillOp::create(b, loc, RankedTensorType::get({}, t), b.getF64FloatAttr(value));
+  };
+  auto castTo = [&](Value x, Type t) -> Value {
+    auto xType = cast<RankedTensorType>(x.getType());
+    if (xType.getElementType() == t)
+      return x;
+    return CastOp::create(b, loc, RankedTensorType::get(xType.getShape(), t), x);
+  };
+
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  Value kT = TransposeOp::create(b, loc, k, perm);
+  Value scores = MatmulOp::create(b, loc, scoreType, q, kT);
+  scores = MulOp::create(b, loc, scores, scalar(acc, scaleOf(op)));
+  Value minusInf = scalar(acc, -std::numeric_limits<double>::infinity());
+  if (mask) {
+    if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
+      scores = SelectOp::create(b, loc, mask, scores, minusInf);
+    else
+      scores = AddOp::create(b, loc, scores, castTo(mask, acc));
+  }
+  if (op.getCausal()) {
+    Value visible = causalMask(b, loc, q, k);
+    scores = SelectOp::create(b, loc, visible, scores, minusInf);
+  }
+  Value probs = SoftmaxOp::create(b, loc, scoreType, scores, rank - 1);
+  SmallVector<int64_t> outShape(ArrayRef<int64_t>(scoreShape).drop_back());
+  outShape.push_back(type.getShape().back());
+  Value out = MatmulOp::create(b, loc, RankedTensorType::get(outShape, acc),
+                               castTo(probs, element), v);
+  out = castTo(out, element);
+  if (out.getType() != type)
+    out = tensor::CastOp::create(b, loc, type, out);
+  return out;
+}
+
 struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
   AttentionToKilnOps(TypeConverter &converter, MLIRContext *ctx, AttentionFusion fusion)
       : OpConversionPattern(converter, ctx), fusion(fusion) {}
@@ -127,59 +214,22 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
       rewriter.replaceOp(op, buildFusedAttention(op, adaptor, rewriter));
       return success();
     }
-    Location loc = op.getLoc();
-    Type element = op.getType().getElementType();
-    Type acc = computeFloatType(element);
-    auto q = op.getQ().getType();
-    int64_t rank = q.getRank();
-    SmallVector<int64_t> scoreShape(q.getShape().drop_back(1));
-    scoreShape.push_back(op.getK().getType().getDimSize(rank - 2));
-    // A static mask size where the scores have `?` is that size (the
-    // verifier let it through, the run checks it): the scores, and the
-    // result's batch and rows, take it, as every op on them infers it.
-    if (Value mask = adaptor.getMask()) {
-      auto maskShape = cast<RankedTensorType>(mask.getType()).getShape();
-      for (size_t i = 1; i <= maskShape.size(); ++i)
-        if (ShapedType::isDynamic(scoreShape[rank - i]) && maskShape[maskShape.size() - i] != 1)
-          scoreShape[rank - i] = maskShape[maskShape.size() - i];
+    // Above rank 3, a `?` batch dim runs on [B, L, E] views: the matmuls
+    // take `?` dims up to rank 3.
+    auto type = op.getType();
+    if (type.getRank() > 3 && llvm::any_of(type.getShape().drop_back(2), ShapedType::isDynamic)) {
+      BatchOfMatrices views = batchOfMatrices(op, adaptor, rewriter);
+      auto q = cast<RankedTensorType>(views.q.getType());
+      auto viewType = RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), type.getShape().back()},
+                                            type.getElementType());
+      Value out = buildUnfusedAttention(op, views.q, views.k, views.v, views.mask, viewType,
+                                        rewriter);
+      rewriter.replaceOp(op, fromBatchOfMatrices(op, out, rewriter));
+      return success();
     }
-    auto scoreType = RankedTensorType::get(scoreShape, acc);
-    auto scalar = [&](Type type, double value) -> Value {
-      return FillOp::create(rewriter, loc, RankedTensorType::get({}, type),
-                            rewriter.getF64FloatAttr(value));
-    };
-    auto castTo = [&](Value v, Type type) -> Value {
-      auto t = cast<RankedTensorType>(v.getType());
-      if (t.getElementType() == type)
-        return v;
-      return CastOp::create(rewriter, loc, RankedTensorType::get(t.getShape(), type), v);
-    };
-
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(perm[rank - 2], perm[rank - 1]);
-    Value kT = TransposeOp::create(rewriter, loc, adaptor.getK(), perm);
-    Value scores = MatmulOp::create(rewriter, loc, scoreType, adaptor.getQ(), kT);
-    scores = MulOp::create(rewriter, loc, scores, scalar(acc, scaleOf(op)));
-    Value minusInf = scalar(acc, -std::numeric_limits<double>::infinity());
-    if (Value mask = adaptor.getMask()) {
-      if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
-        scores = SelectOp::create(rewriter, loc, mask, scores, minusInf);
-      else
-        scores = AddOp::create(rewriter, loc, scores, castTo(mask, acc));
-    }
-    if (op.getCausal()) {
-      Value visible = causalMask(rewriter, loc, adaptor.getQ(), adaptor.getK());
-      scores = SelectOp::create(rewriter, loc, visible, scores, minusInf);
-    }
-    Value probs = SoftmaxOp::create(rewriter, loc, scoreType, scores, rank - 1);
-    SmallVector<int64_t> outShape(ArrayRef<int64_t>(scoreShape).drop_back());
-    outShape.push_back(op.getType().getShape().back());
-    Value out = MatmulOp::create(rewriter, loc, RankedTensorType::get(outShape, acc),
-                                 castTo(probs, element), adaptor.getV());
-    out = castTo(out, element);
-    if (out.getType() != op.getType())
-      out = tensor::CastOp::create(rewriter, loc, op.getType(), out);
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, buildUnfusedAttention(op, adaptor.getQ(), adaptor.getK(),
+                                                 adaptor.getV(), adaptor.getMask(), type,
+                                                 rewriter));
     return success();
   }
 };

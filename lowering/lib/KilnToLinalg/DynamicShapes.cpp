@@ -763,16 +763,23 @@ bool lowersWithDynamicDims(Operation *op) {
                         [](Type t) { return llvm::is_contained(cast<RankedTensorType>(t).getShape(), 0); });
   };
   // Attention of run-time sizes (fused where the target fuses, else
-  // matmul, softmax, matmul: Attention.cpp): head dims static, and batch
-  // dims static but one (they collapse into one, so above rank 3 none is
-  // empty).
+  // matmul, softmax, matmul: Attention.cpp): head dims static, and at most
+  // one `?` batch dim in each operand (above rank 3 the batch dims collapse
+  // into one, which takes it: [?, heads, ?, E] as [?, ?, E]; none is
+  // statically empty there).
   if (auto attention = dyn_cast<AttentionOp>(op)) {
     auto q = attention.getQ().getType(), v = attention.getV().getType();
     int64_t rank = q.getRank();
     bool staticHeads = !q.isDynamicDim(rank - 1) && !v.isDynamicDim(rank - 1);
-    return staticHeads && (rank <= 3 || (!staticEmpty(op) &&
-                                         llvm::none_of(q.getShape().drop_back(2),
-                                                       ShapedType::isDynamic)));
+    auto oneBatchSize = [&](Value operand) {
+      auto shape = cast<RankedTensorType>(operand.getType()).getShape();
+      return llvm::count_if(shape.drop_back(std::min<size_t>(2, shape.size())),
+                            ShapedType::isDynamic) <= 1;
+    };
+    return staticHeads &&
+           (rank <= 3 || (!staticEmpty(op) &&
+                          llvm::all_of(op->getOperands(), oneBatchSize) &&
+                          oneBatchSize(attention.getResult())));
   }
   // A conv's input may have `?` dims (its channels are the weights'), its
   // weights and bias not.

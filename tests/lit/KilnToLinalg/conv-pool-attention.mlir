@@ -153,7 +153,7 @@ func.func @attention_f64(%q: tensor<2x5x8xf64>, %k: tensor<2x7x8xf64>, %v: tenso
 // Batch dims are flattened into one; a [Lq, Lk] mask becomes [1, Lq, Lk].
 // CHECK-LABEL: func @attention_4d_mask
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x1x4xf32>
-// CHECK: tensor.expand_shape {{.*}} into tensor<3x4x8xf32>
+// CHECK: tensor.collapse_shape {{.*}} into tensor<3x4x8xf32>
 // CHECK: kiln_kernel.attention ins({{.*}} mask {{.*}} : tensor<3x1x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>, tensor<1x1x4xf32>) {{.*}} {scale = 5.000000e-01 : f64}
 // CHECK: tensor.expand_shape {{.*}} into tensor<1x3x1x8xf32>
 func.func @attention_4d_mask(%q: tensor<1x3x1x8xf32>, %k: tensor<1x3x4x8xf32>, %m: tensor<1x4xf32>) -> tensor<1x3x1x8xf32> {
@@ -215,4 +215,22 @@ func.func @attention_static_mask_run_time_lengths(%q: tensor<1x?x32xf32>, %k: te
 func.func @attention_static_batch_mask(%q: tensor<?x?x32xf32>, %k: tensor<?x?x32xf32>, %m: tensor<2x9x3xi1>) -> tensor<?x?x32xf32> {
   %r = kiln.attention %q, %k, %k, %m : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<2x9x3xi1>) -> tensor<?x?x32xf32>
   return %r : tensor<?x?x32xf32>
+}
+
+// A `?` batch above static heads (a model's [?, heads, ?, E]): the batch
+// dims collapse into one by the groups given ([?, 4] into the `?` batch,
+// the rows their own), fused or not, and the result expands back.
+// CHECK-LABEL: func @attention_run_time_batch_over_heads
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<?x4x1x?xi1> into tensor<?x1x?xi1>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<?x4x?x32xf32> into tensor<?x?x32xf32>
+// CHECK: kiln_kernel.attention ins({{.*}} mask {{.*}} : tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x1x?xi1>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] {{.*}} : tensor<?x?x32xf32> into tensor<?x4x?x32xf32>
+// UNFUSED-LABEL: func @attention_run_time_batch_over_heads
+// UNFUSED: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<?x4x?x32xf32> into tensor<?x?x32xf32>
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x?x32xf32>, tensor<?x32x?xf32>)
+// UNFUSED: linalg.batch_matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x?x?xf32>, tensor<?x?x32xf32>)
+// UNFUSED: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] {{.*}} : tensor<?x?x32xf32> into tensor<?x4x?x32xf32>
+func.func @attention_run_time_batch_over_heads(%q: tensor<?x4x?x32xf32>, %k: tensor<?x4x?x32xf32>, %m: tensor<?x1x1x?xi1>) -> tensor<?x4x?x32xf32> {
+  %r = kiln.attention %q, %k, %k, %m {causal = true} : (tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>, tensor<?x1x1x?xi1>) -> tensor<?x4x?x32xf32>
+  return %r : tensor<?x4x?x32xf32>
 }
