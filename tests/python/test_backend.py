@@ -154,6 +154,25 @@ def test_auto_dynamic_softmax_compiles_twice_for_forty_sizes(device):
     assert backend.compile_count - before <= 2
 
 
+def test_auto_dynamic_attention_of_batches_and_lengths_compiles_thrice(device):
+    # [batch, heads, length, 64] of six batch and length pairs: the static
+    # first, then [?, 4, ?, 64] (a `?` batch above static heads, session
+    # 48; each pair its own kernel before), and [1, 4, ?, 64] for batch 1.
+    backend = kiln.backend(device)
+    before = backend.compile_count
+    rng = np.random.default_rng(4)
+    for batch, length in [(1, 5), (2, 7), (3, 9), (1, 12), (4, 3), (2, 30)]:
+        q = rng.uniform(-1, 1, (batch, 4, length, 64)).astype(np.float32)
+        x = kiln.tensor(q, device)
+        got = kiln.attention(x, x, x, causal=True).numpy()
+        s = q @ np.swapaxes(q, -1, -2) / 8.0
+        s = np.where(np.tril(np.ones((length, length), bool)), s, -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        np.testing.assert_allclose(got, (p / p.sum(axis=-1, keepdims=True)) @ q,
+                                   rtol=1e-4, atol=1e-5)
+    assert backend.compile_count - before <= 3
+
+
 def test_auto_dynamic_can_be_turned_off(device):
     backend = kiln.backend(device)
     backend.auto_dynamic = False
