@@ -136,8 +136,8 @@ public:
       return loaded;
     if (!ptxasFailed.exchange(true))
       std::fprintf(stderr,
-                   "kiln: cuda: %s does not give kernels this device loads (%s); kernels go "
-                   "through the driver's JIT from now on (KILN_PTXAS=off says so at once)\n",
+                   "kiln: cuda: KILN_PTXAS=%s does not give kernels this device loads (%s); "
+                   "kernels go through the driver's JIT from now on\n",
                    options.ptxas.c_str(), firstLine(loaded.error().message).c_str());
     auto reparsed = compiler.parse(source);
     if (!reparsed)
