@@ -220,8 +220,8 @@ struct AttentionToKilnOps : OpConversionPattern<AttentionOp> {
     if (type.getRank() > 3 && llvm::any_of(type.getShape().drop_back(2), ShapedType::isDynamic)) {
       BatchOfMatrices views = batchOfMatrices(op, adaptor, rewriter);
       auto q = cast<RankedTensorType>(views.q.getType());
-      auto viewType = RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), type.getShape().back()},
-                                            type.getElementType());
+      auto viewType = RankedTensorType::get(
+          {q.getDimSize(0), q.getDimSize(1), type.getShape().back()}, type.getElementType());
       Value out = buildUnfusedAttention(op, views.q, views.k, views.v, views.mask, viewType,
                                         rewriter);
       rewriter.replaceOp(op, fromBatchOfMatrices(op, out, rewriter));
