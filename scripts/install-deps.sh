@@ -2,7 +2,7 @@
 # Installs kiln's build and test dependencies from Debian packages, when missing.
 set -euo pipefail
 pkgs=(cmake ninja-build ccache g++ python3 python3-numpy
-      python3-pytest llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+      python3-pytest python3-pytest-xdist llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
       libgtest-dev nlohmann-json3-dev
       libvulkan-dev mesa-vulkan-drivers spirv-tools libopenblas0-pthread
       vulkan-validationlayers clang-22 libclang-rt-22-dev libfuzzer-22-dev

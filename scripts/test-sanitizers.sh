@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build-san.sh kiln-unit-tests kiln-capi-test kiln-run
 source scripts/sanitizer-env.sh
+# As in scripts/test.sh: a case at a time per core.
+pytest=(/usr/bin/python3 -m pytest -p xdist -n "$(nproc)")
 # Every part runs, so that one report does not hide the next.
 failed=()
 build-san/bin/kiln-unit-tests --gtest_brief=1 || failed+=(kiln-unit-tests)
@@ -23,14 +25,14 @@ subset+=" or (unary_int and int64) or (binary_float_broadcast and add) or size_z
 subset+=" or (rows_kept_in_registers and 20000)"
 # ASan reserves terabytes of address space for its shadow, so the case that
 # caps the address space (ulimit -v) cannot run under it.
-/usr/bin/python3 -m pytest -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || failed+=(test_kiln_run_cli)
+"${pytest[@]}" -q tests/conformance/test_kiln_run_cli.py -k "not larger_than_memory" || failed+=(test_kiln_run_cli)
 # Hand-edited override files are untrusted input (MLIR, LLVM IR, SPIR-V).
-/usr/bin/python3 -m pytest -q tests/conformance/test_dumps.py || failed+=(test_dumps)
-/usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "$subset" || failed+=("test_cpu_ops (cpu)")
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py \
+"${pytest[@]}" -q tests/conformance/test_dumps.py || failed+=(test_dumps)
+"${pytest[@]}" -q tests/conformance/test_cpu_ops.py -k "$subset" || failed+=("test_cpu_ops (cpu)")
+KILN_DEVICE=vulkan "${pytest[@]}" -q -rs tests/conformance/test_cpu_ops.py \
   -k "$subset" || failed+=("test_cpu_ops (vulkan)")
 # The GPU reduction passes' cases (a stack-use-after-scope in one, session 27).
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_lowering_cases.py \
+KILN_DEVICE=vulkan "${pytest[@]}" -q -rs tests/conformance/test_lowering_cases.py \
   || failed+=("test_lowering_cases (vulkan)")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test-sanitizers: FAILED: ${failed[*]}"

@@ -10,23 +10,28 @@ scripts/build.sh
 # what earlier ones compiled, none reads a cache left by another run.
 export KILN_CACHE_DIR="$(mktemp -d)"
 trap 'rm -rf "$KILN_CACHE_DIR"' EXIT
-ninja -C build check-lit
-(cd build && ctest --output-on-failure)
+# Tests run as many at a time as there are cores (pytest-xdist, ctest -j):
+# each case compiles on one core, so two cores halve CI's test time
+# (docs/testing.md, "CI time").
+jobs=$(nproc)
 # Debian's python3 has numpy and pytest; a pyenv python3 on PATH may not.
-/usr/bin/python3 -m pytest -q tests/conformance
+pytest=(/usr/bin/python3 -m pytest -p xdist -n "$jobs")
+ninja -C build check-lit
+(cd build && ctest -j "$jobs" --output-on-failure)
+"${pytest[@]}" -q tests/conformance
 # The kernels hosts with narrower vectors get, on this one: AVX2's 8 lanes
 # and SSE's 4 (KILN_CPU_FEATURES, docs/testing.md), where most lowering
 # depends on the lanes.
-KILN_CPU_FEATURES=-avx512f /usr/bin/python3 -m pytest -q tests/conformance/test_conv_attention.py tests/conformance/test_lowering_cases.py
-KILN_CPU_FEATURES=-avx512f /usr/bin/python3 -m pytest -q tests/conformance/test_cpu_ops.py -k "matmul or softmax or norm or sum or transpose or conv"
-KILN_CPU_FEATURES=-avx /usr/bin/python3 -m pytest -q tests/conformance/test_conv_attention.py
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py tests/conformance/test_dynamic_shapes.py
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/conformance/test_cpu_ops.py tests/conformance/test_conv_attention.py
+KILN_CPU_FEATURES=-avx512f "${pytest[@]}" -q tests/conformance/test_conv_attention.py tests/conformance/test_lowering_cases.py
+KILN_CPU_FEATURES=-avx512f "${pytest[@]}" -q tests/conformance/test_cpu_ops.py -k "matmul or softmax or norm or sum or transpose or conv"
+KILN_CPU_FEATURES=-avx "${pytest[@]}" -q tests/conformance/test_conv_attention.py
+KILN_DEVICE=vulkan "${pytest[@]}" -q -rs tests/conformance/test_split_shapes.py tests/conformance/test_lowering_cases.py tests/conformance/test_dynamic_shapes.py
+KILN_DEVICE=vulkan "${pytest[@]}" -q -rs tests/conformance/test_cpu_ops.py tests/conformance/test_conv_attention.py
 # The Python package (build/python): every op against NumPy, DLPack with
 # NumPy and torch, errors, backend services, kiln.torch.backend; the
 # device-generic cases again on Vulkan.
-/usr/bin/python3 -m pytest -q tests/python
-KILN_DEVICE=vulkan /usr/bin/python3 -m pytest -q -rs tests/python/test_ops.py tests/python/test_backend.py
+"${pytest[@]}" -q tests/python
+KILN_DEVICE=vulkan "${pytest[@]}" -q -rs tests/python/test_ops.py tests/python/test_backend.py
 # Random programs on the CPU and Vulkan against each other and a float64
 # NumPy reference (tests/differential, docs/testing.md).
 /usr/bin/python3 tests/differential/run_differential.py --seed 1 --count 300
