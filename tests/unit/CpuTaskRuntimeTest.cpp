@@ -8,6 +8,7 @@
 #include <chrono>
 #include <dlfcn.h>
 #include <thread>
+#include <vector>
 
 namespace kiln {
 namespace {
@@ -132,6 +133,62 @@ TEST(CpuTaskRuntime, ContinuationsRunOnceTheTokenIsDone) {
   rt.awaitGroup(group);
   EXPECT_EQ(resumed.load(), 1);
   rt.dropRef(group, 1);
+}
+
+// What a parallel kernel does, from several threads at once (kernels run
+// concurrently from a framework's threads): a task splits its range and
+// submits the halves as tasks of the same group (recursive dispatch), the
+// leaves complete tokens, continuations resume on the completing thread.
+// Under ThreadSanitizer (kiln-task-runtime-tsan-tests) any race fails it.
+struct Split {
+  TaskRuntime *runtime;
+  void *group;
+  void *token;
+  int size;
+  std::atomic<int> *leaves;
+};
+
+void runSplit(void *handle) {
+  auto *split = static_cast<Split *>(handle);
+  TaskRuntime &rt = *split->runtime;
+  for (int half = 0; split->size > 1 && half < 2; ++half) {
+    void *token = rt.createToken();
+    rt.addToGroup(token, split->group); // before this task's own token completes
+    rt.execute(new Split{&rt, split->group, token, split->size / 2, split->leaves}, runSplit);
+    rt.dropRef(token, 1);
+  }
+  if (split->size <= 1)
+    split->leaves->fetch_add(1);
+  rt.emplace(split->token);
+  delete split;
+}
+
+TEST(CpuTaskRuntime, ThreadsSplittingTasksRecursivelyAtOnce) {
+  TaskRuntime rt;
+  std::vector<std::thread> callers;
+  for (int caller = 0; caller < 4; ++caller)
+    callers.emplace_back([&rt, caller] {
+      for (int round = 0; round < 25; ++round) {
+        std::atomic<int> leaves = 0, resumed = 0;
+        // 32 leaves and 31 inner tasks, joining the group as they split.
+        void *group = rt.createGroup(63);
+        void *root = rt.createToken();
+        // Registered first, so it runs before the group learns the root is done.
+        rt.awaitTokenAndExecute(root, &resumed, [](void *counter) {
+          static_cast<std::atomic<int> *>(counter)->fetch_add(1);
+        });
+        rt.addToGroup(root, group);
+        rt.execute(new Split{&rt, group, root, 32, &leaves}, runSplit);
+        rt.dropRef(root, 1);
+        rt.awaitGroup(group);
+        EXPECT_EQ(leaves.load(), 32) << "caller " << caller << ", round " << round;
+        EXPECT_EQ(resumed.load(), 1) << "caller " << caller << ", round " << round;
+        EXPECT_FALSE(rt.groupError(group));
+        rt.dropRef(group, 1);
+      }
+    });
+  for (std::thread &caller : callers)
+    caller.join();
 }
 
 } // namespace
