@@ -30,6 +30,34 @@ using namespace mlir;
 
 namespace kiln {
 
+namespace {
+/// The host's features, then KILN_CPU_FEATURES's items over them; a
+/// `+feature` the host lacks is left out, warned about once: its kernels
+/// would stop at an illegal instruction.
+const std::string &hostFeaturesWithOverrides() {
+  static const std::string features = [] {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    llvm::SubtargetFeatures subtarget;
+    for (auto &[name, enabled] : host)
+      subtarget.AddFeature(name, enabled);
+    for (llvm::StringRef item : llvm::split(cpuFeatureOverrides(), ',')) {
+      if (item.empty())
+        continue;
+      if (item.front() == '+' && !host.lookup(item.drop_front())) {
+        std::fprintf(stderr,
+                     "kiln: KILN_CPU_FEATURES: this CPU has no '%s'; left out (its kernels would "
+                     "stop at an illegal instruction)\n",
+                     item.drop_front().str().c_str());
+        continue;
+      }
+      subtarget.AddFeature(item);
+    }
+    return subtarget.getString();
+  }();
+  return features;
+}
+} // namespace
+
 HostCpu HostCpu::detect() {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -38,12 +66,7 @@ HostCpu HostCpu::detect() {
   std::string error;
   llvm::Triple t(triple);
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, error);
-  llvm::SubtargetFeatures subtarget;
-  for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
-    subtarget.AddFeature(name, enabled);
-  std::string features = subtarget.getString();
-  if (!cpuFeatureOverrides().empty())
-    features += "," + cpuFeatureOverrides();
+  const std::string &features = hostFeaturesWithOverrides();
   if (target) {
     llvm::TargetOptions options;
     host.targetMachine.reset(target->createTargetMachine(

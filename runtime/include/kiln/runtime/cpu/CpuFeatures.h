@@ -5,7 +5,8 @@
 // host's ("-avx512f": AVX2 code of 8 lanes on an AVX-512 host; "-avx":
 // SSE's 4 lanes), so that one machine runs the kernels a narrower host
 // gets (CI does: docs/testing.md). The compile and the host fingerprint
-// (hence every cache key) both take it from here.
+// (hence every cache key) both take it from here; the compile leaves out a
+// "+feature" the host lacks (lowering/lib/CPU/CpuCompile.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUNTIME_CPU_CPUFEATURES_H
