@@ -4,6 +4,7 @@
 #include "kiln/runtime/common/KilnLibrary.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -128,13 +129,23 @@ std::optional<std::string> linkSharedKernel(std::string_view object) {
       return std::nullopt;
   }
   // Undefined symbols (libc, the task runtime) bind when it is loaded.
-  if (!runQuietly({linker, "-shared", "--build-id=none", "-z", "noexecstack",
-                   "--version-script", exports.string(), "-o", output.string(),
-                   input.string()}))
+  bool ran = runQuietly({linker, "-shared", "--build-id=none", "-z", "noexecstack",
+                         "--version-script", exports.string(), "-o", output.string(),
+                         input.string()});
+  auto linked = ran ? readFile(output) : std::nullopt;
+  if (!linked || !isSharedKernel(*linked)) {
+    // The system's ld may be absent (no binutils); a linker the user named
+    // that fails is worth saying, once.
+    static std::once_flag warned;
+    if (setting)
+      std::call_once(warned, [&] {
+        std::fprintf(stderr,
+                     "kiln: KILN_CPU_LINKER=%s did not link a CPU kernel; CPU kernels are "
+                     "loaded by the JIT instead\n",
+                     setting);
+      });
     return std::nullopt;
-  auto linked = readFile(output);
-  if (!linked || !isSharedKernel(*linked))
-    return std::nullopt;
+  }
   return linked;
 }
 

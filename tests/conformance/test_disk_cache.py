@@ -340,6 +340,19 @@ def test_cpu_kernels_from_the_disk_cache_load_without_llvm(tmp_path):
     assert results["ld"] == results[""]
 
 
+def test_a_named_cpu_linker_that_fails_is_named_and_the_jit_runs_the_kernel(tmp_path, monkeypatch):
+    # It was silent: a KILN_CPU_LINKER that cannot link left every kernel to
+    # the JIT (warm starts loading LLVM) without a word.
+    path = write_programs(tmp_path)["softmax"]
+    run(path, tmp_path / "default", tmp_path / "cache-default")
+    monkeypatch.setenv("KILN_CPU_LINKER", "/bin/false")
+    cold = run(path, tmp_path / "cold", tmp_path / "cache")
+    assert "KILN_CPU_LINKER=/bin/false did not link a CPU kernel" in cold.stderr
+    warm = run(path, tmp_path / "warm", tmp_path / "cache")
+    assert stats(warm) == (0, 1, 0) and "CPU JIT loaded" in warm.stdout, warm.stdout
+    assert result_bytes(tmp_path / "warm") == result_bytes(tmp_path / "default")
+
+
 def test_cpu_features_setting_is_part_of_the_key_and_narrows_the_code(tmp_path, monkeypatch):
     # KILN_CPU_FEATURES=-avx512f compiles what an AVX2 host gets (CI runs
     # kernels so: docs/testing.md): a kernel of the host's own features is
