@@ -129,9 +129,9 @@ std::optional<std::string> linkSharedKernel(std::string_view object) {
       return std::nullopt;
   }
   // Undefined symbols (libc, the task runtime) bind when it is loaded.
-  bool ran = runQuietly({linker, "-shared", "--build-id=none", "-z", "noexecstack",
-                         "--version-script", exports.string(), "-o", output.string(),
-                         input.string()});
+  bool ran =
+      runQuietly({linker, "-shared", "--build-id=none", "-z", "noexecstack", "--version-script",
+                  exports.string(), "-o", output.string(), input.string()});
   auto linked = ran ? readFile(output) : std::nullopt;
   if (!linked || !isSharedKernel(*linked)) {
     // The system's ld may be absent (no binutils); a linker the user named
