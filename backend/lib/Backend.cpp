@@ -1,6 +1,7 @@
 //===- Backend.cpp - the backend frameworks call, over every device ------===//
 #include "kiln/backend/Backend.h"
 #include "kiln/backend/Autotune.h"
+#include "kiln/runtime/common/Switch.h"
 
 #include "DeviceQueue.h"
 #include "RunTimeSizes.h"
@@ -117,8 +118,8 @@ Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
 namespace {
 /// KILN_AUTO_DYNAMIC=0 turns automatic dynamic shapes off in new backends.
 bool autoDynamicByDefault() {
-  const char *setting = std::getenv("KILN_AUTO_DYNAMIC");
-  return !setting || std::string_view(setting) != "0";
+  static const bool on = switchSetting("KILN_AUTO_DYNAMIC", true);
+  return on;
 }
 } // namespace
 

@@ -1,6 +1,7 @@
 //===- DiskCache.cpp - compiled kernels kept on disk ----------------------===//
 #include "kiln/runtime/common/DiskCache.h"
 #include "kiln/runtime/common/Sha256.h"
+#include "kiln/runtime/common/Switch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -170,7 +171,7 @@ Expected<DiskCacheConfig> DiskCacheConfig::fromEnvironment() {
       return std::unexpected(bytes.error());
     config.maxBytes = *bytes;
   }
-  config.explain = env("KILN_CACHE_EXPLAIN").value_or("") == "1";
+  config.explain = switchSetting("KILN_CACHE_EXPLAIN", false);
   return config;
 }
 

@@ -1,5 +1,6 @@
 //===- VulkanDevice.cpp - Vulkan compute devices -------------------------===//
 #include "kiln/runtime/vulkan/VulkanDevice.h"
+#include "kiln/runtime/common/Switch.h"
 
 #include "VulkanApi.h"
 #include "vulkan/CooperativeMatrixKHR.h"
@@ -250,9 +251,9 @@ Expected<std::unique_ptr<VulkanDevice>> VulkanDevice::create(int index) {
   // (registers, shared memory, ...) are printed as its pipeline is created.
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executableInfo{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  const char *statsWanted = std::getenv("KILN_VULKAN_PIPELINE_STATS");
-  bool executableExtension = statsWanted && std::string_view(statsWanted) == "1" &&
-                             has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  static const bool statsWanted = switchSetting("KILN_VULKAN_PIPELINE_STATS", false);
+  bool executableExtension =
+      statsWanted && has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   // Features are queried through a chain of the structs whose extensions
   // the driver has (16-bit storage is core in 1.1), then the chain is

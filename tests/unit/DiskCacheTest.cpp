@@ -194,6 +194,27 @@ TEST(DiskCache, ExplainLogsMissesWithKeyParts) {
   EXPECT_NE(log.find("target=cpu-test"), std::string::npos) << log;
 }
 
+// On/off settings read one way (kiln/runtime/common/Switch.h): each had its
+// own test, and KILN_CUDA_WGMMA=off left wgmma on.
+TEST(DiskCache, ExplainIsAnOnOffSetting) {
+  for (const char *on : {"1", "on", "TRUE", "yes"}) {
+    ::setenv("KILN_CACHE_EXPLAIN", on, 1);
+    EXPECT_TRUE(DiskCacheConfig::fromEnvironment()->explain) << on;
+  }
+  for (const char *off : {"0", "off", "False", "no", ""}) {
+    ::setenv("KILN_CACHE_EXPLAIN", off, 1);
+    EXPECT_FALSE(DiskCacheConfig::fromEnvironment()->explain) << off;
+  }
+  ::setenv("KILN_CACHE_EXPLAIN", "maybe", 1);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(DiskCacheConfig::fromEnvironment()->explain);
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("KILN_CACHE_EXPLAIN='maybe': expected 1/on/true/yes or 0/off/false/no"),
+            std::string::npos)
+      << log;
+  ::unsetenv("KILN_CACHE_EXPLAIN");
+}
+
 TEST(DiskCache, ConfigFromEnvironment) {
   std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
   ::setenv("KILN_CACHE_DIR", "", 1);

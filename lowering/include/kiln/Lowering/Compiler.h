@@ -152,10 +152,7 @@ struct VulkanTarget {
   /// KILN_VULKAN_COOPERATIVE_MATRIX=0 leaves cooperative matrices unused
   /// even where the device has them (read once, by the SPIR-V compile).
   static bool cooperativeMatricesEnabled() {
-    static const bool enabled = [] {
-      const char *value = std::getenv("KILN_VULKAN_COOPERATIVE_MATRIX");
-      return !value || std::string_view(value) != "0";
-    }();
+    static const bool enabled = switchSetting("KILN_VULKAN_COOPERATIVE_MATRIX", true);
     return enabled;
   }
 };

@@ -9,6 +9,7 @@
 #define KILN_LOWERING_CUDA_MATMULTUNABLES_H
 
 #include "kiln/runtime/common/Tuning.h"
+#include "kiln/runtime/common/Switch.h"
 
 #include <array>
 #include <cstdint>
@@ -114,10 +115,7 @@ struct CudaWgmmaMatmulTunables {
   }
   /// KILN_CUDA_WGMMA=0 keeps sm_90a matmuls on mma.sync (read once).
   static bool enabledByEnvironment() {
-    static const bool enabled = [] {
-      const char *value = std::getenv("KILN_CUDA_WGMMA");
-      return !value || std::string_view(value) != "0";
-    }();
+    static const bool enabled = switchSetting("KILN_CUDA_WGMMA", true);
     return enabled;
   }
 };
