@@ -31,23 +31,32 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
-/// The host's features, then KILN_CPU_FEATURES's items over them; a
-/// `+feature` the host lacks is left out, warned about once: its kernels
-/// would stop at an illegal instruction.
-const std::string &hostFeaturesWithOverrides() {
-  static const std::string features = [] {
+/// The host's features, then KILN_CPU_FEATURES's items over them, read
+/// once. It narrows only, within what every CPU of the triple has: an item
+/// is left out, warned about, where it adds a feature the host lacks (its
+/// kernels would stop at an illegal instruction) or takes away one of the
+/// generic CPU's (-sse2, -64bit-mode: LLVM cannot generate code without
+/// them and aborts the process).
+const std::string &hostFeaturesWithOverrides(const llvm::Target &target, const llvm::Triple &t) {
+  static const std::string features = [&] {
     llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target.createMCSubtargetInfo(t, "generic", ""));
     llvm::SubtargetFeatures subtarget;
     for (auto &[name, enabled] : host)
       subtarget.AddFeature(name, enabled);
     for (llvm::StringRef item : llvm::split(cpuFeatureOverrides(), ',')) {
       if (item.empty())
         continue;
-      if (item.front() == '+' && !host.lookup(item.drop_front())) {
-        std::fprintf(stderr,
-                     "kiln: KILN_CPU_FEATURES: this CPU has no '%s'; left out (its kernels would "
-                     "stop at an illegal instruction)\n",
-                     item.drop_front().str().c_str());
+      std::string feature = item.drop_front().str();
+      const char *why = nullptr;
+      if (item.front() == '+' && !host.lookup(feature))
+        why = "this CPU does not have it (its kernels would stop at an illegal instruction)";
+      else if (item.front() == '-' && (!generic || generic->checkFeatures("+" + feature)))
+        why = "every CPU of this kind has it (code cannot be generated without it)";
+      if (why) {
+        std::fprintf(stderr, "kiln: KILN_CPU_FEATURES: '%s' left out: %s\n", item.str().c_str(),
+                     why);
         continue;
       }
       subtarget.AddFeature(item);
@@ -66,12 +75,11 @@ HostCpu HostCpu::detect() {
   std::string error;
   llvm::Triple t(triple);
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t, error);
-  const std::string &features = hostFeaturesWithOverrides();
   if (target) {
     llvm::TargetOptions options;
     host.targetMachine.reset(target->createTargetMachine(
-        t, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_,
-        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+        t, llvm::sys::getHostCPUName(), hostFeaturesWithOverrides(*target, t), options,
+        llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   }
   // What code generation will use: later features win, and turning one
   // off turns off those that imply it (-avx512f: no avx512bf16 either).
