@@ -158,6 +158,16 @@ def test_cuda_compile_only_needs_no_gpu_and_dumps_ptx():
         assert ptx and ".target sm_80" in open(ptx[0]).read()
 
 
+@pytest.mark.parametrize("chip", ["banana", "sm_5", "sm_90x", "sm_999999999999"])
+def test_an_unknown_cuda_chip_is_a_usage_error(chip):
+    # It was LLVM's "not a recognized processor" warnings, then a compile
+    # error (exit 1): "Minimum NVVM target SM version is sm_20".
+    r = kiln_run(["{prog}", "--compile-only", "--device", "cuda", "--chip", chip])
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"unknown CUDA chip '{chip}'" in r.stderr, r.stderr
+    assert "not a recognized processor" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("flag", ["--output-dir", "--dump-dir"])
 def test_directories_that_cannot_be_created_exit_2(flag):
     r = kiln_run(["{prog}", flag, "/proc/x"])

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm-c/Target.h"
@@ -32,6 +34,19 @@ void initializeNvptx() {
     return true;
   }();
   (void)initialized;
+}
+
+/// Whether NVPTX knows `chip` ("sm_90a"): an unknown one (a typo, "sm_5")
+/// lowered with LLVM's warnings and failed as NVVM's "Minimum NVVM target
+/// SM version is sm_20", an internal-looking error for a user's mistake.
+bool isKnownChip(llvm::StringRef chip) {
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple, "", ""));
+  return generic && generic->isCPUStringValid(chip);
 }
 
 /// `ptx` assembled by ptxas for `chip`; a failure carries ptxas's output
@@ -72,6 +87,10 @@ Expected<std::string> assembleCubin(const std::string &ptxas, const std::string 
 Expected<CompiledGpuProgram> MlirCompiler::compileForCuda(ParsedProgram program,
                                                       const CompileOptions &options) {
   initializeNvptx();
+  if (!isKnownChip(options.chip))
+    return makeError(ErrorKind::InvalidArgument,
+                     "unknown CUDA chip '" + options.chip +
+                         "' (expected one NVPTX knows, sm_NN or sm_NNa: sm_80, sm_90a, ...)");
   CompiledGpuProgram result;
   CompileSession session(context, options, result, program, "cuda", options.chip);
   auto module = session.formKernels(0, cudaAttentionFusion(options.chip));
