@@ -209,7 +209,25 @@ std::optional<std::string> readCacheFile(const fs::path &path) {
 }
 
 DiskCache::DiskCache(DiskCacheConfig config, std::string buildId)
-    : config(std::move(config)), buildId(std::move(buildId)) {}
+    : config(std::move(config)), buildId(std::move(buildId)) {
+  // A read-only directory only reads, without a word; a root that is (or
+  // is under) a file is a mistake worth one: nothing is cached at all.
+  std::error_code ec;
+  fs::path existing = this->config.root;
+  while (existing.has_relative_path() && !fs::exists(existing, ec))
+    existing = existing.parent_path();
+  if (enabled() && fs::exists(existing, ec) && !fs::is_directory(existing, ec)) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::string what = existing == this->config.root
+                             ? " is not a directory"
+                             : " is under " + existing.string() + ", which is not a directory";
+      std::fprintf(stderr, "kiln: disk cache: %s%s: kernels are not cached\n",
+                   this->config.root.c_str(), what.c_str());
+    });
+    this->config.root.clear();
+  }
+}
 
 fs::path DiskCache::directoryOf(std::string_view target) const {
   return config.root / cacheDirectoryName(buildId) / cacheDirectoryName(target);

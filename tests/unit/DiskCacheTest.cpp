@@ -236,6 +236,24 @@ TEST(DiskCache, ConfigFromEnvironment) {
   ::setenv("KILN_CACHE_DIR", "", 1); // as the other tests run (DiskKernelCacheTest.cpp)
 }
 
+// A root that is a file, or under one, caches nothing: it was silent.
+TEST(DiskCache, ARootThatIsAFileIsNamedAndCachesNothing) {
+  fs::path file = freshDir("file-root") / "file";
+  std::ofstream(file) << "not a directory";
+  for (const fs::path &root : {file, file / "sub"}) {
+    testing::internal::CaptureStderr();
+    DiskCache cache = cacheIn(root);
+    std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(cache.enabled()) << root;
+    cache.store(keyOf("p"), "{}", {"binary"});
+    EXPECT_FALSE(cache.load(keyOf("p"))) << root;
+    if (root == file) // warned about once per process
+      EXPECT_NE(log.find(file.string() + " is not a directory: kernels are not cached"),
+                std::string::npos)
+          << log;
+  }
+}
+
 // A read-only directory: hits load, stores are skipped, nothing fails.
 // Root ignores permissions, so the check runs in a child without them.
 TEST(DiskCache, ReadOnlyDirectoryOnlyReads) {
