@@ -1160,6 +1160,22 @@ def test_size_zero_and_size_one_dims():
     check(binary("mul", s, rand((2, 2), np.float32)) * 0, np.zeros((2, 2)), np.float32)
 
 
+def test_empty_slices_at_the_end_and_empty_concat_inputs():
+    # x[3:] of 3 rows and a concat whose last input has no rows failed to
+    # compile (tensor.extract_slice / insert_slice offsets at the end).
+    x, e = rand((3, 4), np.float32), rand((0, 4), np.float32)
+    t, te = tensor_type(x.shape, x.dtype), tensor_type(e.shape, e.dtype)
+    prog = (f"func.func @main(%x: {t}, %e: {te}) -> ({te}, {t}, {t}) {{\n"
+            f"  %s = kiln.slice %x {{start = array<i64: 3, 0>, stop = array<i64: 3, 4>}} : {t} -> {te}\n"
+            f"  %c = kiln.concat %x, %e {{dim = 0}} : ({t}, {te}) -> {t}\n"
+            f"  %d = kiln.concat %e, %x, %e {{dim = 0}} : ({te}, {t}, {te}) -> {t}\n"
+            f"  return %s, %c, %d : {te}, {t}, {t}\n}}\n")
+    results, _ = run_kiln(prog, [x, e])
+    assert results[0].shape == (0, 4)
+    np.testing.assert_array_equal(results[1], x)
+    np.testing.assert_array_equal(results[2], x)
+
+
 def test_fused_chain_matches_reference():
     x, w, b = rand((64, 32), np.float32), rand((32,), np.float32), rand((32,), np.float32)
     t, tv = tensor_type(x.shape, x.dtype), tensor_type(w.shape, w.dtype)

@@ -149,6 +149,12 @@ struct SliceToExtract : OpConversionPattern<SliceOp> {
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = signlessTensorType(op.getType());
+    // No elements: tensor.extract_slice's verifier rejects the offset a
+    // slice at the end has (x[3:] of 3 elements).
+    if (type.hasStaticShape() && type.getNumElements() == 0) {
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, type.getShape(), type.getElementType());
+      return success();
+    }
     SmallVector<int64_t> step(type.getRank(), 1);
     if (op.getStep())
       step.assign(op.getStep()->begin(), op.getStep()->end());
@@ -232,6 +238,11 @@ struct ConcatToInserts : OpConversionPattern<ConcatOp> {
     if (result.getType() != type)
       result = tensor::CastOp::create(rewriter, loc, type, result);
     for (auto [i, x] : llvm::enumerate(adaptor.getXs())) {
+      // An input without elements adds nothing, and inserting it at the
+      // end fails tensor.insert_slice's verifier.
+      auto xType = cast<RankedTensorType>(x.getType());
+      if (llvm::is_contained(xType.getShape(), 0))
+        continue;
       result = insertAt(rewriter, loc, x, result, offsets);
       if (i + 1 < adaptor.getXs().size())
         offsets[dim] =

@@ -107,3 +107,21 @@ func.func @f8_cast(%x: tensor<4xf8E5M2>) -> tensor<4xf32> {
   %0 = kiln.cast %x : tensor<4xf8E5M2> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A slice without elements is an empty tensor (x[3:] of 3 elements: the
+// offset 3 fails tensor.extract_slice's verifier); a concat's input without
+// elements is not inserted (at the end, its offset fails insert_slice's).
+// CHECK-LABEL: func.func @empty_slice_and_concat_input
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<0x4xf32>
+// CHECK: %[[R:.*]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[I:.*]] = tensor.insert_slice %arg0 into %[[R]][0, 0] [2, 4] [1, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[E]], %[[I]]
+func.func @empty_slice_and_concat_input(%x: tensor<2x4xf32>, %y: tensor<0x4xf32>) -> (tensor<0x4xf32>, tensor<2x4xf32>) {
+  %s = kiln.slice %x {start = array<i64: 2, 0>, stop = array<i64: 2, 4>} : tensor<2x4xf32> -> tensor<0x4xf32>
+  %c = kiln.concat %x, %y {dim = 0} : (tensor<2x4xf32>, tensor<0x4xf32>) -> tensor<2x4xf32>
+  return %s, %c : tensor<0x4xf32>, tensor<2x4xf32>
+}
