@@ -14,6 +14,8 @@ torch FX graphs into kiln programs.
 import builtins as _builtins
 import contextlib as _contextlib
 import importlib as _importlib
+import numbers as _numbers
+import operator as _operator
 
 import numpy as _np
 
@@ -173,9 +175,28 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
+def _index(k):
+    """An index of a dim (an int or a NumPy integer), else None."""
+    if isinstance(k, (bool, _np.bool_)):
+        return None  # NumPy takes booleans as masks, not as 0 and 1
+    try:
+        return _operator.index(k)
+    except TypeError:
+        return None
+
+
 def _getitem(self, key):
     """Basic indexing: ints, slices with positive steps, and Ellipsis."""
     key = key if isinstance(key, tuple) else (key,)
+    for k in key:
+        if k is not Ellipsis and not isinstance(k, _builtins.slice) and _index(k) is None:
+            raise IndexError("kiln tensors take ints, slices and ... as indices, not %r (%s)"
+                             % (k, type(k).__name__))
+    if _builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if len(key) - (Ellipsis in key) > self.ndim:
+        raise IndexError("too many indices for a tensor of rank %d: %d were given"
+                         % (self.ndim, len(key) - (Ellipsis in key)))
     if Ellipsis in key:
         at = key.index(Ellipsis)
         key = key[:at] + (_builtins.slice(None),) * (self.ndim - len(key) + 1) + key[at + 1:]
@@ -190,7 +211,7 @@ def _getitem(self, key):
             stop.append(_builtins.max(s[0], s[1]))
             step.append(s[2])
         else:
-            i = int(k) + size if int(k) < 0 else int(k)
+            i = _index(k) + size if _index(k) < 0 else _index(k)
             if not 0 <= i < size:
                 raise IndexError("index %d is out of bounds for dim %d of size %d" % (k, dim, size))
             start.append(i)
@@ -201,6 +222,25 @@ def _getitem(self, key):
     if squeeze:
         out = _ops.reshape(out, [d for i, d in enumerate(out.shape) if i not in squeeze])
     return out
+
+
+def _comparison(op):
+    # Element-wise against tensors and numbers; anything else (None, a
+    # string) is not equal, as Python compares unrelated objects.
+    def compare(self, other):
+        if isinstance(other, (Tensor, _numbers.Number)):
+            return op(self, other)
+        return NotImplemented
+    return compare
+
+
+def _bool(self):
+    # A tensor object was always true: `if kiln.any(mask):` took the branch
+    # for an all-false mask.
+    if self.size != 1:
+        raise ValueError("the truth value of a kiln tensor of %d elements is ambiguous: "
+                         "use kiln.any or kiln.all" % self.size)
+    return bool(self.numpy().reshape(()))
 
 
 def _repr(self):
@@ -216,7 +256,9 @@ for _name, _fn in {
     "__and__": _ops.bitwise_and, "__or__": _ops.bitwise_or, "__xor__": _ops.bitwise_xor,
     "__lt__": _ops.less, "__le__": _ops.less_equal, "__gt__": _ops.greater,
     "__ge__": _ops.greater_equal,
-    "__getitem__": _getitem, "__repr__": _repr,
+    # Element-wise, as NumPy and torch; the tensor stays hashable by identity.
+    "__eq__": _comparison(_ops.equal), "__ne__": _comparison(_ops.not_equal), "__hash__": object.__hash__,
+    "__bool__": _bool, "__getitem__": _getitem, "__repr__": _repr,
     "reshape": lambda self, *shape: _ops.reshape(
         self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape),
     "astype": _ops.astype, "transpose": _ops.transpose, "sum": _ops.sum,

@@ -162,7 +162,18 @@ def astype(x, dtype):
 
 @_op("select", "where")
 def where(condition, x1, x2):
-    condition, x1, x2 = _tensors(condition, x1, x2)
+    # A scalar takes the other value's dtype, not the condition's (two
+    # floats gave a bool tensor); two scalars take NumPy's default kinds.
+    if not isinstance(condition, Tensor):
+        raise TypeError("where: the condition must be a kiln.Tensor")
+    like = next((a for a in (x1, x2) if isinstance(a, Tensor)), None)
+    if like is None:
+        kinds = {type(v) for v in (x1, x2)}
+        dtype = ("bool" if kinds == {bool} else "float32" if float in kinds else "int64")
+        x1, x2 = (_kiln.apply("kiln.fill", [], dtype, [], "value = " + _f64(v), condition.device)
+                  for v in (x1, x2))
+    else:
+        x1, x2 = _tensors(x1, x2)
     return _call("kiln.select", [condition, x1, x2])
 
 

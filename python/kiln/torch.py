@@ -147,8 +147,13 @@ def _binary(name, *, reverse=False):
         a, b = node.args[0], node.args[1]
         if reverse:
             a, b = b, a
-        if node.kwargs.get("alpha", 1) != 1:
-            raise _Unsupported("alpha")
+        # Any other argument changes the result (rounding_mode="floor" was
+        # ignored: -7.5 / 2 gave -3.75): torch runs such a node.
+        for key, value in node.kwargs.items():
+            if (key, value) not in (("alpha", 1), ("rounding_mode", None)):
+                raise _Unsupported("%s=%r" % (key, value))
+        if len(node.args) > 2:
+            raise _Unsupported("more than two arguments")
         return e.op(name, [e.tensor_or_scalar(a, dtype), e.tensor_or_scalar(b, dtype)], shape, dtype)
     return lower
 

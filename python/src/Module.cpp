@@ -69,7 +69,11 @@ py::tuple shapeTuple(const std::vector<int64_t> &shape) {
   return t;
 }
 
-HostTensor hostTensor(const py::array &array) {
+HostTensor hostTensor(py::array array) {
+  // Big-endian data ('>f4') was copied as it stands, each element read
+  // byte-swapped: NumPy converts it to this machine's order first.
+  if (!array.dtype().attr("isnative").cast<bool>())
+    array = array.attr("astype")(array.dtype().attr("newbyteorder")("="));
   std::string name = py::str(array.dtype().attr("name"));
   DType type = dtypeFromNumpyName(name);
   if (!(array.flags() & py::array::c_style))

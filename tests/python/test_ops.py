@@ -87,6 +87,48 @@ def test_scalars_and_operators(device):
     close(ka.T, a.T)
 
 
+def test_comparisons_truth_and_scalar_where(device):
+    # == and != were identity (always False / True), bool() of any tensor
+    # True, and where() of two scalars took the condition's dtype (bool).
+    a = f32(5)
+    ka = kiln.tensor(a, device)
+    b = a.copy()
+    b[::2] = 0
+    close(ka == kiln.tensor(b, device), a == b)
+    close(ka != kiln.tensor(b, device), a != b)
+    close(ka == float(a[1]), a == a[1])
+    assert (ka == None) is False and (ka != "x") is True and {ka: 1}[ka] == 1  # noqa: E711
+    assert bool(kiln.full((1,), 0.0, device=device)) is False
+    assert bool(kiln.full((1, 1), 2.0, device=device)) is True
+    with pytest.raises(ValueError, match="ambiguous: use kiln.any or kiln.all"):
+        bool(ka)
+    c = np.array([True, False, True])
+    kc = kiln.tensor(c, device)
+    for x, y, dtype in [(1.5, 2.5, "float32"), (1, 2, "int64"), (1, 2.5, "float32")]:
+        w = kiln.where(kc, x, y)
+        assert w.dtype == dtype, (x, y, w.dtype)
+        close(w, np.where(c, x, y).astype(dtype))
+    close(kiln.where(kc, kiln.tensor(a[:3], device), 7.0), np.where(c, a[:3], 7.0))
+
+
+def test_big_endian_arrays_are_read_by_value(device):
+    # '>f4' data was copied as it stands: every element byte-swapped.
+    for dtype in (">f4", ">i4", ">f2"):
+        x = np.arange(-3, 3).astype(dtype)
+        np.testing.assert_array_equal(kiln.tensor(x, device).numpy(), x)
+        t = kiln.full((6,), 9, dtype=np.dtype(dtype).newbyteorder("="), device=device)
+        kiln.write(t, x)
+        np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_indices_kiln_does_not_take_are_index_errors(device):
+    k = kiln.tensor(f32(2, 3), device)
+    for key in [(0, 0, 0), True, 1.7, None, (Ellipsis, Ellipsis), np.array([0, 1]), (0, None)]:
+        with pytest.raises(IndexError):
+            k[key]
+    close(k[np.int64(1), ...], k.numpy()[1])
+
+
 def test_gelu_clip_astype(device):
     x = f32(4, 4)
     exact = 0.5 * x * (1 + erf(x / np.float32(math.sqrt(2))))

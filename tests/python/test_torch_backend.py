@@ -86,6 +86,20 @@ def test_unsupported_ops_fall_back_to_torch():
     assert report.programs == 2 and "sort" in report.fallbacks, report
 
 
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_division_with_a_rounding_mode_runs_as_torch_says(mode):
+    # rounding_mode was ignored: -7.5 / 2 gave -3.75 for both, and the node
+    # was reported as kiln's.
+    class Div(nn.Module):
+        def forward(self, x, y):
+            return torch.div(x, y, rounding_mode=mode) + torch.div(x, y)
+
+    x, y = torch.tensor([-7.5, 7.5, -3.0]), torch.tensor([2.0, 2.0, 2.0])
+    got, want, report = run(Div(), x, y)
+    torch.testing.assert_close(got, want)
+    assert any("rounding_mode" in r for r in report.reasons), report
+
+
 def test_kiln_programs_see_new_inputs():
     torch.manual_seed(1)
     mlp = MLP().eval()
