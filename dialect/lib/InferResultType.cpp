@@ -290,9 +290,12 @@ std::optional<RankedTensorType> inferResultType(OperationName name, TypeRange op
     return in.front();
   if (!attrs)
     attrs = DictionaryAttr::get(name.getContext());
+  // Where no shape follows, the placeholder keeps the element type that
+  // does, so the verifier names the shapes (select's condition gave its i1,
+  // and the verifier a dtype mismatch).
   std::optional<SmallVector<int64_t>> shape = inferShape(name, in, attrs);
   if (!shape)
-    return in.front();
+    return RankedTensorType::get(in.front().getShape(), inferElement(name, in));
   return RankedTensorType::get(*shape, inferElement(name, in));
 }
 

@@ -11,7 +11,7 @@ import struct
 import numpy as _np
 
 from kiln import _kiln
-from kiln._kiln import Tensor
+from kiln._kiln import InvalidArgument, Tensor
 
 _call = _kiln.call
 
@@ -45,7 +45,11 @@ def _f64(value):
 
 
 def _axis(axis, ndim):
+    # Checked here: the verifier would see the axis with ndim added and name
+    # a value the caller never passed (-3 of rank 2 as -1).
     axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise InvalidArgument("axis %d is out of range for a tensor of rank %d" % (axis, ndim))
     return axis + ndim if axis < 0 else axis
 
 

@@ -25,6 +25,15 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
         kiln.add(a, kiln.tensor(np.ones((2, 3), np.int32)))
     with pytest.raises(kiln.InvalidArgument, match="out of range"):
         kiln.softmax(a, axis=2)
+    # The axis as given (-3 was named as -1, the value with the rank added).
+    with pytest.raises(kiln.InvalidArgument, match="axis -3 is out of range for a tensor of rank 2"):
+        kiln.softmax(a, axis=-3)
+    with pytest.raises(kiln.InvalidArgument, match="axis -7 is out of range"):
+        kiln.sum(a, axis=-7)
+    # Shapes named as shapes (select's result took the condition's i1, and
+    # the verifier reported a dtype mismatch).
+    with pytest.raises(kiln.InvalidArgument, match="kiln.select.*not broadcast-compatible"):
+        kiln.where(kiln.tensor(np.array([True, False, True])), b[:2], b[:2])
     with pytest.raises(kiln.InvalidArgument, match="contraction sizes differ"):
         kiln.matmul(a, a)
     with pytest.raises(kiln.InvalidArgument, match="no dtype 'complex64'"):
