@@ -6,6 +6,7 @@ no call names a result shape. Python scalars next to a tensor become rank-0
 tensors of its dtype (kiln does no implicit promotion between tensors).
 """
 import math
+import operator
 import struct
 
 import numpy as _np
@@ -191,9 +192,29 @@ def _dtype_name(dtype):
     return dtype if dtype in _NON_NUMPY_DTYPES else _np.dtype(dtype).name
 
 
+def _shape(shape):
+    """A generator's shape: an int or a sequence of them, each a size kiln
+    can hold (an int64; the verifier refuses negative ones and overflowing
+    products). Other values were pybind11's "incompatible function
+    arguments" or "'int' object is not iterable"."""
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    out = []
+    for d in dims:
+        try:
+            if isinstance(d, bool):
+                raise TypeError
+            d = operator.index(d)
+        except TypeError:
+            raise InvalidArgument("a shape takes whole numbers, not %r" % (d,)) from None
+        if not -2**63 <= d < 2**63:
+            raise InvalidArgument("size %d of shape %s does not fit in an int64" % (d, dims))
+        out.append(d)
+    return out
+
+
 @_op("fill", "full")
 def full(shape, fill_value, dtype="float32", device="cpu"):
-    return _kiln.apply("kiln.fill", [], _dtype_name(dtype), list(shape),
+    return _kiln.apply("kiln.fill", [], _dtype_name(dtype), _shape(shape),
                        "value = " + _f64(fill_value), device)
 
 
@@ -208,20 +229,21 @@ def ones(shape, dtype="float32", device="cpu"):
 @_op("iota")
 def iota(shape, axis, dtype="int64", device="cpu"):
     """Each element is its index along `axis`."""
-    return _kiln.apply("kiln.iota", [], _dtype_name(dtype), list(shape),
-                       "dim = %d : i64" % _axis(axis, len(shape)), device)
+    dims = _shape(shape)
+    return _kiln.apply("kiln.iota", [], _dtype_name(dtype), dims,
+                       "dim = %d : i64" % _axis(axis, len(dims)), device)
 
 
 @_op("random_uniform")
 def random_uniform(shape, low=0.0, high=1.0, dtype="float32", device="cpu"):
     """Drawn from the device backend's seed (backend(device).seed(n))."""
-    return _kiln.apply("kiln.random_uniform", [], _dtype_name(dtype), list(shape),
+    return _kiln.apply("kiln.random_uniform", [], _dtype_name(dtype), _shape(shape),
                        "low = %s, high = %s" % (_f64(low), _f64(high)), device)
 
 
 @_op("random_normal")
 def random_normal(shape, mean=0.0, std=1.0, dtype="float32", device="cpu"):
-    return _kiln.apply("kiln.random_normal", [], _dtype_name(dtype), list(shape),
+    return _kiln.apply("kiln.random_normal", [], _dtype_name(dtype), _shape(shape),
                        "mean = %s, std = %s" % (_f64(mean), _f64(std)), device)
 
 

@@ -36,6 +36,14 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
         kiln.where(kiln.tensor(np.array([True, False, True])), b[:2], b[:2])
     with pytest.raises(kiln.InvalidArgument, match="contraction sizes differ"):
         kiln.matmul(a, a)
+    # Generator shapes: these were pybind11's "incompatible function
+    # arguments" or "'int' object is not iterable".
+    assert kiln.full(3, 1.0).shape == (3,) and kiln.iota(4, 0).shape == (4,)
+    with pytest.raises(kiln.InvalidArgument, match="does not fit in an int64"):
+        kiln.full((2**63,), 1.0)
+    for bad in [(2.9,), (True, 2), ("a",)]:
+        with pytest.raises(kiln.InvalidArgument, match="a shape takes whole numbers"):
+            kiln.zeros(bad)
     with pytest.raises(kiln.InvalidArgument, match="no dtype 'complex64'"):
         kiln.tensor(np.ones(2, np.complex64))
 
