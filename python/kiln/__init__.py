@@ -166,7 +166,15 @@ def _capture(self):
 
 Backend.profile = _profile
 Backend.capture = _capture
-write = _kiln.write
+
+
+def write(tensor, data):
+    """Copies `data` (an array, or a nested list of the tensor's dtype) into
+    `tensor`, which keeps its shape and dtype."""
+    if not isinstance(data, _np.ndarray):  # a list: the tensor's dtype, as NumPy would read it
+        numpy_dtype = None if tensor.dtype in _ops._NON_NUMPY_DTYPES else tensor.dtype
+        data = _np.asarray(data, dtype=numpy_dtype)
+    _kiln.write(tensor, _np.asarray(data, order="C"))
 
 
 # -- tensor methods and operators -------------------------------------------------
@@ -251,7 +259,7 @@ for _name, _fn in {
     "__sub__": _ops.subtract, "__rsub__": _reflected(_ops.subtract),
     "__mul__": _ops.multiply, "__rmul__": _reflected(_ops.multiply),
     "__truediv__": _ops.divide, "__rtruediv__": _reflected(_ops.divide),
-    "__pow__": _ops.power, "__matmul__": _ops.matmul,
+    "__pow__": _ops.power, "__rpow__": _reflected(_ops.power), "__matmul__": _ops.matmul,
     "__neg__": _ops.negative, "__abs__": _ops.absolute, "__invert__": _ops.bitwise_not,
     "__and__": _ops.bitwise_and, "__or__": _ops.bitwise_or, "__xor__": _ops.bitwise_xor,
     "__lt__": _ops.less, "__le__": _ops.less_equal, "__gt__": _ops.greater,

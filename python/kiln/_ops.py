@@ -71,7 +71,18 @@ def _tensors(*args):
     like = next((a for a in args if isinstance(a, Tensor)), None)
     if like is None:
         raise TypeError("kiln ops need at least one kiln.Tensor operand")
-    return [a if isinstance(a, Tensor) else _scalar_like(a, like) for a in args]
+    return [a if isinstance(a, Tensor) else _operand_like(a, like) for a in args]
+
+
+def _operand_like(value, like):
+    """A number as a scalar of `like`'s dtype; a NumPy array as a tensor on
+    its device (its dtype kept: kiln does no implicit promotion)."""
+    if isinstance(value, _np.ndarray):
+        return _kiln.tensor(_np.asarray(value, order="C"), like.device)
+    if isinstance(value, (int, float, _np.number, _np.bool_)):
+        return _scalar_like(value, like)
+    raise TypeError("kiln ops take kiln tensors, NumPy arrays and numbers, not %s"
+                    % type(value).__name__)
 
 
 # -- elementwise --------------------------------------------------------------
@@ -289,6 +300,8 @@ def slice(x, start, stop, step=None):
 @_op("concat", "concatenate")
 def concatenate(arrays, axis=0):
     arrays = list(arrays)
+    if not arrays:
+        raise InvalidArgument("concatenate needs at least one tensor")
     return _call("kiln.concat", arrays, "dim = %d : i64" % _axis(axis, arrays[0].ndim))
 
 

@@ -44,6 +44,10 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
     for bad in [(2.9,), (True, 2), ("a",)]:
         with pytest.raises(kiln.InvalidArgument, match="a shape takes whole numbers"):
             kiln.zeros(bad)
+    with pytest.raises(kiln.InvalidArgument, match="at least one tensor"):
+        kiln.concatenate([])
+    with pytest.raises(TypeError, match="not str"):
+        a + "a"
     with pytest.raises(kiln.InvalidArgument, match="no dtype 'complex64'"):
         kiln.tensor(np.ones(2, np.complex64))
 

@@ -85,6 +85,12 @@ def test_scalars_and_operators(device):
     close(ka[1, 1:], a[1, 1:])
     close(ka[..., ::2], a[..., ::2])
     close(ka.T, a.T)
+    # NumPy arrays as operands, 2 ** t, a list written in (these were
+    # "only size-1 arrays can be converted", no __rpow__, pybind11's error).
+    close(ka + b, a + b)
+    close(2.0 ** ka, 2.0 ** a)
+    kiln.write(kb, a.tolist())
+    close(kb, a)
 
 
 def test_comparisons_truth_and_scalar_where(device):
