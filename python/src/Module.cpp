@@ -232,7 +232,22 @@ void bindBackend(py::module_ &m) {
   py::class_<Backend, std::shared_ptr<Backend>>(m, "Backend")
       .def_property_readonly("name", &Backend::name)
       .def_property_readonly("device", [](Backend &b) { return b.device().toString(); })
-      .def("seed", &Backend::seed, py::arg("seed"))
+      .def(
+          "seed",
+          [](Backend &b, const py::object &seed) {
+            // Any whole number of 64 bits; pybind11 refused others with
+            // "incompatible function arguments".
+            uint64_t value = 0;
+            try {
+              value = seed.cast<uint64_t>();
+            } catch (const py::cast_error &) {
+              throw KilnException{
+                  {ErrorKind::InvalidArgument, "seed: " + std::string(py::repr(seed)) +
+                                                   " is not a whole number in [0, 2**64)"}};
+            }
+            b.seed(value);
+          },
+          py::arg("seed"))
       .def("sync", [](Backend &b) { unwrap(b.sync()); })
       .def("flush", [](Backend &b) { unwrap(b.flush()); })
       .def("profile_start", [](Backend &b) { return unwrap(b.profileStart()); })
@@ -264,33 +279,34 @@ void bindBackend(py::module_ &m) {
              d["bytes_reserved"] = u.bytesReserved;
              return d;
            })
-      .def("supports_dtype",
-           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
-             DataType type{elementFromName(element)};
-             if (scale)
-               type.quantizedScale = elementFromName(*scale);
-             return b.supportsDtype(type);
-           },
-           py::arg("dtype"), py::arg("quantized_scale") = py::none())
-      .def("dtype_usage",
-           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
-             DataType type{elementFromName(element)};
-             if (scale)
-               type.quantizedScale = elementFromName(*scale);
-             DTypeUsageSet usage = b.dtypeUsage(type);
-             constexpr std::pair<DTypeUsage, const char *> kUsages[] = {
-                 {DTypeUsage::Storage, "storage"},
-                 {DTypeUsage::Arithmetic, "arithmetic"},
-                 {DTypeUsage::Accelerated, "accelerated"}};
-             std::vector<std::string> names;
-             for (auto [flag, name] : kUsages)
-               if (usage.contains(flag))
-                 names.push_back(name);
-             return names;
-           },
-           py::arg("dtype"), py::arg("quantized_scale") = py::none())
-      .def_property_readonly("compile_count",
-                             [](Backend &b) { return b.kernels().compileCount(); })
+      .def(
+          "supports_dtype",
+          [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
+            DataType type{elementFromName(element)};
+            if (scale)
+              type.quantizedScale = elementFromName(*scale);
+            return b.supportsDtype(type);
+          },
+          py::arg("dtype"), py::arg("quantized_scale") = py::none())
+      .def(
+          "dtype_usage",
+          [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
+            DataType type{elementFromName(element)};
+            if (scale)
+              type.quantizedScale = elementFromName(*scale);
+            DTypeUsageSet usage = b.dtypeUsage(type);
+            constexpr std::pair<DTypeUsage, const char *> kUsages[] = {
+                {DTypeUsage::Storage, "storage"},
+                {DTypeUsage::Arithmetic, "arithmetic"},
+                {DTypeUsage::Accelerated, "accelerated"}};
+            std::vector<std::string> names;
+            for (auto [flag, name] : kUsages)
+              if (usage.contains(flag))
+                names.push_back(name);
+            return names;
+          },
+          py::arg("dtype"), py::arg("quantized_scale") = py::none())
+      .def_property_readonly("compile_count", [](Backend &b) { return b.kernels().compileCount(); })
       .def_property("auto_dynamic", &Backend::autoDynamic, &Backend::setAutoDynamic);
 
   m.def("backend", [](const std::string &device) { return backendOf(device); },

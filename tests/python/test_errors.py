@@ -44,6 +44,12 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
     for bad in [(2.9,), (True, 2), ("a",)]:
         with pytest.raises(kiln.InvalidArgument, match="a shape takes whole numbers"):
             kiln.zeros(bad)
+    backend = kiln.backend("cpu")
+    backend.seed(2**64 - 1)
+    for bad in (-1, 2**70, 1.5):  # pybind11's "incompatible function arguments"
+        with pytest.raises(kiln.InvalidArgument, match=r"is not a whole number in \[0, 2\*\*64\)"):
+            backend.seed(bad)
+    backend.seed(0)
     with pytest.raises(kiln.InvalidArgument, match="at least one tensor"):
         kiln.concatenate([])
     with pytest.raises(TypeError, match="not str"):
