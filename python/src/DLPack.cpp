@@ -82,7 +82,24 @@ struct Export {
   DLManagedTensor managed{};
 };
 
-py::capsule exportTensor(const Tensor &tensor, py::object stream) {
+py::capsule exportTensor(const Tensor &given, py::object stream, py::object maxVersion,
+                         py::object dlDeviceWanted, py::object copy) {
+  // DLPack 1.0's keywords (the array API's __dlpack__) were a TypeError.
+  // max_version: the capsule stays DLPack 0.x's "dltensor", which consumers
+  // asking for 1.0 accept from producers without versioned capsules.
+  (void)maxVersion;
+  if (!dlDeviceWanted.is_none()) {
+    DLDevice d = dlDevice(given.device());
+    if (!dlDeviceWanted.equal(py::make_tuple(static_cast<int>(d.device_type), d.device_id)))
+      throw py::buffer_error("__dlpack__: the tensor is on " + given.device().toString() +
+                             ", not the dl_device asked for; copy it there first");
+  }
+  // copy=True: the capsule owns a copy of the tensor on its device.
+  Tensor tensor = given;
+  if (!copy.is_none() && copy.cast<bool>()) {
+    std::shared_ptr<Backend> backend = backendOf(given.device());
+    tensor = unwrap(backend->upload(unwrap(backend->download(given))));
+  }
   if (tensor.device().type == DeviceType::Cpu && !stream.is_none())
     throw py::buffer_error("__dlpack__: a CPU tensor takes stream=None");
   if (tensor.device().type == DeviceType::Cuda && !stream.is_none() &&
@@ -183,7 +200,9 @@ py::object importCapsule(py::capsule capsule) {
 } // namespace
 
 void bindDLPack(py::module_ &m, py::class_<Tensor> &tensor) {
-  tensor.def("__dlpack__", &exportTensor, py::kw_only(), py::arg("stream") = py::none())
+  tensor.def("__dlpack__", &exportTensor, py::kw_only(), py::arg("stream") = py::none(),
+             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+             py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const Tensor &t) {
         DLDevice d = dlDevice(t.device());
         return py::make_tuple(static_cast<int>(d.device_type), d.device_id);

@@ -65,6 +65,32 @@ def test_dlpack_device_and_stream_rules():
         t.__dlpack__(stream=1)  # a CPU tensor takes no stream
 
 
+def test_dlpack_1_keywords():
+    # max_version, dl_device and copy (the array API's __dlpack__) were a
+    # TypeError. The capsule stays DLPack 0.x's; copy=True owns a copy.
+    t = kiln.tensor(np.arange(4, dtype=np.float32))
+
+    class Producer:
+        def __init__(self, capsule):
+            self.capsule = capsule
+
+        def __dlpack__(self, stream=None):
+            return self.capsule
+
+        def __dlpack_device__(self):
+            return t.__dlpack_device__()
+
+    def data(**keywords):
+        return np.from_dlpack(Producer(t.__dlpack__(**keywords)))
+
+    shared = data(max_version=(1, 0), copy=False, dl_device=(1, 0))
+    copied = data(copy=True)
+    np.testing.assert_array_equal(copied, shared)
+    assert shared.ctypes.data == data().ctypes.data != copied.ctypes.data
+    with pytest.raises(BufferError, match="not the dl_device asked for"):
+        t.__dlpack__(dl_device=(2, 0))
+
+
 torch = pytest.importorskip("torch")
 
 
