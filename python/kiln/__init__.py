@@ -103,6 +103,13 @@ class Program:
     kernel_count = property(lambda self: self._program.kernel_count)
 
     def __call__(self, *inputs):
+        # NumPy arrays are copied to the program's device (they were
+        # pybind11's "incompatible function arguments").
+        inputs = [tensor(x, self.device) if isinstance(x, _np.ndarray) else x for x in inputs]
+        for i, x in enumerate(inputs):
+            if not isinstance(x, Tensor):
+                raise TypeError("input %d: a program takes kiln tensors or NumPy arrays, not %s"
+                                % (i, type(x).__name__))
         outputs = self._program.run(list(inputs))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

@@ -157,7 +157,9 @@ greater_equal = _binary("ge", "greater_equal")
 @_op("gelu")
 def gelu(x, approximate="none"):
     """GELU; approximate="tanh" for the tanh form."""
-    return _call("kiln.gelu", [x], 'approximate = "%s"' % approximate.replace('"', ""))
+    if approximate not in ("none", "tanh"):
+        raise InvalidArgument('gelu: approximate is "none" or "tanh", not %r' % (approximate,))
+    return _call("kiln.gelu", [x], 'approximate = "%s"' % approximate)
 
 
 @_op("clamp", "clip")
@@ -430,8 +432,10 @@ def dequantize(q, scale, block_size=0, dtype="float32"):
 
 def _pair(value):
     """An int or an (h, w) pair, as torch takes them, spelled for kiln."""
-    h, w = (value, value) if isinstance(value, int) else value
-    return _list([h, w])
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2:  # "too many values to unpack" said nothing of which
+        raise InvalidArgument("expected an int or an (h, w) pair, got %r" % (value,))
+    return _list(list(pair))
 
 
 @_op("conv2d")

@@ -25,6 +25,11 @@ def test_compile_returns_a_callable(device):
     np.testing.assert_array_equal(r.numpy(), (2 * x).sum(1))
     with pytest.raises(kiln.InvalidArgument):
         program(kiln.tensor(x, device))
+    # NumPy arrays go to the program's device (pybind11's error before).
+    s, _ = program(x, x)
+    np.testing.assert_array_equal(s.numpy(), 2 * x)
+    with pytest.raises(TypeError, match="input 1: a program takes kiln tensors or NumPy arrays"):
+        program(x, x.tolist())
 
 
 def test_name_sync_and_devices(device):

@@ -50,6 +50,11 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
         with pytest.raises(kiln.InvalidArgument, match=r"is not a whole number in \[0, 2\*\*64\)"):
             backend.seed(bad)
     backend.seed(0)
+    # "too many values to unpack", an AttributeError of None
+    with pytest.raises(kiln.InvalidArgument, match=r"an \(h, w\) pair, got \(1, 1, 1\)"):
+        kiln.conv2d(kiln.full((1, 1, 4, 4), 1.0), kiln.full((1, 1, 3, 3), 1.0), stride=(1, 1, 1))
+    with pytest.raises(kiln.InvalidArgument, match='approximate is "none" or "tanh"'):
+        kiln.gelu(a, approximate=None)
     with pytest.raises(kiln.InvalidArgument, match="at least one tensor"):
         kiln.concatenate([])
     with pytest.raises(TypeError, match="not str"):
