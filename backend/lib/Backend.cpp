@@ -116,6 +116,21 @@ Expected<std::shared_ptr<Backend>> Backend::shared(DeviceId device) {
 }
 
 namespace {
+/// A one-op program's verifier error as the op's own, as inferred ops
+/// report theirs ("kiln.reshape: 'kiln.reshape' op cannot reshape ..."):
+/// without the position in a program the caller never wrote, and the note
+/// quoting the op in generic form.
+Error asOpError(std::string_view op, Error error) {
+  std::string &message = error.message;
+  size_t at = message.find(": error: ");
+  if (error.kind != ErrorKind::InvalidArgument || !message.starts_with("program:") ||
+      at == std::string::npos)
+    return error;
+  std::string text = message.substr(at + 9);
+  message = std::string(op) + ": " + text.substr(0, text.find("\n  note:"));
+  return error;
+}
+
 /// KILN_AUTO_DYNAMIC=0 turns automatic dynamic shapes off in new backends.
 bool autoDynamicByDefault() {
   static const bool on = switchSetting("KILN_AUTO_DYNAMIC", true);
@@ -545,8 +560,9 @@ Backend::appliedProgram(const OpKey &key, std::string_view op, const std::vector
     }
   }
   auto program = compile(appliedProgramText(op, attrs, types, shapes));
-  if (program)
-    appliedOps.emplace(key.view(), *program);
+  if (!program)
+    return std::unexpected(asOpError(op, std::move(program.error())));
+  appliedOps.emplace(key.view(), *program);
   return program;
 }
 

@@ -55,6 +55,14 @@ def test_bad_operands_raise_invalid_argument_with_the_verifiers_message():
         kiln.conv2d(kiln.full((1, 1, 4, 4), 1.0), kiln.full((1, 1, 3, 3), 1.0), stride=(1, 1, 1))
     with pytest.raises(kiln.InvalidArgument, match='approximate is "none" or "tanh"'):
         kiln.gelu(a, approximate=None)
+    # Ops whose result type the caller gives are verified as a one-op
+    # program: its position and generic-form note were in the message.
+    with pytest.raises(kiln.InvalidArgument) as error:
+        kiln.reshape(a, (4,))
+    assert str(error.value).startswith("kiln.reshape: 'kiln.reshape' op cannot reshape 6 elements")
+    assert "program:" not in str(error.value) and "note:" not in str(error.value)
+    with pytest.raises(kiln.InvalidArgument, match="^kiln.random_uniform: .* expected float$"):
+        kiln.random_uniform((2,), dtype="int32")
     with pytest.raises(kiln.InvalidArgument, match="at least one tensor"):
         kiln.concatenate([])
     with pytest.raises(TypeError, match="not str"):
