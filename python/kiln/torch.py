@@ -547,8 +547,33 @@ def _is_split(node):
         and node.target in _SPLITS
 
 
+def _writes_a_value_read_again(gm, node):
+    """Whether `node` is in place (inplace=True: F.relu's, nn.ReLU's, ...)
+    on a value something else reads: kiln computes a new value, and the
+    other readers would see the old one (h + relu_(h) gave h + relu(h))."""
+    if node.op == "call_module":
+        inplace = getattr(gm.get_submodule(node.target), "inplace", False)
+    else:
+        inplace = node.kwargs.get("inplace", False) or (
+            node.target in (F.relu, F.relu6, F.silu, F.hardtanh, F.elu, F.leaky_relu)
+            and any(a is True for a in node.args[1:]))
+    source = node.args[0] if node.args else None
+    return bool(inplace) and isinstance(source, torch.fx.Node) and len(source.users) > 1
+
+
+def _in_place(e, node, shape, dtype):
+    raise _Unsupported("an in-place op on a value read again")
+
+
 def _lowering(gm, node):
     """The function that emits `node`, or None if kiln does not take it."""
+    lower = _lowering_of(gm, node)
+    if lower is not None and _writes_a_value_read_again(gm, node):
+        return _in_place
+    return lower
+
+
+def _lowering_of(gm, node):
     if _is_split(node):  # a tuple of tensors: no tensor meta of its own
         return _split if _meta(node.args[0]) is not None else None
     if _meta(node) is None:

@@ -100,6 +100,39 @@ def test_division_with_a_rounding_mode_runs_as_torch_says(mode):
     assert any("rounding_mode" in r for r in report.reasons), report
 
 
+def test_in_place_activations_on_values_read_again_run_on_torch():
+    # kiln computes relu(h) as a new value: h + relu_(h) gave h + relu(h)
+    # (-1 where torch gives 0). Where nothing else reads h, kiln takes it.
+    class Reread(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.relu = nn.ReLU(inplace=True) if module else None
+
+        def forward(self, x):
+            h = x * 1.0
+            y = self.relu(h) if self.relu else F.relu(h, inplace=True)
+            return h + y
+
+    class Once(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.relu(x * 1.0) * 2
+
+    x = torch.tensor([-1.0, 2.0, -3.0])
+    for module in (True, False):
+        m = Reread(module).eval()
+        want = m(x.clone())
+        compiled = kiln.torch.backend(torch.fx.symbolic_trace(m), [x])
+        torch.testing.assert_close(compiled(x.clone()), want)
+        assert any("in-place" in r for r in compiled.kiln_report.reasons), compiled.kiln_report
+    got, want, report = run(Once(), x.clone())
+    torch.testing.assert_close(got, want)
+    assert report.programs == 1 and report.fallbacks == [], report
+
+
 def test_kiln_programs_see_new_inputs():
     torch.manual_seed(1)
     mlp = MLP().eval()
