@@ -54,6 +54,14 @@ ElementType elementFromName(std::string_view name) {
   throw KilnException{{ErrorKind::InvalidArgument, "unknown element type '" + std::string(name) + "'"}};
 }
 
+/// A capability query's type: an element, with its quantized scale's.
+DataType dataTypeOf(std::string_view element, const std::optional<std::string> &scale) {
+  DataType type{elementFromName(element)};
+  if (scale)
+    type.quantizedScale = elementFromName(*scale);
+  return type;
+}
+
 /// A compiled program and the backend it runs on: kiln.compile's callable.
 struct PyProgram {
   std::shared_ptr<Backend> backend;
@@ -282,19 +290,13 @@ void bindBackend(py::module_ &m) {
       .def(
           "supports_dtype",
           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
-            DataType type{elementFromName(element)};
-            if (scale)
-              type.quantizedScale = elementFromName(*scale);
-            return b.supportsDtype(type);
+            return b.supportsDtype(dataTypeOf(element, scale));
           },
           py::arg("dtype"), py::arg("quantized_scale") = py::none())
       .def(
           "dtype_usage",
           [](const Backend &b, std::string_view element, std::optional<std::string> scale) {
-            DataType type{elementFromName(element)};
-            if (scale)
-              type.quantizedScale = elementFromName(*scale);
-            DTypeUsageSet usage = b.dtypeUsage(type);
+            DTypeUsageSet usage = b.dtypeUsage(dataTypeOf(element, scale));
             constexpr std::pair<DTypeUsage, const char *> kUsages[] = {
                 {DTypeUsage::Storage, "storage"},
                 {DTypeUsage::Arithmetic, "arithmetic"},
